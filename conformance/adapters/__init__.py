@@ -1,0 +1,65 @@
+"""Naming an implementation: ``KIND:TARGET``, the same string in the CLI, the pytest option and config.
+
+Built-in kinds load lazily (a run pays only for the adapter it uses); third-party
+adapters register a factory ``(target: str) -> Adapter`` in the entry point
+group ``embconf.adapters`` and are then named like the built-ins.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from .base import Adapter
+
+ENTRY_POINT_GROUP = "embconf.adapters"
+DEFAULT_IMPL = "tinytorch:tinytorch.core.embeddings"
+
+# kind -> (module, class, whether a target is required)
+BUILTIN: dict[str, tuple[str, str, bool]] = {
+    "reference": ("embconf.adapters.reference", "ReferenceAdapter", False),
+    "functions": ("embconf.adapters.functions", "FunctionsAdapter", True),
+    "tinytorch": ("embconf.adapters.tinytorch", "TinyTorchAdapter", False),
+    "torch": ("embconf.adapters.pytorch", "TorchAdapter", False),
+    "subprocess": ("embconf.adapters.subprocess", "SubprocessAdapter", True),
+}
+
+
+class ImplementationError(Exception):
+    """The implementation cannot be named, found or loaded (exit code 2, one line)."""
+
+
+def parse_impl(spec: str) -> tuple[str, str]:
+    kind, _, target = spec.partition(":")
+    kind = kind.strip()
+    if not kind:
+        raise ImplementationError(f"bad --impl {spec!r}: expected KIND:TARGET, KIND one of {', '.join(known_kinds())}")
+    return kind, target.strip()
+
+
+def known_kinds() -> list[str]:
+    return sorted(set(BUILTIN) | set(_entry_points()))
+
+
+def _entry_points() -> dict[str, Callable[[str], Adapter]]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}  # type: ignore[misc]
+
+
+def create_adapter(spec: str) -> Adapter:
+    """The adapter an ``--impl`` string names, loaded and ready; ImplementationError otherwise."""
+    kind, target = parse_impl(spec)
+    if kind in BUILTIN:
+        module_name, class_name, needs_target = BUILTIN[kind]
+        if needs_target and not target:
+            raise ImplementationError(f"bad --impl {spec!r}: '{kind}' needs a target, as in {kind}:TARGET")
+        factory = getattr(importlib.import_module(module_name), class_name)
+        return factory(target) if target else factory()
+    plugins = _entry_points()
+    if kind not in plugins:
+        raise ImplementationError(f"unknown implementation kind {kind!r} in --impl {spec!r}; known: {', '.join(known_kinds())}")
+    try:
+        factory = plugins[kind].load()  # type: ignore[attr-defined]
+    except Exception as exc:
+        raise ImplementationError(f"adapter plugin {kind!r} failed to load: {type(exc).__name__}: {exc}") from None
+    return factory(target)

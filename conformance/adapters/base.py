@@ -1,0 +1,114 @@
+"""What every adapter provides: its capabilities, and one call per case operation.
+
+An adapter turns a spec operation plus decoded inputs into a :class:`Reply`.
+It never sees expected values. In-process adapters wrap Python callables with
+:func:`call_python`, which maps the ways Python code can answer onto a Reply.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from ..spec import error_kinds, named_outputs, operations
+
+# The ways an implementation can answer one request.
+OK, ERROR_KIND, SKIPPED, EXCEPTION, CRASH, TIMEOUT = "ok", "error_kind", "skipped", "exception", "crash", "timeout"
+# Signalled when an adapter can tell that the input was rejected, but not which kind of error it was.
+UNSPECIFIED = "unspecified"
+
+
+@dataclass
+class Reply:
+    status: str
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error_kind: Optional[str] = None
+    message: str = ""
+    detail: str = ""  # a traceback tail, or what a crashed process printed
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an implementation claims: a case outside these is not_applicable, never a failure."""
+
+    operations: frozenset[str]
+    features: frozenset[str] = frozenset()
+    sinusoid_convention: str = "interleaved"
+    error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
+    notes: tuple[str, ...] = ()
+
+    def applies(self, operation: str, case_features: Iterable[str]) -> Optional[str]:
+        """None when a case applies, else the reason it does not."""
+        if operation not in self.operations:
+            return f"the implementation does not provide {operation}"
+        missing = [f for f in case_features if f not in self.all_features]
+        if missing:
+            return f"needs optional feature(s) {', '.join(missing)}"
+        return None
+
+    @property
+    def all_features(self) -> frozenset[str]:
+        if self.sinusoid_convention == "interleaved":
+            return self.features
+        return self.features | {f"sinusoid-{self.sinusoid_convention}"}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"operations": sorted(self.operations), "features": sorted(self.features),
+                "sinusoid_convention": self.sinusoid_convention, "error_detail": self.error_detail}
+
+
+ALL_OPERATIONS = frozenset(operations())
+
+
+class Adapter:
+    """Base class: subclasses set ``kind``, ``target`` and implement ``capabilities`` and ``call``."""
+
+    kind = ""
+    target = ""
+
+    def describe(self) -> dict[str, Any]:
+        """Name, version and language of the implementation, for reports."""
+        return {"name": self.target or self.kind, "version": "", "language": "python"}
+
+    def capabilities(self) -> Capabilities:
+        raise NotImplementedError
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release processes or resources; the default has none."""
+
+
+def classify_exception(exc: BaseException) -> Optional[str]:
+    """The error kind an exception signals through a ``kind`` attribute, if it names one of the spec's."""
+    kind = getattr(exc, "kind", None)
+    return kind if isinstance(kind, str) and kind in error_kinds() else None
+
+
+def call_python(operation: str, fn: Callable[..., Any], *args: Any,
+                coarse: Callable[[BaseException], bool] = lambda exc: False, **kwargs: Any) -> Reply:
+    """Run ``fn`` and turn its result or exception into a Reply.
+
+    An exception naming a spec error kind is a typed error; one that ``coarse``
+    accepts as a generic rejection (TinyTorch's ValueError) is UNSPECIFIED; any
+    other exception is EXCEPTION with the tail of its traceback.
+    """
+    try:
+        result = fn(*args, **kwargs)
+    except Exception as exc:  # the implementation's own failure, reported, never propagated
+        kind = classify_exception(exc)
+        if kind:
+            return Reply(ERROR_KIND, error_kind=kind, message=str(exc))
+        if coarse(exc):
+            return Reply(ERROR_KIND, error_kind=UNSPECIFIED, message=f"{type(exc).__name__}: {exc}")
+        return Reply(EXCEPTION, message=f"{type(exc).__name__}: {exc}", detail=_traceback_tail(exc))
+    try:
+        return Reply(OK, outputs=named_outputs(operation, result))
+    except ValueError as exc:
+        return Reply(EXCEPTION, message=f"returned a result of the wrong form: {exc}")
+
+
+def _traceback_tail(exc: BaseException, lines: int = 12) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return "\n".join(text.splitlines()[-lines:])

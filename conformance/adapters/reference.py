@@ -1,0 +1,27 @@
+"""The project's own NumPy reference as an implementation under test (it must pass 100%)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..reference import OPERATIONS
+from ..spec import features
+from .base import ALL_OPERATIONS, Adapter, Capabilities, Reply, call_python
+
+
+class ReferenceAdapter(Adapter):
+    kind = "reference"
+
+    def __init__(self, target: str = "") -> None:
+        self.target = target
+
+    def describe(self) -> dict[str, Any]:
+        from .. import __version__
+
+        return {"name": "embconf reference", "version": __version__, "language": "python"}
+
+    def capabilities(self) -> Capabilities:
+        canonical = frozenset(f for f in features() if not f.startswith("sinusoid-"))
+        return Capabilities(ALL_OPERATIONS, canonical)
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        return call_python(operation, OPERATIONS[operation], **inputs)

@@ -1,0 +1,240 @@
+"""The ``embconf`` command line: run, list, show, validate, regenerate.
+
+Exit codes: 0 every applicable case passed (xfails allowed); 1 a case failed,
+errored, crashed or timed out (or xpassed under --strict); 2 bad usage, a
+missing implementation or a fixture problem, with a one-line reason.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Anything that makes the run meaningless: reported in one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="embconf", description="Conformance suite for embedding layers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="validate an implementation against the golden cases")
+    run.add_argument("--impl", help="KIND:TARGET (reference, functions:FILE_OR_MODULE, tinytorch:FILE_OR_MODULE, torch, subprocess:'CMD ARGS'); default: the TinyTorch module tinytorch.core.embeddings")
+    _add_selection(run)
+    run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
+    run.add_argument("--report-json", type=Path, help="write the JSON report here")
+    run.add_argument("--junit", type=Path, help="write JUnit XML here")
+    run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes) fails the run")
+    run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
+    run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+
+    lst = sub.add_parser("list", help="list cases, requirements or features")
+    lst.add_argument("what", nargs="?", choices=("cases", "requirements", "features"), default="cases")
+    _add_selection(lst)
+
+    show = sub.add_parser("show", help="print one case's inputs and expected values")
+    show.add_argument("case_id")
+    _add_fixtures(show)
+
+    validate = sub.add_parser("validate", help="check every fixture file against the schema and the spec")
+    _add_fixtures(validate)
+
+    regen = sub.add_parser("regenerate", help="write the fixtures from the reference (or --check them)")
+    regen.add_argument("--check", action="store_true", help="regenerate in memory; exit 1 naming every case that differs")
+    _add_fixtures(regen)
+    return parser
+
+
+def _add_fixtures(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    _add_fixtures(parser)
+    parser.add_argument("--select", "-k", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB (repeatable)")
+    parser.add_argument("--requirement", "-r", action="append", default=[], metavar="ID", help="only cases pinning requirement ID or GLOB (repeatable)")
+    parser.add_argument("--feature", "-f", action="append", default=[], metavar="NAME", help="only cases tagged with feature NAME (repeatable; 'none' for untagged)")
+
+
+def select(cases: Iterable, globs: Sequence[str] = (), requirements: Sequence[str] = (), features: Sequence[str] = ()) -> list:
+    """The cases that match every given filter (each filter: any of its values)."""
+    chosen = []
+    for case in cases:
+        if globs and not any(fnmatch.fnmatchcase(case.id, g) for g in globs):
+            continue
+        if requirements and not any(fnmatch.fnmatchcase(r, want) for r in case.requirements for want in requirements):
+            continue
+        if features and not any((f in case.features) or (f == "none" and not case.features) for f in features):
+            continue
+        chosen.append(case)
+    return chosen
+
+
+def _corpus(args: argparse.Namespace, allow_modified: bool = False):
+    from .fixtures import FixtureError, load_corpus
+    from .spec import FIXTURES_DIR
+
+    try:
+        return load_corpus(args.fixtures or FIXTURES_DIR, allow_modified=allow_modified)
+    except FixtureError as exc:
+        raise UsageError(f"fixture problem: {exc}") from None
+
+
+def _selected(args: argparse.Namespace, allow_modified: bool = False):
+    corpus = _corpus(args, allow_modified)
+    cases = select(corpus.cases, args.select, args.requirement, args.feature)
+    if not cases:
+        raise UsageError("the selection matches no case (see `embconf list`)")
+    return corpus, cases
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .adapters import DEFAULT_IMPL, ImplementationError, create_adapter
+    from .expectations import Expectations, ExpectationsError
+    from .outcomes import PROBLEMS, XPASS
+    from .reports.console import Console
+    from .runner import run_cases
+
+    corpus, cases = _selected(args, allow_modified=args.allow_modified_fixtures)
+    try:
+        expectations = Expectations.load(args.expectations) if args.expectations else None
+    except ExpectationsError as exc:
+        raise UsageError(str(exc)) from None
+    impl = args.impl or DEFAULT_IMPL
+    try:
+        adapter = create_adapter(impl)
+    except ImplementationError as exc:
+        if args.impl is None:
+            raise UsageError(f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, e.g. --impl tinytorch:path/to/embeddings.py or --impl reference") from None
+        raise UsageError(str(exc)) from None
+    console = Console(colour=args.colour, quiet=args.quiet)
+    try:
+        run = run_cases(adapter, cases, expectations, progress=console.progress)
+    finally:
+        adapter.close()
+    fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+    note = f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
+    console.report(run, note)
+    if args.report_json:
+        from .reports import json_report
+
+        json_report.write(args.report_json, json_report.build(run, impl, fixtures))
+    if args.junit:
+        from .reports import junit
+
+        junit.write(args.junit, run, impl)
+    bad = [r for r in run.results if r.outcome in PROBLEMS or (args.strict and r.outcome == XPASS)]
+    return EXIT_FAIL if bad else EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .spec import features
+
+    corpus, cases = _selected(args)
+    if args.what == "cases":
+        for case in cases:
+            tags = f"  [{', '.join(case.features)}]" if case.features else ""
+            print(f"{case.id:<48} {case.operation:<28} {' '.join(case.requirements)}{tags}")
+        print(f"{len(cases)} cases")
+    elif args.what == "requirements":
+        counts: dict[str, int] = {}
+        for case in cases:
+            for req in case.requirements:
+                counts[req] = counts.get(req, 0) + 1
+        for req in sorted(counts):
+            print(f"{req:<12} {counts[req]} cases")
+    else:
+        for name, meaning in features().items():
+            print(f"{name:<24} {sum(name in c.features for c in cases):>3} cases  {meaning}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    corpus = _corpus(args)
+    case = corpus.by_id().get(args.case_id)
+    if case is None:
+        close = [c.id for c in corpus.cases if args.case_id in c.id][:5]
+        raise UsageError(f"no case {args.case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)"))
+    np.set_printoptions(threshold=200, linewidth=110, precision=9, floatmode="maxprec")
+    print(f"{case.id}  ({case.source})\n  {case.description}")
+    print(f"operation:    {case.operation}\nrequirements: {', '.join(case.requirements)}\nfeatures:     {', '.join(case.features) or '-'}")
+    print("inputs:")
+    for name, value in case.inputs().items():
+        _print_value(name, value, case.raw_inputs[name])
+    if case.expected_error:
+        print(f"expected error: {case.expected_error}")
+    else:
+        print("expected outputs:")
+        for name, value in case.expected_outputs.items():
+            _print_value(name, value, case.raw_expected["outputs"][name])
+            print(f"    tolerance: {case.tolerance.get(name)}")
+    return EXIT_OK
+
+
+def _print_value(name: str, value, raw) -> None:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        rows = f", rows {raw['rows'][:8]}{'...' if len(raw['rows']) > 8 else ''} of shape {raw['shape']}" if "rows" in raw else ""
+        print(f"  {name}: {value.dtype} {list(value.shape)}{rows}")
+        print("    " + str(value).replace("\n", "\n    "))
+    else:
+        print(f"  {name}: {value!r}")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import validate_directory
+    from .spec import FIXTURES_DIR
+
+    problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"{count} cases checked, {len(problems)} problems")
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def cmd_regenerate(args: argparse.Namespace) -> int:
+    from .reference import generate
+    from .spec import FIXTURES_DIR
+
+    directory = args.fixtures or FIXTURES_DIR
+    if args.check:
+        problems = generate.differences(directory)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)")
+        return EXIT_FAIL if problems else EXIT_OK
+    files = generate.write(directory)
+    print(f"wrote {len(files)} files to {directory}")
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage error
+        return EXIT_USAGE if exc.code else EXIT_OK
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"embconf: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("embconf: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Comparing an implementation's outputs with the goldens, by the tolerance stored in the case.
+
+The rules are spec section 8: ``exact`` means the same value, -0.0 distinct from
+0.0 and NaN equal to NaN; ``close`` bounds |actual - expected| per element by
+atol + rtol*|expected| (+ ulps * spacing(pos) along an axis). Infinities must
+match exactly and NaN is accepted only where NaN is expected, under every rule.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+
+@dataclass
+class Mismatch:
+    """Why one output differs: enough to write a minimal reproduction."""
+
+    output: str
+    kind: str  # "missing", "type", "dtype", "shape", "value"
+    summary: str
+    index: Optional[tuple[int, ...]] = None  # first differing element, in the full output
+    expected: Any = None
+    actual: Any = None
+    error: Optional[float] = None
+    bound: Optional[float] = None
+    failing: int = 0  # how many elements are out of tolerance
+    total: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def compare_outputs(expected: Mapping[str, Any], raw_expected: Mapping[str, Any], actual: Mapping[str, Any],
+                    tolerance: Mapping[str, Any]) -> list[Mismatch]:
+    """Every output that is out of tolerance (empty when the case passes)."""
+    found = []
+    for name, want in expected.items():
+        if name not in actual:
+            found.append(Mismatch(name, "missing", f"output '{name}' is missing"))
+            continue
+        rows = raw_expected[name].get("rows") if isinstance(raw_expected[name], dict) else None
+        shape = tuple(raw_expected[name]["shape"]) if isinstance(raw_expected[name], dict) else None
+        mismatch = compare_value(name, want, actual[name], tolerance.get(name, {"kind": "exact"}), shape, rows)
+        if mismatch:
+            found.append(mismatch)
+    return found
+
+
+def compare_value(name: str, want: Any, got: Any, tol: Mapping[str, Any], shape: Optional[tuple[int, ...]] = None,
+                  rows: Optional[list[int]] = None) -> Optional[Mismatch]:
+    if want is None:
+        return None if got is None else Mismatch(name, "type", f"'{name}' should be absent (no gradient), got {_describe(got)}", actual=got)
+    if isinstance(want, np.ndarray):
+        return _compare_array(name, want, got, tol, shape or want.shape, rows)
+    return _compare_scalar(name, want, got, tol)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"{type(value).__name__} {value!r}"[:120]
+
+
+def _compare_scalar(name: str, want: Any, got: Any, tol: Mapping[str, Any]) -> Optional[Mismatch]:
+    if isinstance(got, (bool, np.bool_)) or not isinstance(got, numbers.Real):
+        return Mismatch(name, "type", f"'{name}' should be a number, got {_describe(got)}", expected=want, actual=got)
+    if isinstance(want, int) and not float(got).is_integer():
+        return Mismatch(name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got)
+    error = abs(float(got) - float(want)) if isinstance(want, float) else abs(int(got) - want)
+    bound = _scalar_bound(want, tol)
+    if error > bound:
+        return Mismatch(name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, error=float(error), bound=bound, failing=1, total=1)
+    return None
+
+
+def _scalar_bound(want: Any, tol: Mapping[str, Any]) -> float:
+    if tol.get("kind") != "close":
+        return 0.0
+    return float(tol["atol"]) + float(tol["rtol"]) * abs(float(want))
+
+
+def _compare_array(name: str, want: np.ndarray, got: Any, tol: Mapping[str, Any], shape: tuple[int, ...],
+                   rows: Optional[list[int]]) -> Optional[Mismatch]:
+    if not isinstance(got, np.ndarray):
+        return Mismatch(name, "type", f"'{name}' should be an array of shape {list(shape)}, got {_describe(got)}", actual=got)
+    if got.dtype != want.dtype:
+        return Mismatch(name, "dtype", f"'{name}' has dtype {got.dtype}, expected {want.dtype}", expected=str(want.dtype), actual=str(got.dtype))
+    if got.shape != shape:
+        return Mismatch(name, "shape", f"'{name}' has shape {list(got.shape)}, expected {list(shape)}", expected=list(shape), actual=list(got.shape))
+    picked = got[np.asarray(rows, dtype=np.int64)] if rows is not None else got
+    bad, error, bound = _violations(want, picked, tol, rows)
+    if not bad.any():
+        return None
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    full_index = (rows[first[0]],) + first[1:] if rows is not None and first else first
+    return Mismatch(
+        name, "value", f"'{name}' differs at index {list(full_index)}",
+        index=full_index, expected=want[first].item(), actual=picked[first].item(),
+        error=float(error[first]), bound=float(bound[first]), failing=int(bad.sum()), total=int(bad.size),
+        extra={"expected_row": want[first[0]], "actual_row": picked[first[0]]} if want.ndim >= 2 else {},
+    )
+
+
+def _violations(want: np.ndarray, got: np.ndarray, tol: Mapping[str, Any], rows: Optional[list[int]]):
+    """(bad mask, |error|, bound) elementwise."""
+    if want.dtype.kind in "iu":
+        bad = got != want
+        return bad, np.abs(got.astype(np.float64) - want), np.zeros(want.shape)
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(g - w)
+    nan_w, nan_g = np.isnan(w), np.isnan(g)
+    same_special = (nan_w & nan_g) | (np.isinf(w) & (g == w))
+    if tol.get("kind") == "close":
+        bound = float(tol["atol"]) + float(tol["rtol"]) * np.abs(np.where(np.isfinite(w), w, 0.0))
+        if "position" in tol:
+            bound = bound + _position_term(want, tol["position"], rows)
+        finite_bad = np.isfinite(w) & ~(error <= bound)
+    else:
+        bound = np.zeros(want.shape)
+        finite_bad = np.isfinite(w) & ((g != w) | (np.signbit(g) != np.signbit(w)))
+    bad = finite_bad | (~np.isfinite(w) & ~same_special) | (np.isfinite(w) & nan_g)
+    error = np.where(np.isnan(error), np.inf, error)
+    return bad, error, bound
+
+
+def _position_term(want: np.ndarray, position: Mapping[str, Any], rows: Optional[list[int]]) -> np.ndarray:
+    """ulps * spacing(pos) in the output dtype, pos = offset + index along ``axis``."""
+    axis = int(position["axis"]) % want.ndim
+    count = want.shape[axis]
+    index = np.asarray(rows, dtype=np.float64) if rows is not None and axis == 0 else np.arange(count, dtype=np.float64)
+    pos = np.maximum(index + float(position["offset"]), 1.0).astype(want.dtype)
+    term = float(position["ulps"]) * np.spacing(pos).astype(np.float64)
+    shape = [1] * want.ndim
+    shape[axis] = count
+    return term.reshape(shape)

@@ -1,0 +1,95 @@
+"""The portable array encoding of fixtures and of the wire protocol (spec/SPEC.md section 9).
+
+An array is a mapping ``{dtype, shape, data}`` with ``data`` a flat, row-major
+list (floats as shortest round-trip decimals of the stored value; non-finite
+values as the strings "nan", "inf", "-inf"), or ``{dtype, shape, base64}`` with
+the little-endian bytes. An expected array may pin only some rows of a larger
+result: ``rows`` lists them and ``data``/``base64`` hold just those rows.
+"""
+from __future__ import annotations
+
+import base64
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+ARRAY_DTYPES: dict[str, str] = {"float32": "<f4", "float64": "<f8", "int32": "<i4", "int64": "<i8"}
+NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+INLINE_LIMIT = 64  # arrays with more elements use base64: exact, and fast to load
+
+
+class EncodingError(ValueError):
+    """A malformed array mapping."""
+
+
+def is_array(value: Any) -> bool:
+    return isinstance(value, Mapping) and "dtype" in value and "shape" in value
+
+
+def encode_array(array: np.ndarray, rows: list[int] | None = None, inline_limit: int = INLINE_LIMIT) -> dict[str, Any]:
+    """The encoding of ``array`` (or of its ``rows`` only), inline when small."""
+    array = np.asarray(array)
+    dtype = array.dtype.name
+    if dtype not in ARRAY_DTYPES:
+        raise EncodingError(f"unsupported dtype {dtype}")
+    encoded: dict[str, Any] = {"dtype": dtype, "shape": list(array.shape)}
+    payload = array
+    if rows is not None:
+        encoded["rows"] = [int(r) for r in rows]
+        payload = array[np.asarray(rows, dtype=np.int64)]
+    if payload.size <= inline_limit:
+        flat = payload.reshape(-1).tolist()
+        encoded["data"] = flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else _non_finite_name(v) for v in flat]
+    else:
+        encoded["base64"] = base64.b64encode(np.ascontiguousarray(payload, dtype=ARRAY_DTYPES[dtype]).tobytes()).decode("ascii")
+    return encoded
+
+
+def _non_finite_name(value: float) -> str:
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def payload_shape(encoded: Mapping[str, Any]) -> tuple[int, ...]:
+    """Shape of the values actually stored: the full shape, or (len(rows),) + shape[1:]."""
+    shape = tuple(encoded["shape"])
+    return (len(encoded["rows"]),) + shape[1:] if "rows" in encoded else shape
+
+
+def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
+    """A writable numpy array from its encoding (only the pinned rows when ``rows`` is present)."""
+    dtype = encoded.get("dtype")
+    if dtype not in ARRAY_DTYPES:
+        raise EncodingError(f"unknown array dtype {dtype!r}; expected one of {sorted(ARRAY_DTYPES)}")
+    shape = encoded.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}")
+    target = payload_shape(encoded)
+    count = math.prod(target)
+    if "base64" in encoded:
+        try:
+            raw = base64.b64decode(encoded["base64"], validate=True)
+        except (ValueError, TypeError) as exc:
+            raise EncodingError(f"invalid base64 payload: {exc}") from None
+        itemsize = np.dtype(ARRAY_DTYPES[dtype]).itemsize
+        if len(raw) != count * itemsize:
+            raise EncodingError(f"base64 payload holds {len(raw)} bytes, shape {list(target)} of {dtype} needs {count * itemsize}")
+        return np.frombuffer(raw, dtype=ARRAY_DTYPES[dtype]).astype(dtype).reshape(target)
+    data = encoded.get("data")
+    if not isinstance(data, list):
+        raise EncodingError("array needs a 'data' list or a 'base64' string")
+    if len(data) != count:
+        raise EncodingError(f"array data has {len(data)} values, shape {list(target)} needs {count}")
+    try:
+        if dtype.startswith("int"):
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in data):
+                raise EncodingError(f"{dtype} data must be integers")
+            return np.array(data, dtype=dtype).reshape(target)
+        values = [NON_FINITE[v] if isinstance(v, str) else v for v in data]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise EncodingError(f"{dtype} data must be numbers or 'nan'/'inf'/'-inf'")
+        return np.array(values, dtype=dtype).reshape(target)
+    except KeyError as exc:
+        raise EncodingError(f"unknown non-finite value {exc.args[0]!r}") from None
+    except OverflowError as exc:
+        raise EncodingError(f"value does not fit {dtype}: {exc}") from None

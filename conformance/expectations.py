@@ -1,0 +1,77 @@
+"""Expectations: the cases an implementation is known to fail, each with a reason.
+
+A YAML file ``{expectations: [{case: GLOB, reason: TEXT}, ...]}``. A listed case
+that fails (fail, error, crash, timeout) becomes ``xfail``; one that passes becomes
+``xpass``; an entry that matches no case is reported, so lists do not go stale.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from .outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
+
+
+class ExpectationsError(Exception):
+    """A malformed expectations file (exit code 2)."""
+
+
+@dataclass
+class Entry:
+    pattern: str
+    reason: str
+    matched: bool = False
+
+
+class Expectations:
+    def __init__(self, entries: list[Entry], source: str = "") -> None:
+        self.entries = entries
+        self.source = source
+
+    @classmethod
+    def load(cls, path: Path) -> "Expectations":
+        try:
+            document = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except FileNotFoundError:
+            raise ExpectationsError(f"expectations file {path} does not exist") from None
+        except yaml.YAMLError as exc:
+            raise ExpectationsError(f"{path}: not valid YAML: {exc}") from None
+        return cls(_parse_entries(document, path), str(path))
+
+    def match(self, case_id: str) -> Optional[Entry]:
+        for entry in self.entries:
+            if fnmatch.fnmatchcase(case_id, entry.pattern):
+                entry.matched = True
+                return entry
+        return None
+
+    def apply(self, result: CaseResult) -> None:
+        entry = self.match(result.id)
+        if entry is None:
+            return
+        result.expectation = entry.reason
+        if result.outcome in PROBLEMS:
+            result.outcome = XFAIL
+            result.message = f"expected to fail ({entry.reason}): " + result.message
+        elif result.outcome == PASS:
+            result.outcome = XPASS
+            result.message = f"listed as expected to fail ({entry.reason}) but passed: remove it from {self.source or 'the expectations'}"
+
+    def unmatched(self) -> list[str]:
+        return [f"{entry.pattern} ({entry.reason})" for entry in self.entries if not entry.matched]
+
+
+def _parse_entries(document: Any, path: Path) -> list[Entry]:
+    items = document.get("expectations") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ExpectationsError(f"{path}: expected a mapping with an 'expectations' list")
+    entries = []
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, dict) or set(item) != {"case", "reason"} or not all(isinstance(v, str) and v for v in item.values()):
+            raise ExpectationsError(f"{path}: entry {number} must have exactly a non-empty 'case' (id or glob) and 'reason'")
+        entries.append(Entry(item["case"], item["reason"]))
+    return entries

@@ -1,0 +1,72 @@
+"""Failure messages that are minimal reproductions: what was asked, where it differs, by how much."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .compare import Mismatch
+from .fixtures import Case
+
+MAX_INLINE = 12  # arrays up to this many elements are shown whole in a message
+
+
+def show(value: Any) -> str:
+    """A compact, exact-enough rendering of an input or output value."""
+    if isinstance(value, np.ndarray):
+        if value.size <= MAX_INLINE:
+            body = np.array2string(value, separator=", ", precision=8, floatmode="maxprec")
+            return body.replace("\n", "")
+        return f"<{value.dtype} array of shape {list(value.shape)}>"
+    return repr(value)
+
+
+def inputs_summary(case: Case, inputs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
+
+
+def mismatch_text(case: Case, inputs: Mapping[str, Any], mismatch: Mismatch) -> str:
+    """One mismatch, with the gradient's row story where the output is a table gradient."""
+    if mismatch.kind != "value":
+        return mismatch.summary
+    lines = [mismatch.summary + f": expected {mismatch.expected!r}, got {mismatch.actual!r}"]
+    if mismatch.error is not None:
+        lines.append(f"|error| {mismatch.error:.6g} > tolerance {mismatch.bound:.6g}; {mismatch.failing} of {mismatch.total} elements out of tolerance")
+    row_story = _gradient_row_story(case, inputs, mismatch)
+    if row_story:
+        lines.append(row_story)
+    return "\n".join(lines)
+
+
+_TABLE_GRADIENTS = {"grad_weight": "ids", "grad_token_weight": "tokens", "values": "ids"}
+
+
+def _gradient_row_story(case: Case, inputs: Mapping[str, Any], mismatch: Mismatch) -> str:
+    """'Row 0 is used twice so its gradient should be [2, 2], got [1, 1]', for table gradients."""
+    if not mismatch.index or "actual_row" not in mismatch.extra:
+        return ""
+    got = f"{show(np.asarray(mismatch.extra['expected_row']))}, got {show(np.asarray(mismatch.extra['actual_row']))}"
+    if mismatch.output in ("grad_table", "grad_position_table"):
+        row = mismatch.index[0]
+        start = inputs.get("start_pos", 0)
+        seq = inputs["x"].shape[1] if "x" in inputs else np.asarray(inputs["tokens"]).shape[-1]
+        if isinstance(start, int) and start <= row < start + seq:
+            return f"Row {row} is position {row} of the slice [{start}, {start + seq}) so its gradient should be the batch sum {got}"
+        return f"Row {row} is outside the slice [{start}, {start + seq}) so its gradient should be exactly zero {got}"
+    ids_name = _TABLE_GRADIENTS.get(mismatch.output)
+    if ids_name is None or ids_name not in inputs:
+        return ""
+    ids = np.asarray(inputs[ids_name]).reshape(-1)
+    row = mismatch.index[0]
+    if mismatch.output == "values":  # the row-sparse form: index i holds the i-th smallest id
+        row = int(np.unique(ids.astype(np.int64))[row]) if ids.size else row
+    uses = int(np.count_nonzero(ids == row))
+    times = {0: "never used", 1: "used once", 2: "used twice"}.get(uses, f"used {uses} times")
+    return f"Row {row} is {times} so its gradient should be {got}"
+
+
+def reproduction(case: Case, inputs: Mapping[str, Any], headline: str, mismatches: list[Mismatch] = ()) -> str:
+    """The whole failure message of a case."""
+    parts = [f"{case.id} [{', '.join(case.requirements)}] {case.operation}: {headline}", f"inputs: {inputs_summary(case, inputs)}"]
+    parts += [mismatch_text(case, inputs, m) for m in mismatches]
+    return "\n".join(parts)

@@ -1,0 +1,1 @@
+"""Reports of a run: for people (console) and for CI (JSON, JUnit XML)."""

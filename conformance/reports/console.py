@@ -1,0 +1,73 @@
+"""The console report: a progress line while running, a per-requirement summary, then the failures."""
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from typing import TextIO
+
+from ..outcomes import OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from ..runner import RunResult
+
+COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
+
+
+class Console:
+    def __init__(self, stream: TextIO = sys.stdout, colour: bool | None = None, quiet: bool = False) -> None:
+        self.stream = stream
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.colour = self.tty if colour is None else colour
+        self.quiet = quiet
+
+    def paint(self, text: str, outcome: str) -> str:
+        return f"\033[{COLOURS[outcome]}m{text}\033[0m" if self.colour and outcome in COLOURS else text
+
+    def progress(self, number: int, total: int, result: CaseResult) -> None:
+        """One line rewritten in place on a terminal; a line every 10% elsewhere."""
+        if self.quiet:
+            return
+        if self.tty:
+            self.stream.write(f"\r[{number}/{total}] {result.id[:60]:<60}")
+            if number == total:
+                self.stream.write("\r" + " " * 80 + "\r")
+            self.stream.flush()
+        elif number == total or number % max(total // 10, 1) == 0:
+            self.stream.write(f"[{number}/{total}] cases run\n")
+
+    def report(self, run: RunResult, fixtures_note: str = "") -> None:
+        write = self.stream.write
+        impl = run.implementation
+        write(f"embconf: {impl.get('name')} {impl.get('version', '')} ({impl.get('language', '')}) in {run.duration:.2f}s\n")
+        if fixtures_note:
+            write(fixtures_note + "\n")
+        write("\nBy requirement:\n")
+        for req, counts in sorted(by_requirement(run.results).items(), key=lambda kv: _req_key(kv[0])):
+            bad = sum(counts[o] for o in PROBLEMS) + counts[XPASS]
+            status = self.paint("FAIL", "fail") if bad else (self.paint("ok", "pass") if counts[PASS] else self.paint("n/a", "not_applicable"))
+            detail = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+            write(f"  {req:<12} {status:<4}  {detail}\n")
+        problems = [r for r in run.results if r.outcome in PROBLEMS or r.outcome == XPASS]
+        if problems:
+            write(f"\nFailures ({len(problems)}):\n")
+            for result in problems:
+                write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
+                for cause in result.diagnosis[:3]:
+                    write(f"  likely cause: {cause.get('summary', '')}\n")
+                if result.stderr:
+                    write("  stderr: " + result.stderr.strip().replace("\n", "\n          ")[:2000] + "\n")
+        for entry in run.unmatched_expectations:
+            write(f"\nwarning: expectation matches no case: {entry}\n")
+        summary = run.summary()
+        write("\n" + ", ".join(self.paint(f"{summary[o]} {o}", o) for o in OUTCOMES if summary[o]) + "\n")
+
+
+def _req_key(req: str) -> tuple:
+    family, _, number = req.rpartition("-")
+    return (family, int(number) if number.isdigit() else 0, number)
+
+
+def by_requirement(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(OUTCOMES, 0))
+    for result in results:
+        for req in result.requirements:
+            table[req][result.outcome] += 1
+    return dict(table)

@@ -1,0 +1,42 @@
+"""The JSON report (schema: spec/schemas/report.schema.json)."""
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..runner import RunResult
+from ..spec import spec_version
+
+REPORT_FORMAT = 1
+
+
+def build(run: RunResult, impl_spec: str, fixtures: dict[str, Any]) -> dict[str, Any]:
+    import numpy
+
+    return {
+        "report_format": REPORT_FORMAT,
+        "suite": {"name": "embedding-conformance", "version": __version__},
+        "spec_version": spec_version(),
+        "implementation": {**run.implementation, "impl": impl_spec},
+        "adapter": impl_spec.partition(":")[0],
+        "capabilities": run.capabilities.to_json(),
+        "environment": {"python": platform.python_version(), "numpy": numpy.__version__,
+                        "platform": platform.platform(), "executable": sys.executable},
+        "fixtures": fixtures,
+        "duration_s": round(run.duration, 6),
+        "summary": run.summary(),
+        "unmatched_expectations": run.unmatched_expectations,
+        "cases": [result.to_json() for result in run.results],
+    }
+
+
+def write(path: Path, report: dict[str, Any]) -> None:
+    """Write atomically: a reader never sees half a report."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    tmp.replace(path)

@@ -1,0 +1,50 @@
+"""JUnit XML, one testsuite per fixture area, one testcase per case, for CI dashboards."""
+from __future__ import annotations
+
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from ..outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
+from ..runner import RunResult
+
+
+def build(run: RunResult, name: str) -> ET.ElementTree:
+    root = ET.Element("testsuites", name=f"embconf {name}")
+    suites: dict[str, ET.Element] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for result in run.results:
+        area = result.id.split(".")[0]
+        if area not in suites:
+            suites[area] = ET.SubElement(root, "testsuite", name=f"embconf.{area}")
+            counts[area] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        case = ET.SubElement(suites[area], "testcase", classname=f"embconf.{area}", name=result.id, time=f"{result.duration:.6f}")
+        counts[area]["tests"] += 1
+        text = _clean(result.message)
+        if result.outcome in (FAIL, XPASS):
+            ET.SubElement(case, "failure", message=text.splitlines()[0] if text else result.outcome, type=result.outcome).text = text
+            counts[area]["failures"] += 1
+        elif result.outcome in (ERROR, CRASH, TIMEOUT):
+            ET.SubElement(case, "error", message=text.splitlines()[0] if text else result.outcome, type=result.outcome).text = text
+            counts[area]["errors"] += 1
+        elif result.outcome in (NOT_APPLICABLE, XFAIL):
+            ET.SubElement(case, "skipped", message=_clean(f"{result.outcome}: {result.message}")[:500])
+            counts[area]["skipped"] += 1
+        if result.stderr:
+            ET.SubElement(case, "system-err").text = _clean(result.stderr)
+    for area, element in suites.items():
+        for key, value in counts[area].items():
+            element.set(key, str(value))
+    return ET.ElementTree(root)
+
+
+def _clean(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry (an implementation may print anything)."""
+    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF))
+
+
+def write(path: Path, run: RunResult, name: str) -> None:
+    tree = build(run, name)
+    ET.indent(tree)
+    tmp = Path(path).with_name(Path(path).name + ".tmp")
+    tree.write(tmp, encoding="utf-8", xml_declaration=True)
+    tmp.replace(path)

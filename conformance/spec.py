@@ -1,0 +1,63 @@
+"""Where the spec's data lives, and its vocabulary (spec/vocabulary.json), loaded once."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+
+def _data_dir(name: str) -> Path:
+    """``spec/`` or ``fixtures/``: beside this package in a checkout, inside it in a wheel."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / name, here / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"cannot find the {name}/ directory next to {here}")
+
+
+SPEC_DIR = _data_dir("spec")
+FIXTURES_DIR = _data_dir("fixtures")
+SCHEMAS_DIR = SPEC_DIR / "schemas"
+
+
+@lru_cache(maxsize=None)
+def vocabulary() -> dict[str, Any]:
+    return json.loads((SPEC_DIR / "vocabulary.json").read_text())
+
+
+def spec_version() -> str:
+    return vocabulary()["spec_version"]
+
+
+def operations() -> dict[str, Any]:
+    return vocabulary()["operations"]
+
+
+def output_names(operation: str) -> list[str]:
+    return operations()[operation]["outputs"]
+
+
+def error_kinds() -> list[str]:
+    return list(vocabulary()["error_kinds"])
+
+
+def features() -> dict[str, str]:
+    return vocabulary()["features"]
+
+
+def named_outputs(operation: str, result: Any) -> dict[str, Any]:
+    """A Python result (a bare value, a tuple in the spec's order, or a dict) as {output name: value}.
+
+    Raises ValueError when the result does not have the operation's outputs.
+    """
+    names = output_names(operation)
+    if isinstance(result, dict):
+        missing = [name for name in names if name not in result]
+        if missing:
+            raise ValueError(f"result lacks output(s) {missing}; {operation} returns {names}")
+        return {name: result[name] for name in names}
+    values = result if isinstance(result, tuple) and len(names) > 1 else (result,)
+    if len(values) != len(names):
+        raise ValueError(f"{operation} returns {len(names)} outputs {names}, got {len(values)}")
+    return dict(zip(names, values))

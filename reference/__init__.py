@@ -1,0 +1,35 @@
+"""The NumPy reference implementation of the spec: a second, executable statement of it.
+
+Each operation of ``spec/operations.json`` is a plain function here, named as
+the spec names it; it computes in float64 and rounds once to the case's dtype.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .errors import ERROR_KINDS, EmbeddingError
+from .layer import embedding_layer_backward, embedding_layer_forward
+from .lookup import embedding_backward, embedding_backward_sparse, embedding_forward
+from .memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
+from .positions import learned_positions_backward, learned_positions_forward
+from .sinusoid import sinusoidal_table
+
+OPERATIONS: dict[str, Callable] = {
+    fn.__name__: fn
+    for fn in (
+        embedding_forward,
+        embedding_backward,
+        embedding_backward_sparse,
+        sinusoidal_table,
+        learned_positions_forward,
+        learned_positions_backward,
+        embedding_layer_forward,
+        embedding_layer_backward,
+        parameter_count,
+        table_bytes,
+        gradient_bytes,
+        adam_state_bytes,
+    )
+}
+
+__all__ = ["ERROR_KINDS", "EmbeddingError", "OPERATIONS", *OPERATIONS]

@@ -1,0 +1,51 @@
+"""The test plan: every golden case, declared by hand with a stable id.
+
+Each area module lists :class:`CaseSpec` objects: inputs plus what the case pins
+(requirement ids, optional features, the expected error kind if any). The
+generator computes the expected values with the reference; nothing here states
+an expected output by hand, except the error kind, which the generator checks
+against the reference.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    id: str
+    description: str
+    requirements: tuple[str, ...]
+    operation: str
+    inputs: dict[str, Any]
+    features: tuple[str, ...] = ()
+    error: Optional[str] = None
+    sample_rows: dict[str, list[int]] = field(default_factory=dict)
+
+
+def rng_for(case_id: str) -> np.random.Generator:
+    """A generator seeded from the case id alone, so one case never shifts another's data."""
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "little"))
+
+
+def table(case_id: str, rows: int, cols: int, dtype: str = "float32", salt: str = "") -> np.ndarray:
+    return rng_for(case_id + "/" + salt).standard_normal((rows, cols)).astype(dtype)
+
+
+def values(case_id: str, shape: tuple[int, ...], dtype: str = "float32", salt: str = "") -> np.ndarray:
+    return rng_for(case_id + "/" + salt).standard_normal(shape).astype(dtype)
+
+
+def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str = "int64") -> np.ndarray:
+    return rng_for(case_id + "/ids").integers(0, vocab_size, size=shape).astype(dtype)
+
+
+def all_cases() -> list[tuple[str, list[CaseSpec]]]:
+    """(area, cases) in file order; an area is one fixture file."""
+    from . import embedding_layer, learned_positions, memory, sinusoidal, token_lookup
+
+    return [(module.AREA, module.cases()) for module in (token_lookup, sinusoidal, learned_positions, embedding_layer, memory)]

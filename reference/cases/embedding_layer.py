@@ -1,0 +1,92 @@
+"""Embedding layer cases: token lookup, optional sqrt(D) scaling, and each kind of positions."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import CaseSpec, table, token_ids, values
+
+AREA = "embedding_layer"
+
+
+def _case(case_id: str, description: str, reqs: tuple[str, ...], config: dict[str, Any], tokens_shape: tuple[int, ...],
+          start_pos: object = 0, backward: bool = False, error: str | None = None, dtype: str = "float32",
+          features: tuple[str, ...] = (), tokens: np.ndarray | None = None) -> CaseSpec:
+    vocab, dim = config["vocab_size"], config["embed_dim"]
+    pos_kind = config.get("pos_encoding", "learned")
+    max_len = config.get("max_seq_len", 512)
+    ids = token_ids(case_id, vocab, tokens_shape) if tokens is None else tokens
+    inputs: dict[str, Any] = {
+        "config": config,
+        "token_weight": table(case_id, vocab, dim, dtype, "tokens"),
+        "position_table": table(case_id, max_len, dim, dtype, "positions") if pos_kind == "learned" else None,
+        "tokens": ids,
+        "start_pos": start_pos,
+    }
+    if backward:
+        inputs["grad_output"] = values(case_id, np.asarray(ids).shape + (dim,), dtype, "grad")
+    operation = "embedding_layer_backward" if backward else "embedding_layer_forward"
+    return CaseSpec(case_id, description, reqs, operation, inputs, features, error=error)
+
+
+def _config(pos: str, scale: bool, vocab: int = 20, dim: int = 8, max_len: int = 16) -> dict[str, Any]:
+    return {"vocab_size": vocab, "embed_dim": dim, "max_seq_len": max_len, "pos_encoding": pos, "scale_embeddings": scale}
+
+
+def combination_cases() -> list[CaseSpec]:
+    """Every pos_encoding x scaling x tokens rank, forward and backward."""
+    specs = []
+    for pos in ("learned", "sinusoidal", "none"):
+        for scale in (False, True):
+            for rank, shape in ((1, (6,)), (2, (3, 6))):
+                tag = f"{pos}.{'scaled' if scale else 'unscaled'}.tokens_{rank}d"
+                what = f"{pos} positions, {'scaled by sqrt(D)' if scale else 'no scaling'}, {rank}-D tokens"
+                fwd = ("EMB-LAY-2", "EMB-LAY-3") + (("EMB-LAY-4",) if rank == 1 else ())
+                bwd = ("EMB-LAY-5", "EMB-LAY-6") + (("EMB-LAY-4",) if rank == 1 else ())
+                specs.append(_case(f"layer.forward.{tag}", f"Forward: {what}.", fwd, _config(pos, scale), shape))
+                specs.append(_case(f"layer.backward.{tag}", f"Backward: {what}.", bwd, _config(pos, scale), shape, backward=True))
+    return specs
+
+
+def edge_cases() -> list[CaseSpec]:
+    fwd, bwd = ("EMB-LAY-2", "EMB-LAY-3"), ("EMB-LAY-5", "EMB-LAY-6")
+    return [
+        _case("layer.forward.defaults", "Only vocab_size and embed_dim: max_seq_len 512, learned positions, no scaling.", ("EMB-LAY-1",) + fwd, {"vocab_size": 10, "embed_dim": 4}, (2, 5)),
+        _case("layer.backward.defaults", "Defaults, backward: a 512-row learned table gets the gradient.", ("EMB-LAY-1",) + bwd, {"vocab_size": 10, "embed_dim": 4}, (2, 5), backward=True),
+        _case("layer.forward.learned.start_pos", "Learned positions from start_pos 5.", fwd, _config("learned", False), (2, 4), start_pos=5),
+        _case("layer.forward.sinusoidal.start_pos", "Sinusoidal positions from start_pos 9, scaled.", fwd, _config("sinusoidal", True), (2, 4), start_pos=9),
+        _case("layer.forward.sinusoidal.start_at_end", "start_pos + T == max_seq_len: allowed.", fwd + ("EMB-LAY-8",), _config("sinusoidal", False), (1, 4), start_pos=12),
+        _case("layer.forward.sinusoidal.odd_dim", "Sinusoidal positions with odd D = 7.", fwd + ("EMB-SIN-3",), _config("sinusoidal", True, dim=7), (2, 5)),
+        _case("layer.forward.sinusoidal.long", "Sinusoidal positions up to 512 (the default length), scaled, D = 32.", fwd, _config("sinusoidal", True, vocab=50, dim=32, max_len=512), (2, 64), start_pos=448),
+        _case("layer.forward.learned.dim_1", "D = 1 with learned positions and scaling (sqrt(1) = 1).", fwd, _config("learned", True, dim=1), (2, 3)),
+        _case("layer.forward.none.repeated_tokens", "Repeated tokens, no positions.", fwd, _config("none", True), (2, 5), tokens=np.array([[3, 3, 3, 0, 3], [0, 0, 3, 3, 0]], np.int64)),
+        _case("layer.backward.learned.start_pos", "Learned positions from start_pos 5: rows 5..8 get the batch sum.", bwd, _config("learned", True), (3, 4), start_pos=5, backward=True),
+        _case("layer.backward.sinusoidal.start_pos", "Sinusoidal from start_pos 9: the table takes no gradient.", bwd, _config("sinusoidal", True), (2, 4), start_pos=9, backward=True),
+        _case("layer.backward.repeated_tokens", "Repeated tokens accumulate c * G into one row.", bwd, _config("learned", True), (2, 5), backward=True, tokens=np.array([[3, 3, 3, 0, 3], [0, 0, 3, 3, 0]], np.int64)),
+        _case("layer.backward.large", "Scaled, learned, (4, 32) tokens over V = 500, D = 32.", bwd, _config("learned", True, vocab=500, dim=32, max_len=64), (4, 32), start_pos=16, backward=True),
+        _case("layer.forward.float64", "A float64 layer.", fwd + ("EMB-FWD-4",), _config("learned", True), (2, 3), dtype="float64", features=("float64",)),
+        _case("layer.forward.float64.sinusoidal", "A float64 layer with sinusoidal positions.", fwd + ("EMB-FWD-4",), _config("sinusoidal", True), (2, 3), start_pos=2, dtype="float64", features=("float64",)),
+        _case("layer.backward.float64", "A float64 layer, backward.", bwd + ("EMB-FWD-4",), _config("learned", True), (2, 3), backward=True, dtype="float64", features=("float64",)),
+        _case("layer.forward.float_ids", "Integer-valued float32 tokens.", fwd + ("EMB-IDX-3",), _config("learned", False), (2, 3), features=("float_ids",), tokens=np.array([[1.0, 19.0, 0.0], [4.0, 4.0, 7.0]], np.float32)),
+    ]
+
+
+def error_cases() -> list[CaseSpec]:
+    cfg_err, too_long, bad_start = ("EMB-LAY-7", "EMB-ERR-1"), ("EMB-LAY-8", "EMB-ERR-1"), ("EMB-LAY-9", "EMB-ERR-1")
+    return [
+        _case("layer.error.unknown_pos_encoding", "pos_encoding 'rope' is not in the spec: invalid_config.", cfg_err, _config("rope", False), (2, 3), error="invalid_config"),
+        _case("layer.error.pos_encoding_capitalised", "pos_encoding 'Learned' (case matters).", cfg_err, _config("Learned", False), (2, 3), error="invalid_config"),
+        _case("layer.error.learned_too_long", "Learned: T = max_seq_len + 1.", too_long, _config("learned", False, max_len=4), (1, 5), error="sequence_too_long"),
+        _case("layer.error.sinusoidal_too_long", "Sinusoidal: start_pos + T > max_seq_len is an error too, not a longer table.", too_long, _config("sinusoidal", False, max_len=8), (2, 4), start_pos=5, error="sequence_too_long"),
+        _case("layer.error.sinusoidal_too_long_1d", "Sinusoidal, 1-D tokens past max_seq_len.", too_long, _config("sinusoidal", True, max_len=4), (5,), error="sequence_too_long"),
+        _case("layer.error.start_negative", "start_pos -2.", bad_start, _config("learned", False), (1, 3), start_pos=-2, error="invalid_start_pos"),
+        _case("layer.error.start_fraction", "start_pos 0.5.", bad_start, _config("sinusoidal", False), (1, 3), start_pos=0.5, error="invalid_start_pos"),
+        _case("layer.error.token_out_of_range", "A token id equal to vocab_size.", bad_start[:1] + ("EMB-IDX-1",), _config("none", False), (1, 3), error="index_out_of_range", tokens=np.array([[0, 20, 1]], np.int64)),
+        _case("layer.error.token_negative", "A negative token id.", ("EMB-LAY-9", "EMB-IDX-2"), _config("learned", True), (3,), error="index_out_of_range", tokens=np.array([1, -1, 2], np.int64)),
+        _case("layer.error.backward_too_long", "Backward rejects start_pos + T > max_seq_len.", too_long, _config("learned", False, max_len=6), (2, 4), start_pos=3, backward=True, error="sequence_too_long"),
+    ]
+
+
+def cases() -> list[CaseSpec]:
+    return combination_cases() + edge_cases() + error_cases()

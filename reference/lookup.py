@@ -1,0 +1,59 @@
+"""Token lookup: forward gather, backward scatter-add, id validation (EMB-FWD, EMB-BWD, EMB-IDX)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import EmbeddingError
+
+
+def validate_ids(ids: np.ndarray, vocab_size: int) -> np.ndarray:
+    """Return ``ids`` as int64, or raise the error kind the spec names.
+
+    Float containers (TinyTorch stores ids as float32) must hold finite integers
+    (EMB-IDX-4, checked first); every id must lie in [0, vocab_size) (EMB-IDX-1/2).
+    """
+    ids = np.asarray(ids)
+    if ids.dtype.kind == "f":
+        if not np.all(np.isfinite(ids)) or not np.all(ids == np.floor(ids)):
+            raise EmbeddingError("invalid_index", "token ids must be finite integers")
+    elif ids.dtype.kind not in "iu":
+        raise EmbeddingError("invalid_index", f"token ids must be integers, got dtype {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        bad = ids[(ids < 0) | (ids >= vocab_size)].flat[0]
+        raise EmbeddingError("index_out_of_range", f"token id {bad} out of range [0, {vocab_size})")
+    return ids.astype(np.int64)
+
+
+def embedding_forward(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Rows of ``weight`` gathered by ``ids``: shape ids.shape + (D,), dtype of weight, bit-exact."""
+    index = validate_ids(ids, weight.shape[0])
+    return weight[index]  # fancy indexing copies: a new array, never a view
+
+
+def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
+    """Gradient of the table: every occurrence of an id adds its upstream row (scatter-add).
+
+    Accumulates in float64 and rounds once to the table's dtype, so the result is
+    the correctly rounded exact sum; rows of ids not present are exactly zero.
+    """
+    index = validate_ids(ids, weight.shape[0])
+    _check_grad_shape(grad_output, index.shape + weight.shape[1:])
+    total = np.zeros(weight.shape, dtype=np.float64)
+    np.add.at(total, index.reshape(-1), grad_output.reshape(-1, weight.shape[1]).astype(np.float64))
+    return total.astype(weight.dtype)
+
+
+def embedding_backward_sparse(
+    weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row-sparse gradient: sorted unique ids (int64) and their summed rows (EMB-BWD-5)."""
+    dense = embedding_backward(weight, ids, grad_output)
+    indices = np.unique(validate_ids(ids, weight.shape[0]))
+    return indices, dense[indices]
+
+
+def _check_grad_shape(grad_output: np.ndarray, expected: tuple[int, ...]) -> None:
+    if grad_output.shape != expected:
+        raise EmbeddingError(
+            "shape_mismatch", f"grad_output has shape {grad_output.shape}, expected {expected}"
+        )
