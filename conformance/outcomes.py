@@ -23,6 +23,7 @@ class CaseResult:
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
     stderr: str = ""
     mismatches: list[Any] = field(default_factory=list, repr=False)
+    actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {

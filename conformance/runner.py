@@ -57,6 +57,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         elif reply.error_kind != expected_error:
             result.outcome, result.message = FAIL, reproduction(case, inputs, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}")
     elif reply.status == OK:
+        result.actual = reply.outputs
         if expected_error is not None:
             result.outcome = FAIL
             result.message = reproduction(case, inputs, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)")
