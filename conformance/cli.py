@@ -106,7 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         expectations = Expectations.load(args.expectations) if args.expectations else None
     except ExpectationsError as exc:
         raise UsageError(str(exc)) from None
-    impl = args.impl or DEFAULT_IMPL
+    impl = DEFAULT_IMPL if args.impl is None else args.impl
     try:
         adapter = create_adapter(impl)
     except ImplementationError as exc:
@@ -175,8 +175,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         print("expected outputs:")
         for name, value in case.expected_outputs.items():
             _print_value(name, value, case.raw_expected["outputs"][name])
-            print(f"    tolerance: {case.tolerance.get(name)}")
+            print(f"    tolerance: {_tolerance_text(case.tolerance.get(name, {}))}")
     return EXIT_OK
+
+
+def _tolerance_text(tol: dict) -> str:
+    if tol.get("kind") != "close":
+        return "exact"
+    text = f"|actual - expected| <= {tol['atol']:.3g} + {tol['rtol']:.3g} * |expected|"
+    if "position" in tol:
+        p = tol["position"]
+        text += f" + {p['ulps']:g} * spacing(pos), pos = {p['offset']} + index on axis {p['axis']}"
+    return text + (f"\n      ({tol['rule']})" if tol.get("rule") else "")
 
 
 def _print_value(name: str, value, raw) -> None:

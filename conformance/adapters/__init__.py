@@ -53,7 +53,10 @@ def create_adapter(spec: str) -> Adapter:
         module_name, class_name, needs_target = BUILTIN[kind]
         if needs_target and not target:
             raise ImplementationError(f"bad --impl {spec!r}: '{kind}' needs a target, as in {kind}:TARGET")
-        factory = getattr(importlib.import_module(module_name), class_name)
+        try:
+            factory = getattr(importlib.import_module(module_name), class_name)
+        except ImportError as exc:
+            raise ImplementationError(f"the {kind!r} adapter cannot be loaded: {exc}") from None
         return factory(target) if target else factory()
     plugins = _entry_points()
     if kind not in plugins:
