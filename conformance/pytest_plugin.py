@@ -1,0 +1,109 @@
+"""pytest plugin: ``pytest --embconf-impl=KIND:TARGET`` collects every golden case as a test item.
+
+Items are named by case id, so a project's existing pytest run and its
+``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed
+(fail, error, crash, timeout, and xpass under --embconf-strict), skipped
+(not_applicable) and xfailed. Without --embconf-impl the plugin does nothing.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("embconf", "embedding-conformance")
+    group.addoption("--embconf-impl", metavar="KIND:TARGET", help="run the embedding conformance cases against this implementation")
+    group.addoption("--embconf-select", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB")
+    group.addoption("--embconf-expectations", metavar="FILE", help="YAML file of cases known to fail")
+    group.addoption("--embconf-strict", action="store_true", help="an xpass fails")
+    group.addoption("--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand")
+
+
+class EmbconfFailure(Exception):
+    """A case that did not conform; its message is the reproduction."""
+
+
+class Session:
+    """One adapter and one expectations object for the whole pytest session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from .adapters import create_adapter
+        from .expectations import Expectations
+
+        self.impl = config.getoption("embconf_impl")
+        self.strict = config.getoption("embconf_strict")
+        path = config.getoption("embconf_expectations")
+        self.expectations = Expectations.load(path) if path else None
+        self.adapter = create_adapter(self.impl)
+        self.capabilities = self.adapter.capabilities()
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Any, state: Session, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.state = state
+        for req in case.requirements:
+            self.add_marker(pytest.mark.embconf_requirement(req))
+
+    def runtest(self) -> None:
+        from .outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS, CaseResult
+        from .runner import judge
+
+        case, state = self.case, self.state
+        reason = state.capabilities.applies(case.operation, case.features)
+        if reason:
+            result = CaseResult(case.id, case.requirements, case.features, case.operation, NOT_APPLICABLE, reason)
+        else:
+            result = judge(case, state.adapter.call(case.operation, case.inputs()), state.capabilities)
+        if state.expectations is not None:
+            state.expectations.apply(result)
+        if result.outcome == NOT_APPLICABLE:
+            pytest.skip(f"not_applicable: {result.message}")
+        if result.outcome == XFAIL:
+            pytest.xfail(result.expectation or "expected to fail")
+        if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
+            raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Optional[str] = None) -> str:
+        if isinstance(excinfo.value, EmbconfFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[str, Optional[int], str]:
+        return self.case.source, None, self.case.id
+
+
+class CaseCollector(pytest.Collector):
+    def __init__(self, *, state: Session, cases: list, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.state, self.cases = state, cases
+
+    def collect(self) -> Iterator[CaseItem]:
+        for case in self.cases:
+            yield CaseItem.from_parent(self, name=case.id, case=case, state=self.state)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "embconf_requirement(id): the spec requirement an embconf case pins")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("embconf_impl"):
+        return
+    from .adapters import ImplementationError
+    from .cli import select
+    from .expectations import ExpectationsError
+    from .fixtures import FixtureError, load_corpus
+
+    try:
+        corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))
+        state = Session(config)
+    except (FixtureError, ImplementationError, ExpectationsError) as exc:
+        raise pytest.UsageError(f"embconf: {exc}") from None
+    config.add_cleanup(state.adapter.close)
+    cases = select(corpus.cases, config.getoption("embconf_select"))
+    collector = CaseCollector.from_parent(session, name="embconf", state=state, cases=cases)
+    items.extend(collector.collect())
