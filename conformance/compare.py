@@ -7,6 +7,7 @@ match exactly and NaN is accepted only where NaN is expected, under every rule.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
@@ -67,6 +68,8 @@ def _compare_scalar(name: str, want: Any, got: Any, tol: Mapping[str, Any]) -> O
         return Mismatch(name, "type", f"'{name}' should be a number, got {_describe(got)}", expected=want, actual=got)
     if isinstance(want, int) and not float(got).is_integer():
         return Mismatch(name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got)
+    if math.isnan(float(got)) or math.isinf(float(got)):
+        return Mismatch(name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, failing=1, total=1)
     error = abs(float(got) - float(want)) if isinstance(want, float) else abs(int(got) - want)
     bound = _scalar_bound(want, tol)
     if error > bound:

@@ -1,6 +1,6 @@
 """The NumPy reference implementation of the spec: a second, executable statement of it.
 
-Each operation of ``spec/operations.json`` is a plain function here, named as
+Each operation of ``spec/vocabulary.json`` is a plain function here, named as
 the spec names it; it computes in float64 and rounds once to the case's dtype.
 """
 from __future__ import annotations

@@ -41,10 +41,19 @@ def _encode_value(value: Any, rows: Optional[list[int]] = None) -> Any:
     return value
 
 
+def _reference_inputs(spec: CaseSpec) -> dict[str, Any]:
+    """The case's inputs (copied), plus the sinusoid convention a profile case is tagged with."""
+    inputs = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in spec.inputs.items()}
+    profiles = [f.removeprefix("sinusoid-") for f in spec.features if f.startswith("sinusoid-")]
+    if profiles:
+        inputs["convention"] = profiles[0]
+    return inputs
+
+
 def build_case(spec: CaseSpec) -> dict[str, Any]:
     """The fixture record of one case: inputs, and the reference's outputs or error kind."""
     try:
-        result = OPERATIONS[spec.operation](**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in spec.inputs.items()})
+        result = OPERATIONS[spec.operation](**_reference_inputs(spec))
     except EmbeddingError as exc:
         if exc.kind != spec.error:
             raise AssertionError(f"{spec.id}: the reference raised {exc.kind} ({exc}), the case expects {spec.error}") from None

@@ -32,15 +32,18 @@ def close(atol: float, rtol: float, rule: str, position: Optional[dict[str, Any]
 
 
 def summation(summands: int, magnitude: float, dtype: str, scale_ulps: float = 0.0) -> dict[str, Any]:
-    """A sum of k terms whose absolute values add up to at most S: (k-1)*u*S absolute, plus the final rounding."""
+    """A sum of k terms whose absolute values add up to at most S: (k-1)*u*S absolute, plus the final rounding.
+
+    A single unscaled term is a copy: exact, except that -0.0 + 0.0 may give +0.0.
+    """
     u = unit_roundoff(dtype)
     if summands <= 1 and not scale_ulps:
-        return dict(EXACT, rule="a single term is copied exactly")
-    atol = max(summands - 1, 0) * u * magnitude * (1 + scale_ulps * u * 2)
-    rule = f"summation: (k-1)*u*S with k={summands}, S={magnitude:.6g}, u={u:.3g}; rtol 2u for the final rounding"
+        return close(0.0, 0.0, "a single term: exact up to the sign of zero")
+    rtol = 2 * u * (1 + scale_ulps)
+    rule = f"summation: (k-1)*u*S with k={summands}, S={magnitude:.6g}, u={u:.3g}; rtol {rtol / u:g}u for the final rounding"
     if scale_ulps:
-        rule += f", plus {scale_ulps:g} ulps for the sqrt(D) scale"
-    return close(atol, 2 * u * (1 + scale_ulps), rule)
+        rule += f" and {scale_ulps:g} ulps for the sqrt(D) scale"
+    return close(max(summands - 1, 0) * u * magnitude, rtol, rule)
 
 
 def sinusoid(dtype: str, axis: int, offset: int, extra_atol: float = 0.0, rule_prefix: str = "") -> dict[str, Any]:

@@ -38,6 +38,9 @@ def test_dtype_and_shape_are_checked_before_values():
     assert compare_value("x", None, np.zeros(2), EXACT).kind == "type"
     assert compare_value("x", 5, 5.5, EXACT).kind == "value"
     assert compare_value("x", 5, 5, EXACT) is None
+    assert compare_value("x", 2.5, float("nan"), CLOSE).kind == "value"
+    assert compare_value("x", 2.5, float("inf"), CLOSE).kind == "value"
+    assert compare_value("x", 7, float("nan"), EXACT).kind == "value"
 
 
 def _float32_tables(max_len: int, dim: int) -> dict[str, np.ndarray]:

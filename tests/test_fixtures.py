@@ -152,3 +152,16 @@ def test_unsafe_yaml_is_never_executed(tmp_path):
     path.write_text(path.read_text().replace('area: "memory"', 'area: !!python/object/apply:os.system ["echo pwned"]', 1))
     with pytest.raises(FixtureError, match="not valid YAML"):
         load_corpus(copy, allow_modified=True)
+
+
+def test_profile_cases_hold_their_profile_not_the_canonical_table(corpus):
+    from embconf.reference.sinusoid import sinusoidal_table
+
+    profiles = [c for c in corpus.cases if any(f.startswith("sinusoid-") for f in c.features)]
+    assert len(profiles) >= 8
+    for case in profiles:
+        convention = case.features[0].removeprefix("sinusoid-")
+        inputs = case.inputs()
+        table = sinusoidal_table(inputs["max_len"], inputs["embed_dim"], inputs["dtype"], convention)
+        rows = case.raw_expected["outputs"]["table"].get("rows")
+        assert np.array_equal(case.expected_outputs["table"], table[rows] if rows else table), case.id

@@ -49,7 +49,7 @@ def canonical_cases() -> list[CaseSpec]:
         _table("sin.canonical.l2048_d32", "2048 positions, D = 32 (sampled rows).", long, 2048, 32),
         _table("sin.canonical.l8192_d7", "8192 positions, odd D = 7 (sampled rows).", long + ("EMB-SIN-3",), 8192, 7),
         _table("sin.canonical.l32768_d16", "max_len 32768, D = 16: float32 error grows with ulp(pos) (sampled rows).", long, 32768, 16),
-        _table("sin.canonical.l32768_d64", "max_len 32768, D = 64 (sampled rows).", long + ("EMB-SIN-4",), 32768, 64),
+        _table("sin.canonical.l32768_d64", "max_len 32768, D = 64 (sampled rows).", long + ("EMB-SIN-4", "EMB-TOL-1"), 32768, 64),
         _table("sin.canonical.l1000_d512", "D = 512, the width of large models (sampled rows).", long, 1000, 512),
         _table("sin.canonical.float64_l64_d8", "A float64 table.", base + ("EMB-FWD-4",), 64, 8, "float64", ("float64",)),
         _table("sin.canonical.float64_l32768_d7", "A float64 table at max_len 32768, odd D.", long + ("EMB-SIN-3", "EMB-FWD-4"), 32768, 7, "float64", ("float64",)),

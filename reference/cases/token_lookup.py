@@ -86,7 +86,7 @@ def backward_cases() -> list[CaseSpec]:
         _backward("lookup.backward.vocab_1", "V = 1: the single row sums every upstream row.", bwd, 1, 3, i64([0, 0, 0, 0])),
         _backward("lookup.backward.dim_1", "Width D = 1.", bwd, 6, 1, token_ids("lookup.backward.dim_1", 6, (10,))),
         _backward("lookup.backward.first_and_last_rows", "Ids 0 and V-1 repeated.", bwd, 9, 3, i64([8, 0, 8, 0, 8])),
-        _backward("lookup.backward.many_duplicates", "200 ids over 4 rows: the summation tolerance in action.", bwd + ("EMB-BWD-4",), 4, 8, token_ids("lookup.backward.many_duplicates", 4, (10, 20))),
+        _backward("lookup.backward.many_duplicates", "200 ids over 4 rows: the summation tolerance in action.", bwd + ("EMB-BWD-4", "EMB-TOL-1"), 4, 8, token_ids("lookup.backward.many_duplicates", 4, (10, 20))),
         _backward("lookup.backward.cancellation", "Opposite upstream rows on one id cancel to exactly zero.", bwd, 3, 2, i64([1, 1]), grad=np.array([[1.5, -2.25], [-1.5, 2.25]], np.float32)),
         _backward("lookup.backward.large_table", "A (1000, 32) table, (16, 64) ids.", bwd + ("EMB-BWD-4",), 1000, 32, token_ids("lookup.backward.large_table", 1000, (16, 64))),
         _backward("lookup.backward.float64", "A float64 table gets a float64 gradient.", bwd + ("EMB-FWD-4",), 5, 3, i64([0, 4, 0]), dtype="float64", features=("float64",)),
