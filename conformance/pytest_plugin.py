@@ -105,5 +105,5 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(f"embconf: {exc}") from None
     config.add_cleanup(state.adapter.close)
     cases = select(corpus.cases, config.getoption("embconf_select"))
-    collector = CaseCollector.from_parent(session, name="embconf", state=state, cases=cases)
+    collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
     items.extend(collector.collect())

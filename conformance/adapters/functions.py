@@ -1,0 +1,80 @@
+"""``functions:MODULE_OR_FILE``: plain NumPy functions, one per spec operation.
+
+The module defines functions named exactly as the spec's operations
+(``embedding_forward``, ``sinusoidal_table``, ...). Each is called with keyword
+arguments named as the operation's inputs in ``spec/vocabulary.json`` and
+returns its single output bare, several outputs as a tuple in the spec's order,
+or a dict keyed by output name. Errors: raise an exception whose ``kind``
+attribute names a spec error kind. Optional module attributes:
+
+- ``EMBCONF_FEATURES``: the optional features implemented (names from the vocabulary);
+- ``EMBCONF_SINUSOID_CONVENTION``: ``"interleaved"`` (default) or a named profile.
+
+Operations the module does not define are not applicable, never failures.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Optional
+
+from ..spec import features as spec_features
+from . import ImplementationError
+from .base import ALL_OPERATIONS, Capabilities
+from .common import Handler, InProcessAdapter, module_version
+from .loading import load_module
+
+CONVENTION_PREFIX = "sinusoid-"
+
+
+class FunctionsAdapter(InProcessAdapter):
+    kind = "functions"
+
+    def __init__(self, target: str) -> None:
+        module = load_module(target)
+        handlers = operation_functions(module, target)
+        caps = Capabilities(frozenset(handlers), declared_features(module, target), declared_convention(module, target))
+        super().__init__(target, handlers, caps, module_version(module))
+
+
+def operation_functions(module: ModuleType, target: str) -> dict[str, Handler]:
+    """The spec operations ``module`` defines as callables; ImplementationError when there are none."""
+    found = {op: getattr(module, op) for op in sorted(ALL_OPERATIONS) if callable(getattr(module, op, None))}
+    if not found:
+        raise ImplementationError(f"{target!r} defines none of the spec operations ({', '.join(sorted(ALL_OPERATIONS))})")
+    return found
+
+
+def declared_features(module: ModuleType, target: str) -> frozenset[str]:
+    """``EMBCONF_FEATURES``, checked against the vocabulary (conventions are declared separately)."""
+    raw: Any = getattr(module, "EMBCONF_FEATURES", ())
+    names = _names(raw)
+    if names is None:
+        raise ImplementationError(f"{target!r}: EMBCONF_FEATURES must be a list of feature names, got {raw!r}")
+    known = {f for f in spec_features() if not f.startswith(CONVENTION_PREFIX)}
+    unknown = sorted(str(n) for n in names - known)
+    if unknown:
+        raise ImplementationError(
+            f"{target!r}: unknown feature(s) {', '.join(unknown)} in EMBCONF_FEATURES; known: {', '.join(sorted(known))}"
+            " (a sinusoid profile is named by EMBCONF_SINUSOID_CONVENTION)"
+        )
+    return names
+
+
+def declared_convention(module: ModuleType, target: str) -> str:
+    """``EMBCONF_SINUSOID_CONVENTION``: 'interleaved' or one of the vocabulary's sinusoid profiles."""
+    convention = getattr(module, "EMBCONF_SINUSOID_CONVENTION", "interleaved")
+    known = ["interleaved"] + [f[len(CONVENTION_PREFIX):] for f in spec_features() if f.startswith(CONVENTION_PREFIX)]
+    if convention not in known:
+        raise ImplementationError(f"{target!r}: EMBCONF_SINUSOID_CONVENTION {convention!r} is not one of {', '.join(known)}")
+    return convention
+
+
+def _names(value: Any) -> Optional[frozenset[str]]:
+    """``value`` as a set of strings, or None when it is not an iterable of strings."""
+    if isinstance(value, str):
+        return None
+    try:
+        names = frozenset(value)
+    except TypeError:
+        return None
+    return names if all(isinstance(n, str) for n in names) else None

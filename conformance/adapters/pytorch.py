@@ -1,0 +1,247 @@
+"""``torch``: PyTorch's ``nn.Embedding`` (``F.embedding``) with autograd, against the spec.
+
+What is PyTorch's and what is glue:
+
+- Token lookup, its dense and row-sparse (``sparse=True``) gradients, float64
+  tables and int32 ids are PyTorch's own behaviour, unaided. Its only id check
+  is the ``IndexError: index out of range`` it raises for ids outside
+  [0, V), mapped here to ``index_out_of_range``, and autograd's
+  ``RuntimeError: Mismatch in shape`` for an upstream gradient of the wrong
+  shape, mapped to ``shape_mismatch``. Float ids are refused by PyTorch
+  altogether, so ``float_ids`` is not declared.
+- Learned positions and the embedding layer are not PyTorch modules. The
+  adapter composes them from PyTorch parts the way a user's own module would
+  (a table parameter sliced ``table[s:s+T]`` and added to ``x``; an
+  ``nn.Embedding`` for tokens, times sqrt(D) when scaling, plus a learned
+  ``nn.Embedding`` table). That glue carries the checks such a module needs
+  and PyTorch cannot make for it: the rank and width of ``x`` and of the tokens,
+  ``start_pos`` (an integer >= 0) and the fit ``start_pos + T <= max_seq_len``,
+  and the constructor's ``pos_encoding``. They raise the spec's typed errors, so
+  those cases test this glue, not PyTorch; everything numeric is PyTorch's.
+- PyTorch has no sinusoidal table: ``sinusoidal_table`` is not declared, and
+  layer and parameter-count cases configured ``pos_encoding='sinusoidal'`` are
+  skipped (not applicable), never failed.
+- Parameter counts build the layer on ``torch.device('meta')``, so model-size
+  tables (``large_tables``) are counted without allocating them.
+- Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is no PyTorch API.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Iterator, Mapping, Optional
+
+import numpy as np
+
+from . import ImplementationError
+from .base import Capabilities
+from .common import InProcessAdapter, TypedError, layer_kwargs
+from .loading import describe_exception
+
+INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
+NO_SINUSOID = "PyTorch provides no sinusoidal table"
+OPERATIONS = (
+    "embedding_forward", "embedding_backward", "embedding_backward_sparse",
+    "learned_positions_forward", "learned_positions_backward",
+    "embedding_layer_forward", "embedding_layer_backward", "parameter_count",
+)
+LAYER_OPERATIONS = frozenset({"embedding_layer_forward", "embedding_layer_backward", "parameter_count"})
+FEATURES = frozenset({"float64", "int32_ids", "row_sparse_grad", "large_tables"})
+POS_ENCODINGS = ("learned", "sinusoidal", None)
+
+
+def import_torch() -> ModuleType:
+    """``torch``, imported on first use; ImplementationError with the install hint when it is missing."""
+    try:
+        import torch
+    except ModuleNotFoundError as exc:
+        if exc.name == "torch":
+            raise ImplementationError(INSTALL_HINT) from None
+        raise ImplementationError(f"torch does not import: {describe_exception(exc)}") from None
+    except Exception as exc:  # a broken installation
+        raise ImplementationError(f"torch does not import: {describe_exception(exc)}") from None
+    return torch
+
+
+class TorchAdapter(InProcessAdapter):
+    kind = "torch"
+
+    def __init__(self, target: str = "") -> None:
+        if target:
+            raise ImplementationError(f"the torch adapter takes no target (got {target!r}); use --impl torch")
+        self.torch = import_torch()
+        handlers = {op: getattr(self, op) for op in OPERATIONS}
+        caps = Capabilities(frozenset(handlers), FEATURES,
+                            notes=("positions and the layer are thin glue over nn.Embedding; the glue raises the spec's errors",))
+        super().__init__("torch", handlers, caps, self.torch.__version__)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "PyTorch", "version": self.torch.__version__, "language": "python"}
+
+    def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
+        if operation in LAYER_OPERATIONS and inputs["config"].get("pos_encoding") == "sinusoidal":
+            return NO_SINUSOID
+        return None
+
+    # ----- conversions -----------------------------------------------------------------
+
+    def _tensor(self, array: np.ndarray, requires_grad: bool = False) -> Any:
+        return self.torch.from_numpy(np.asarray(array, order="C")).requires_grad_(requires_grad)
+
+    def _embedding(self, weight: np.ndarray, sparse: bool = False) -> Any:
+        """nn.Embedding holding the fixture's table as its (trainable) weight."""
+        rows, dim = weight.shape
+        return self.torch.nn.Embedding(rows, dim, sparse=sparse, _weight=self._tensor(weight))
+
+    def _lookup(self, weight: np.ndarray, ids: np.ndarray, sparse: bool = False) -> tuple[Any, Any]:
+        embedding = self._embedding(weight, sparse)
+        with pytorch_errors():
+            return embedding, embedding(self._tensor(ids))
+
+    def _backward(self, output: Any, grad_output: np.ndarray) -> None:
+        with pytorch_errors():
+            output.backward(self._tensor(grad_output))
+
+    # ----- operations (named and called as the spec's) -----------------------------------
+
+    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
+        return to_numpy(self._lookup(weight, ids)[1])
+
+    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
+        embedding, output = self._lookup(weight, ids)
+        self._backward(output, grad_output)
+        return to_numpy(embedding.weight.grad)
+
+    def embedding_backward_sparse(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> tuple[Any, Any]:
+        """PyTorch's sparse COO gradient, coalesced: sorted unique ids and their summed rows."""
+        embedding, output = self._lookup(weight, ids, sparse=True)
+        self._backward(output, grad_output)
+        grad = embedding.weight.grad.coalesce()
+        return to_numpy(grad.indices()[0]), to_numpy(grad.values())
+
+    def learned_positions_forward(self, table: np.ndarray, x: np.ndarray, start_pos: Any = 0) -> Any:
+        return to_numpy(self._positions(table, x, start_pos)[2])
+
+    def learned_positions_backward(self, table: np.ndarray, x: np.ndarray, start_pos: Any,
+                                   grad_output: np.ndarray) -> tuple[Any, Any]:
+        table_t, x_t, output = self._positions(table, x, start_pos)
+        self._backward(output, grad_output)
+        return to_numpy(x_t.grad), to_numpy(table_t.grad)
+
+    def _positions(self, table: np.ndarray, x: np.ndarray, start_pos: Any) -> tuple[Any, Any, Any]:
+        table_t = self.torch.nn.Parameter(self._tensor(table))
+        x_t = self._tensor(x, requires_grad=True)
+        return table_t, x_t, add_positions(x_t, table_t, start_pos)
+
+    def embedding_layer_forward(self, config: Mapping[str, Any], token_weight: np.ndarray,
+                                position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any = 0) -> Any:
+        layer = self._layer(config, token_weight, position_table)
+        return to_numpy(layer.forward(self._tensor(tokens), start_pos))
+
+    def embedding_layer_backward(self, config: Mapping[str, Any], token_weight: np.ndarray,
+                                 position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any,
+                                 grad_output: np.ndarray) -> tuple[Any, Any]:
+        layer = self._layer(config, token_weight, position_table)
+        self._backward(layer.forward(self._tensor(tokens), start_pos), grad_output)
+        positions = layer.positions.weight.grad if layer.positions is not None else None
+        return to_numpy(layer.tokens.weight.grad), to_numpy(positions)
+
+    def _layer(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray]) -> "GlueLayer":
+        tables = {"token_weight": self._tensor(token_weight)}
+        if position_table is not None:
+            tables["position_table"] = self._tensor(position_table)
+        return build_layer(self.torch, **layer_kwargs(config), **tables)
+
+    def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
+        """numel of the layer's parameters, built on the meta device (nothing is allocated)."""
+        layer = build_layer(self.torch, **layer_kwargs(config), device=self.torch.device("meta"))
+        return {"trainable": sum(int(p.numel()) for p in layer.parameters()), "non_trainable": 0}
+
+
+# ----- the glue: what a user's own module around nn.Embedding does ------------------------
+
+@dataclass
+class GlueLayer:
+    """Token nn.Embedding (times sqrt(D) when scaling) plus an optional learned nn.Embedding table."""
+
+    tokens: Any
+    positions: Optional[Any]
+    scale: float
+    max_seq_len: int
+
+    def parameters(self) -> list[Any]:
+        modules = [self.tokens] + ([self.positions] if self.positions is not None else [])
+        return [p for module in modules for p in module.parameters()]
+
+    def forward(self, tokens: Any, start_pos: Any = 0) -> Any:
+        """tokens (T,) or (B, T) -> (T, D) or (B, T, D)."""
+        if tokens.dim() not in (1, 2):
+            raise TypedError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tuple(tokens.shape)}")
+        seq_len = tokens.shape[-1]
+        limit = self.max_seq_len if self.positions is not None else math.inf
+        start = check_start_pos(start_pos, seq_len, limit)
+        with pytorch_errors():
+            out = self.tokens(tokens)
+        if self.scale != 1.0:
+            out = out * self.scale
+        if self.positions is not None:
+            out = out + self.positions.weight[start:start + seq_len]
+        return out
+
+
+def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len: int = 512,
+                pos_encoding: Optional[str] = "learned", scale_embeddings: bool = False, *,
+                token_weight: Any = None, position_table: Any = None, device: Any = None) -> GlueLayer:
+    """The layer, with the TinyTorch constructor's signature and defaults; tables given are used as weights."""
+    if pos_encoding not in POS_ENCODINGS:
+        raise TypedError("invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
+    if pos_encoding == "sinusoidal":
+        raise NotImplementedError(NO_SINUSOID)
+    nn = torch.nn
+    tokens = nn.Embedding(vocab_size, embed_dim, _weight=token_weight, device=device)
+    positions = nn.Embedding(max_seq_len, embed_dim, _weight=position_table, device=device) if pos_encoding == "learned" else None
+    return GlueLayer(tokens, positions, math.sqrt(embed_dim) if scale_embeddings else 1.0, max_seq_len)
+
+
+def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
+    """x (B, T, D) + table[start_pos:start_pos+T], after the checks a careful user module makes."""
+    if x.dim() != 3:
+        raise TypedError("shape_mismatch", f"x must be (batch, seq, embed_dim), got shape {tuple(x.shape)}")
+    if x.shape[2] != table.shape[1]:
+        raise TypedError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
+    start = check_start_pos(start_pos, x.shape[1], table.shape[0])
+    return x + table[start:start + x.shape[1]]
+
+
+def check_start_pos(start_pos: Any, seq_len: int, max_len: float) -> int:
+    """start_pos as an int: an integer >= 0 with start_pos + seq_len <= max_len."""
+    if isinstance(start_pos, (bool, np.bool_)) or not isinstance(start_pos, numbers.Integral):
+        raise TypedError("invalid_start_pos", f"start_pos must be an integer, got {start_pos!r}")
+    if start_pos < 0:
+        raise TypedError("invalid_start_pos", f"start_pos must be >= 0, got {start_pos}")
+    if start_pos + seq_len > max_len:
+        raise TypedError("sequence_too_long", f"start_pos {start_pos} + length {seq_len} exceeds {max_len} positions")
+    return int(start_pos)
+
+
+@contextmanager
+def pytorch_errors() -> Iterator[None]:
+    """PyTorch's own checks as the spec's kinds: ids out of range, an upstream gradient of the wrong shape."""
+    try:
+        yield
+    except IndexError as exc:
+        if "out of range" in str(exc):
+            raise TypedError("index_out_of_range", f"IndexError: {exc}") from exc
+        raise
+    except RuntimeError as exc:
+        if str(exc).startswith("Mismatch in shape"):  # autograd: grad_output does not match the output
+            raise TypedError("shape_mismatch", f"RuntimeError: {exc}") from exc
+        raise
+
+
+def to_numpy(tensor: Any) -> Any:
+    """A torch tensor as a NumPy array of its own dtype (None stays None)."""
+    return None if tensor is None else tensor.detach().cpu().numpy()

@@ -1,0 +1,221 @@
+"""``tinytorch:MODULE_OR_FILE``: a TinyTorch module 11 (Embeddings) submission, on its own Tensor.
+
+The adapter drives the student's public API (``Embedding``, ``PositionalEncoding``,
+``_compute_sinusoidal_table`` / ``create_sinusoidal_embeddings``, ``EmbeddingLayer``)
+the way the module's own tests do: it builds fresh objects for every case,
+replaces their tables with the fixture's (as the student's ``Tensor`` with
+``requires_grad=True``), runs ``forward``, calls ``backward`` on the output with
+the fixture's upstream gradient (a float32 ndarray, as TinyTorch's autograd
+takes it) and reads ``.grad``. Outputs are the student's arrays as produced
+(a float64 result is judged wrong, not cast); a missing ``.grad`` is reported
+as None and so judged wrong.
+
+TinyTorch rejects bad input with ``ValueError`` whatever the reason, so error
+kinds are coarse: a ValueError where the spec wants an error passes, any other
+exception is an ``error`` outcome. Storage is float32 only (no ``float64``
+feature); token ids become float32 Tensors, so float and int32 ids are supported.
+Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is not part of
+the module's API and is not applicable.
+"""
+from __future__ import annotations
+
+import importlib.util
+from types import ModuleType
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from . import ImplementationError
+from .base import Capabilities
+from .common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
+from .loading import load_module
+
+DEFAULT_TARGET = "tinytorch.core.embeddings"
+FEATURES = frozenset({"float_ids", "int32_ids"})
+
+# operation -> the module names it needs (any one of them)
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "embedding_forward": ("Embedding",),
+    "embedding_backward": ("Embedding",),
+    "sinusoidal_table": ("_compute_sinusoidal_table", "create_sinusoidal_embeddings"),
+    "learned_positions_forward": ("PositionalEncoding",),
+    "learned_positions_backward": ("PositionalEncoding",),
+    "embedding_layer_forward": ("EmbeddingLayer",),
+    "embedding_layer_backward": ("EmbeddingLayer",),
+    "parameter_count": ("EmbeddingLayer",),
+}
+CONSTANT_MARKED_TRAINABLE = "requires_grad=True on the sinusoidal table (a constant)"
+
+
+class ApiMismatch(Exception):
+    """The student's objects lack an attribute the TinyTorch API promises (an ``error`` outcome)."""
+
+
+class TinyTorchAdapter(InProcessAdapter):
+    kind = "tinytorch"
+
+    def __init__(self, target: str = DEFAULT_TARGET) -> None:
+        target = target or DEFAULT_TARGET
+        self.module = load_module(target)
+        self.Tensor = student_tensor(self.module, target)
+        enable_autograd(self.module, self.Tensor)
+        handlers = self._provided_handlers(target)
+        caps = Capabilities(frozenset(handlers), FEATURES, error_detail="coarse",
+                            notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",))
+        super().__init__(target, handlers, caps, module_version(self.module))
+
+    def _provided_handlers(self, target: str) -> dict[str, Handler]:
+        ops = {op: getattr(self, op) for op, names in REQUIRES.items() if any(hasattr(self.module, n) for n in names)}
+        if not ops:
+            wanted = sorted({n for names in REQUIRES.values() for n in names})
+            raise ImplementationError(f"{target!r} has none of the TinyTorch embeddings API ({', '.join(wanted)})")
+        return ops
+
+    def is_coarse_rejection(self, exc: BaseException) -> bool:
+        return isinstance(exc, ValueError)
+
+    def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
+        if operation == "sinusoidal_table" and inputs.get("dtype", "float32") != "float32":
+            return "TinyTorch tables are float32 only"
+        return None
+
+    # ----- building blocks ---------------------------------------------------------------
+
+    def _param(self, array: np.ndarray) -> Any:
+        """A fixture table as a fresh trainable student Tensor."""
+        return self.Tensor(array, requires_grad=True)
+
+    def _api(self, name: str) -> Any:
+        return getattr(self.module, name)
+
+    def _lookup(self, weight: np.ndarray, ids: np.ndarray) -> tuple[Any, Any]:
+        """(injected table, output) of Embedding(V, D) with the fixture's table, on Tensor(ids)."""
+        embedding = self._api("Embedding")(weight.shape[0], weight.shape[1])
+        table = self._param(weight)
+        embedding.weight = table
+        return table, embedding.forward(self.Tensor(ids))
+
+    def _positions(self, table: np.ndarray, x: np.ndarray, start_pos: Any) -> tuple[Any, Any, Any]:
+        """(injected table, x Tensor, output) of PositionalEncoding(L, D).forward(x, start_pos)."""
+        encoding = self._api("PositionalEncoding")(table.shape[0], table.shape[1])
+        table_t = self._param(table)
+        encoding.position_embeddings = table_t
+        x_t = self._param(x)
+        return table_t, x_t, encoding.forward(x_t, start_pos)
+
+    def _layer(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
+               tokens: np.ndarray, start_pos: Any) -> tuple[Any, Any, Any, Any]:
+        """(layer, injected token table, injected position table or None, output)."""
+        layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
+        weight = self._param(token_weight)
+        _set(layer, "token_embedding", "weight", weight)
+        table = None
+        if position_table is not None:
+            table = self._param(position_table)
+            _set(layer, "pos_encoding", "position_embeddings", table)
+        return layer, weight, table, layer.forward(self.Tensor(tokens), start_pos)
+
+    @staticmethod
+    def _backward(output: Any, grad_output: np.ndarray) -> None:
+        """Drive the student's own autograd from ``output`` with the fixture's upstream gradient."""
+        output.backward(np.asarray(grad_output, dtype=np.float32))
+
+    def _constant_grad(self, layer: Any) -> Any:
+        """What a stored constant position table (sinusoidal) got: its .grad, a marker if trainable, else None."""
+        stored = getattr(layer, "pos_encoding", None)
+        if not isinstance(stored, self.Tensor):
+            return None
+        grad = grad_of(stored)
+        if grad is None and getattr(stored, "requires_grad", False):
+            return CONSTANT_MARKED_TRAINABLE
+        return grad
+
+    # ----- operations (named and called as the spec's) -----------------------------------
+
+    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
+        return as_numpy(self._lookup(weight, ids)[1])
+
+    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
+        table, output = self._lookup(weight, ids)
+        self._backward(output, grad_output)
+        return grad_of(table)
+
+    def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
+        if hasattr(self.module, "_compute_sinusoidal_table"):
+            return as_numpy(self._api("_compute_sinusoidal_table")(max_len, embed_dim))
+        return as_numpy(self._api("create_sinusoidal_embeddings")(max_len, embed_dim))
+
+    def learned_positions_forward(self, table: np.ndarray, x: np.ndarray, start_pos: Any = 0) -> Any:
+        return as_numpy(self._positions(table, x, start_pos)[2])
+
+    def learned_positions_backward(self, table: np.ndarray, x: np.ndarray, start_pos: Any,
+                                   grad_output: np.ndarray) -> tuple[Any, Any]:
+        table_t, x_t, output = self._positions(table, x, start_pos)
+        self._backward(output, grad_output)
+        return grad_of(x_t), grad_of(table_t)
+
+    def embedding_layer_forward(self, config: Mapping[str, Any], token_weight: np.ndarray,
+                                position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any = 0) -> Any:
+        return as_numpy(self._layer(config, token_weight, position_table, tokens, start_pos)[3])
+
+    def embedding_layer_backward(self, config: Mapping[str, Any], token_weight: np.ndarray,
+                                 position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any,
+                                 grad_output: np.ndarray) -> tuple[Any, Any]:
+        layer, weight, table, output = self._layer(config, token_weight, position_table, tokens, start_pos)
+        self._backward(output, grad_output)
+        return grad_of(weight), (grad_of(table) if table is not None else self._constant_grad(layer))
+
+    def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
+        """Sizes of parameters(), and of a stored position table that is not among them."""
+        layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
+        params = list(layer.parameters())
+        stored = getattr(layer, "pos_encoding", None)
+        constant = isinstance(stored, self.Tensor) and not any(p is stored for p in params)
+        return {"trainable": sum(_size(p) for p in params), "non_trainable": _size(stored) if constant else 0}
+
+
+def student_tensor(module: ModuleType, target: str) -> type:
+    """The ``Tensor`` class the module imported into its namespace."""
+    tensor = getattr(module, "Tensor", None)
+    if not isinstance(tensor, type):
+        raise ImplementationError(
+            f"{target!r} has no Tensor class in its namespace (TinyTorch modules import it: "
+            "from tinytorch.core.tensor import Tensor)"
+        )
+    return tensor
+
+
+def enable_autograd(module: ModuleType, tensor: type) -> None:
+    """Import the package's ``autograd`` module (importing it switches autograd on), where there is one."""
+    for package in _packages(module, tensor):
+        name = f"{package}.autograd"
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            load_module(name)
+            return
+
+
+def _packages(module: ModuleType, tensor: type) -> list[str]:
+    """The packages of the module and of its Tensor, nearest first, without repeats."""
+    candidates = [module.__package__ or "", tensor.__module__.rpartition(".")[0]]
+    return [p for i, p in enumerate(candidates) if p and p not in candidates[:i]]
+
+
+def grad_of(tensor: Any) -> Any:
+    """``tensor.grad`` as an ndarray (None stays None: no gradient arrived)."""
+    return as_numpy(getattr(tensor, "grad", None))
+
+
+def _size(value: Any) -> int:
+    return int(np.size(as_numpy(value)))
+
+
+def _set(owner: Any, child: str, attribute: str, value: Any) -> None:
+    """``owner.child.attribute = value``, with a clear message when the API's attribute is missing."""
+    target = getattr(owner, child, None)
+    if target is None or not hasattr(target, attribute):
+        raise ApiMismatch(f"{type(owner).__name__} has no {child}.{attribute} to load the fixture's table into")
+    setattr(target, attribute, value)
