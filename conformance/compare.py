@@ -85,6 +85,8 @@ def _scalar_bound(want: Any, tol: Mapping[str, Any]) -> float:
 
 def _compare_array(name: str, want: np.ndarray, got: Any, tol: Mapping[str, Any], shape: tuple[int, ...],
                    rows: Optional[list[int]]) -> Optional[Mismatch]:
+    if got is None:
+        return Mismatch(name, "missing", f"'{name}' is None: no value reached it (expected an array of shape {list(shape)})")
     if not isinstance(got, np.ndarray):
         return Mismatch(name, "type", f"'{name}' should be an array of shape {list(shape)}, got {_describe(got)}", actual=got)
     if got.dtype != want.dtype:
