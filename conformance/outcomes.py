@@ -24,6 +24,7 @@ class CaseResult:
     stderr: str = ""
     mismatches: list[Any] = field(default_factory=list, repr=False)
     actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
+    error_kind: Optional[str] = None  # the error kind the implementation raised, kept for diagnosis
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {

@@ -76,10 +76,10 @@ class TorchAdapter(InProcessAdapter):
         handlers = {op: getattr(self, op) for op in OPERATIONS}
         caps = Capabilities(frozenset(handlers), FEATURES,
                             notes=("positions and the layer are thin glue over nn.Embedding; the glue raises the spec's errors",))
-        super().__init__("torch", handlers, caps, self.torch.__version__)
+        super().__init__("torch", handlers, caps, str(self.torch.__version__))
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "PyTorch", "version": self.torch.__version__, "language": "python"}
+        return {"name": "PyTorch", "version": str(self.torch.__version__), "language": "python"}
 
     def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
         if operation in LAYER_OPERATIONS and inputs["config"].get("pos_encoding") == "sinusoidal":

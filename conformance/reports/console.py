@@ -5,7 +5,7 @@ import sys
 from collections import defaultdict
 from typing import TextIO
 
-from ..outcomes import OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from ..outcomes import FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from ..runner import RunResult
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
@@ -52,6 +52,8 @@ class Console:
                 write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
                 for cause in result.diagnosis[:3]:
                     write(f"  likely cause: {cause.get('summary', '')}\n")
+                if result.outcome == FAIL and not result.diagnosis:
+                    write("  likely cause: no known mistake matches\n")
                 if result.stderr:
                     write("  stderr: " + result.stderr.strip().replace("\n", "\n          ")[:2000] + "\n")
         for entry in run.unmatched_expectations:

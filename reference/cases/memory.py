@@ -33,6 +33,8 @@ def _table_bytes_cases() -> list[CaseSpec]:
         CaseSpec("mem.table_bytes.positions_512x768", "A learned 512 x 768 position table in float32.", ("EMB-MEM-2", "EMB-MEM-3"), "table_bytes", {"num_rows": 512, "embed_dim": 768, "dtype": "float32"}),
         CaseSpec("mem.table_bytes.one_mib", "256 x 1024 float32 is exactly 1 MiB and 1.048576 MB.", ("EMB-MEM-3",), "table_bytes", {"num_rows": 256, "embed_dim": 1024, "dtype": "float32"}),
         CaseSpec("mem.error.unknown_dtype", "dtype 'float8' is not in the spec's list: invalid_config.", ("EMB-MEM-6", "EMB-ERR-1"), "table_bytes", {"num_rows": 4, "embed_dim": 4, "dtype": "float8"}, error="invalid_config"),
+        CaseSpec("mem.error.parameters_unknown_pos", "Parameters of a layer with pos_encoding 'rope': invalid_config, not a count without positions.", ("EMB-LAY-7", "EMB-MEM-1", "EMB-ERR-1"),
+                 "parameter_count", {"config": {"vocab_size": 100, "embed_dim": 16, "pos_encoding": "rope"}}, error="invalid_config"),
         CaseSpec("mem.error.adam_unknown_dtype", "Adam state of an unknown dtype 'int4': invalid_config.", ("EMB-MEM-6", "EMB-ERR-1"), "adam_state_bytes", {"num_params": 10, "dtype": "int4"}, error="invalid_config"),
     ]
     return specs

@@ -96,6 +96,7 @@ def backward_cases() -> list[CaseSpec]:
         _backward("lookup.sparse.unsorted_ids", "Row-sparse indices are sorted and unique whatever the id order.", ("EMB-BWD-5",), 8, 2, i64([5, 1, 5, 3, 1]), features=("row_sparse_grad",), operation="embedding_backward_sparse"),
         _backward("lookup.sparse.empty_ids", "No ids: no rows.", ("EMB-BWD-5",), 5, 3, i64([]), features=("row_sparse_grad",), operation="embedding_backward_sparse"),
         _backward("lookup.sparse.ids_2d", "2-D ids, row-sparse.", ("EMB-BWD-5",), 30, 4, token_ids("lookup.sparse.ids_2d", 30, (4, 5)), features=("row_sparse_grad",), operation="embedding_backward_sparse"),
+        _backward("lookup.sparse.int32_ids", "int32 ids still give int64 indices (np.unique keeps the ids' dtype).", ("EMB-BWD-5", "EMB-FWD-5"), 7, 2, i64([4, 0, 4, 6]).astype(np.int32), features=("row_sparse_grad", "int32_ids"), operation="embedding_backward_sparse"),
     ]
 
 
@@ -123,6 +124,9 @@ def error_cases() -> list[CaseSpec]:
         _error("lookup.error.float_negative_inf", "Float id -inf.", bad, "invalid_index", f32([-np.inf, 1.0]), features=("float_ids",)),
         _error("lookup.error.float_negative_integral", "Float id -1.0 is an integer out of range.", neg, "index_out_of_range", f32([-1.0]), features=("float_ids",)),
         _error("lookup.error.float_equals_vocab", "Float id 5.0 with V = 5.", oor, "index_out_of_range", f32([5.0]), features=("float_ids",)),
+        CaseSpec("lookup.error.backward_grad_shape", "grad_output of shape (3, 2, D) for ids of shape (2, 3): shape_mismatch, never a silent reshape.",
+                 ("EMB-BWD-1", "EMB-ERR-1"), "embedding_backward", {"weight": table("lookup.error.backward_grad_shape", 6, 3), "ids": i64([[0, 1, 2], [3, 4, 5]]),
+                                                                    "grad_output": values("lookup.error.backward_grad_shape", (3, 2, 3), salt="grad")}, error="shape_mismatch"),
         _error("lookup.error.float_backward_half", "Backward rejects float id 1.5.", bad, "invalid_index", f32([1.5, 0.0]), operation="embedding_backward", features=("float_ids",)),
     ]
 

@@ -1,0 +1,37 @@
+"""The catalogue of known mistakes ("mutants"): realistic wrong implementations of the spec.
+
+Each mutant is the reference with one or two operations replaced (see base.py);
+run one with ``embconf run --impl mutant:ID``. ``embconf mutants`` shows which
+golden cases kill each mutant; the diagnosis of a failing case names the
+mutants whose results match the implementation's.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from . import layer, lookup, memory, positions, sinusoid  # noqa: F401  (each registers its mutants)
+from .base import AREAS, Mutant, registry
+from .compose import Implementation
+
+
+def catalogue() -> list[Mutant]:
+    """Every mutant, in a stable order: by area, then as registered."""
+    return sorted(registry().values(), key=lambda m: AREAS.index(m.area))
+
+
+def get(mutant_id: str) -> Mutant:
+    """The mutant with this id; KeyError naming close ids otherwise."""
+    found = registry().get(mutant_id)
+    if found is None:
+        close = [m.id for m in catalogue() if mutant_id.split(".")[-1] in m.id][:5]
+        raise KeyError(f"no mutant {mutant_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf mutants`)"))
+    return found
+
+
+@lru_cache(maxsize=None)
+def implementation(mutant_id: str) -> Implementation:
+    """The mutant's operations: its overrides, the reference elsewhere, composed operations built on both."""
+    return Implementation(get(mutant_id).overrides)
+
+
+__all__ = ["Mutant", "Implementation", "catalogue", "get", "implementation"]

@@ -1,0 +1,42 @@
+"""Any mutant as an implementation under test: ``--impl mutant:ID``."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..adapters import ImplementationError
+from ..adapters.base import Adapter, Capabilities, Reply, call_python
+from ..adapters.reference import ReferenceAdapter
+from . import get, implementation
+from .compose import Implementation
+
+
+class ImplementationAdapter(Adapter):
+    """Runs an :class:`Implementation` in-process, with the reference's capabilities."""
+
+    kind = "implementation"
+
+    def __init__(self, impl: Implementation, name: str = "reference parts, composed") -> None:
+        self.implementation = impl
+        self.target = name
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.target, "version": "", "language": "python"}
+
+    def capabilities(self) -> Capabilities:
+        return ReferenceAdapter().capabilities()
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        return call_python(operation, self.implementation[operation], **inputs)
+
+
+class MutantAdapter(ImplementationAdapter):
+    """One mutant of the catalogue, by id: ``--impl mutant:ID``."""
+
+    kind = "mutant"
+
+    def __init__(self, target: str) -> None:
+        try:
+            self.mutant = get(target)
+        except KeyError as exc:
+            raise ImplementationError(f"--impl mutant:{target}: {exc.args[0]}") from None
+        super().__init__(implementation(target), f"mutant {target}")

@@ -1,0 +1,91 @@
+"""What a mutant is: a named, realistic mistake, as a small override of reference operations.
+
+A :class:`Mutant` replaces one or two operations of the spec (functions with the
+reference's signatures); every other operation is the reference's. Operations
+that are built from others (the row-sparse gradient, the embedding layer) are
+composed from the mutant's own parts, as a real implementation composes them, so a
+wrong lookup also shows in the layer. Area modules register mutants with
+:func:`mutant` (a decorator) or :func:`register`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from ..reference import OPERATIONS
+
+Operation = Callable[..., Any]
+
+# Which operations each composed operation is built from (see compose.py).
+DEPENDS: dict[str, frozenset[str]] = {
+    "embedding_backward_sparse": frozenset({"embedding_backward"}),
+    "embedding_layer_forward": frozenset({"embedding_forward", "sinusoidal_table", "learned_positions_forward"}),
+    "embedding_layer_backward": frozenset({"embedding_backward", "learned_positions_backward"}),
+}
+
+AREAS: tuple[str, ...] = ("lookup", "backward", "sinusoid", "positions", "layer", "memory")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One known mistake: what is wrong, how to fix it, and the operations it replaces."""
+
+    id: str
+    area: str
+    description: str
+    hint: str
+    overrides: Mapping[str, Operation] = field(repr=False)
+    equivalent: tuple[str, ...] = ()  # ids whose outputs are identical on every input
+    convention: Optional[str] = None  # a published sinusoid convention this mutant follows
+    source: str = ""  # a public bug report showing the mistake in the wild
+
+    def covers(self, operation: str) -> bool:
+        """Whether this mutant can change the result of ``operation`` (directly or through a part)."""
+        return operation in self.overrides or bool(DEPENDS.get(operation, frozenset()) & set(self.overrides))
+
+    @property
+    def covered_operations(self) -> list[str]:
+        return [op for op in OPERATIONS if self.covers(op)]
+
+    @property
+    def summary(self) -> str:
+        """The one line a failure report shows as its likely cause."""
+        if self.convention:
+            return f"follows the {self.convention} convention; the spec's canonical table is interleaved (EMB-SIN-2) -> {self.hint}"
+        return f"{self.description} -> {self.hint}"
+
+    def explain(self) -> dict[str, str]:
+        return {"mutant": self.id, "summary": self.summary, "description": self.description, "hint": self.hint}
+
+    def names(self, mutant_id: str) -> bool:
+        """Whether ``mutant_id`` is this mutant or one declared equivalent to it."""
+        return mutant_id == self.id or mutant_id in self.equivalent
+
+
+_REGISTRY: dict[str, Mutant] = {}
+
+
+def register(new: Mutant) -> Mutant:
+    if new.id in _REGISTRY:
+        raise AssertionError(f"duplicate mutant id {new.id}")
+    if new.area not in AREAS:
+        raise AssertionError(f"{new.id}: unknown area {new.area!r}")
+    unknown = set(new.overrides) - set(OPERATIONS)
+    if unknown or not new.overrides:
+        raise AssertionError(f"{new.id}: overrides must name spec operations, got {sorted(new.overrides)}")
+    _REGISTRY[new.id] = new
+    return new
+
+
+def mutant(mutant_id: str, area: str, description: str, hint: str, operation: str, **extra: Any) -> Callable[[Operation], Operation]:
+    """Register the decorated function (with the spec's signature of ``operation``) as a mutant overriding it."""
+
+    def decorate(fn: Operation) -> Operation:
+        register(Mutant(mutant_id, area, description, hint, {operation: fn}, **extra))
+        return fn
+
+    return decorate
+
+
+def registry() -> dict[str, Mutant]:
+    return _REGISTRY

@@ -1,0 +1,95 @@
+"""Composed operations: the row-sparse gradient and the embedding layer, built from an implementation's parts.
+
+:class:`Implementation` is the reference with some operations replaced. Its
+composed operations call its own parts (lookup, sinusoid table, learned
+positions), so with no replacement it gives exactly the reference's results, and
+with a wrong part it fails the way a real layer built on that part fails. The
+layer checks its inputs as the reference does (``reference.layer._prepare``).
+The keyword knobs of :func:`layer_forward` and :func:`layer_backward` let the
+layer mutants change one step of the composition.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable, Mapping, Optional
+
+import numpy as np
+
+from ..reference import OPERATIONS
+from ..reference.errors import EmbeddingError
+from ..reference.layer import _prepare, token_scale
+from ..reference.lookup import validate_ids
+
+F64 = np.float64
+Combine = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], np.ndarray]
+Scale = Callable[[Mapping[str, Any]], float]
+
+
+class Implementation:
+    """The reference's operations with ``overrides`` in place; composed operations use this object's parts."""
+
+    def __init__(self, overrides: Optional[Mapping[str, Callable[..., Any]]] = None) -> None:
+        composed = {
+            "embedding_backward_sparse": partial(backward_sparse, self),
+            "embedding_layer_forward": partial(layer_forward, self),
+            "embedding_layer_backward": partial(layer_backward, self),
+        }
+        self.operations: dict[str, Callable[..., Any]] = {**OPERATIONS, **composed, **(overrides or {})}
+
+    def __getitem__(self, operation: str) -> Callable[..., Any]:
+        return self.operations[operation]
+
+
+def backward_sparse(impl: Implementation, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique ids and the rows of this implementation's dense gradient."""
+    dense = impl["embedding_backward"](weight, ids, grad_output)
+    indices = np.unique(validate_ids(ids, weight.shape[0]))
+    return indices, dense[indices]
+
+
+def scale_of(cfg: Mapping[str, Any]) -> float:
+    """The spec's token factor c: sqrt(D) when scaling, else 1."""
+    return token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
+
+
+def add_scaled(tokens: np.ndarray, positions: np.ndarray, cfg: Mapping[str, Any]) -> np.ndarray:
+    """The spec's combination: tokens * c + positions (broadcast over the batch)."""
+    return tokens * scale_of(cfg) + positions[None]
+
+
+def positions(impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.ndarray], start: int, seq_len: int) -> np.ndarray:
+    """The (T, D) float64 position rows from this implementation's learned or sinusoidal part."""
+    dim = cfg["embed_dim"]
+    if cfg["pos_encoding"] == "learned":
+        return impl["learned_positions_forward"](table.astype(F64), np.zeros((1, seq_len, dim)), start)[0]
+    if cfg["pos_encoding"] == "sinusoidal":
+        return impl["sinusoidal_table"](start + seq_len, dim, "float64")[start:]
+    return np.zeros((seq_len, dim))
+
+
+def layer_forward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
+                  tokens: np.ndarray, start_pos: object = 0, *, combine: Combine = add_scaled, squeeze: bool = True) -> np.ndarray:
+    """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
+    cfg, batched, _, start = _prepare(config, token_weight, position_table, tokens, start_pos)
+    rows = impl["embedding_forward"](token_weight.astype(F64), batched)
+    out = combine(rows, positions(impl, cfg, position_table, start, batched.shape[1]), cfg).astype(token_weight.dtype)
+    return out[0] if squeeze and tokens.ndim == 1 else out
+
+
+def layer_backward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
+                   tokens: np.ndarray, start_pos: object, grad_output: np.ndarray, *,
+                   grad_scale: Scale = scale_of) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """grad_scale(cfg) times this implementation's scatter-add; its learned-position gradient; None otherwise."""
+    cfg, batched, _, start = _prepare(config, token_weight, position_table, tokens, start_pos)
+    grad = grad_output if tokens.ndim == 2 else grad_output[None]
+    if grad.shape != batched.shape + (cfg["embed_dim"],):
+        raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")
+    grad = grad.astype(F64)
+    grad_w = impl["embedding_backward"](token_weight.astype(F64), batched, grad) * grad_scale(cfg)
+    if cfg["pos_encoding"] != "learned":
+        return grad_w.astype(token_weight.dtype), None
+    grad_p = impl["learned_positions_backward"](position_table.astype(F64), np.zeros(grad.shape), start, grad)[1]
+    return grad_w.astype(token_weight.dtype), grad_p.astype(position_table.dtype)
+
+
+BASE = Implementation()  # the reference's parts, composed: what a mutant of the layer builds on

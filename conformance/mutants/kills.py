@@ -1,0 +1,39 @@
+"""Which golden cases kill which mutants: each mutant runs through the ordinary runner.
+
+A mutant is run only on the cases whose operation it can change (``Mutant.covers``):
+on every other case it is the reference, which passes by construction.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from ..fixtures import Case
+from ..outcomes import PROBLEMS, CaseResult
+from ..runner import RunResult, run_cases
+from . import catalogue
+from .adapter import MutantAdapter
+from .base import Mutant
+
+
+def covered_cases(mutant: Mutant, cases: Iterable[Case]) -> list[Case]:
+    return [case for case in cases if mutant.covers(case.operation)]
+
+
+def run_mutant(mutant: Mutant, cases: Iterable[Case]) -> RunResult:
+    """The runner's results for ``mutant`` on the cases it covers."""
+    return run_cases(MutantAdapter(mutant.id), covered_cases(mutant, cases))
+
+
+def killing(run: RunResult) -> list[CaseResult]:
+    """The results that kill: any failure, error, crash or timeout."""
+    return [result for result in run.results if result.outcome in PROBLEMS]
+
+
+def kill_matrix(cases: Sequence[Case], mutants: Optional[Iterable[Mutant]] = None) -> dict[str, list[CaseResult]]:
+    """{mutant id: the results of the cases that kill it}, in catalogue order."""
+    return {m.id: killing(run_mutant(m, cases)) for m in (catalogue() if mutants is None else mutants)}
+
+
+def kill_rate(matrix: dict[str, list[CaseResult]]) -> float:
+    """The fraction of mutants that at least one case kills."""
+    return sum(1 for kills in matrix.values() if kills) / len(matrix) if matrix else 1.0

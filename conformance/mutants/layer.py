@@ -1,0 +1,111 @@
+"""Mistakes of the embedding layer: the sqrt(D) scale, how positions join the tokens, shapes and lengths."""
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any, Callable, Mapping, Optional
+
+import numpy as np
+
+from ..reference import embedding_layer_backward as ref_backward
+from ..reference import learned_positions_backward
+from ..reference.layer import resolve_config
+from .base import Mutant, register
+from .compose import BASE, Combine, layer_backward, layer_forward, scale_of
+
+FWD, BWD = "embedding_layer_forward", "embedding_layer_backward"
+RULE = "output = token_weight[tokens] * c + positions[s:s+T], c = sqrt(D) only when scale_embeddings (EMB-LAY-2/3)"
+
+
+def layer(mutant_id: str, description: str, hint: str, operation: str, fn: Callable[..., Any], source: str = "") -> None:
+    register(Mutant(mutant_id, "layer", description, hint, {operation: fn}, source=source))
+
+
+def combined(combine: Combine) -> Callable[..., np.ndarray]:
+    """The layer's forward with its tokens-and-positions step replaced by ``combine``."""
+    return partial(layer_forward, BASE, combine=combine)
+
+
+def _token_factor(factor: Callable[[Mapping[str, Any]], float]) -> Combine:
+    return lambda tokens, positions, cfg: tokens * factor(cfg) + positions[None]
+
+
+def _bfloat16(value: float) -> float:
+    """``value`` rounded to bfloat16 (round to nearest even on the upper 16 bits of a float32)."""
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return float(np.array(bits, dtype=np.uint32).view(np.float32))
+
+
+def _concatenate(tokens: np.ndarray, positions: np.ndarray, cfg: Mapping[str, Any]) -> np.ndarray:
+    if cfg["pos_encoding"] == "none":
+        return tokens * scale_of(cfg)
+    return np.concatenate([tokens * scale_of(cfg), np.broadcast_to(positions, tokens.shape)], axis=-1)
+
+
+def _fitted(config: Mapping[str, Any], tokens: np.ndarray, start_pos: object) -> tuple[dict[str, Any], int, bool]:
+    """(resolved config, T, whether start_pos + T overruns a position table)."""
+    cfg = resolve_config(config)
+    length = tokens.shape[-1] if tokens.ndim else 0
+    overruns = cfg["pos_encoding"] != "none" and isinstance(start_pos, int) and 0 <= start_pos and start_pos + length > cfg["max_seq_len"]
+    return cfg, length, overruns
+
+
+def _truncates(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
+               start_pos: object = 0) -> np.ndarray:
+    cfg, _, overruns = _fitted(config, tokens, start_pos)
+    if overruns:
+        tokens = tokens[..., : max(cfg["max_seq_len"] - start_pos, 0)]
+    return BASE[FWD](config, token_weight, position_table, tokens, start_pos)
+
+
+def _table_extended(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
+                    start_pos: object = 0) -> np.ndarray:
+    cfg, length, overruns = _fitted(config, tokens, start_pos)
+    if overruns and cfg["pos_encoding"] == "sinusoidal":
+        config = {**cfg, "max_seq_len": start_pos + length}
+    return BASE[FWD](config, token_weight, position_table, tokens, start_pos)
+
+
+def _start_pos_ignored(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
+                       start_pos: object = 0) -> np.ndarray:
+    return BASE[FWD](config, token_weight, position_table, tokens, 0)
+
+
+def _sinusoid_grad(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
+                   start_pos: object, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    grad_w, grad_p = ref_backward(config, token_weight, position_table, tokens, start_pos, grad_output)
+    cfg = resolve_config(config)
+    if cfg["pos_encoding"] == "sinusoidal":
+        batched = grad_output if tokens.ndim == 2 else grad_output[None]
+        constant = np.zeros((cfg["max_seq_len"], cfg["embed_dim"]), dtype=token_weight.dtype)
+        grad_p = learned_positions_backward(constant, batched, start_pos, batched)[1]
+    return grad_w, grad_p
+
+
+layer("layer.scale_sum", "multiplies the sum (tokens + positions) by sqrt(D): the positions get scaled too",
+      f"scale the token part only, then add the positions: {RULE}", FWD, combined(lambda t, p, cfg: (t + p[None]) * scale_of(cfg)))
+layer("layer.scale_d", "scales the tokens by D instead of sqrt(D)", f"use math.sqrt(embed_dim): {RULE}", FWD,
+      combined(_token_factor(lambda cfg: cfg["embed_dim"] if cfg["scale_embeddings"] else 1.0)))
+layer("layer.scale_divided", "divides the tokens by sqrt(D) instead of multiplying", f"multiply by sqrt(D): {RULE}", FWD,
+      combined(_token_factor(lambda cfg: 1.0 / scale_of(cfg))), source="https://github.com/Kyubyong/transformer/issues/132")
+layer("layer.scale_always", "scales the tokens by sqrt(D) even when scale_embeddings is False", f"apply sqrt(D) only when scale_embeddings is True: {RULE}", FWD,
+      combined(_token_factor(lambda cfg: math.sqrt(cfg["embed_dim"]))))
+layer("layer.scale_missing", "never scales the tokens, even when scale_embeddings is True", f"multiply the looked-up rows by sqrt(D) when scale_embeddings: {RULE}", FWD,
+      combined(_token_factor(lambda cfg: 1.0)))
+layer("layer.scale_bfloat16", "computes the factor sqrt(D) in bfloat16 (Gemma's sqrt(3072) = 55.5 instead of 55.4256)",
+      f"compute sqrt(D) in float32 or wider: {RULE}", FWD, combined(_token_factor(lambda cfg: _bfloat16(scale_of(cfg)))))
+layer("layer.concat_positions", "concatenates the positions to the tokens on the last axis instead of adding them: the output is 2D wide",
+      f"add, do not concatenate: {RULE}", FWD, combined(_concatenate), source="https://github.com/ml-explore/mlx/issues/147")
+layer("layer.no_squeeze", "returns (1, T, D) for 1-D tokens instead of (T, D)", "1-D tokens (T,) give a (T, D) output: drop the batch axis you added (EMB-LAY-4)", FWD,
+      partial(layer_forward, BASE, squeeze=False))
+layer("layer.truncates", "silently drops the tokens past max_seq_len instead of raising",
+      "raise sequence_too_long when start_pos + T > max_seq_len (EMB-LAY-8); never truncate the input", FWD, _truncates)
+layer("layer.table_extended", "computes a longer sinusoidal table when start_pos + T > max_seq_len instead of raising",
+      "max_seq_len bounds sinusoidal positions too: raise sequence_too_long (EMB-LAY-8)", FWD, _table_extended)
+layer("layer.start_pos_ignored", "ignores start_pos: positions always start at 0", f"take the position rows from start_pos: {RULE}", FWD, _start_pos_ignored)
+layer("layer.scale_missing_grad", "scales the forward by sqrt(D) but not the token gradient",
+      "the token gradient is c times the scatter-add of grad_output, c = sqrt(D) when scaling (EMB-LAY-5)", BWD,
+      partial(layer_backward, BASE, grad_scale=lambda cfg: 1.0))
+layer("layer.sinusoid_grad", "gives the sinusoidal table a gradient (the batch sum of grad_output), as if it were trainable",
+      "the sinusoidal table is a constant: its gradient is None (EMB-LAY-6)", BWD, _sinusoid_grad)

@@ -1,0 +1,76 @@
+"""The text of ``embconf mutants`` (the catalogue and its kill rate) and ``embconf explain ID``."""
+from __future__ import annotations
+
+import sys
+from typing import Sequence, TextIO
+
+from ..fixtures import Case
+from ..outcomes import PROBLEMS
+from ..runner import run_cases
+from . import catalogue, get
+from .adapter import MutantAdapter
+from .base import Mutant
+from .kills import kill_matrix, kill_rate
+
+
+def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
+    """Every mutant with its kill status against ``cases``; True when every mutant is killed."""
+    matrix = kill_matrix(cases)
+    width = max(len(m.id) for m in catalogue())
+    for mutant in catalogue():
+        kills = matrix[mutant.id]
+        status = f"killed by {len(kills)} case{'s' if len(kills) != 1 else ''}" if kills else "SURVIVED"
+        out.write(f"{mutant.id:<{width}}  {mutant.area:<9}  {status:<20}  {mutant.description}\n")
+    survivors = [mutant_id for mutant_id, kills in matrix.items() if not kills]
+    out.write(f"\n{len(matrix)} mutants, {len(matrix) - len(survivors)} killed, {len(survivors)} survived: kill rate {100 * kill_rate(matrix):.1f}%\n")
+    if survivors:
+        out.write(f"a surviving mutant is a missing case: add one to reference/cases/ that fails {', '.join(survivors)}\n")
+    return not survivors
+
+
+def explain(target: str, cases: Sequence[Case], out: TextIO = sys.stdout) -> None:
+    """The full explanation of a mutant or of a case; KeyError when ``target`` is neither."""
+    by_id = {case.id: case for case in cases}
+    if target in by_id:
+        _explain_case(by_id[target], out)
+    else:
+        _explain_mutant(get(target), cases, out)
+
+
+def _explain_mutant(mutant: Mutant, cases: Sequence[Case], out: TextIO) -> None:
+    kills = kill_matrix(cases, [mutant])[mutant.id]
+    lines = [
+        f"mutant {mutant.id}  (area: {mutant.area})",
+        f"  mistake:    {mutant.description}",
+        f"  fix:        {mutant.hint}",
+        f"  overrides:  {', '.join(mutant.overrides)}",
+        f"  affects:    {', '.join(mutant.covered_operations)}",
+    ]
+    if mutant.convention:
+        lines.append(f"  reported:   {mutant.summary}")
+    if mutant.equivalent:
+        lines.append(f"  equivalent: {', '.join(mutant.equivalent)} (the same results on every input)")
+    if mutant.source:
+        lines.append(f"  seen in:    {mutant.source}")
+    lines.append(f"  killed by {len(kills)} case{'s' if len(kills) != 1 else ''}:" if kills else "  SURVIVED: no case kills it; add one to reference/cases/")
+    lines += [f"    {result.id:<48} {result.outcome:<6} [{', '.join(result.requirements)}]" for result in kills]
+    out.write("\n".join(lines) + "\n")
+
+
+def _explain_case(case: Case, out: TextIO) -> None:
+    killed = [m for m in catalogue() if m.covers(case.operation) and _kills(case, m)]
+    lines = [
+        f"case {case.id}  ({case.source})",
+        f"  {case.description}",
+        f"  operation:    {case.operation}",
+        f"  requirements: {', '.join(case.requirements)}",
+        f"  features:     {', '.join(case.features) or '-'}",
+        f"  expected:     {'error ' + case.expected_error if case.expected_error else 'outputs ' + ', '.join(case.raw_expected['outputs'])}",
+        f"  kills {len(killed)} mutant{'s' if len(killed) != 1 else ''}" + (":" if killed else ""),
+    ]
+    lines += [f"    {m.id:<28} {m.description}" for m in killed]
+    out.write("\n".join(lines) + "\n")
+
+
+def _kills(case: Case, mutant: Mutant) -> bool:
+    return run_cases(MutantAdapter(mutant.id), [case]).results[0].outcome in PROBLEMS

@@ -1,0 +1,151 @@
+"""The catalogue of mutants proves the suite: every mutant is killed, and the diagnosis names it.
+
+Also: the reference and the example student package get no failures and no
+diagnoses; the CLI's ``mutants`` and ``explain`` commands run.
+"""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from embconf.adapters import create_adapter
+from embconf.adapters.reference import ReferenceAdapter
+from embconf.diagnosis import diagnose_run
+from embconf.fixtures import Case, load_corpus
+from embconf.mutants import Mutant, catalogue, get
+from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
+from embconf.mutants.compose import Implementation
+from embconf.mutants.kills import covered_cases, kill_matrix, kill_rate
+from embconf.outcomes import FAIL, PROBLEMS
+from embconf.reference import embedding_forward
+from embconf.reports.console import Console
+from embconf.runner import RunResult, run_cases
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT = ROOT / "examples/tinytorch_student/tinytorch/core/embeddings.py"
+DIAGNOSED_CASES = 3  # failing cases diagnosed per mutant: its own operations' smallest first
+EMBCONF = [sys.executable, "-m", "embconf"]
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[Case]:
+    return load_corpus().cases
+
+
+def _problems(run: RunResult) -> list[str]:
+    return [f"{r.id}: {r.outcome}: {r.message[:300]}" for r in run.results if r.outcome in PROBLEMS]
+
+
+def _cost(case: Case) -> int:
+    """A rough size of a case: its encoded inputs, plus the table a sinusoid case computes."""
+    inputs = case.raw_inputs
+    table = inputs.get("max_len", 0) * inputs.get("embed_dim", 0) if case.operation == "sinusoidal_table" else 0
+    return len(str(inputs)) + table
+
+
+def _diagnosed(mutant: Mutant, cases: list[Case]) -> bool:
+    """Whether the diagnosis shows the mutant (or an equivalent) among the first 3 causes of each sampled failure."""
+    chosen = sorted(covered_cases(mutant, cases), key=lambda c: (c.operation not in mutant.overrides, _cost(c)))
+    run = run_cases(MutantAdapter(mutant.id), chosen)
+    run.results = [r for r in run.results if r.outcome == FAIL][:DIAGNOSED_CASES]
+    diagnose_run(run, chosen)
+    return bool(run.results) and all(any(mutant.names(d["mutant"]) for d in r.diagnosis[:3]) for r in run.results)
+
+
+def test_catalogue_is_well_formed() -> None:
+    mutants = catalogue()
+    assert len(mutants) >= 35
+    assert len({m.id for m in mutants}) == len(mutants)
+    for m in mutants:
+        assert m.description and m.hint and 1 <= len(m.overrides) <= 2, m.id
+        assert all(get(other).names(m.id) for other in m.equivalent), f"{m.id}: equivalence must be declared both ways"
+    assert {m.area for m in mutants} == {"lookup", "backward", "sinusoid", "positions", "layer", "memory"}
+
+
+def test_composition_without_mutation_is_the_reference(cases: list[Case]) -> None:
+    """Mutants run only on the cases they cover; elsewhere they are this composition, which must pass everything."""
+    assert _problems(run_cases(ImplementationAdapter(Implementation()), cases)) == []
+
+
+def test_every_mutant_is_killed(cases: list[Case]) -> None:
+    matrix = kill_matrix(cases)
+    rate = kill_rate(matrix)
+    print(f"\nkill rate: {100 * rate:.1f}% of {len(matrix)} mutants")
+    assert [mutant_id for mutant_id, kills in matrix.items() if not kills] == [], "a surviving mutant is a missing case"
+    assert rate == 1.0
+
+
+def test_diagnosis_names_the_mutant(cases: list[Case]) -> None:
+    mutants = catalogue()
+    missed = [m.id for m in mutants if not _diagnosed(m, cases)]
+    rate = 1 - len(missed) / len(mutants)
+    print(f"\ndiagnosis rate: {100 * rate:.1f}% of {len(mutants)} mutants; not named: {', '.join(missed) or 'none'}")
+    assert rate >= 0.9
+
+
+def test_convention_is_named(cases: list[Case]) -> None:
+    case = next(c for c in cases if c.id == "sin.canonical.l16_d8")
+    for convention in ("concatenated", "tensor2tensor"):
+        run = run_cases(MutantAdapter(f"sin.{convention}"), [case])
+        diagnose_run(run, [case])
+        summary = run.results[0].diagnosis[0]["summary"]
+        assert summary.startswith(f"follows the {convention} convention; the spec's canonical table is interleaved (EMB-SIN-2)")
+
+
+def test_error_kinds_are_diagnosed(cases: list[Case]) -> None:
+    """A wrong error kind and a result where an error was expected are both matched."""
+    chosen = [c for c in cases if c.id in ("lookup.error.negative_one", "lookup.error.float_half")]
+    for mutant_id, case_id in (("fwd.negative_wrong_kind", "lookup.error.negative_one"), ("fwd.float_truncated", "lookup.error.float_half")):
+        run = run_cases(create_adapter(f"mutant:{mutant_id}"), chosen)
+        diagnose_run(run, chosen)
+        result = next(r for r in run.results if r.id == case_id)
+        assert result.outcome == FAIL and result.diagnosis[0]["mutant"] == mutant_id
+
+
+def test_unknown_mistake_says_so(cases: list[Case]) -> None:
+    odd = Implementation({"embedding_forward": lambda weight, ids: embedding_forward(weight, ids) + np.float32(1000)})
+    chosen = [c for c in cases if c.id == "lookup.forward.module_example"]
+    run = run_cases(ImplementationAdapter(odd, "unknown mistake"), chosen)
+    diagnose_run(run, chosen)
+    assert run.results[0].outcome == FAIL and run.results[0].diagnosis == []
+    out = _console_text(run)
+    assert "no known mistake matches" in out
+
+
+def _console_text(run: RunResult) -> str:
+    import io
+
+    stream = io.StringIO()
+    Console(stream, colour=False, quiet=True).report(run)
+    return stream.getvalue()
+
+
+@pytest.mark.parametrize("make", [ReferenceAdapter, lambda: _student_adapter()], ids=["reference", "tinytorch_student"])
+def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Callable) -> None:
+    adapter = make()
+    try:
+        run = run_cases(adapter, cases)
+    finally:
+        adapter.close()
+    diagnose_run(run, cases)
+    assert _problems(run) == []
+    assert [r.id for r in run.results if r.diagnosis] == []
+
+
+def _student_adapter():
+    if importlib.util.find_spec("embconf.adapters.tinytorch") is None:
+        pytest.skip("the tinytorch adapter (embconf.adapters.tinytorch) is not there yet")
+    return create_adapter(f"tinytorch:{STUDENT}")
+
+
+@pytest.mark.parametrize("argv, expected", [(["mutants"], "kill rate 100.0%"), (["explain", "bwd.overwrite"], "np.add.at")])
+def test_cli(argv: list[str], expected: str) -> None:
+    done = subprocess.run(EMBCONF + argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
