@@ -1,0 +1,73 @@
+"""The reference implementation over the wire protocol (spec/PROTOCOL.md).
+
+    embconf run --impl subprocess:'python -m embconf.reference.serve'
+
+Reads one JSON request per line on stdin and writes one reply per line on
+stdout. A spec error (EmbeddingError) is an error reply; any other exception is
+a bug: the traceback goes to stderr and the process exits non-zero.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import IO, Any, Mapping
+
+from .. import __version__
+from ..adapters.subprocess import PROTOCOL_VERSION, dump_line, to_wire
+from ..encoding import decode_array, is_array
+from ..spec import features, named_outputs
+from . import OPERATIONS
+from .errors import EmbeddingError
+
+
+def hello() -> dict[str, Any]:
+    """The start reply: every operation, every feature that is not a sinusoid profile."""
+    capabilities = {"operations": sorted(OPERATIONS), "features": sorted(f for f in features() if not f.startswith("sinusoid-")),
+                    "sinusoid_convention": "interleaved"}
+    return {"protocol": PROTOCOL_VERSION,
+            "implementation": {"name": "embconf reference", "version": __version__, "language": "python", "capabilities": capabilities}}
+
+
+def run(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The reply to one run request."""
+    seq, operation = message["seq"], message["operation"]
+    if operation not in OPERATIONS:
+        return {"seq": seq, "skipped": {"reason": f"unknown operation {operation!r}"}}
+    inputs = {name: decode_array(value) if is_array(value) else value for name, value in message["inputs"].items()}
+    try:
+        result = OPERATIONS[operation](**inputs)
+    except EmbeddingError as exc:
+        return {"seq": seq, "error": {"kind": exc.kind, "message": str(exc)}}
+    return {"seq": seq, "outputs": to_wire(named_outputs(operation, result))}
+
+
+def respond(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The reply to a start or run message."""
+    if message.get("cmd") == "start":
+        return hello()
+    if message.get("cmd") == "run":
+        return run(message)
+    raise ValueError(f"unknown command {message.get('cmd')!r}")
+
+
+def write(message: Mapping[str, Any], stdout: IO[bytes] = sys.stdout.buffer) -> None:
+    """One reply line, flushed at once."""
+    stdout.write(dump_line(message))
+    stdout.flush()
+
+
+def serve(stdin: IO[bytes] = sys.stdin.buffer, stdout: IO[bytes] = sys.stdout.buffer) -> int:
+    """Answer requests until stop (or the end of stdin); the exit status."""
+    for line in stdin:
+        message = json.loads(line)
+        if message.get("cmd") == "stop":
+            break
+        write(respond(message), stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    status = serve()
+    sys.stdout.flush()
+    os._exit(status)  # nothing to release: skip the interpreter's teardown (tens of ms with NumPy loaded)

@@ -1,0 +1,264 @@
+"""The wire protocol: the reference and the Node.js example over it, the schemas, and broken peers.
+
+Every run goes through the CLI in a fresh process, as a user runs it, and its
+JSON report must hold every selected case with an outcome.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+PEERS = Path(__file__).resolve().parent / "peers"
+PYTHON = shlex.quote(sys.executable)
+SERVE = f"{PYTHON} -m embconf.reference.serve"
+NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
+SCHEMAS = ROOT / "spec" / "schemas"
+
+# A few fast cases; the peers misbehave on the one embedding_backward case among them.
+SELECTION = ["pos.forward.batch1", "mem.adam.small_float16", "lookup.forward.module_example",
+             "lookup.backward.module_example_020", "lookup.sparse.module_example", "lookup.error.id_equals_vocab"]
+BAD_CASE = "lookup.backward.module_example_020"
+
+
+def peer(name: str) -> str:
+    return f"{PYTHON} {shlex.quote(str(PEERS / f'{name}.py'))}"
+
+
+def run_impl(tmp_path: Path, impl: str, *args: str, select: list[str] | None = None, env: dict | None = None):
+    """Run ``--impl impl`` (on ``select`` only, if given); the process result and the JSON report."""
+    report = tmp_path / "report.json"
+    selection = [arg for case in select or [] for arg in ("--select", case)]
+    result = run_cli("run", "--impl", impl, "-q", "--no-colour", "--report-json", str(report), *selection, *args,
+                     env=env, timeout=120)
+    assert report.exists(), f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
+    return result, json.loads(report.read_text())
+
+
+def outcomes(report: dict) -> dict[str, str]:
+    return {case["id"]: case["outcome"] for case in report["cases"]}
+
+
+def by_id(report: dict) -> dict[str, dict]:
+    return {case["id"]: case for case in report["cases"]}
+
+
+def assert_rest_pass(report: dict, selection: list[str], bad: set[str]) -> None:
+    """The report is complete, and every case but the bad ones passed or was not applicable."""
+    assert sorted(outcomes(report)) == sorted(selection)
+    rest = {case: outcome for case, outcome in outcomes(report).items() if case not in bad}
+    assert set(rest.values()) <= {"pass", "not_applicable"}, rest
+
+
+# --- the reference and the Node.js example over the protocol
+
+
+def test_reference_over_the_protocol_matches_in_process(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    in_process, expected = run_impl(tmp_path / "a", "reference")
+    over_protocol, actual = run_impl(tmp_path / "b", f"subprocess:{SERVE}")
+    assert in_process.returncode == over_protocol.returncode == 0, over_protocol.stderr
+    assert outcomes(actual) == outcomes(expected)
+    assert actual["implementation"]["name"] == "embconf reference" and actual["implementation"]["language"] == "python"
+    assert actual["capabilities"] == expected["capabilities"]
+
+
+def test_reference_messages_conform_to_the_schemas(tmp_path):
+    result, report = run_impl(tmp_path, f"subprocess:{SERVE}", "--validate-protocol")
+    assert result.returncode == 0, [c["message"] for c in report["cases"] if c["outcome"] != "pass"][:3]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_javascript_example_passes_every_applicable_case(tmp_path):
+    result, report = run_impl(tmp_path, f"subprocess:{NODE_EXAMPLE}", "--validate-protocol")
+    failures = {c["id"]: c["message"][:300] for c in report["cases"] if c["outcome"] not in ("pass", "not_applicable")}
+    assert result.returncode == 0 and not failures, failures
+    skipped = [c for c in report["cases"] if c["outcome"] == "not_applicable"]
+    assert all(any(f.startswith("sinusoid-") for f in c["features"]) for c in skipped)
+    assert report["implementation"]["language"] == "javascript"
+    assert report["summary"]["pass"] >= 200
+
+
+# --- broken peers: the affected case gets its outcome, the rest of the run goes on
+
+
+def test_a_hang_times_out_and_the_rest_completes(tmp_path):
+    result, report = run_impl(tmp_path, f"subprocess:{peer('hang')}", "--timeout", "1", select=SELECTION)
+    assert result.returncode == 1
+    assert_rest_pass(report, SELECTION, {BAD_CASE})
+    bad = by_id(report)[BAD_CASE]
+    assert bad["outcome"] == "timeout" and "no reply within 1 s" in bad["message"]
+
+
+def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
+    result, report = run_impl(tmp_path, f"subprocess:{peer('exit_midrun')}", select=SELECTION)
+    assert result.returncode == 1
+    assert_rest_pass(report, SELECTION, {BAD_CASE})
+    bad = by_id(report)[BAD_CASE]
+    assert bad["outcome"] == "crash" and "exited with status 3" in bad["message"]
+    assert "exit_midrun: giving up on request" in bad["stderr"]
+
+
+@pytest.mark.parametrize("name, env, words", [
+    ("garbage", None, ["protocol error", "not a JSON line", "this is not json"]),
+    ("wrong_seq", None, ["protocol error", "seq"]),
+    ("huge", {"EMBCONF_MAX_LINE": str(2**20)}, ["reply too large", "1048576 bytes"]),
+])
+def test_an_unusable_reply_is_an_error(tmp_path, name, env, words):
+    result, report = run_impl(tmp_path, f"subprocess:{peer(name)}", select=SELECTION, env=env)
+    assert result.returncode == 1
+    assert_rest_pass(report, SELECTION, {BAD_CASE})
+    bad = by_id(report)[BAD_CASE]
+    assert bad["outcome"] == "error"
+    assert all(word in bad["message"] for word in words), bad["message"]
+
+
+def test_wrong_arrays_are_an_error_when_malformed_and_a_failure_when_misshapen(tmp_path):
+    forward = "lookup.forward.module_example"
+    result, report = run_impl(tmp_path, f"subprocess:{peer('wrong_shape')}", select=SELECTION)
+    assert result.returncode == 1
+    assert_rest_pass(report, SELECTION, {BAD_CASE, forward})
+    malformed, misshapen = by_id(report)[forward], by_id(report)[BAD_CASE]
+    assert malformed["outcome"] == "error" and "malformed array in output 'output'" in malformed["message"]
+    assert misshapen["outcome"] == "fail" and "shape" in misshapen["message"]
+
+
+def test_a_chatty_stderr_never_blocks_and_its_tail_is_kept(tmp_path):
+    result, report = run_impl(tmp_path, f"subprocess:{peer('chatty')}", "--timeout", "20", select=SELECTION)
+    assert_rest_pass(report, SELECTION, {BAD_CASE})
+    bad = by_id(report)[BAD_CASE]
+    assert bad["outcome"] == "crash" and bad["stderr"].endswith("chatty: last words before the crash")
+    assert len(bad["stderr"]) < 10_000  # a tail, not the megabytes
+
+
+def test_restarts_are_bounded_and_the_report_is_complete(tmp_path):
+    selection = SELECTION + ["lookup.backward.module_example_202"]
+    result, report = run_impl(tmp_path, f"subprocess:{peer('crash_always')}", select=selection)
+    assert result.returncode == 1
+    cases = report["cases"]
+    assert sorted(c["id"] for c in cases) == sorted(selection) and {c["outcome"] for c in cases} == {"crash"}
+    assert [("exited with status 1" in c["message"]) for c in cases] == [True] * 4 + [False] * 3
+    assert all("restarted too often; giving up" in c["message"] for c in cases[4:])
+
+
+def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "strict").mkdir()
+    plain, _ = run_impl(tmp_path / "plain", f"subprocess:{peer('sloppy')}", select=SELECTION)
+    assert plain.returncode == 0
+    strict, report = run_impl(tmp_path / "strict", f"subprocess:{peer('sloppy')}", "--validate-protocol", select=SELECTION)
+    assert strict.returncode == 1
+    assert {c["outcome"] for c in report["cases"]} == {"error"}
+    assert all("protocol violation" in c["message"] and "elapsed_ms" in c["message"] for c in report["cases"])
+
+
+@pytest.mark.parametrize("impl, words", [
+    (f"subprocess:{peer('bad_handshake')}", ["handshake", "exited with status 2", "cannot load libembedding.so"]),
+    (f"subprocess:{peer('old_protocol')}", ["handshake", "protocol 99", "protocol 1"]),
+    ("subprocess:/nonexistent/embconf-impl --serve", ["cannot start", "/nonexistent/embconf-impl"]),
+])
+def test_an_implementation_that_cannot_start_stops_the_run_with_one_line(impl, words):
+    result = run_cli("run", "--impl", impl, "--select", SELECTION[0], timeout=60)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert all(word in result.stderr for word in words), result.stderr
+
+
+# --- the adapter in-process
+
+
+def test_the_adapter_describes_the_implementation_and_stops_it_cleanly():
+    from embconf.adapters import create_adapter
+
+    adapter = create_adapter(f"subprocess:{SERVE}", timeout=3.5, validate_protocol=True)
+    process = adapter._process
+    assert adapter.timeout == 3.5 and adapter.validate_protocol
+    assert adapter.describe() == {"name": "embconf reference", "version": adapter.describe()["version"], "language": "python"}
+    adapter.close()
+    assert process.popen.returncode == 0
+
+
+def test_options_reach_only_the_adapters_that_declare_them():
+    from embconf.adapters import create_adapter
+
+    create_adapter("reference", timeout=1.0, validate_protocol=True).close()  # ReferenceAdapter takes neither
+
+
+def test_the_stderr_tail_is_bounded():
+    from embconf.adapters.subprocess import _StderrTail
+
+    tail = _StderrTail(keep=1000)
+    tail.append(b"early\n")
+    mark = tail.total
+    for n in range(500):
+        tail.append(f"line {n}\n".encode())
+    text = tail.since(mark, limit=100)
+    assert text.endswith("line 499") and len(text) < 110 and "early" not in text
+    assert tail.since(tail.total) == ""
+
+
+# --- the schemas and the document
+
+
+def schema(name: str) -> dict:
+    return json.loads((SCHEMAS / f"protocol-{name}.schema.json").read_text())
+
+
+def validator(name: str):
+    from embconf.schemas import validator as compiled
+
+    return compiled(f"protocol-{name}")
+
+
+def test_the_schemas_use_the_vocabulary():
+    from embconf.spec import error_kinds, features, operations
+
+    plain = sorted(f for f in features() if not f.startswith("sinusoid-"))
+    assert schema("run")["$defs"]["operation"]["enum"] == list(operations())
+    assert schema("start-reply")["$defs"]["operation"]["enum"] == list(operations())
+    assert sorted(schema("start-reply")["$defs"]["feature"]["enum"]) == plain
+    assert schema("run-reply")["$defs"]["error_kind"]["enum"] == error_kinds()
+    assert schema("run")["$defs"]["array"] == schema("run-reply")["$defs"]["array"]  # one encoding, kept in step
+
+
+def test_every_request_the_runner_sends_conforms(corpus):
+    from embconf.adapters.subprocess import STOP_MESSAGE, run_message, start_message
+
+    assert not list(validator("start").iter_errors(start_message()))
+    assert not list(validator("stop").iter_errors(STOP_MESSAGE))
+    run = validator("run")
+    for seq, case in enumerate(corpus.cases, 1):
+        message = json.loads(json.dumps(run_message(seq, case.operation, case.inputs())))
+        assert not list(run.iter_errors(message)), case.id
+        assert all("base64" in value for value in message["inputs"].values() if isinstance(value, dict) and "dtype" in value)
+
+
+def test_the_worked_exchange_in_the_document_conforms():
+    text = (ROOT / "spec" / "PROTOCOL.md").read_text()
+    lines = re.findall(r"^([→←]) (\{.*\})$", text, flags=re.MULTILINE)
+    assert len(lines) >= 8
+    replies = 0
+    for arrow, raw in lines:
+        message = json.loads(raw)
+        name = message["cmd"] if arrow == "→" else ("start-reply" if replies == 0 else "run-reply")
+        replies += arrow == "←"
+        assert not list(validator(name).iter_errors(message)), raw
+
+
+def test_stdout_is_split_into_lines_up_to_the_cap():
+    from embconf.adapters.subprocess import _Process
+
+    script = "import sys; sys.stdout.write('a\\nbb\\n' + 'c' * 50 + '\\nd\\n'); sys.stdout.flush()"
+    process = _Process([sys.executable, "-c", script], max_line=20)
+    events = [process.events.get(timeout=10) for _ in range(3)]
+    process.kill()
+    assert events[:2] == [("line", b"a"), ("line", b"bb")]
+    assert events[2][0] == "oversized" and events[2][1].startswith(b"c")
