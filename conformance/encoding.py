@@ -40,13 +40,13 @@ def encode_array(array: np.ndarray, rows: list[int] | None = None, inline_limit:
         payload = array[np.asarray(rows, dtype=np.int64)]
     if payload.size <= inline_limit:
         flat = payload.reshape(-1).tolist()
-        encoded["data"] = flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else _non_finite_name(v) for v in flat]
+        encoded["data"] = flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else non_finite_name(v) for v in flat]
     else:
         encoded["base64"] = base64.b64encode(np.ascontiguousarray(payload, dtype=ARRAY_DTYPES[dtype]).tobytes()).decode("ascii")
     return encoded
 
 
-def _non_finite_name(value: float) -> str:
+def non_finite_name(value: float) -> str:
     return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 

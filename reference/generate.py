@@ -97,7 +97,7 @@ def render_all() -> dict[str, str]:
 
 
 def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
-    entries = {name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "cases": counts[name]} for name, text in sorted(files.items())}
+    entries = {name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "cases": counts[name]} for name, text in files.items()}
     manifest = {
         "format_version": FORMAT_VERSION,
         "spec_version": spec_version(),

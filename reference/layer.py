@@ -28,8 +28,9 @@ def token_scale(embed_dim: int, scale_embeddings: bool) -> float:
     return math.sqrt(embed_dim) if scale_embeddings else 1.0
 
 
-def _prepare(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-             tokens: np.ndarray, start_pos: object) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
+def check_layer_inputs(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
+                       tokens: np.ndarray, start_pos: object) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
+    """(full config, tokens as (B, T), validated int64 ids, start_pos) after the checks of EMB-LAY-7..9."""
     cfg = resolve_config(config)
     if tokens.ndim not in (1, 2):
         raise EmbeddingError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tokens.shape}")
@@ -54,7 +55,7 @@ def _positions(cfg: dict[str, Any], position_table: Optional[np.ndarray], s: int
 def embedding_layer_forward(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
                             tokens: np.ndarray, start_pos: int = 0) -> np.ndarray:
     """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4)."""
-    cfg, batched, index, s = _prepare(config, token_weight, position_table, tokens, start_pos)
+    cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
     out = token_weight[index].astype(np.float64) * c + _positions(cfg, position_table, s, batched.shape[1])[None]
     out = out.astype(token_weight.dtype)
@@ -65,7 +66,7 @@ def embedding_layer_backward(config: Mapping[str, Any], token_weight: np.ndarray
                              tokens: np.ndarray, start_pos: int, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """(grad_token_weight, grad_position_table): c times the scatter-add; the batch sum for a learned
     table; None for a sinusoidal table (a constant) and for no positions (EMB-LAY-5/6)."""
-    cfg, batched, index, s = _prepare(config, token_weight, position_table, tokens, start_pos)
+    cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     grad = grad_output if tokens.ndim == 2 else grad_output[None]
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")

@@ -37,7 +37,7 @@ def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndar
     the correctly rounded exact sum; rows of ids not present are exactly zero.
     """
     index = validate_ids(ids, weight.shape[0])
-    _check_grad_shape(grad_output, index.shape + weight.shape[1:])
+    check_grad_shape(grad_output, index.shape + weight.shape[1:])
     total = np.zeros(weight.shape, dtype=np.float64)
     np.add.at(total, index.reshape(-1), grad_output.reshape(-1, weight.shape[1]).astype(np.float64))
     return total.astype(weight.dtype)
@@ -52,7 +52,8 @@ def embedding_backward_sparse(
     return indices, dense[indices]
 
 
-def _check_grad_shape(grad_output: np.ndarray, expected: tuple[int, ...]) -> None:
+def check_grad_shape(grad_output: np.ndarray, expected: tuple[int, ...]) -> None:
+    """The upstream gradient must have the forward output's shape (EMB-BWD-1)."""
     if grad_output.shape != expected:
         raise EmbeddingError(
             "shape_mismatch", f"grad_output has shape {grad_output.shape}, expected {expected}"

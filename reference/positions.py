@@ -22,7 +22,8 @@ def check_start_pos(start_pos: object, seq_len: int, max_len: float) -> int:
     return int(start_pos)
 
 
-def _check_input(table: np.ndarray, x: np.ndarray, start_pos: object) -> int:
+def check_positions_input(table: np.ndarray, x: np.ndarray, start_pos: object) -> int:
+    """start_pos as int, after the checks of EMB-POS-5..7 on x and start_pos."""
     if x.ndim != 3:
         raise EmbeddingError("shape_mismatch", f"x must be 3-D (batch, seq, embed_dim), got shape {x.shape}")
     if x.shape[2] != table.shape[1]:
@@ -32,7 +33,7 @@ def _check_input(table: np.ndarray, x: np.ndarray, start_pos: object) -> int:
 
 def learned_positions_forward(table: np.ndarray, x: np.ndarray, start_pos: int = 0) -> np.ndarray:
     """x + table[start_pos:start_pos+T] in float64, rounded once to x's dtype (EMB-POS-1/2)."""
-    s = _check_input(table, x, start_pos)
+    s = check_positions_input(table, x, start_pos)
     rows = table[s : s + x.shape[1]].astype(np.float64)
     return (x.astype(np.float64) + rows[None]).astype(x.dtype)
 
@@ -41,7 +42,7 @@ def learned_positions_backward(
     table: np.ndarray, x: np.ndarray, start_pos: int, grad_output: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(grad_x, grad_table): grad_x = G; rows s..s+T-1 get the batch sum of G, all others exactly zero."""
-    s = _check_input(table, x, start_pos)
+    s = check_positions_input(table, x, start_pos)
     if grad_output.shape != x.shape:
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}, expected {x.shape}")
     grad_table = np.zeros(table.shape, dtype=np.float64)

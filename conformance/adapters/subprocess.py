@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..encoding import NON_FINITE, EncodingError, _non_finite_name, decode_array, encode_array
+from ..encoding import NON_FINITE, EncodingError, non_finite_name, decode_array, encode_array
 from ..spec import error_kinds, features, operations, output_names, spec_version
 from . import ImplementationError
 from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, Capabilities, Reply
@@ -66,7 +66,7 @@ def to_wire(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
-        return _non_finite_name(value)
+        return non_finite_name(value)
     if isinstance(value, Mapping):
         return {key: to_wire(item) for key, item in value.items()}
     return value

@@ -4,7 +4,7 @@
 composed operations call its own parts (lookup, sinusoid table, learned
 positions), so with no replacement it gives exactly the reference's results, and
 with a wrong part it fails the way a real layer built on that part fails. The
-layer checks its inputs as the reference does (``reference.layer._prepare``).
+layer checks its inputs as the reference does (``reference.layer.check_layer_inputs``).
 The keyword knobs of :func:`layer_forward` and :func:`layer_backward` let the
 layer mutants change one step of the composition.
 """
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..reference import OPERATIONS
 from ..reference.errors import EmbeddingError
-from ..reference.layer import _prepare, token_scale
+from ..reference.layer import check_layer_inputs, token_scale
 from ..reference.lookup import validate_ids
 
 F64 = np.float64
@@ -70,7 +70,7 @@ def positions(impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.n
 def layer_forward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
                   tokens: np.ndarray, start_pos: object = 0, *, combine: Combine = add_scaled, squeeze: bool = True) -> np.ndarray:
     """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
-    cfg, batched, _, start = _prepare(config, token_weight, position_table, tokens, start_pos)
+    cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     rows = impl["embedding_forward"](token_weight.astype(F64), batched)
     out = combine(rows, positions(impl, cfg, position_table, start, batched.shape[1]), cfg).astype(token_weight.dtype)
     return out[0] if squeeze and tokens.ndim == 1 else out
@@ -80,7 +80,7 @@ def layer_backward(impl: Implementation, config: Mapping[str, Any], token_weight
                    tokens: np.ndarray, start_pos: object, grad_output: np.ndarray, *,
                    grad_scale: Scale = scale_of) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """grad_scale(cfg) times this implementation's scatter-add; its learned-position gradient; None otherwise."""
-    cfg, batched, _, start = _prepare(config, token_weight, position_table, tokens, start_pos)
+    cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     grad = grad_output if tokens.ndim == 2 else grad_output[None]
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")

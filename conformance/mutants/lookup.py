@@ -7,7 +7,7 @@ from ..reference import embedding_backward as ref_backward
 from ..reference import embedding_backward_sparse as ref_sparse
 from ..reference import embedding_forward as ref_forward
 from ..reference.errors import EmbeddingError
-from ..reference.lookup import _check_grad_shape, validate_ids
+from ..reference.lookup import check_grad_shape, validate_ids
 from .base import mutant
 
 FWD, BWD, SPARSE = "embedding_forward", "embedding_backward", "embedding_backward_sparse"
@@ -36,7 +36,7 @@ def _counts(weight: np.ndarray, index: np.ndarray) -> np.ndarray:
 def _checked(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
     """The int64 ids, after the reference's checks of a backward call."""
     index = validate_ids(ids, weight.shape[0])
-    _check_grad_shape(grad_output, index.shape + weight.shape[1:])
+    check_grad_shape(grad_output, index.shape + weight.shape[1:])
     return index
 
 
@@ -205,7 +205,7 @@ def _bwd_negative_wraps(weight: np.ndarray, ids: np.ndarray, grad_output: np.nda
     index = _ids_no_range_check(ids)
     if index.size and index.max() >= weight.shape[0]:
         raise EmbeddingError("index_out_of_range", f"token id {index.max()} out of range")
-    _check_grad_shape(grad_output, index.shape + weight.shape[1:])
+    check_grad_shape(grad_output, index.shape + weight.shape[1:])
     return _scatter(weight, np.where(index < 0, index + weight.shape[0], index), grad_output).astype(weight.dtype)
 
 

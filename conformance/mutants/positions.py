@@ -5,7 +5,7 @@ import numpy as np
 
 from ..reference import learned_positions_backward as ref_backward
 from ..reference import learned_positions_forward as ref_forward
-from ..reference.positions import _check_input
+from ..reference.positions import check_positions_input
 from .base import mutant
 
 FWD, BWD = "learned_positions_forward", "learned_positions_backward"
@@ -35,7 +35,7 @@ def _start_ignored(table: np.ndarray, x: np.ndarray, start_pos: object = 0) -> n
         f"the first token has position start_pos: {SLICE}", FWD,
         source="https://github.com/huggingface/transformers/issues/36856")
 def _slice_off_by_one(table: np.ndarray, x: np.ndarray, start_pos: object = 0) -> np.ndarray:
-    start = _check_input(table, x, start_pos)
+    start = check_positions_input(table, x, start_pos)
     return _rows(table, x, np.arange(start + 1, start + 1 + x.shape[1]))
 
 
