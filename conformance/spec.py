@@ -8,9 +8,9 @@ from typing import Any
 
 
 def _data_dir(name: str) -> Path:
-    """``spec/`` or ``fixtures/``: beside this package in a checkout, inside it in a wheel."""
+    """``spec/`` or ``fixtures/``: beside this package in a checkout, ``embconf/<name>_data`` in a wheel."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / name, here / name):
+    for candidate in (here.parent / name, here / f"{name}_data"):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"cannot find the {name}/ directory next to {here}")
