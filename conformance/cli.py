@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import sys
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+
+if TYPE_CHECKING:
+    from .isolation import IsolationOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -29,10 +33,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
     run.add_argument("--report-json", type=Path, help="write the JSON report here")
     run.add_argument("--junit", type=Path, help="write JUnit XML here")
-    run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes) fails the run")
+    run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes) fails the run, and so does a case whose result changes under --repeat")
     run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
     run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    run.add_argument("--timeout", type=float, metavar="SECONDS", help="subprocess implementations: seconds to wait for each reply (default 10, or $EMBCONF_TIMEOUT)")
+    run.add_argument("--validate-protocol", action="store_true", help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*")
+    run.add_argument("--in-process", action="store_true", help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)")
+    run.add_argument("--case-timeout", type=float, metavar="SECONDS", help="seconds each case may take before its worker is killed (default 10; also the reply timeout of subprocess implementations unless --timeout is given)")
+    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take; later cases time out (default 1800)")
+    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of the worker process in MB, 0 for none (default 4096)")
+    run.add_argument("--repeat", type=int, default=1, metavar="N", help="run every case N times and report cases whose result changes (a failure with --strict)")
 
     lst = sub.add_parser("list", help="list cases, requirements or features")
     lst.add_argument("what", nargs="?", choices=("cases", "requirements", "features"), default="cases")
@@ -48,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     regen = sub.add_parser("regenerate", help="write the fixtures from the reference (or --check them)")
     regen.add_argument("--check", action="store_true", help="regenerate in memory; exit 1 naming every case that differs")
     _add_fixtures(regen)
+
+    mutants = sub.add_parser("mutants", help="list the catalogue of known mistakes and which cases kill each (the kill rate)")
+    _add_fixtures(mutants)
+
+    explain = sub.add_parser("explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)")
+    explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
+    _add_fixtures(explain)
     return parser
 
 
@@ -95,11 +113,13 @@ def _selected(args: argparse.Namespace, allow_modified: bool = False):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .adapters import DEFAULT_IMPL, ImplementationError, create_adapter
+    from .adapters import DEFAULT_IMPL, ImplementationError
+    from .guard import run_repeated
+    from .isolation import open_adapter
     from .expectations import Expectations, ExpectationsError
     from .outcomes import PROBLEMS, XPASS
     from .reports.console import Console
-    from .runner import run_cases
+    from .diagnosis import diagnose_run
 
     corpus, cases = _selected(args, allow_modified=args.allow_modified_fixtures)
     try:
@@ -107,20 +127,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ExpectationsError as exc:
         raise UsageError(str(exc)) from None
     impl = DEFAULT_IMPL if args.impl is None else args.impl
+    timeout = args.timeout if args.timeout is not None else args.case_timeout
     try:
-        adapter = create_adapter(impl)
+        adapter = open_adapter(impl, _isolation(args), timeout=timeout, validate_protocol=args.validate_protocol)
     except ImplementationError as exc:
         if args.impl is None:
             raise UsageError(f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, e.g. --impl tinytorch:path/to/embeddings.py or --impl reference") from None
         raise UsageError(str(exc)) from None
     console = Console(colour=args.colour, quiet=args.quiet)
     try:
-        run = run_cases(adapter, cases, expectations, progress=console.progress)
+        run, nondeterministic = run_repeated(adapter, cases, expectations, args.repeat, console.progress, args.strict)
+        diagnose_run(run, cases)
     finally:
         adapter.close()
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
     note = f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
     console.report(run, note)
+    for case_id, change in nondeterministic.items():
+        print(f"note: {case_id}: {change}")
     if args.report_json:
         from .reports import json_report
 
@@ -131,6 +155,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         junit.write(args.junit, run, impl)
     bad = [r for r in run.results if r.outcome in PROBLEMS or (args.strict and r.outcome == XPASS)]
     return EXIT_FAIL if bad else EXIT_OK
+
+
+def _isolation(args: argparse.Namespace) -> IsolationOptions:
+    """The worker-process options of ``run``, checked."""
+    from .isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
+
+    case_timeout = DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout
+    if case_timeout <= 0 or args.run_timeout <= 0 or args.memory_limit < 0 or args.repeat < 1:
+        raise UsageError("--case-timeout and --run-timeout must be positive, --memory-limit at least 0 and --repeat at least 1")
+    return IsolationOptions(args.in_process, case_timeout, args.run_timeout, args.memory_limit)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -227,7 +261,24 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate}
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from .mutants.report import print_catalogue
+
+    return EXIT_OK if print_catalogue(_corpus(args).cases) else EXIT_FAIL
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .mutants.report import explain
+
+    try:
+        explain(args.id, _corpus(args).cases)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate,
+            "mutants": cmd_mutants, "explain": cmd_explain}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -244,6 +295,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("embconf: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `embconf list | head`: the reader left; say nothing more
+        sys.stderr = open(os.devnull, "w")
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -29,14 +29,14 @@ class Session:
     """One adapter and one expectations object for the whole pytest session."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from .adapters import create_adapter
+        from .isolation import open_adapter
         from .expectations import Expectations
 
         self.impl = config.getoption("embconf_impl")
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
         self.expectations = Expectations.load(path) if path else None
-        self.adapter = create_adapter(self.impl)
+        self.adapter = open_adapter(self.impl)  # in a worker process, as `embconf run` does
         self.capabilities = self.adapter.capabilities()
 
 

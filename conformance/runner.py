@@ -39,7 +39,9 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     inputs = case.inputs()
     result = CaseResult(case.id, case.requirements, case.features, case.operation, PASS, stderr=reply.detail if reply.status in (CRASH, TIMEOUT) else "")
     expected_error = case.expected_error
-    if reply.status == SKIPPED:
+    if reply.violations and reply.status in (OK, ERROR_KIND):  # e.g. it modified an input: wrong whatever it returned
+        result.outcome, result.message = FAIL, reproduction(case, inputs, "; ".join(reply.violations))
+    elif reply.status == SKIPPED:
         result.outcome, result.message = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}"
     elif reply.status == TIMEOUT:
         result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, inputs, f"timed out: {reply.message}")
@@ -50,6 +52,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         result.outcome = ERROR
         result.message = reproduction(case, inputs, f"raised {reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
     elif reply.status == ERROR_KIND:
+        result.error_kind = reply.error_kind
         if expected_error is None:
             result.outcome, result.message = FAIL, reproduction(case, inputs, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result")
         elif reply.error_kind == UNSPECIFIED and caps.error_detail == "coarse":

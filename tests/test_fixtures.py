@@ -165,3 +165,11 @@ def test_profile_cases_hold_their_profile_not_the_canonical_table(corpus):
         table = sinusoidal_table(inputs["max_len"], inputs["embed_dim"], inputs["dtype"], convention)
         rows = case.raw_expected["outputs"]["table"].get("rows")
         assert np.array_equal(case.expected_outputs["table"], table[rows] if rows else table), case.id
+
+
+def test_pinned_rows_outside_the_array_are_refused_not_a_crash(tmp_path):
+    copy = _copy(tmp_path)
+    path = copy / "sinusoidal.yaml"
+    path.write_text(path.read_text().replace("508, 509, 510, 511]", "508, 509, 510, 5110]", 1))
+    with pytest.raises(FixtureError, match=r"line \d+, case sin\.canonical\.\w+: output 'table': 'rows' \[5110\] lie outside"):
+        load_corpus(copy, allow_modified=True)

@@ -7,7 +7,7 @@ group ``embconf.adapters`` and are then named like the built-ins.
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from typing import Any, Callable
 
 from .base import Adapter
 
@@ -21,6 +21,7 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "tinytorch": ("embconf.adapters.tinytorch", "TinyTorchAdapter", False),
     "torch": ("embconf.adapters.pytorch", "TorchAdapter", False),
     "subprocess": ("embconf.adapters.subprocess", "SubprocessAdapter", True),
+    "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }
 
 
@@ -46,8 +47,11 @@ def _entry_points() -> dict[str, Callable[[str], Adapter]]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}  # type: ignore[misc]
 
 
-def create_adapter(spec: str) -> Adapter:
-    """The adapter an ``--impl`` string names, loaded and ready; ImplementationError otherwise."""
+def create_adapter(spec: str, **options: Any) -> Adapter:
+    """The adapter an ``--impl`` string names, loaded and ready; ImplementationError otherwise.
+
+    ``options`` (e.g. timeout) reach only adapters that list them in an ``options`` attribute.
+    """
     kind, target = parse_impl(spec)
     if kind in BUILTIN:
         module_name, class_name, needs_target = BUILTIN[kind]
@@ -57,7 +61,8 @@ def create_adapter(spec: str) -> Adapter:
             factory = getattr(importlib.import_module(module_name), class_name)
         except ImportError as exc:
             raise ImplementationError(f"the {kind!r} adapter cannot be loaded: {exc}") from None
-        return factory(target) if target else factory()
+        kwargs = _accepted(factory, options)
+        return factory(target, **kwargs) if target else factory(**kwargs)
     plugins = _entry_points()
     if kind not in plugins:
         raise ImplementationError(f"unknown implementation kind {kind!r} in --impl {spec!r}; known: {', '.join(known_kinds())}")
@@ -65,4 +70,9 @@ def create_adapter(spec: str) -> Adapter:
         factory = plugins[kind].load()  # type: ignore[attr-defined]
     except Exception as exc:
         raise ImplementationError(f"adapter plugin {kind!r} failed to load: {type(exc).__name__}: {exc}") from None
-    return factory(target)
+    return factory(target, **_accepted(factory, options))
+
+
+def _accepted(factory: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The options ``factory`` declares in its ``options`` attribute."""
+    return {name: value for name, value in options.items() if name in getattr(factory, "options", ())}

@@ -25,6 +25,7 @@ class Reply:
     error_kind: Optional[str] = None
     message: str = ""
     detail: str = ""  # a traceback tail, or what a crashed process printed
+    violations: list[str] = field(default_factory=list)  # rules broken though the call succeeded (guard.py): a FAIL
 
 
 @dataclass(frozen=True)

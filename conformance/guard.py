@@ -1,0 +1,180 @@
+"""Catching an implementation that cheats or has side effects: it modifies its inputs, returns views of
+them, or answers differently when asked twice.
+
+:class:`GuardedAdapter` hands the implementation copies of the inputs and, after the call, compares
+the copies with the originals (bitwise, so NaN payloads and -0.0 count) and checks that no output
+array shares memory with an input. What it finds goes into ``Reply.violations``, which the runner
+turns into a ``fail``: the call answered, but broke the spec's contract. It must run where the
+implementation runs (inside the isolation worker), since a view does not survive pickling.
+:func:`run_repeated` runs the selection (several times for ``--repeat``, reporting cases whose result
+changes), announcing the calls to adapters that can run ahead (:meth:`IsolatedAdapter.plan`).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any, Iterable, Mapping, Optional
+
+import numpy as np
+
+from .adapters.base import Adapter, Capabilities, Reply
+from .expectations import Expectations
+from .fixtures import Case
+from .outcomes import FAIL, PROBLEMS, CaseResult
+from .runner import Progress, RunResult, run_cases
+
+# (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
+# grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.
+MAY_ALIAS = frozenset({("learned_positions_backward", "grad_x", "grad_output")})
+SHARE_WORK = 10**6  # bound on np.shares_memory's effort; undecided overlaps count as shared
+
+
+class GuardedAdapter(Adapter):
+    """Wraps an adapter: the implementation gets copies, and what it does to them is checked."""
+
+    def __init__(self, inner: Adapter) -> None:
+        self.inner = inner
+        self.kind, self.target = inner.kind, inner.target
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        handed = {name: copy.deepcopy(value) for name, value in inputs.items()}
+        reply = self.inner.call(operation, handed)
+        reply.violations = [*reply.violations, *modified_inputs(inputs, handed),
+                            *aliased_outputs(operation, reply.outputs, handed)]
+        return reply
+
+
+def modified_inputs(originals: Mapping[str, Any], handed: Mapping[str, Any]) -> list[str]:
+    """One message per input whose handed copy no longer equals the original."""
+    found = []
+    for name, original in originals.items():
+        change = describe_change(original, handed[name])
+        if change:
+            found.append(f"the implementation modified its input '{name}' ({change}); inputs must be left untouched")
+    return found
+
+
+def describe_change(before: Any, after: Any) -> str:
+    """How ``after`` differs from ``before`` ('' when identical, bit for bit)."""
+    if isinstance(before, np.ndarray):
+        if not isinstance(after, np.ndarray) or after.dtype != before.dtype:
+            return "its type or dtype changed"
+        if after.shape != before.shape:
+            return f"its shape changed from {list(before.shape)} to {list(after.shape)}"
+        changed = int(np.count_nonzero(_bits(before) != _bits(after)))
+        return f"{changed} of {before.size} elements changed" if changed else ""
+    if isinstance(before, dict):
+        if not isinstance(after, dict) or set(after) != set(before):
+            return "its keys changed"
+        return next((f"{key!r}: {change}" for key in before if (change := describe_change(before[key], after[key]))), "")
+    return "" if _same_scalar(before, after) else f"{before!r} became {after!r}"
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """The elements as unsigned integers of the same width: equal exactly when bitwise equal."""
+    if array.dtype.kind not in "biuf" or array.dtype.itemsize not in (1, 2, 4, 8):
+        return array
+    return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")
+
+
+def _same_scalar(before: Any, after: Any) -> bool:
+    if type(before) is not type(after):
+        return False
+    return before == after or (before != before and after != after)  # NaN equals NaN here
+
+
+def aliased_outputs(operation: str, outputs: Mapping[str, Any], handed: Mapping[str, Any]) -> list[str]:
+    """One message per output array that shares memory with an input array (a view, not a new array)."""
+    found = []
+    for out_name, value in outputs.items():
+        if not isinstance(value, np.ndarray):
+            continue
+        for in_name, given in handed.items():
+            if isinstance(given, np.ndarray) and (operation, out_name, in_name) not in MAY_ALIAS and shares_memory(value, given):
+                found.append(f"output '{out_name}' is a view of input '{in_name}'; the spec requires a new array")
+    return found
+
+
+def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=SHARE_WORK))
+    except Exception:  # numpy's TooHardError: the overlap is too costly to decide, so assume the worst
+        return True
+
+
+# ----- nondeterminism: --repeat N ------------------------------------------------------------------
+
+def run_repeated(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Expectations], times: int,
+                 progress: Optional[Progress] = None, strict: bool = False) -> tuple[RunResult, dict[str, str]]:
+    """Run the cases ``times`` times: the first run's results, with every case whose outcome or outputs
+    changed noted (failed under ``strict``), and those notes by case id."""
+    cases = list(cases)
+    announce(adapter, cases)
+    first = run_cases(adapter, cases, expectations, progress)
+    seen = {result.id: fingerprint(result) for result in first.results}
+    notes: dict[str, str] = {}
+    for number in range(2, times + 1):
+        announce(adapter, cases)
+        again = run_cases(adapter, cases, expectations)
+        first.duration += again.duration
+        for result in again.results:
+            change = "" if result.id in notes else difference(seen[result.id], fingerprint(result))
+            if change:
+                notes[result.id] = f"nondeterministic: {change} between run 1 and run {number} of {times}"
+    for result in first.results:
+        if result.id in notes:
+            mark_nondeterministic(result, notes[result.id], strict)
+    return first, notes
+
+
+def announce(adapter: Adapter, cases: list[Case]) -> None:
+    """Tell an adapter that can run calls ahead (``plan``, as IsolatedAdapter has) which calls
+    run_cases is about to make: the applicable cases, in order."""
+    plan = getattr(adapter, "plan", None)
+    if plan is not None:
+        caps = adapter.capabilities()
+        plan([(case.operation, case.inputs) for case in cases if caps.applies(case.operation, case.features) is None])
+
+
+def mark_nondeterministic(result: CaseResult, note: str, strict: bool) -> None:
+    """Add the note to the case; under ``strict`` a case that otherwise succeeded fails."""
+    if strict and result.outcome not in PROBLEMS:
+        result.outcome, result.message = FAIL, f"{result.id}: {note} (--strict)"
+    else:
+        result.message = f"{result.message}\n{note}" if result.message else note
+
+
+Fingerprint = tuple[str, tuple[tuple[str, Any], ...]]
+
+
+def fingerprint(result: CaseResult) -> Fingerprint:
+    """The outcome and a bitwise digest of every output: equal exactly when the runs agree."""
+    outputs = tuple((name, _digest(value)) for name, value in sorted((result.actual or {}).items()))
+    return result.outcome, outputs
+
+
+def _digest(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return str(value.dtype), value.shape, hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+    return repr(value)
+
+
+def difference(before: Fingerprint, after: Fingerprint) -> str:
+    """What changed between two fingerprints, in words ('' when nothing did)."""
+    if before[0] != after[0]:
+        return f"outcome {before[0]} then {after[0]}"
+    changed = [name for (name, a), (_, b) in zip(before[1], after[1]) if a != b]
+    if changed or len(before[1]) != len(after[1]):
+        return f"output(s) {', '.join(repr(n) for n in changed) or 'set'} differ bitwise"
+    return ""

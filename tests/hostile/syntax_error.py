@@ -1,0 +1,5 @@
+"""Hostile: not valid Python."""
+
+
+def embedding_forward(weight, ids)
+    return weight[ids]
