@@ -58,12 +58,20 @@ def payload_shape(encoded: Mapping[str, Any]) -> tuple[int, ...]:
 
 def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
     """A writable numpy array from its encoding (only the pinned rows when ``rows`` is present)."""
+    if not isinstance(encoded, Mapping):
+        raise EncodingError(f"an array must be a mapping, got {type(encoded).__name__}")
     dtype = encoded.get("dtype")
-    if dtype not in ARRAY_DTYPES:
+    if not isinstance(dtype, str) or dtype not in ARRAY_DTYPES:
         raise EncodingError(f"unknown array dtype {dtype!r}; expected one of {sorted(ARRAY_DTYPES)}")
     shape = encoded.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}")
+    rows = encoded.get("rows")
+    if rows is not None and (not isinstance(rows, list) or not shape
+                             or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)):
+        raise EncodingError(f"'rows' must list row indices within the first dimension {shape[:1]}, got {rows!r}"[:200])
+    if rows is not None and len(set(rows)) != len(rows):
+        raise EncodingError("'rows' repeats a row")
     target = payload_shape(encoded)
     count = math.prod(target)
     if "base64" in encoded:
@@ -88,7 +96,12 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         values = [NON_FINITE[v] if isinstance(v, str) else v for v in data]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise EncodingError(f"{dtype} data must be numbers or 'nan'/'inf'/'-inf'")
-        return np.array(values, dtype=dtype).reshape(target)
+        with np.errstate(over="ignore"):
+            array = np.array(values, dtype=dtype).reshape(target)
+        overflowed = np.isinf(array) & np.isfinite(np.array(values, dtype=np.float64).reshape(target))
+        if overflowed.any():
+            raise EncodingError(f"a finite value overflows {dtype} (write 'inf' if infinity is meant)")
+        return array
     except KeyError as exc:
         raise EncodingError(f"unknown non-finite value {exc.args[0]!r}") from None
     except OverflowError as exc:

@@ -225,18 +225,5 @@ def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
                     decode_array(value)
                 except EncodingError as exc:
                     problems.append(f"{where} {name!r}: {exc}")
-                problems += [f"{where} {name!r}: {p}" for p in _rows_problems(value)]
     return problems
 
-
-def _rows_problems(encoded: Mapping[str, Any]) -> list[str]:
-    """An array that pins some ``rows`` must name distinct rows that exist (else comparing would index out of range)."""
-    rows, shape = encoded.get("rows"), encoded["shape"]
-    if rows is None:
-        return []
-    if not shape:
-        return ["'rows' needs an array of rank 1 or more"]
-    outside = [row for row in rows if not 0 <= row < shape[0]]
-    if outside:
-        return [f"'rows' {outside[:5]} lie outside [0, {shape[0]})"]
-    return ["'rows' repeats a row"] if len(set(rows)) != len(rows) else []

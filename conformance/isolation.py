@@ -56,7 +56,7 @@ DETAIL_LIMIT = 4000  # characters of that output attached to a reply
 DRAIN_CHUNKS = 16  # reads of 64 KiB per wake-up, so a flood cannot starve the reply
 MAX_REPLY_BYTES = 512 * 2**20
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
-MEMORY_ERROR = re.compile(r"^_?\w*MemoryError\b")
+MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
 BATCH = 16  # announced calls sent to the worker at once (measured: lock-step costs ~0.6 ms a call more)
 
 Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
@@ -724,14 +724,14 @@ def _call(adapter: Adapter, operation: str, inputs: dict[str, Any]) -> Reply:
     try:
         return adapter.call(operation, inputs)
     except BaseException as exc:
-        return Reply(EXCEPTION, message=describe_exception(exc), detail=_traceback_tail(exc))
+        return Reply(EXCEPTION, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
 
 
 def _after_call(reply: Reply, state: "GlobalState", memory_limit_mb: int) -> tuple[Reply, bool]:
     """(the reply to send, whether the worker must be replaced): global state changed, or memory ran out."""
     changes = state.changes()
     if changes:
-        said = reply.message if reply.status == EXCEPTION else "nothing"
+        said = reply.message if reply.status == EXCEPTION else "returned normally"
         return Reply(EXCEPTION, message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
                      detail=reply.detail), True
     if reply.status == EXCEPTION and MEMORY_ERROR.match(reply.message):

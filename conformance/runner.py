@@ -50,7 +50,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     elif reply.status == EXCEPTION:
         wanted = f"expected error {expected_error}" if expected_error else "expected a result"
         result.outcome = ERROR
-        result.message = reproduction(case, inputs, f"raised {reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
+        result.message = reproduction(case, inputs, f"{reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
     elif reply.status == ERROR_KIND:
         result.error_kind = reply.error_kind
         if expected_error is None:

@@ -171,5 +171,5 @@ def test_pinned_rows_outside_the_array_are_refused_not_a_crash(tmp_path):
     copy = _copy(tmp_path)
     path = copy / "sinusoidal.yaml"
     path.write_text(path.read_text().replace("508, 509, 510, 511]", "508, 509, 510, 5110]", 1))
-    with pytest.raises(FixtureError, match=r"line \d+, case sin\.canonical\.\w+: output 'table': 'rows' \[5110\] lie outside"):
+    with pytest.raises(FixtureError, match=r"line \d+, case sin\.canonical\.\w+: output 'table': 'rows' must list row indices within"):
         load_corpus(copy, allow_modified=True)

@@ -213,8 +213,6 @@ array_like = st.fixed_dictionaries(
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.xfail(raises=TypeError, strict=False, reason="known: decode_array raises TypeError for an unhashable "
-                   "'dtype' ({'dtype': [], 'shape': []}) or a 'rows' that is not a list; the fix belongs in conformance/encoding.py")
 @FUZZ
 @given(array_like)
 def test_decode_array_raises_only_encoding_error(encoded):

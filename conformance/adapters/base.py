@@ -103,7 +103,7 @@ def call_python(operation: str, fn: Callable[..., Any], *args: Any,
             return Reply(ERROR_KIND, error_kind=kind, message=str(exc))
         if coarse(exc):
             return Reply(ERROR_KIND, error_kind=UNSPECIFIED, message=f"{type(exc).__name__}: {exc}")
-        return Reply(EXCEPTION, message=f"{type(exc).__name__}: {exc}", detail=_traceback_tail(exc))
+        return Reply(EXCEPTION, message=f"raised {type(exc).__name__}: {exc}", detail=_traceback_tail(exc))
     try:
         return Reply(OK, outputs=named_outputs(operation, result))
     except ValueError as exc:
