@@ -69,6 +69,12 @@ BEHAVIOURS = [
 ]
 
 
+def test_returning_the_table_itself_for_identity_ids_fails(tmp_path):
+    identity = "lookup.forward.identity_ids"
+    result, cases = run_hostile(tmp_path, "view", select=(identity, FORWARD))
+    assert_judged(result, cases, {identity: ("fail", "output 'output' is a view of input 'weight'")}, (identity, FORWARD))
+
+
 @pytest.mark.parametrize("module, args, expected", BEHAVIOURS, ids=[b[0] for b in BEHAVIOURS])
 def test_hostile_behaviour_costs_only_its_cases(tmp_path, module, args, expected):
     result, cases = run_hostile(tmp_path, module, *args)

@@ -55,7 +55,7 @@ class Console:
                 if result.outcome == FAIL and not result.diagnosis:
                     write("  likely cause: no known mistake matches\n")
                 if result.stderr:
-                    write("  stderr: " + result.stderr.strip().replace("\n", "\n          ")[:2000] + "\n")
+                    write("  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n")  # the tail: where it died
         for entry in run.unmatched_expectations:
             write(f"\nwarning: expectation matches no case: {entry}\n")
         summary = run.summary()

@@ -44,7 +44,7 @@ def forward_cases() -> list[CaseSpec]:
     special = np.array([[np.nan, np.inf, -np.inf], [-0.0, 0.0, 1e-45], [3.4028235e38, -3.4028235e38, 1.1754944e-38]], dtype=np.float32)
     return [
         _forward("lookup.forward.module_example", "The module's example: ids [2, 0, 2] gather rows W2, W0, W2.", fwd + ("EMB-FWD-3",), 4, 3, i64([2, 0, 2])),
-        _forward("lookup.forward.ids_0d", "A 0-D id gives a single (D,) row.", fwd, 6, 4, i64(3)),
+        _forward("lookup.forward.ids_0d", "A 0-D id gives a single (D,) row, a new array.", fwd + ("EMB-GEN-1",), 6, 4, i64(3)),
         _forward("lookup.forward.ids_1d", "1-D ids (T,) give (T, D).", fwd, 10, 5, token_ids("lookup.forward.ids_1d", 10, (7,))),
         _forward("lookup.forward.ids_2d", "2-D ids (B, T) give (B, T, D).", fwd, 12, 4, token_ids("lookup.forward.ids_2d", 12, (3, 5))),
         _forward("lookup.forward.ids_3d", "3-D ids give a 4-D output.", fwd, 9, 3, token_ids("lookup.forward.ids_3d", 9, (2, 3, 4))),
@@ -54,7 +54,8 @@ def forward_cases() -> list[CaseSpec]:
         _forward("lookup.forward.every_row_permuted", "Every row once, in a shuffled order.", fwd, 16, 3, np.random.default_rng(16).permutation(16).astype(np.int64)),
         _forward("lookup.forward.vocab_1", "A vocabulary of one row: every id is 0.", fwd, 1, 4, i64([0, 0, 0])),
         _forward("lookup.forward.dim_1", "Width D = 1.", fwd, 7, 1, token_ids("lookup.forward.dim_1", 7, (2, 4))),
-        _forward("lookup.forward.all_ids_equal", "The same id everywhere: copies of one row.", fwd, 6, 5, np.full((3, 4), 4, np.int64)),
+        _forward("lookup.forward.all_ids_equal", "The same id everywhere: copies of one row, in a new array (not a broadcast view).", fwd + ("EMB-GEN-1",), 6, 5, np.full((3, 4), 4, np.int64)),
+        _forward("lookup.forward.identity_ids", "Ids 0..V-1 in order: the output equals W but must be a new array, not W itself.", fwd + ("EMB-GEN-1",), 6, 3, np.arange(6, dtype=np.int64)),
         CaseSpec("lookup.forward.special_values", "Rows are copied bit for bit: NaN, +-inf, -0.0, a subnormal and the float32 extremes survive unchanged.",
                  fwd + ("EMB-TOL-2",), "embedding_forward", {"weight": special, "ids": i64([[2, 1, 0], [0, 1, 2]])}),
         _forward("lookup.forward.large_table", "A (1000, 16) table and a (8, 32) batch of ids (base64-encoded arrays).", fwd, 1000, 16, token_ids("lookup.forward.large_table", 1000, (8, 32))),
@@ -86,7 +87,7 @@ def backward_cases() -> list[CaseSpec]:
         _backward("lookup.backward.vocab_1", "V = 1: the single row sums every upstream row.", bwd, 1, 3, i64([0, 0, 0, 0])),
         _backward("lookup.backward.dim_1", "Width D = 1.", bwd, 6, 1, token_ids("lookup.backward.dim_1", 6, (10,))),
         _backward("lookup.backward.first_and_last_rows", "Ids 0 and V-1 repeated.", bwd, 9, 3, i64([8, 0, 8, 0, 8])),
-        _backward("lookup.backward.many_duplicates", "200 ids over 4 rows: the summation tolerance in action.", bwd + ("EMB-BWD-4", "EMB-TOL-1"), 4, 8, token_ids("lookup.backward.many_duplicates", 4, (10, 20))),
+        _backward("lookup.backward.many_duplicates", "200 ids over 4 rows: the summation tolerance in action (any order conforms; --repeat checks determinism).", bwd + ("EMB-BWD-4", "EMB-TOL-1", "EMB-GEN-2"), 4, 8, token_ids("lookup.backward.many_duplicates", 4, (10, 20))),
         _backward("lookup.backward.cancellation", "Opposite upstream rows on one id cancel to exactly zero.", bwd, 3, 2, i64([1, 1]), grad=np.array([[1.5, -2.25], [-1.5, 2.25]], np.float32)),
         _backward("lookup.backward.large_table", "A (1000, 32) table, (16, 64) ids.", bwd + ("EMB-BWD-4",), 1000, 32, token_ids("lookup.backward.large_table", 1000, (16, 64))),
         _backward("lookup.backward.float64", "A float64 table gets a float64 gradient.", bwd + ("EMB-FWD-4",), 5, 3, i64([0, 4, 0]), dtype="float64", features=("float64",)),
