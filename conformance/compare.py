@@ -101,7 +101,7 @@ def _compare_array(name: str, want: np.ndarray, got: Any, tol: Mapping[str, Any]
     full_index = (rows[first[0]],) + first[1:] if rows is not None and first else first
     return Mismatch(
         name, "value", f"'{name}' differs at index {list(full_index)}",
-        index=full_index, expected=want[first].item(), actual=picked[first].item(),
+        index=full_index, expected=want[first], actual=picked[first],
         error=float(error[first]), bound=float(bound[first]), failing=int(bad.sum()), total=int(bad.size),
         extra={"expected_row": want[first[0]], "actual_row": picked[first[0]]} if want.ndim >= 2 else {},
     )

@@ -66,11 +66,11 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
     shape = encoded.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}")
-    rows = encoded.get("rows")
-    if rows is not None and (not isinstance(rows, list) or not shape
+    rows = encoded.get("rows", [])
+    if "rows" in encoded and (not isinstance(rows, list) or not shape
                              or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)):
         raise EncodingError(f"'rows' must list row indices within the first dimension {shape[:1]}, got {rows!r}"[:200])
-    if rows is not None and len(set(rows)) != len(rows):
+    if len(set(rows)) != len(rows):
         raise EncodingError("'rows' repeats a row")
     target = payload_shape(encoded)
     count = math.prod(target)

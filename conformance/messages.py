@@ -21,6 +21,11 @@ def show(value: Any) -> str:
     return repr(value)
 
 
+def _scalar(value: Any) -> str:
+    """A value as its dtype prints it: 1.7296883 for a float32, not its float64 expansion."""
+    return str(value) if isinstance(value, np.generic) else repr(value)
+
+
 def inputs_summary(case: Case, inputs: Mapping[str, Any]) -> str:
     return ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
 
@@ -29,7 +34,7 @@ def mismatch_text(case: Case, inputs: Mapping[str, Any], mismatch: Mismatch) -> 
     """One mismatch, with the gradient's row story where the output is a table gradient."""
     if mismatch.kind != "value":
         return mismatch.summary
-    lines = [mismatch.summary + f": expected {mismatch.expected!r}, got {mismatch.actual!r}"]
+    lines = [mismatch.summary + f": expected {_scalar(mismatch.expected)}, got {_scalar(mismatch.actual)}"]
     if mismatch.error is not None:
         lines.append(f"|error| {mismatch.error:.6g} > tolerance {mismatch.bound:.6g}; {mismatch.failing} of {mismatch.total} elements out of tolerance")
     row_story = _gradient_row_story(case, inputs, mismatch)

@@ -65,7 +65,10 @@ class CaseItem(pytest.Item):
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")
         if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
-            raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
+            from .diagnosis import diagnose
+
+            causes = "".join(f"\nlikely cause: {cause['summary']}" for cause in diagnose(case, result)[:3])
+            raise EmbconfFailure(f"[{result.outcome}] {result.message}{causes}" + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Optional[str] = None) -> str:
         if isinstance(excinfo.value, EmbconfFailure):

@@ -35,8 +35,7 @@ class Console:
 
     def report(self, run: RunResult, fixtures_note: str = "") -> None:
         write = self.stream.write
-        impl = run.implementation
-        write(f"embconf: {impl.get('name')} {impl.get('version', '')} ({impl.get('language', '')}) in {run.duration:.2f}s\n")
+        write(headline(run) + "\n")
         if fixtures_note:
             write(fixtures_note + "\n")
         write("\nBy requirement:\n")
@@ -56,15 +55,44 @@ class Console:
                     write("  likely cause: no known mistake matches\n")
                 if result.stderr:
                     write("  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n")  # the tail: where it died
+        skipped = not_applicable_reasons(run.results)
+        if skipped:
+            write("\nNot applicable (outside the implementation's declared capabilities):\n")
+            for reason, count in skipped:
+                write(f"  {count:>4}  {reason}\n")
         for entry in run.unmatched_expectations:
             write(f"\nwarning: expectation matches no case: {entry}\n")
         summary = run.summary()
         write("\n" + ", ".join(self.paint(f"{summary[o]} {o}", o) for o in OUTCOMES if summary[o]) + "\n")
 
 
+FAMILIES = ("GEN", "FWD", "BWD", "IDX", "ERR", "SIN", "POS", "LAY", "MEM", "TOL")
+
+
 def _req_key(req: str) -> tuple:
-    family, _, number = req.rpartition("-")
-    return (family, int(number) if number.isdigit() else 0, number)
+    """Spec order: families as the spec's sections run, numbered rules before named profiles (SIN-V1)."""
+    _, family, number = (req.split("-", 2) + ["", ""])[:3]
+    rank = FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
+    return (rank, family, not number.isdigit(), int(number) if number.isdigit() else 0, number)
+
+
+def headline(run: RunResult) -> str:
+    from .. import __version__
+    from ..spec import spec_version
+
+    impl = run.implementation
+    name = " ".join(part for part in (impl.get("name", ""), impl.get("version", "")) if part)
+    language = f" [{impl['language']}]" if impl.get("language") else ""
+    return f"embconf {__version__} (spec {spec_version()}) against {name}{language}: {len(run.results)} cases in {run.duration:.2f}s"
+
+
+def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
+    """Why cases did not apply, most common first."""
+    counts: dict[str, int] = defaultdict(int)
+    for result in results:
+        if result.outcome == "not_applicable":
+            counts[result.message] += 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def by_requirement(results: list[CaseResult]) -> dict[str, dict[str, int]]:
