@@ -45,6 +45,7 @@ from .adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from .adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, Capabilities, Reply, _traceback_tail
 from .adapters.loading import describe_exception
 from .guard import GuardedAdapter
+from .processes import DETAIL_LIMIT, describe_exit
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
 DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run
@@ -52,7 +53,6 @@ DEFAULT_MEMORY_LIMIT_MB = 4096
 START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
 STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
 OUTPUT_KEEP = 64 * 1024  # bytes of a worker's output kept
-DETAIL_LIMIT = 4000  # characters of that output attached to a reply
 DRAIN_CHUNKS = 16  # reads of 64 KiB per wake-up, so a flood cannot starve the reply
 MAX_REPLY_BYTES = 512 * 2**20
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
@@ -504,17 +504,6 @@ class _Worker:
             pause = min(2 * pause, 0.01)
 
 
-def describe_exit(code: Optional[int]) -> str:
-    if code is None:
-        return "did not exit"
-    if code >= 0:
-        return f"exited with code {code}"
-    try:
-        name = signal.Signals(-code).name
-    except ValueError:
-        name = f"signal {-code}"
-    meaning = signal.strsignal(-code) if hasattr(signal, "strsignal") else None
-    return f"was killed by {name}" + (f" ({meaning})" if meaning else "")
 
 
 # ----- what the runner accepts back --------------------------------------------------------------------

@@ -103,7 +103,7 @@ def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
     assert result.returncode == 1
     assert_rest_pass(report, SELECTION, {BAD_CASE})
     bad = by_id(report)[BAD_CASE]
-    assert bad["outcome"] == "crash" and "exited with status 3" in bad["message"]
+    assert bad["outcome"] == "crash" and "exited with code 3" in bad["message"]
     assert "exit_midrun: giving up on request" in bad["stderr"]
 
 
@@ -145,7 +145,7 @@ def test_restarts_are_bounded_and_the_report_is_complete(tmp_path):
     assert result.returncode == 1
     cases = report["cases"]
     assert sorted(c["id"] for c in cases) == sorted(selection) and {c["outcome"] for c in cases} == {"crash"}
-    assert [("exited with status 1" in c["message"]) for c in cases] == [True] * 4 + [False] * 3
+    assert [("exited with code 1" in c["message"]) for c in cases] == [True] * 4 + [False] * 3
     assert all("restarted too often; giving up" in c["message"] for c in cases[4:])
 
 
@@ -161,7 +161,7 @@ def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
 
 
 @pytest.mark.parametrize("impl, words", [
-    (f"subprocess:{peer('bad_handshake')}", ["handshake", "exited with status 2", "cannot load libembedding.so"]),
+    (f"subprocess:{peer('bad_handshake')}", ["handshake", "exited with code 2", "cannot load libembedding.so"]),
     (f"subprocess:{peer('old_protocol')}", ["handshake", "protocol 99", "protocol 1"]),
     ("subprocess:/nonexistent/embconf-impl --serve", ["cannot start", "/nonexistent/embconf-impl"]),
 ])

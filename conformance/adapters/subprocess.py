@@ -24,6 +24,7 @@ from ..encoding import NON_FINITE, EncodingError, non_finite_name, decode_array,
 from ..spec import error_kinds, features, operations, output_names, spec_version
 from . import ImplementationError
 from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, Capabilities, Reply
+from ..processes import DETAIL_LIMIT, describe_exit
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
@@ -33,7 +34,6 @@ START_TIMEOUT = 10.0  # the handshake waits at least this long: interpreters and
 STOP_GRACE = 2.0  # seconds a stopped process gets to exit before it is killed
 READ_SIZE = 2**20  # bytes per read of stdout, and the pipe size asked for
 STDERR_KEEP = 64 * 1024  # bytes of stderr kept per process
-DETAIL_LIMIT = 4000  # characters of stderr attached to a reply
 GIVE_UP = "implementation restarted too often; giving up"
 
 
@@ -276,13 +276,6 @@ def _widen(fd: int) -> None:
         pass
 
 
-def describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by signal {signal.Signals(-code).name} ({code})"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with status {code}"
 
 
 def _env_number(name: str, default: float) -> float:
