@@ -37,10 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
     run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    run.add_argument("--timeout", type=float, metavar="SECONDS", help="subprocess implementations: seconds to wait for each reply (default 10, or $EMBCONF_TIMEOUT)")
     run.add_argument("--validate-protocol", action="store_true", help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*")
     run.add_argument("--in-process", action="store_true", help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)")
-    run.add_argument("--case-timeout", type=float, metavar="SECONDS", help="seconds each case may take before its worker is killed (default 10; also the reply timeout of subprocess implementations unless --timeout is given)")
+    run.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS", help="seconds each case may take before the implementation's process is killed and restarted (default 10; subprocess implementations: also $EMBCONF_TIMEOUT)")
     run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take; later cases time out (default 1800)")
     run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of the worker process in MB, 0 for none (default 4096)")
     run.add_argument("--repeat", type=int, default=1, metavar="N", help="run every case N times and report cases whose result changes (a failure with --strict)")
@@ -127,9 +126,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ExpectationsError as exc:
         raise UsageError(str(exc)) from None
     impl = DEFAULT_IMPL if args.impl is None else args.impl
-    timeout = args.timeout if args.timeout is not None else args.case_timeout
     try:
-        adapter = open_adapter(impl, _isolation(args), timeout=timeout, validate_protocol=args.validate_protocol)
+        adapter = open_adapter(impl, _isolation(args), timeout=args.case_timeout, validate_protocol=args.validate_protocol)
     except ImplementationError as exc:
         if args.impl is None:
             raise UsageError(f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, e.g. --impl tinytorch:path/to/embeddings.py or --impl reference") from None
