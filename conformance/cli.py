@@ -112,28 +112,23 @@ def _selected(args: argparse.Namespace, allow_modified: bool = False):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .adapters import DEFAULT_IMPL, ImplementationError
+    from .adapters import DEFAULT_IMPL
     from .guard import run_repeated
-    from .isolation import open_adapter
     from .expectations import Expectations, ExpectationsError
     from .outcomes import PROBLEMS, XPASS
     from .reports.console import Console
     from .diagnosis import diagnose_run
 
-    corpus, cases = _selected(args, allow_modified=args.allow_modified_fixtures)
-    try:
-        expectations = Expectations.load(args.expectations) if args.expectations else None
-    except ExpectationsError as exc:
-        raise UsageError(str(exc)) from None
     impl = DEFAULT_IMPL if args.impl is None else args.impl
+    adapter = _open(impl, args)  # the implementation starts up while the fixtures load
     try:
-        adapter = open_adapter(impl, _isolation(args), timeout=args.case_timeout, validate_protocol=args.validate_protocol)
-    except ImplementationError as exc:
-        if args.impl is None:
-            raise UsageError(f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, e.g. --impl tinytorch:path/to/embeddings.py or --impl reference") from None
-        raise UsageError(str(exc)) from None
-    console = Console(colour=args.colour, quiet=args.quiet)
-    try:
+        corpus, cases = _selected(args, allow_modified=args.allow_modified_fixtures)
+        try:
+            expectations = Expectations.load(args.expectations) if args.expectations else None
+        except ExpectationsError as exc:
+            raise UsageError(str(exc)) from None
+        _checked(args, adapter.capabilities)
+        console = Console(colour=args.colour, quiet=args.quiet)
         run, nondeterministic = run_repeated(adapter, cases, expectations, args.repeat, console.progress, args.strict)
         diagnose_run(run, cases)
     finally:
@@ -153,6 +148,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         junit.write(args.junit, run, impl)
     bad = [r for r in run.results if r.outcome in PROBLEMS or (args.strict and r.outcome == XPASS)]
     return EXIT_FAIL if bad else EXIT_OK
+
+
+def _open(impl: str, args: argparse.Namespace):
+    """The adapter ``impl`` names, started; UsageError (one line) when it cannot be."""
+    from .isolation import open_adapter
+
+    return _checked(args, lambda: open_adapter(impl, _isolation(args), timeout=args.case_timeout,
+                                               validate_protocol=args.validate_protocol))
+
+
+def _checked(args: argparse.Namespace, step):
+    """``step()``, with an implementation that cannot be loaded reported as a one-line usage error."""
+    from .adapters import ImplementationError
+
+    try:
+        return step()
+    except ImplementationError as exc:
+        if args.impl is None:
+            raise UsageError(f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, e.g. --impl tinytorch:path/to/embeddings.py or --impl reference") from None
+        raise UsageError(str(exc)) from None
 
 
 def _isolation(args: argparse.Namespace) -> IsolationOptions:

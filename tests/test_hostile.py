@@ -263,7 +263,7 @@ subprocess_adapter = pytest.importorskip("embconf.adapters.subprocess")
 
 def _reply_reader():
     reader = subprocess_adapter.SubprocessAdapter.__new__(subprocess_adapter.SubprocessAdapter)
-    reader._seq, reader.validate_protocol = 1, False
+    reader.validate_protocol = False
     return reader
 
 
@@ -290,7 +290,7 @@ def test_the_protocol_line_reader_raises_only_protocol_errors(line):
 @given(reply_messages)
 def test_the_protocol_reply_reader_raises_only_protocol_errors(message):
     try:
-        reply = _reply_reader()._reply(message, "embedding_forward")
+        reply = _reply_reader()._reply(message, "embedding_forward", 1)
     except subprocess_adapter._ProtocolError:
         return
     assert isinstance(reply, Reply)

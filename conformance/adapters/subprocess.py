@@ -15,8 +15,9 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -31,6 +32,7 @@ DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
 DEFAULT_MAX_LINE = 256 * 2**20  # bytes per reply line (EMBCONF_MAX_LINE)
 DEFAULT_MAX_RESTARTS = 3
 START_TIMEOUT = 10.0  # the handshake waits at least this long: interpreters and JITs start slowly
+AHEAD = 8  # announced requests written before their turn, so the implementation never waits for the runner
 STOP_GRACE = 2.0  # seconds a stopped process gets to exit before it is killed
 READ_SIZE = 2**20  # bytes per read of stdout, and the pipe size asked for
 STDERR_KEEP = 64 * 1024  # bytes of stderr kept per process
@@ -213,12 +215,13 @@ class _Process:
     def send(self, message: Mapping[str, Any]) -> None:
         self._outbox.put(dump_line(message))
 
-    def receive(self, timeout: float) -> Any:
-        """The next message; _Timeout, _Crash or _ProtocolError when there is none to use."""
+    def receive(self, timeout: float, allowed: Optional[float] = None) -> Any:
+        """The next message within ``timeout`` seconds (what is left of ``allowed``); _Timeout, _Crash or
+        _ProtocolError when there is none to use."""
         try:
             kind, payload = self.events.get(timeout=timeout)
         except queue.Empty:
-            raise _Timeout(f"no reply within {timeout:g} s") from None
+            raise _Timeout(f"no reply within {allowed or timeout:g} s") from None
         if kind == "eof":
             raise _Crash(self.exit_status())
         if kind == "oversized":
@@ -311,34 +314,77 @@ class SubprocessAdapter(Adapter):
         self.max_restarts = max_restarts
         self.restarts = 0
         self._seq = 0
-        self._process: Optional[_Process] = None
-        self._process, hello = self._launch()
-        self._implementation = hello["implementation"]
-        self._capabilities = capabilities_from(hello)
+        self._planned: deque[tuple[str, Callable[[], dict[str, Any]]]] = deque()  # announced, not yet sent
+        self._inflight: deque[tuple[int, str]] = deque()  # (seq, operation) sent to this process, unanswered
+        self._clock = 0.0  # when the implementation started on the oldest unanswered request (about)
+        self._mark = 0  # stderr bytes written before that request
+        # The process starts now and answers the handshake while the runner loads the fixtures;
+        # the first use of the adapter waits for that answer.
+        self._process: Optional[_Process] = self._spawn()
+        self._hello: Optional[dict[str, Any]] = None
 
     # --- the Adapter interface
 
     def describe(self) -> dict[str, Any]:
-        return {key: str(self._implementation.get(key, "")) for key in ("name", "version", "language")}
+        implementation = self._handshake()["implementation"]
+        return {key: str(implementation.get(key, "")) for key in ("name", "version", "language")}
 
     def capabilities(self) -> Capabilities:
-        return self._capabilities
+        return capabilities_from(self._handshake())
+
+    def _handshake(self) -> dict[str, Any]:
+        """The first process's handshake reply, waited for once; ImplementationError (one line) otherwise."""
+        if self._hello is None:
+            self._hello = self._await_hello(self._process)
+        return self._hello
+
+    def plan(self, calls: Iterable[tuple[str, Callable[[], dict[str, Any]]]]) -> None:
+        """Announce the calls about to be made, in order: up to AHEAD of them are written ahead of their turn."""
+        self._planned.extend(calls)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        if self._inflight and self._inflight[0][1] != operation:  # the caller left its plan: what ran ahead is void
+            self._discard()
+            self._planned.clear()
         process = self._running()
         if isinstance(process, Reply):
             return process
-        self._seq += 1
-        mark = process.stderr.total
         try:
-            process.send(run_message(self._seq, operation, inputs))
-            reply = self._reply(process.receive(self.timeout), operation)
+            if not self._inflight:
+                self._follow_plan(operation)
+                self._request(process, operation, inputs)
+            while len(self._inflight) < AHEAD and self._planned:
+                self._request(process, *self._next_planned())
+            seq = self._inflight[0][0]
+            message = process.receive(max(self._clock + self.timeout - time.monotonic(), 0.0), self.timeout)
+            reply = self._reply(message, operation, seq)
         except _Failure as failure:
             self._discard()
-            return failure.reply(process.stderr.since(mark))
+            # The tail of everything it wrote: with requests written ahead, stderr cannot be split per request exactly.
+            return failure.reply(process.stderr.since(0))
+        self._inflight.popleft()
         if reply.status == EXCEPTION:
-            reply.detail = process.stderr.since(mark)
+            reply.detail = process.stderr.since(self._mark)
+        self._clock, self._mark = time.monotonic(), process.stderr.total
         return reply
+
+    def _follow_plan(self, operation: str) -> None:
+        """Drop this call from the head of the plan; an unannounced call voids the plan."""
+        if self._planned and self._planned[0][0] == operation:
+            self._planned.popleft()
+        else:
+            self._planned.clear()
+
+    def _next_planned(self) -> tuple[str, dict[str, Any]]:
+        operation, make_inputs = self._planned.popleft()
+        return operation, make_inputs()
+
+    def _request(self, process: _Process, operation: str, inputs: dict[str, Any]) -> None:
+        if not self._inflight:
+            self._clock, self._mark = time.monotonic(), process.stderr.total
+        self._seq += 1
+        self._inflight.append((self._seq, operation))
+        process.send(run_message(self._seq, operation, inputs))
 
     def close(self) -> None:
         if self._process is not None:
@@ -349,11 +395,20 @@ class SubprocessAdapter(Adapter):
 
     def _launch(self) -> tuple[_Process, dict[str, Any]]:
         """A started process and its handshake reply; ImplementationError (one line) otherwise."""
+        process = self._spawn()
+        return process, self._await_hello(process)
+
+    def _spawn(self) -> _Process:
+        """A started process that has been sent the start message."""
         try:
             process = _Process(self.argv, self.max_line)
         except OSError as exc:
             raise ImplementationError(f"cannot start {self.target!r}: {exc}") from None
         process.send(start_message())
+        return process
+
+    def _await_hello(self, process: _Process) -> dict[str, Any]:
+        """The handshake reply of ``process``; it is killed and ImplementationError raised otherwise."""
         try:
             hello = process.receive(max(self.timeout, START_TIMEOUT))
             check_hello(hello, self.validate_protocol)
@@ -362,7 +417,7 @@ class SubprocessAdapter(Adapter):
             printed = " | ".join(line.strip() for line in process.stderr.since(0, 600).splitlines() if line.strip())
             raise ImplementationError(f"{self.target!r} failed the protocol handshake: {failure}"
                                       + (f"; its stderr: {printed}" if printed else "")) from None
-        return process, hello
+        return hello
 
     def _running(self) -> _Process | Reply:
         """The live process, restarted if need be; a CRASH reply once restarts are used up."""
@@ -382,12 +437,13 @@ class SubprocessAdapter(Adapter):
         if self._process is not None:
             self._process.kill()
             self._process = None
+        self._inflight.clear()
 
     # --- replies
 
-    def _reply(self, message: Any, operation: str) -> Reply:
-        """The Reply a run reply stands for; _ProtocolError when it is not a reply to this request."""
-        kind = check_reply_frame(message, self._seq)
+    def _reply(self, message: Any, operation: str, seq: int) -> Reply:
+        """The Reply a run reply stands for; _ProtocolError when it is not a reply to request ``seq``."""
+        kind = check_reply_frame(message, seq)
         if self.validate_protocol:
             problem = schema_problem("run-reply", message) or output_names_problem(message, operation)
             if problem:
