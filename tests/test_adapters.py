@@ -352,3 +352,34 @@ def test_torch_takes_no_target():
     pytest.importorskip("torch")
     with pytest.raises(ImplementationError, match="takes no target"):
         create_adapter("torch:something")
+
+
+def _install_plugin(root, body: str) -> dict:
+    """A third-party adapter package registered in the entry point group, visible through PYTHONPATH."""
+    (root / "demo_embconf_plugin.py").write_text(body)
+    info = root / "demo_embconf_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-embconf-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[embconf.adapters]\ndemo = demo_embconf_plugin:make\n")
+    return {"PYTHONPATH": str(root)}
+
+
+def test_a_third_party_adapter_registered_by_entry_point_is_named_like_a_builtin(tmp_path):
+    env = _install_plugin(tmp_path, (
+        '"""Demo plugin: an adapter for a NumPy module, reached as demo:PATH."""\n'
+        "from embconf.adapters.functions import FunctionsAdapter\n\n\n"
+        "def make(target):\n"
+        "    return FunctionsAdapter(target)\n"))
+    result = run_cli("run", "--impl", f"demo:{IMPLS / 'numpy_functions.py'}", "--select", "lookup.*", "-q", env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    assert " pass" in result.stdout and "fail" not in result.stdout.splitlines()[-1]
+    unknown = run_cli("run", "--impl", "nosuch:x", env=env)
+    assert unknown.returncode == 2 and "demo" in unknown.stderr  # listed among the known kinds
+
+
+def test_a_plugin_that_fails_to_load_is_one_line(tmp_path):
+    env = _install_plugin(tmp_path, "raise RuntimeError('plugin is broken')\n")
+    result = run_cli("run", "--impl", "demo:x", env=env)
+    assert result.returncode == 2
+    assert "adapter plugin 'demo' failed to load: RuntimeError: plugin is broken" in result.stderr
+    assert "Traceback" not in result.stderr
