@@ -53,8 +53,13 @@ class Capabilities:
             return self.features
         return self.features | {f"sinusoid-{self.sinusoid_convention}"}
 
+    @property
+    def dtypes(self) -> list[str]:
+        """The float dtypes it handles: float32 always (EMB-FWD-3), float64 with that feature (EMB-FWD-4)."""
+        return ["float32", "float64"] if "float64" in self.features else ["float32"]
+
     def to_json(self) -> dict[str, Any]:
-        return {"operations": sorted(self.operations), "features": sorted(self.features),
+        return {"operations": sorted(self.operations), "features": sorted(self.features), "dtypes": self.dtypes,
                 "sinusoid_convention": self.sinusoid_convention, "error_detail": self.error_detail}
 
 
