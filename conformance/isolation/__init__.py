@@ -1,0 +1,47 @@
+"""Running an implementation in a child worker process, so that a hang, a crash, a memory blow-up, an
+output flood or a change of global state costs one case, never the run.
+
+One worker serves the whole run and is replaced only after it dies, is killed or is spoilt. Where
+the platform has ``fork`` the worker is forked from the runner after numpy and embconf are imported,
+so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spawn``). The worker:
+
+- loads the implementation itself (``create_adapter``); a failure to load comes back as one
+  :class:`~embconf.adapters.ImplementationError` line;
+- runs every call through :class:`~embconf.guard.GuardedAdapter` (copies in, mutation and view checks);
+- has its address space capped (``RLIMIT_AS``), stdin from /dev/null, and its stdout and stderr
+  (the file descriptors, so C code too) captured; the runner keeps only the tail;
+- checks after each call that the working directory, numpy's error handling and print options are
+  as it found them (else the case is an ``error`` and the worker is replaced), and restores the
+  legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
+
+Messages are pickles over a socket pair, arrays out of band (no copies but the kernel's). When the
+caller announces its next calls (``plan``; ``run_repeated`` does), they go to the worker in batches and
+their replies stream back one by one: each call keeps its own timeout and outcome, and a worker lost
+mid-batch costs only the call it was on (the rest are sent again). The runner sends operations and
+inputs only, never expected values, and unpickles replies with an allow-list of classes, so a reply
+cannot make the runner import the implementation's modules.
+
+The package, one job a module:
+
+- :mod:`.adapter`: the runner's side: :class:`IsolationOptions`, :func:`open_adapter` and
+  :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
+- :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
+- :mod:`.channel`: what crosses between the two: the socket channel, the captured output, and the
+  allow-list that replies are unpickled with (:func:`load_reply`, :func:`sendable`, :class:`Unsendable`);
+- :mod:`.worker`: the worker's side: starting it (fork or spawn), confining it, loading the
+  implementation, serving calls and checking the global state (:class:`GlobalState`).
+"""
+from __future__ import annotations
+
+from .adapter import (BATCH, DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, OUT_OF_PROCESS, START_TIMEOUT,
+                      IsolatedAdapter, IsolationOptions, Planned, default_start_method, open_adapter)
+from .channel import Unsendable, load_reply, sendable
+from .handle import _Worker
+from .worker import GlobalState, Output, worker_main
+
+__all__ = [
+    "BATCH", "DEFAULT_CASE_TIMEOUT", "DEFAULT_MEMORY_LIMIT_MB", "DEFAULT_RUN_TIMEOUT", "OUT_OF_PROCESS", "START_TIMEOUT",
+    "GlobalState", "IsolatedAdapter", "IsolationOptions", "Output", "Planned", "Unsendable",
+    "default_start_method", "load_reply", "open_adapter", "sendable", "worker_main",
+    "_Worker",  # the tests watch what the runner sends through it
+]

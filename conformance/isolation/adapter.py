@@ -1,0 +1,218 @@
+"""The runner's side: how to run an implementation (:class:`IsolationOptions`, :func:`open_adapter`) and
+:class:`IsolatedAdapter`, which sends each call to the worker (in batches when the calls are announced),
+holds every call to its timeout and the run to its own, and replaces a worker that is lost or spoilt."""
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Union
+
+from ..adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
+from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, Capabilities, Reply
+from ..guard import GuardedAdapter
+from .channel import _Failure, _Garbled, _Gone, _Late
+from .handle import _Worker
+from .worker import _fork_worker, _spawn_worker
+
+DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
+DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run
+DEFAULT_MEMORY_LIMIT_MB = 4096
+START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
+OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
+BATCH = 16  # announced calls sent to the worker at once (measured: lock-step costs ~0.6 ms a call more)
+
+Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
+
+
+@dataclass(frozen=True)
+class IsolationOptions:
+    """How to run in-process implementations: in a worker (the default) and with which limits."""
+
+    in_process: bool = False
+    case_timeout: float = DEFAULT_CASE_TIMEOUT
+    run_timeout: float = DEFAULT_RUN_TIMEOUT
+    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # 0: no limit
+
+
+def open_adapter(impl: str, options: IsolationOptions = IsolationOptions(), **adapter_options: Any) -> Adapter:
+    """The adapter ``impl`` names, ready to run: in a worker process unless ``options.in_process`` or
+    the kind already runs out of process (subprocess). ImplementationError when it cannot load."""
+    kind, _ = parse_impl(impl)
+    if kind in OUT_OF_PROCESS:
+        return create_adapter(impl, **adapter_options)
+    if options.in_process:
+        return GuardedAdapter(create_adapter(impl, **adapter_options))
+    adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
+    adapter.start()
+    return adapter
+
+
+def default_start_method() -> str:
+    return "fork" if hasattr(os, "fork") else "spawn"
+
+
+class IsolatedAdapter(Adapter):
+    """An adapter whose implementation runs in one reused child worker process.
+
+    A caller that announces its next calls (:meth:`plan`) lets the worker run them in batches: each
+    call still gets its own reply, timeout and outcome, but the processes switch far less often."""
+
+    def __init__(self, impl_spec: str, case_timeout: float = DEFAULT_CASE_TIMEOUT, run_timeout: float = DEFAULT_RUN_TIMEOUT,
+                 memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB, adapter_options: Optional[dict[str, Any]] = None,
+                 start_method: Optional[str] = None) -> None:
+        self.kind, self.target = parse_impl(impl_spec)
+        self.impl = impl_spec
+        self.case_timeout, self.run_timeout, self.memory_limit_mb = case_timeout, run_timeout, memory_limit_mb
+        self.adapter_options = dict(adapter_options or {})
+        self.start_method = start_method or default_start_method()
+        self._run_deadline = time.monotonic() + run_timeout
+        self._worker: Optional[_Worker] = None
+        self._loaded: Optional[tuple[Capabilities, dict[str, Any]]] = None  # from the first worker
+        self._broken = ""  # why no worker can be started any more
+        self._planned: deque[Planned] = deque()  # calls announced and not yet sent
+        self._sent: deque[Planned] = deque()  # calls sent to the worker and not yet answered, in order
+        self._clock = 0.0  # when the worker started on the first of them (about)
+
+    # ----- the Adapter interface
+
+    def start(self) -> None:
+        """Start the worker now rather than on first use; ImplementationError when the implementation cannot load."""
+        if self._worker is None:
+            self._worker = self._launch()
+
+    def capabilities(self) -> Capabilities:
+        return self._hello()[0]
+
+    def describe(self) -> dict[str, Any]:
+        return self._hello()[1]
+
+    def plan(self, calls: Iterable[Planned]) -> None:
+        """Announce the calls about to be made, in order, as (operation, inputs factory) pairs."""
+        self._planned.extend(calls)
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        if time.monotonic() >= self._run_deadline:
+            self._discard()
+            return self._run_timeout()
+        if self._sent and self._sent[0][0] != operation:  # the caller left its plan: what ran ahead is void
+            self._discard()
+            self._planned.clear()
+        worker = self._ready_worker()
+        if isinstance(worker, Reply):
+            return worker
+        try:
+            if not self._sent:
+                self._dispatch(worker, operation, inputs)
+            reply, fatal = _checked_reply(worker.receive(min(self._clock + self.case_timeout, self._run_deadline)))
+        except _Failure as failure:
+            return self._lost(failure)
+        self._sent.popleft()
+        self._clock = time.monotonic()
+        if fatal:  # it spoilt its process (global state, memory): the next call gets a fresh one
+            self._discard()
+        return reply
+
+    def close(self) -> None:
+        self._discard()
+        self._planned.clear()
+
+    # ----- workers
+
+    def _dispatch(self, worker: "_Worker", operation: str, inputs: dict[str, Any]) -> None:
+        """Send this call, and up to BATCH - 1 announced calls after it."""
+        if self._planned and self._planned[0][0] == operation:
+            self._planned.popleft()
+        else:
+            self._planned.clear()  # an unannounced call: the plan no longer tells what comes next
+        batch: list[Planned] = [(operation, lambda: inputs)]
+        while self._planned and len(batch) < BATCH:
+            batch.append(self._planned.popleft())
+        payload = [(name, make_inputs()) for name, make_inputs in batch]
+        worker.output.reset()
+        self._sent.extend(batch)
+        worker.send(("call", payload))
+        self._clock = time.monotonic()
+
+    def _hello(self) -> tuple[Capabilities, dict[str, Any]]:
+        if self._loaded is None:
+            self.start()
+        assert self._loaded is not None
+        return self._loaded
+
+    def _launch(self) -> "_Worker":
+        _preimport(self.kind)
+        start = _fork_worker if self.start_method == "fork" else _spawn_worker
+        worker = start(self.impl, self.adapter_options, self.memory_limit_mb)
+        try:
+            hello = worker.receive(min(time.monotonic() + max(self.case_timeout, START_TIMEOUT), self._run_deadline))
+        except _Failure as failure:
+            how = worker.end(kill=not isinstance(failure, _Gone))
+            reason = f"cannot load {self.impl!r}: {failure.while_loading(how)}{_last_words(worker)}"
+            worker.close()
+            raise ImplementationError(reason) from None
+        if not (isinstance(hello, tuple) and hello and hello[0] == "ready"):
+            worker.stop()
+            raise ImplementationError(str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start")
+        if self._loaded is None:
+            self._loaded = (hello[1], hello[2])
+        return worker
+
+    def _ready_worker(self) -> Union["_Worker", Reply]:
+        """The live worker, started anew if the last one died; a CRASH reply when none can be started."""
+        if self._worker is None and not self._broken:
+            try:
+                self._worker = self._launch()
+            except ImplementationError as exc:
+                self._broken = f"a new worker could not be started: {exc}"
+        return self._worker if self._worker is not None else Reply(CRASH, message=self._broken)
+
+    def _lost(self, failure: "_Failure") -> Reply:
+        """The reply for the call whose worker hung, died or garbled its answer; the worker is discarded."""
+        worker = self._worker
+        assert worker is not None
+        if self._sent:
+            self._sent.popleft()  # the call that failed; the ones sent after it are sent again
+        how = worker.end(kill=not isinstance(failure, _Gone))  # a dying worker's own exit status tells why
+        detail = worker.output.text()
+        self._discard()
+        if isinstance(failure, _Late):
+            if time.monotonic() >= self._run_deadline:
+                return self._run_timeout(detail)
+            return Reply(TIMEOUT, message=f"no reply within {self.case_timeout:g} s (the worker was killed)", detail=detail)
+        if isinstance(failure, _Garbled):
+            return Reply(EXCEPTION, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
+        return Reply(CRASH, message=f"the worker process {how}", detail=detail)
+
+    def _run_timeout(self, detail: str = "") -> Reply:
+        return Reply(TIMEOUT, message=f"run timeout: the whole run exceeded {self.run_timeout:g} s", detail=detail)
+
+    def _discard(self) -> None:
+        """Stop the worker; the calls it had not answered go back to the front of the plan."""
+        self._planned.extendleft(reversed(self._sent))
+        self._sent.clear()
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+
+def _checked_reply(message: Any) -> tuple[Reply, bool]:
+    if isinstance(message, tuple) and len(message) == 3 and message[0] == "reply" and isinstance(message[1], Reply):
+        return message[1], bool(message[2])
+    raise _Garbled(f"expected a reply, got {type(message).__name__}")
+
+
+def _preimport(kind: str) -> None:
+    """Import a built-in adapter's own module (not the implementation) before forking, so new workers start warm."""
+    if kind in BUILTIN:
+        try:
+            importlib.import_module(BUILTIN[kind][0])
+        except ImportError:
+            pass  # the worker reports it
+
+
+def _last_words(worker: "_Worker") -> str:
+    lines = [line.strip() for line in worker.output.text().splitlines() if line.strip()]
+    return f"; its last output: {lines[-1][:300]}" if lines else ""

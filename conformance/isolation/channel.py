@@ -1,0 +1,225 @@
+"""What crosses between the runner and a worker: pickled messages over a socket (:class:`_Channel`), the
+worker's captured output (:class:`_Captured`), why no reply came (:class:`_Failure`), and the allow-list
+that replies are unpickled with (:func:`load_reply`), with :func:`sendable`, which makes a value fit it."""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import socket
+import struct
+from typing import Any, Optional
+
+import numpy as np
+
+from ..adapters.loading import describe_exception
+from ..processes import DETAIL_LIMIT
+
+OUTPUT_KEEP = 64 * 1024  # bytes of a worker's output kept
+DRAIN_CHUNKS = 16  # reads of 64 KiB per wake-up, so a flood cannot starve the reply
+
+
+class _Failure(Exception):
+    """Why no reply came."""
+
+    def while_loading(self, how: str) -> str:
+        return f"the worker process {how} while loading it"
+
+
+class _Late(_Failure):
+    def while_loading(self, how: str) -> str:
+        return "it did not finish loading in time"
+
+
+class _Gone(_Failure):
+    pass
+
+
+class _Garbled(_Failure):
+    def while_loading(self, how: str) -> str:
+        return f"the worker sent an unreadable reply ({self})"
+
+
+class _Captured:
+    """What a worker printed: drained from a pipe (fork) or read back from a file (spawn); the tail is kept."""
+
+    def __init__(self, fd: int, path: Optional[str] = None) -> None:
+        self.fd, self.path = fd, path
+        self.tail, self.total, self.open = b"", 0, True
+        if path is None:
+            os.set_blocking(fd, False)
+
+    def waitables(self) -> list[int]:
+        return [self.fd] if self.path is None and self.open else []
+
+    def drain(self) -> None:
+        """Read what is there now (a bounded amount), keeping only the tail."""
+        for _ in range(DRAIN_CHUNKS if self.waitables() else 0):
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.open = False
+                return
+            self.total += len(chunk)
+            self.tail = (self.tail + chunk)[-OUTPUT_KEEP:]
+
+    def reset(self) -> None:
+        self.drain()
+        if self.path is not None:
+            os.ftruncate(self.fd, 0)
+        self.tail, self.total = b"", 0
+
+    def text(self) -> str:
+        """The last DETAIL_LIMIT characters printed since the last reset, noting what was cut."""
+        self.drain()
+        data, total = (self.tail, self.total) if self.path is None else self._file_tail()
+        shown = data[-DETAIL_LIMIT:]
+        cut = f"[{total - len(shown)} earlier bytes of output not shown]\n" if total > len(shown) else ""
+        return cut + shown.decode("utf-8", "replace")
+
+    def _file_tail(self) -> tuple[bytes, int]:
+        size = os.fstat(self.fd).st_size
+        os.lseek(self.fd, max(size - OUTPUT_KEEP, 0), os.SEEK_SET)
+        return os.read(self.fd, OUTPUT_KEEP), size
+
+    def close(self) -> None:
+        os.close(self.fd)
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+_FRAME = struct.Struct("<QQI")  # length of the body, of its pickle, number of out-of-band buffers
+_ALIGN = 16  # out-of-band buffers start at multiples of this in the body, so arrays built on them are aligned
+SMALL_MESSAGE = 64 * 1024  # below this a message goes out in one write
+
+
+class _Channel:
+    """Pickled messages over a stream socket; numpy arrays travel out of band, copied by the kernel only.
+
+    A message is a frame header, then a body: the buffer sizes, the pickle, the buffers (aligned)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def send(self, message: Any) -> None:
+        buffers: list[pickle.PickleBuffer] = []
+        data = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
+        raws = [buffer.raw() for buffer in buffers]
+        head = struct.pack(f"<{len(raws)}Q", *(raw.nbytes for raw in raws)) + data
+        parts = [head, *_aligned(len(head), raws)]
+        body = sum(memoryview(part).nbytes for part in parts)
+        frame = _FRAME.pack(body, len(data), len(raws))
+        if body < SMALL_MESSAGE:
+            self.sock.sendall(b"".join([frame, *parts]))
+            return
+        self.sock.sendall(frame)
+        for part in parts:
+            self.sock.sendall(part)
+
+    def receive(self, limit: int) -> tuple[memoryview, list[memoryview]]:
+        """(the pickle, its out-of-band buffers) of the next message; EOFError when the peer has gone."""
+        body_size, data_size, count = _FRAME.unpack(self._exact(_FRAME.size))
+        if body_size > limit:
+            raise ValueError(f"a message of {body_size} bytes exceeds the limit of {limit}")
+        body = memoryview(self._exact(body_size))
+        sizes = struct.unpack_from(f"<{count}Q", body)
+        offset = 8 * count + data_size
+        data, buffers = body[8 * count:offset], []
+        for size in sizes:
+            offset += -offset % _ALIGN
+            buffers.append(body[offset:offset + size])
+            offset += size
+        if offset > body_size:
+            raise ValueError("a message's buffers overrun its body")
+        return data, buffers
+
+    def _exact(self, size: int) -> bytearray:
+        buffer = bytearray(size)
+        view, got = memoryview(buffer), 0
+        while got < size:
+            count = self.sock.recv_into(view[got:])
+            if not count:
+                raise EOFError("the peer closed the connection")
+            got += count
+        return buffer
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _aligned(start: int, raws: list[memoryview]) -> list[Any]:
+    """``raws`` with zero padding before each, so each begins at a multiple of _ALIGN from the body's start."""
+    parts: list[Any] = []
+    position = start
+    for raw in raws:
+        pad = -position % _ALIGN
+        parts += [bytes(pad), raw]
+        position += pad + raw.nbytes
+    return parts
+
+
+# ----- what the runner accepts back --------------------------------------------------------------------
+
+_NUMPY_MODULES = frozenset({"numpy", "numpy.core.multiarray", "numpy._core.multiarray", "numpy.core.numeric", "numpy._core.numeric"})
+_NUMPY_NAMES = frozenset({"dtype", "ndarray", "scalar", "_reconstruct", "_frombuffer"})
+_ALLOWED = frozenset({
+    ("embconf.adapters.base", "Reply"), ("embconf.adapters.base", "Capabilities"), (__name__, "Unsendable"),
+    ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
+})
+
+
+class _ReplyUnpickler(pickle.Unpickler):
+    """Unpickles only replies: numpy arrays and scalars, plain Python values and embconf's own records."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED or (module in _NUMPY_MODULES and name in _NUMPY_NAMES):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"a reply may not contain {module}.{name}")
+
+
+def load_reply(data: Any, buffers: tuple[Any, ...] = ()) -> Any:
+    try:
+        return _ReplyUnpickler(io.BytesIO(data), buffers=buffers).load()
+    except Exception as exc:  # whatever a garbled pickle raises
+        raise _Garbled(describe_exception(exc)) from None
+
+
+class Unsendable:
+    """Stands in for a returned value that cannot cross to the runner (a generator, a custom object)."""
+
+    def __init__(self, value: Any) -> None:
+        self.text = _safe_repr(value)[:200]
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return "(unprintable)"
+
+
+def sendable(value: Any) -> Any:
+    """``value`` made of plain types only: arrays as base ndarrays, Python scalars as the built-in types,
+    containers rebuilt, and anything else replaced by an :class:`Unsendable`."""
+    if isinstance(value, np.ndarray):
+        return np.asarray(value) if value.dtype.kind in "biufcUS" else Unsendable(value)
+    if isinstance(value, np.generic):
+        return value if value.dtype.kind in "biufcUS" else Unsendable(value)
+    for plain in (bool, int, float, complex, str, bytes):
+        if isinstance(value, plain):
+            return plain(value)
+    if value is None:
+        return None
+    if type(value) in (list, tuple, set, frozenset):
+        return type(value)(sendable(item) for item in value)
+    if type(value) is dict:
+        return {sendable(key): sendable(item) for key, item in value.items()}
+    return Unsendable(value)

@@ -1,0 +1,118 @@
+"""The runner's handle on one running worker: its channel, its captured output, and how to end it."""
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import struct
+import time
+from typing import Any, Optional
+
+from ..processes import describe_exit
+from .channel import _Captured, _Channel, _Garbled, _Gone, _Late, load_reply
+
+STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
+MAX_REPLY_BYTES = 512 * 2**20
+
+
+class _Worker:
+    """A running worker: its channel, its captured output, and how to end it."""
+
+    def __init__(self, pid: int, channel: _Channel, output: _Captured, process: Any = None) -> None:
+        self.pid, self.channel, self.output, self.process = pid, channel, output, process
+        self.exitcode: Optional[int] = None
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(channel.sock, selectors.EVENT_READ)
+        for fd in output.waitables():
+            self.selector.register(fd, selectors.EVENT_READ)
+
+    def send(self, message: Any) -> None:
+        try:
+            self.channel.sock.settimeout(None)
+            self.channel.send(message)
+        except OSError:
+            raise _Gone() from None
+
+    def receive(self, deadline: float) -> Any:
+        """The worker's next message, draining its output meanwhile; _Late after ``deadline``, _Gone if it died."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Late()
+            for key, _ in self.selector.select(remaining):
+                if key.fileobj is self.channel.sock:
+                    return self._read(deadline)
+                self.output.drain()
+                if not self.output.open:
+                    self.selector.unregister(key.fileobj)
+
+    def _read(self, deadline: float) -> Any:
+        self.channel.sock.settimeout(max(deadline - time.monotonic(), 0.001))  # a half-sent reply cannot hang the run
+        try:
+            data, buffers = self.channel.receive(MAX_REPLY_BYTES)
+        except TimeoutError:
+            raise _Late() from None
+        except (EOFError, OSError):
+            raise _Gone() from None
+        except (ValueError, struct.error) as exc:
+            raise _Garbled(str(exc)) from None
+        return load_reply(data, buffers)
+
+    def stop(self) -> None:
+        """Ask the worker to exit, kill it if it does not, and release everything."""
+        try:
+            self.send(("stop",))
+        except _Gone:
+            pass
+        self.end(kill=False)
+        self.close()
+
+    def end(self, kill: bool) -> str:
+        """Reap the process (killed at once if ``kill``, else after STOP_GRACE); how it ended, in words."""
+        if kill:
+            self._kill()
+        code = self._wait(STOP_GRACE)
+        if code is None:
+            self._kill()
+            code = self._wait(None)
+        return describe_exit(code)
+
+    def close(self) -> None:
+        self.selector.close()
+        self.channel.close()
+        self.output.close()
+
+    def _kill(self) -> None:
+        if self.exitcode is not None:
+            return
+        if self.process is not None:
+            self.process.kill()
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # the worker leads its own session: this reaches its children too
+        except OSError:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def _wait(self, timeout: Optional[float]) -> Optional[int]:
+        if self.exitcode is None:
+            self.exitcode = self._poll(timeout)
+        return self.exitcode
+
+    def _poll(self, timeout: Optional[float]) -> Optional[int]:
+        """The exit code (negative: killed by that signal), or None if still running after ``timeout``."""
+        if self.process is not None:
+            self.process.join(timeout)
+            return self.process.exitcode
+        end = None if timeout is None else time.monotonic() + timeout
+        pause = 0.0002  # a worker told to stop is gone in well under a millisecond
+        while True:
+            pid, status = os.waitpid(self.pid, 0 if end is None else os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() >= end:
+                return None
+            time.sleep(pause)
+            pause = min(2 * pause, 0.01)

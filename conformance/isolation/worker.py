@@ -1,0 +1,257 @@
+"""The worker's side: starting a worker (fork or spawn), confining it (session, memory limit, output
+capture, death with the runner), loading the implementation, serving calls, and checking after each
+call that the process-wide state is as the worker found it (:class:`GlobalState`).
+
+The worker's entry point, :func:`worker_main`, is found by this module's path under ``spawn``."""
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import signal
+import socket
+import sys
+import warnings
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+
+from ..adapters import ImplementationError, create_adapter
+from ..adapters.base import CRASH, EXCEPTION, Adapter, Capabilities, Reply, _traceback_tail
+from ..adapters.loading import describe_exception
+from ..guard import GuardedAdapter
+from .channel import _Captured, _Channel, sendable
+from .handle import _Worker
+
+MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
+
+Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or a file path (spawn)
+
+
+def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
+    parent_end, child_end = socket.socketpair()
+    read_fd, write_fd = os.pipe()
+    _flush_std()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+ warns about BLAS threads; they survive fork
+        pid = os.fork()
+    if pid == 0:
+        parent_end.close()
+        os.close(read_fd)
+        worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd)
+    child_end.close()
+    os.close(write_fd)
+    return _Worker(pid, _Channel(parent_end), _Captured(read_fd))
+
+
+def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
+    import multiprocessing
+    import tempfile
+
+    context = multiprocessing.get_context("spawn")
+    parent_end, child_end = socket.socketpair()
+    fd, path = tempfile.mkstemp(prefix="embconf-worker-", suffix=".out")
+    process = context.Process(target=worker_main, args=(child_end, impl, adapter_options, memory_limit_mb, path), daemon=True)
+    process.start()
+    child_end.close()
+    return _Worker(process.pid, _Channel(parent_end), _Captured(fd, path), process)
+
+
+def worker_main(sock: socket.socket, impl: str, adapter_options: dict[str, Any], memory_limit_mb: int, output: Output) -> None:
+    """The worker process from start to exit (never returns): confine, load, serve."""
+    code = 0
+    try:
+        _confine(output, memory_limit_mb)
+        channel = _Channel(sock)
+        adapter = _load(channel, impl, adapter_options)
+        if adapter is not None:
+            _serve(channel, adapter, memory_limit_mb)
+    except BaseException:  # the worker's own failure: printed into the capture, reported as a crash
+        import traceback
+
+        traceback.print_exc()
+        code = 70
+    finally:
+        _flush_std()
+        os._exit(code)
+
+
+def _confine(output: Output, memory_limit_mb: int) -> None:
+    """A session of its own, no Ctrl-C (the runner handles it), output captured, memory capped."""
+    if hasattr(os, "setsid"):
+        try:
+            os.setsid()
+        except OSError:
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    _redirect_output(output)
+    _limit_memory(memory_limit_mb)
+
+
+def _redirect_output(output: Output) -> None:
+    """stdin from the null device; stdout and stderr, at the descriptor level, into the capture."""
+    target = output if isinstance(output, int) else os.open(output, os.O_WRONLY | os.O_APPEND)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(target, 1)
+    os.dup2(target, 2)
+    for fd in {null, target} - {0, 1, 2}:
+        os.close(fd)
+    import faulthandler
+
+    faulthandler.enable(file=sys.stderr)  # a segfault leaves its Python traceback in the captured output
+
+
+def _limit_memory(memory_limit_mb: int) -> None:
+    """Cap the address space (best effort: not every platform enforces RLIMIT_AS)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    if memory_limit_mb <= 0:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = memory_limit_mb * 2**20 if hard == resource.RLIM_INFINITY else min(memory_limit_mb * 2**20, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel kill the worker if the runner dies (a worker stuck in a loop would outlive it)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:
+    """Create the guarded adapter and tell the runner its capabilities, or why it failed (then None)."""
+    adapter: Optional[Adapter] = None
+    try:
+        adapter = GuardedAdapter(create_adapter(impl, **adapter_options))
+        caps = adapter.capabilities()
+        plain_caps = Capabilities(**{f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities)})
+        hello: tuple[Any, ...] = ("ready", plain_caps, sendable(adapter.describe()))
+    except ImplementationError as exc:
+        adapter, hello = None, ("failed", str(exc))
+    except BaseException as exc:  # an adapter's own bug, or SystemExit/KeyboardInterrupt at import
+        adapter, hello = None, ("failed", f"cannot load {impl!r}: {describe_exception(exc)}")
+    _send(channel, hello)
+    return adapter
+
+
+def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
+    """Answer calls until told to stop, the runner goes away, or the implementation spoils the process."""
+    state = GlobalState.capture()
+    while True:
+        try:
+            data, buffers = channel.receive(2**62)  # the runner is trusted
+        except (EOFError, OSError):
+            return
+        request = pickle.loads(data, buffers=buffers)
+        if request[0] != "call":
+            return
+        for operation, inputs in request[1]:
+            reply, fatal = _after_call(_call(adapter, operation, inputs), state, memory_limit_mb)
+            reply.outputs = {name: sendable(value) for name, value in reply.outputs.items()}
+            _flush_std()
+            _send(channel, ("reply", reply, fatal))
+            if fatal:
+                return
+
+
+def _call(adapter: Adapter, operation: str, inputs: dict[str, Any]) -> Reply:
+    """The adapter's reply; SystemExit, KeyboardInterrupt and the like become an EXCEPTION reply."""
+    try:
+        return adapter.call(operation, inputs)
+    except BaseException as exc:
+        return Reply(EXCEPTION, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
+
+
+def _after_call(reply: Reply, state: "GlobalState", memory_limit_mb: int) -> tuple[Reply, bool]:
+    """(the reply to send, whether the worker must be replaced): global state changed, or memory ran out."""
+    changes = state.changes()
+    if changes:
+        said = reply.message if reply.status == EXCEPTION else "returned normally"
+        return Reply(EXCEPTION, message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
+                     detail=reply.detail), True
+    if reply.status == EXCEPTION and MEMORY_ERROR.match(reply.message):
+        limit = f"the limit is {memory_limit_mb} MB" if memory_limit_mb > 0 else "no limit was set"
+        return Reply(CRASH, message=f"ran out of memory ({limit}): {reply.message}", detail=reply.detail), True
+    state.restore_random()
+    return reply, False
+
+
+def _send(channel: _Channel, message: tuple[Any, ...]) -> None:
+    try:
+        channel.send(message)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError) as exc:  # it will not pickle
+        channel.send(("failed", f"the worker cannot send its answer: {describe_exception(exc)}"))
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+@dataclass
+class GlobalState:
+    """Process-wide state an implementation must leave as it found it."""
+
+    cwd: str
+    errstate: dict[str, str]
+    printoptions: dict[str, Any]
+    random: Any  # np.random.get_state(): put back after a call that changed it
+    random_fingerprint: Callable[[], bytes]
+    random_seen: bytes
+
+    @classmethod
+    def capture(cls) -> "GlobalState":
+        fingerprint = _random_fingerprint()
+        return cls(_cwd(), np.geterr(), np.get_printoptions(), np.random.get_state(), fingerprint, fingerprint())
+
+    def changes(self) -> list[str]:
+        """What differs now, in words (the random state is restored, not reported)."""
+        found = []
+        cwd = _cwd()
+        if cwd != self.cwd:
+            found.append(f"the working directory from {self.cwd!r} to {cwd!r}")
+        for label, before, after in (("numpy's error handling (np.seterr)", self.errstate, np.geterr()),
+                                     ("numpy's print options (np.set_printoptions)", self.printoptions, np.get_printoptions())):
+            if after != before:
+                found.append(f"{label}: " + ", ".join(f"{k} {before.get(k)!r} -> {after.get(k)!r}"
+                                                       for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)))
+        return found
+
+    def restore_random(self) -> None:
+        if self.random_fingerprint() != self.random_seen:
+            np.random.set_state(self.random)
+
+
+def _random_fingerprint() -> Callable[[], bytes]:
+    """A reader of the legacy generator's raw MT19937 state (key and position, through numpy's public
+    ctypes interface: ~1 us); of its pickled full state (~50 us) where that is unavailable."""
+    try:
+        import ctypes
+
+        address = np.random.mtrand._rand._bit_generator.ctypes.state_address
+    except (ImportError, AttributeError):
+        return lambda: pickle.dumps(np.random.get_state())
+    return lambda: ctypes.string_at(address, 624 * 4 + 4)
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the directory was removed
+        return "(a removed directory)"
