@@ -16,14 +16,6 @@ from .base import SKIPPED, Adapter, Capabilities, Reply, call_python
 Handler = Callable[..., Any]
 
 
-class TypedError(Exception):
-    """An error that names its spec kind (``kind``), as raised by adapter glue code."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
 class InProcessAdapter(Adapter):
     """An adapter whose operations are Python callables in this process."""
 

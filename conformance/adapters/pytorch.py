@@ -38,7 +38,8 @@ import numpy as np
 
 from . import ImplementationError
 from .base import Capabilities
-from .common import InProcessAdapter, TypedError, layer_kwargs
+from ..reference.errors import EmbeddingError
+from .common import InProcessAdapter, layer_kwargs
 from .loading import describe_exception
 
 INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
@@ -179,7 +180,7 @@ class GlueLayer:
     def forward(self, tokens: Any, start_pos: Any = 0) -> Any:
         """tokens (T,) or (B, T) -> (T, D) or (B, T, D)."""
         if tokens.dim() not in (1, 2):
-            raise TypedError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tuple(tokens.shape)}")
+            raise EmbeddingError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tuple(tokens.shape)}")
         seq_len = tokens.shape[-1]
         limit = self.max_seq_len if self.positions is not None else math.inf
         start = check_start_pos(start_pos, seq_len, limit)
@@ -197,7 +198,7 @@ def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len:
                 token_weight: Any = None, position_table: Any = None, device: Any = None) -> GlueLayer:
     """The layer, with the TinyTorch constructor's signature and defaults; tables given are used as weights."""
     if pos_encoding not in POS_ENCODINGS:
-        raise TypedError("invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
+        raise EmbeddingError("invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
     if pos_encoding == "sinusoidal":
         raise NotImplementedError(NO_SINUSOID)
     nn = torch.nn
@@ -209,9 +210,9 @@ def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len:
 def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
     """x (B, T, D) + table[start_pos:start_pos+T], after the checks a careful user module makes."""
     if x.dim() != 3:
-        raise TypedError("shape_mismatch", f"x must be (batch, seq, embed_dim), got shape {tuple(x.shape)}")
+        raise EmbeddingError("shape_mismatch", f"x must be (batch, seq, embed_dim), got shape {tuple(x.shape)}")
     if x.shape[2] != table.shape[1]:
-        raise TypedError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
+        raise EmbeddingError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
     start = check_start_pos(start_pos, x.shape[1], table.shape[0])
     return x + table[start:start + x.shape[1]]
 
@@ -219,11 +220,11 @@ def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
 def check_start_pos(start_pos: Any, seq_len: int, max_len: float) -> int:
     """start_pos as an int: an integer >= 0 with start_pos + seq_len <= max_len."""
     if isinstance(start_pos, (bool, np.bool_)) or not isinstance(start_pos, numbers.Integral):
-        raise TypedError("invalid_start_pos", f"start_pos must be an integer, got {start_pos!r}")
+        raise EmbeddingError("invalid_start_pos", f"start_pos must be an integer, got {start_pos!r}")
     if start_pos < 0:
-        raise TypedError("invalid_start_pos", f"start_pos must be >= 0, got {start_pos}")
+        raise EmbeddingError("invalid_start_pos", f"start_pos must be >= 0, got {start_pos}")
     if start_pos + seq_len > max_len:
-        raise TypedError("sequence_too_long", f"start_pos {start_pos} + length {seq_len} exceeds {max_len} positions")
+        raise EmbeddingError("sequence_too_long", f"start_pos {start_pos} + length {seq_len} exceeds {max_len} positions")
     return int(start_pos)
 
 
@@ -234,11 +235,11 @@ def pytorch_errors() -> Iterator[None]:
         yield
     except IndexError as exc:
         if "out of range" in str(exc):
-            raise TypedError("index_out_of_range", f"IndexError: {exc}") from exc
+            raise EmbeddingError("index_out_of_range", f"IndexError: {exc}") from exc
         raise
     except RuntimeError as exc:
         if str(exc).startswith("Mismatch in shape"):  # autograd: grad_output does not match the output
-            raise TypedError("shape_mismatch", f"RuntimeError: {exc}") from exc
+            raise EmbeddingError("shape_mismatch", f"RuntimeError: {exc}") from exc
         raise
 
 
