@@ -78,3 +78,11 @@ def _grad_x_zero(table: np.ndarray, x: np.ndarray, start_pos: object, grad_outpu
     grad_x, grad_table = ref_backward(table, x, start_pos, grad_output)
     return np.zeros_like(grad_x), grad_table
 
+
+
+@mutant("pos.shape_unchecked", "positions",
+        "does not check x: a 2-D or 4-D x is broadcast against the table rows, another width fails inside numpy",
+        "check that x is (batch, seq, embed_dim) with the table's embed_dim; reject anything else with shape_mismatch (EMB-POS-5)", FWD)
+def _shape_unchecked(table: np.ndarray, x: np.ndarray, start_pos: object = 0) -> np.ndarray:
+    rows = table[start_pos : start_pos + (x.shape[-2] if x.ndim >= 2 else 1)]
+    return (x.astype(np.float64) + rows.astype(np.float64)).astype(x.dtype)
