@@ -31,9 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--impl", help="KIND:TARGET (reference, functions:FILE_OR_MODULE, tinytorch:FILE_OR_MODULE, torch, subprocess:'CMD ARGS'); default: the TinyTorch module tinytorch.core.embeddings")
     _add_selection(run)
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
+    run.add_argument("--write-expectations", type=Path, metavar="FILE", help="write the cases that failed in this run as an expectations file (listed reasons are kept)")
     run.add_argument("--report-json", type=Path, help="write the JSON report here")
     run.add_argument("--junit", type=Path, help="write JUnit XML here")
-    run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes) fails the run, and so does a case whose result changes under --repeat")
+    run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes), an expectation that matches no case, and a case whose result changes under --repeat fail the run")
     run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
     run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
@@ -146,8 +147,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .reports import junit
 
         junit.write(args.junit, run, impl)
+    if args.write_expectations:
+        from .expectations import write_from_run
+
+        count = write_from_run(args.write_expectations, run.results, impl)
+        print(f"wrote {count} expectations to {args.write_expectations}")
     bad = [r for r in run.results if r.outcome in PROBLEMS or (args.strict and r.outcome == XPASS)]
-    return EXIT_FAIL if bad else EXIT_OK
+    stale = args.strict and run.unmatched_expectations
+    if stale:
+        print(f"embconf: --strict: {len(run.unmatched_expectations)} expectation(s) match no case; remove them", file=sys.stderr)
+    return EXIT_FAIL if bad or stale else EXIT_OK
 
 
 def _open(impl: str, args: argparse.Namespace):

@@ -75,3 +75,28 @@ def _parse_entries(document: Any, path: Path) -> list[Entry]:
             raise ExpectationsError(f"{path}: entry {number} must have exactly a non-empty 'case' (id or glob) and 'reason'")
         entries.append(Entry(item["case"], item["reason"]))
     return entries
+
+
+def write_from_run(path: Path, results: list[CaseResult], impl: str) -> int:
+    """Write an expectations file listing every case that failed in this run; returns how many.
+
+    A case that was already listed keeps its reason; a new one gets its outcome and the first line
+    of its failure (and the likely cause, when diagnosed) as a starting point for a human reason.
+    Cases that now pass are dropped, so the file always describes today's failures.
+    """
+    entries = [{"case": result.id, "reason": result.expectation or _reason(result)}
+               for result in results if result.outcome in PROBLEMS or result.outcome == XFAIL]
+    header = (f"# Cases {impl} is known to fail, written by `embconf run --write-expectations`.\n"
+              "# Review each reason; run with --expectations FILE (and --strict to fail on stale entries).\n")
+    text = yaml.safe_dump({"expectations": entries}, sort_keys=False, width=4096, allow_unicode=True)
+    tmp = Path(path).with_name(Path(path).name + ".tmp")
+    tmp.write_text(header + text)
+    tmp.replace(path)
+    return len(entries)
+
+
+def _reason(result: CaseResult) -> str:
+    headline = result.message.split("\n", 1)[0]
+    headline = headline.split(": ", 1)[1] if headline.startswith(result.id) and ": " in headline else headline
+    cause = f" (likely {result.diagnosis[0]['mutant']})" if result.diagnosis else ""
+    return f"{result.outcome}: {headline[:160]}{cause}"

@@ -114,3 +114,26 @@ def test_list_and_show():
     assert show.returncode == 0
     assert "expected outputs:" in show.stdout and "grad_weight" in show.stdout and "[[2. 2.]" in show.stdout
     assert "expected error: index_out_of_range" in run_cli("show", "lookup.error.negative_one").stdout
+
+
+def test_write_expectations_from_a_run_then_gate_on_them(tmp_path):
+    impl = f"functions:{IMPLS / 'clamping_lookup.py'}"
+    written = tmp_path / "expect.yaml"
+    first = run_cli("run", "--impl", impl, "--select", "lookup.*", "--write-expectations", str(written))
+    assert first.returncode == 1 and f"to {written}" in first.stdout
+    import yaml
+
+    entries = yaml.safe_load(written.read_text())["expectations"]
+    assert {e["case"] for e in entries} >= {"lookup.error.negative_one", "lookup.error.id_equals_vocab"}
+    reasons = {e["case"]: e["reason"] for e in entries}
+    assert reasons["lookup.error.negative_one"].startswith("fail: returned a result; expected error index_out_of_range")
+    assert "(likely fwd." in reasons["lookup.error.negative_one"]
+    again = run_cli("run", "--impl", impl, "--select", "lookup.*", "--expectations", str(written), "--strict",
+                    "--write-expectations", str(tmp_path / "again.yaml"))
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert (tmp_path / "again.yaml").read_text().replace("again", "") == written.read_text().replace("again", "")
+    stale = tmp_path / "stale.yaml"
+    stale.write_text(written.read_text() + "- case: lookup.nothing.here\n  reason: fixed long ago\n")
+    strict = run_cli("run", "--impl", impl, "--select", "lookup.*", "--expectations", str(stale), "--strict")
+    assert strict.returncode == 1 and "match no case" in strict.stderr
+    assert run_cli("run", "--impl", impl, "--select", "lookup.*", "--expectations", str(stale)).returncode == 0
