@@ -70,8 +70,9 @@ def _gradient_row_story(case: Case, inputs: Mapping[str, Any], mismatch: Mismatc
     return f"Row {row} is {times} so its gradient should be {got}"
 
 
-def reproduction(case: Case, inputs: Mapping[str, Any], headline: str, mismatches: list[Mismatch] = ()) -> str:
-    """The whole failure message of a case."""
+def reproduction(case: Case, headline: str, mismatches: list[Mismatch] = ()) -> str:
+    """The whole failure message of a case (its inputs are decoded only here, when something failed)."""
+    inputs = case.inputs()
     parts = [f"{case.id} [{', '.join(case.requirements)}] {case.operation}: {headline}", f"inputs: {inputs_summary(case, inputs)}"]
     parts += [mismatch_text(case, inputs, m) for m in mismatches]
     return "\n".join(parts)

@@ -36,39 +36,38 @@ class RunResult:
 
 def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     """The outcome of one case given the implementation's reply (expectations not yet applied)."""
-    inputs = case.inputs()
     result = CaseResult(case.id, case.requirements, case.features, case.operation, PASS, stderr=reply.detail if reply.status in (CRASH, TIMEOUT) else "")
     expected_error = case.expected_error
     if reply.violations and reply.status in (OK, ERROR_KIND):  # e.g. it modified an input: wrong whatever it returned
-        result.outcome, result.message = FAIL, reproduction(case, inputs, "; ".join(reply.violations))
+        result.outcome, result.message = FAIL, reproduction(case, "; ".join(reply.violations))
     elif reply.status == SKIPPED:
         result.outcome, result.message = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}"
     elif reply.status == TIMEOUT:
-        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, inputs, f"timed out: {reply.message}")
+        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, f"timed out: {reply.message}")
     elif reply.status == CRASH:
-        result.outcome, result.message = CRASH_OUTCOME, reproduction(case, inputs, f"the implementation crashed: {reply.message}")
+        result.outcome, result.message = CRASH_OUTCOME, reproduction(case, f"the implementation crashed: {reply.message}")
     elif reply.status == EXCEPTION:
         wanted = f"expected error {expected_error}" if expected_error else "expected a result"
         result.outcome = ERROR
-        result.message = reproduction(case, inputs, f"{reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
+        result.message = reproduction(case, f"{reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
     elif reply.status == ERROR_KIND:
         result.error_kind = reply.error_kind
         if expected_error is None:
-            result.outcome, result.message = FAIL, reproduction(case, inputs, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result")
+            result.outcome, result.message = FAIL, reproduction(case, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result")
         elif reply.error_kind == UNSPECIFIED and caps.error_detail == "coarse":
             result.message = f"rejected as expected; the error kind ({expected_error}) is not checked for this adapter"
         elif reply.error_kind != expected_error:
-            result.outcome, result.message = FAIL, reproduction(case, inputs, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}")
+            result.outcome, result.message = FAIL, reproduction(case, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}")
     elif reply.status == OK:
         result.actual = reply.outputs
         if expected_error is not None:
             result.outcome = FAIL
-            result.message = reproduction(case, inputs, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)")
+            result.message = reproduction(case, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)")
         else:
             mismatches = compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
             if mismatches:
                 result.outcome, result.mismatches = FAIL, mismatches
-                result.message = reproduction(case, inputs, "wrong " + ", ".join(m.kind for m in mismatches), mismatches)
+                result.message = reproduction(case, "wrong " + ", ".join(m.kind for m in mismatches), mismatches)
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     return result
