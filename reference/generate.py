@@ -121,7 +121,8 @@ def differences(directory: Path = FIXTURES_DIR) -> list[str]:
     import yaml
 
     problems: list[str] = []
-    for name, text in render_all().items():
+    fresh = render_all()
+    for name, text in fresh.items():
         path = directory / name
         if not path.exists():
             problems.append(f"{name}: missing")
@@ -144,6 +145,6 @@ def differences(directory: Path = FIXTURES_DIR) -> list[str]:
         problems += [f"{name}: case {cid} is gone" for cid in sorted(old_cases.keys() - fresh_cases.keys())]
         if not (changed or fresh_cases.keys() ^ old_cases.keys()):
             problems.append(f"{name}: differs in formatting only")
-    extra = {p.name for p in directory.glob("*.yaml")} - set(render_all())
+    extra = {p.name for p in directory.glob("*.yaml")} - set(fresh)
     problems += [f"{name}: not produced by the generator" for name in sorted(extra)]
     return problems
