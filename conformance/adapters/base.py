@@ -7,6 +7,7 @@ It never sees expected values. In-process adapters wrap Python callables with
 from __future__ import annotations
 
 import traceback
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
@@ -64,6 +65,40 @@ class Capabilities:
 
 
 ALL_OPERATIONS = frozenset(operations())
+
+Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
+
+
+class CallPlan:
+    """The calls the runner announced it is about to make, in order (see guard.announce).
+
+    An adapter that runs calls ahead of their turn (a worker batch, protocol requests written
+    ahead) takes them from here; a call that is not the one announced next voids the plan.
+    """
+
+    def __init__(self) -> None:
+        self._calls: deque[Planned] = deque()
+
+    def extend(self, calls: Iterable[Planned]) -> None:
+        self._calls.extend(calls)
+
+    def clear(self) -> None:
+        self._calls.clear()
+
+    def follow(self, operation: str) -> None:
+        """The caller makes a call now: drop it from the head of the plan, or void an unannounced plan."""
+        if self._calls and self._calls[0][0] == operation:
+            self._calls.popleft()
+        else:
+            self._calls.clear()
+
+    def restore(self, calls: Iterable[Planned]) -> None:
+        """Put calls that were taken but never answered back at the front, in their order."""
+        self._calls.extendleft(reversed(list(calls)))
+
+    def take(self, count: int) -> list[Planned]:
+        """Up to ``count`` of the next announced calls, removed from the plan."""
+        return [self._calls.popleft() for _ in range(min(max(count, 0), len(self._calls)))]
 
 
 class Adapter:

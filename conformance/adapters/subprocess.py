@@ -17,14 +17,14 @@ import subprocess
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
 from ..encoding import NON_FINITE, EncodingError, non_finite_name, decode_array, encode_array
 from ..spec import error_kinds, features, operations, output_names, spec_version
 from . import ImplementationError
-from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, Capabilities, Reply
+from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
 from ..processes import DETAIL_LIMIT, describe_exit
 
 PROTOCOL_VERSION = 1
@@ -314,7 +314,7 @@ class SubprocessAdapter(Adapter):
         self.max_restarts = max_restarts
         self.restarts = 0
         self._seq = 0
-        self._planned: deque[tuple[str, Callable[[], dict[str, Any]]]] = deque()  # announced, not yet sent
+        self._planned = CallPlan()  # announced, not yet sent
         self._inflight: deque[tuple[int, str]] = deque()  # (seq, operation) sent to this process, unanswered
         self._clock = 0.0  # when the implementation started on the oldest unanswered request (about)
         self._mark = 0  # stderr bytes written before that request
@@ -338,7 +338,7 @@ class SubprocessAdapter(Adapter):
             self._hello = self._await_hello(self._process)
         return self._hello
 
-    def plan(self, calls: Iterable[tuple[str, Callable[[], dict[str, Any]]]]) -> None:
+    def plan(self, calls: Iterable[Planned]) -> None:
         """Announce the calls about to be made, in order: up to AHEAD of them are written ahead of their turn."""
         self._planned.extend(calls)
 
@@ -351,10 +351,10 @@ class SubprocessAdapter(Adapter):
             return process
         try:
             if not self._inflight:
-                self._follow_plan(operation)
+                self._planned.follow(operation)
                 self._request(process, operation, inputs)
-            while len(self._inflight) < AHEAD and self._planned:
-                self._request(process, *self._next_planned())
+            for ahead, make_inputs in self._planned.take(AHEAD - len(self._inflight)):
+                self._request(process, ahead, make_inputs())
             seq = self._inflight[0][0]
             message = process.receive(max(self._clock + self.timeout - time.monotonic(), 0.0), self.timeout)
             reply = self._reply(message, operation, seq)
@@ -367,17 +367,6 @@ class SubprocessAdapter(Adapter):
             reply.detail = process.stderr.since(self._mark)
         self._clock, self._mark = time.monotonic(), process.stderr.total
         return reply
-
-    def _follow_plan(self, operation: str) -> None:
-        """Drop this call from the head of the plan; an unannounced call voids the plan."""
-        if self._planned and self._planned[0][0] == operation:
-            self._planned.popleft()
-        else:
-            self._planned.clear()
-
-    def _next_planned(self) -> tuple[str, dict[str, Any]]:
-        operation, make_inputs = self._planned.popleft()
-        return operation, make_inputs()
 
     def _request(self, process: _Process, operation: str, inputs: dict[str, Any]) -> None:
         if not self._inflight:

@@ -8,10 +8,10 @@ import os
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from ..adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
-from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, Capabilities, Reply
+from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
 from ..guard import GuardedAdapter
 from .channel import _Failure, _Garbled, _Gone, _Late
 from .handle import _Worker
@@ -24,7 +24,6 @@ START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may tak
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
 BATCH = 16  # announced calls sent to the worker at once (measured: lock-step costs ~0.6 ms a call more)
 
-Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ class IsolatedAdapter(Adapter):
         self._worker: Optional[_Worker] = None
         self._loaded: Optional[tuple[Capabilities, dict[str, Any]]] = None  # from the first worker
         self._broken = ""  # why no worker can be started any more
-        self._planned: deque[Planned] = deque()  # calls announced and not yet sent
+        self._planned = CallPlan()  # calls announced and not yet sent
         self._sent: deque[Planned] = deque()  # calls sent to the worker and not yet answered, in order
         self._clock = 0.0  # when the worker started on the first of them (about)
 
@@ -123,13 +122,8 @@ class IsolatedAdapter(Adapter):
 
     def _dispatch(self, worker: "_Worker", operation: str, inputs: dict[str, Any]) -> None:
         """Send this call, and up to BATCH - 1 announced calls after it."""
-        if self._planned and self._planned[0][0] == operation:
-            self._planned.popleft()
-        else:
-            self._planned.clear()  # an unannounced call: the plan no longer tells what comes next
-        batch: list[Planned] = [(operation, lambda: inputs)]
-        while self._planned and len(batch) < BATCH:
-            batch.append(self._planned.popleft())
+        self._planned.follow(operation)
+        batch: list[Planned] = [(operation, lambda: inputs), *self._planned.take(BATCH - 1)]
         payload = [(name, make_inputs()) for name, make_inputs in batch]
         worker.output.reset()
         self._sent.extend(batch)
@@ -191,7 +185,7 @@ class IsolatedAdapter(Adapter):
 
     def _discard(self) -> None:
         """Stop the worker; the calls it had not answered go back to the front of the plan."""
-        self._planned.extendleft(reversed(self._sent))
+        self._planned.restore(self._sent)
         self._sent.clear()
         if self._worker is not None:
             self._worker.stop()
