@@ -28,7 +28,6 @@ What is PyTorch's and what is glue:
 from __future__ import annotations
 
 import math
-import numbers
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -39,6 +38,7 @@ import numpy as np
 from . import ImplementationError
 from .base import Capabilities
 from ..reference.errors import EmbeddingError
+from ..reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
 from .common import InProcessAdapter, layer_kwargs
 from .loading import describe_exception
 
@@ -215,17 +215,6 @@ def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
         raise EmbeddingError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
     start = check_start_pos(start_pos, x.shape[1], table.shape[0])
     return x + table[start:start + x.shape[1]]
-
-
-def check_start_pos(start_pos: Any, seq_len: int, max_len: float) -> int:
-    """start_pos as an int: an integer >= 0 with start_pos + seq_len <= max_len."""
-    if isinstance(start_pos, (bool, np.bool_)) or not isinstance(start_pos, numbers.Integral):
-        raise EmbeddingError("invalid_start_pos", f"start_pos must be an integer, got {start_pos!r}")
-    if start_pos < 0:
-        raise EmbeddingError("invalid_start_pos", f"start_pos must be >= 0, got {start_pos}")
-    if start_pos + seq_len > max_len:
-        raise EmbeddingError("sequence_too_long", f"start_pos {start_pos} + length {seq_len} exceeds {max_len} positions")
-    return int(start_pos)
 
 
 @contextmanager
