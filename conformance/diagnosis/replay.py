@@ -11,26 +11,36 @@ every adapter, the protocol included.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 import numpy as np
 
-from .adapters.base import ERROR_KIND, OK, UNSPECIFIED, Reply, call_python
-from .compare import compare_outputs, compare_value
-from .fixtures import Case
-from .outcomes import FAIL, CaseResult
-from .runner import RunResult
+from ..adapters.base import ERROR_KIND, OK, UNSPECIFIED, Reply, call_python
+from ..compare import compare_outputs, compare_value
+from ..fixtures import Case
+from ..outcomes import FAIL, CaseResult
+from ..mutants.base import Mutant
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
 
 
-def diagnose(case: Case, result: CaseResult) -> list[dict[str, Any]]:
-    """The mutants whose reply matches the implementation's on this failing case, best first."""
-    if result.outcome != FAIL or (result.error_kind is None and result.actual is None):
-        return []
-    from .mutants import catalogue, implementation
+@dataclass
+class Replay:
+    """The catalogue's answer on one failing case: who matches, and who fails it differently (contradicted)."""
 
-    inputs = case.inputs()
+    matches: list[Mutant] = field(default_factory=list)
+    contradicted: set[str] = field(default_factory=set)
+    notes: dict[str, str] = field(default_factory=dict)  # mutant id -> how it matched ("computed in float32")
+
+
+def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
+    """Run every mutant that can change the case's operation on its inputs and compare with the implementation's reply."""
+    found = Replay()
+    if result.outcome != FAIL or (result.error_kind is None and result.actual is None):
+        return found
+    from ..mutants import catalogue, implementation
+
     direct, indirect = [], []
     for mutant in catalogue():
         if not mutant.covers(case.operation):
@@ -38,20 +48,53 @@ def diagnose(case: Case, result: CaseResult) -> list[dict[str, Any]]:
         with warnings.catch_warnings(), np.errstate(all="ignore"):  # a mutant's numerical noise is not the user's concern
             warnings.simplefilter("ignore")
             reply = call_python(case.operation, implementation(mutant.id)[case.operation], **_fresh(inputs))
-        if _matches(case, inputs, reply, result) and _fails(case, reply):
+        if not _fails(case, reply):
+            continue
+        if _matches(case, inputs, reply, result):
             (direct if case.operation in mutant.overrides else indirect).append(mutant)
-    return [mutant.explain() for mutant in direct + indirect]
+        else:
+            found.contradicted.add(mutant.id)
+    found.matches = direct + indirect
+    if not found.matches and case.operation == "sinusoidal_table":
+        _sinusoid_family(inputs, result, found)
+    return found
 
 
-def diagnose_run(run: RunResult, cases: Iterable[Case]) -> None:
-    """Fill ``diagnosis`` on every failing result of ``run`` (nothing is loaded when nothing failed)."""
-    failing = [result for result in run.results if result.outcome == FAIL]
-    if not failing:
+def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Replay) -> None:
+    """Precision-aware replay of the sinusoid mutants: the table's fit names a mutant computed in lower precision."""
+    from ..mutants import catalogue
+    from .sinusoid_fit import CANONICAL, fit_table
+
+    table = (result.actual or {}).get("table")
+    if not isinstance(table, np.ndarray) or table.size > 1 << 22:
         return
-    by_id = {case.id: case for case in cases}
-    for result in failing:
-        if result.id in by_id:
-            result.diagnosis = diagnose(by_id[result.id], result)
+    fit = fit_table(table, int(inputs["max_len"]), int(inputs["embed_dim"]))
+    if fit is None or fit.precision == "float64":
+        return
+    measured = {**fit.params(), "precision": fit.precision}
+    for mutant in catalogue():
+        if not mutant.family:
+            continue
+        point = {**CANONICAL, "precision": "float64", **mutant.family}
+        if {**point, "precision": measured["precision"]} == measured and point["precision"] in ("float64", measured["precision"]):
+            found.matches.append(mutant)
+            found.contradicted.discard(mutant.id)
+            if point["precision"] != fit.precision:
+                found.notes[mutant.id] = f"computed in {fit.precision}"
+
+
+def diagnose(case: Case, result: CaseResult) -> list[dict[str, Any]]:
+    """The mutants whose reply matches the implementation's on this failing case, best first."""
+    found = replay(case, result, case.inputs())
+    return [explain(mutant, found.notes.get(mutant.id, "")) for mutant in found.matches]
+
+
+def explain(mutant: Mutant, note: str = "") -> dict[str, Any]:
+    """The mutant's diagnosis entry, with how it matched when that was not exactly."""
+    entry = mutant.explain()
+    if note:
+        entry["summary"] = f"{mutant.description} ({note}) -> {mutant.hint}" if not mutant.convention else f"{entry['summary']} ({note})"
+    return entry
 
 
 def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,7 +137,7 @@ def _fails(case: Case, reply: Reply) -> bool:
 
 def _model_tolerance(operation: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
     """The tolerance model's bound for outputs the goldens do not hold (a result where an error was expected)."""
-    from .reference.tolerance import for_case
+    from ..reference.tolerance import for_case
 
     try:
         return for_case(operation, dict(inputs), dict(outputs))
