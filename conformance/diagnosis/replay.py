@@ -16,10 +16,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..adapters.base import ERROR_KIND, OK, UNSPECIFIED, Reply, call_python
+from ..adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_python
 from ..compare import compare_outputs, compare_value
 from ..fixtures import Case
-from ..outcomes import FAIL, CaseResult
+from ..outcomes import ERROR, FAIL, CaseResult
 from ..mutants.base import Mutant
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
@@ -37,7 +37,7 @@ class Replay:
 def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
     """Run every mutant that can change the case's operation on its inputs and compare with the implementation's reply."""
     found = Replay()
-    if result.outcome != FAIL or (result.error_kind is None and result.actual is None):
+    if result.outcome not in (FAIL, ERROR) or (result.outcome == FAIL and result.error_kind is None and result.actual is None):
         return found
     from ..mutants import catalogue, implementation
 
@@ -103,6 +103,8 @@ def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _matches(case: Case, inputs: Mapping[str, Any], reply: Reply, result: CaseResult) -> bool:
+    if result.outcome == ERROR:  # an untyped exception: the same exception with the same message
+        return reply.status == EXCEPTION and bool(reply.message) and reply.message in (result.message.splitlines() or [""])[0]
     if result.error_kind is not None:
         return reply.status == ERROR_KIND and result.error_kind in (reply.error_kind, UNSPECIFIED)
     if reply.status != OK:

@@ -55,7 +55,9 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
         return []
     if result.error_kind is not None:
         return _rejected(case, inputs, result) if case.expected_error is None else []
-    actual = result.actual or {}
+    if result.actual is None:  # failed on a rule (an input modified, a view returned), not on its outputs
+        return []
+    actual = result.actual
     if case.expected_error is not None:
         return _accepted(case, inputs, actual)
     found: list[Symptom] = []
@@ -69,6 +71,8 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
 # ----- outputs of the right kind but wrong ---------------------------------------------------
 
 def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: Any) -> list[Symptom]:
+    if got is None and not name.startswith("grad"):
+        return [symptom(f"none:{case.operation}:{name}", f"'{name}' is None: the operation returned no value for it")]
     if got is None:
         owner = OWNER.get(name, f"'{name}'")
         return [symptom(f"no_gradient:{case.operation}:{name}",
@@ -98,11 +102,11 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
 
 
 def _dtype(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> Symptom:
-    same = got.shape == want.shape and _close(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
+    same = got.shape == want.shape and want.dtype.kind == "f" and got.dtype.kind in "fiu" and _close(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
     values = "cast to " + str(want.dtype) + ", the values are right" if same else "the values differ as well"
     return symptom(f"dtype:{case.operation}:{got.dtype}->{want.dtype}",
                    f"'{name}' is {got.dtype} where {want.dtype} is expected; {values}" + (": a result computed in a wider dtype and not cast back" if same else ""),
-                   f"return {want.dtype}, the dtype of the table (EMB-FWD-3): .astype({want.dtype.name}) once at the end" if same else "",
+                   f"return {want.dtype} (the dtype the spec gives this output): .astype({want.dtype.name}) once at the end" if same else "",
                    got=str(got.dtype), expected=str(want.dtype))
 
 
@@ -203,6 +207,8 @@ def _equals(names: list[str], sizes: Mapping[str, int]) -> str:
 
 def _row_of(table: np.ndarray, row: np.ndarray) -> Optional[int]:
     """The index of the one table row equal to ``row`` (None when none or several are)."""
+    if not np.isfinite(row).all():
+        return None
     scale = float(np.max(np.abs(row))) if row.size else 0.0
     hits = np.flatnonzero(np.all(np.isclose(table.astype(np.float64), row.astype(np.float64), rtol=1e-5, atol=1e-5 * max(scale, 1e-3)), axis=1))
     return int(hits[0]) if hits.size == 1 else None
@@ -225,10 +231,10 @@ def _row_mapping(case: Case, weight: np.ndarray, ids: np.ndarray, got: np.ndarra
     stories = []
     for asked, row in zip(flat_ids, rows):
         taken = _row_of(weight, row)
-        if np.all(row == 0) and taken is None:
-            stories.append((asked, "zeros"))
-        elif np.all(np.isnan(row)):
+        if np.all(np.isnan(row)):
             stories.append((asked, "nan"))
+        elif np.all(row == 0) and taken is None:
+            stories.append((asked, "zeros"))
         else:
             stories.append((asked, taken))
     return _mapping_symptoms(case, weight.shape[0], stories)
@@ -243,16 +249,16 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
         ("truncated", lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) and t != int(np.round(a)) and 0 <= a < vocab, "a float id is truncated toward zero"),
         ("rounded or truncated", lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) == int(np.round(a)) and 0 <= a < vocab,
          "a float id is cast to an integer (rounded or truncated: this id cannot tell which)"),
-        ("shifted", None, ""),
         ("wrapped", lambda a, t: isinstance(t, int) and np.isfinite(a) and a == int(a) and t == int(a) % vocab, "an id outside [0, V) wraps around (indexes from the end)"),
         ("clamped", lambda a, t: isinstance(t, int) and t == int(np.clip(np.nan_to_num(a, nan=0.0, posinf=vocab - 1, neginf=0), 0, vocab - 1)), "an id outside [0, V) is clamped to the nearest row"),
+        ("shifted", None, ""),
         ("zero row", lambda a, t: t == "zeros", "an id that indexes no row gives a row of zeros"),
         ("nan row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
     ]
     shifts = {t - a for a, t in wrong if isinstance(t, int) and np.isfinite(a)}
     for label, rule, text in rules:
         if label == "shifted":
-            if len(shifts) == 1 and all(isinstance(t, int) for _, t in wrong) and (shift := next(iter(shifts))) != 0:
+            if len(wrong) > 1 and len(shifts) == 1 and all(isinstance(t, int) for _, t in wrong) and (shift := next(iter(shifts))) != 0:
                 text = f"every id i reads row i {'+' if shift > 0 else '-'} {abs(int(shift))} (rows shifted by {int(shift)})"
                 return [symptom(f"ids_shifted:{int(shift)}", _mapping_text(wrong, text))]
             continue
@@ -447,9 +453,9 @@ def _exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> lis
     if frames:
         path, line, function, code = frames[-1].groups()
         where = f" at {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
-        if len(frames) > 1:
-            path, line, function, code = frames[-2].groups()
-            where += f", called from {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
+        if len(frames) > 1:  # the first frame of the traceback is where the implementation was entered
+            path, line, function, code = frames[0].groups()
+            where += f", reached from {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
     should = f"; this input should be rejected with {case.expected_error} before it is used" if case.expected_error else "; this input is valid"
     culprit = _culprit(case, inputs)
     return [symptom(f"untyped:{raised.group(1)}:{case.expected_error}", f"raised {raised.group(1)}{where}{culprit}{should}",
