@@ -49,7 +49,7 @@ def diagnose_run(run: RunResult, cases: Iterable[Case], budget_s: float = BUDGET
         if case is None:
             continue
         if result.outcome in DIAGNOSED:
-            if time.monotonic() > deadline:
+            if time.monotonic() >= deadline:
                 log.warning("no diagnosis for %s: the diagnosis time budget (%.0f s) is spent", result.id, budget_s)
             else:
                 measured = _measure(case, result, earlier)

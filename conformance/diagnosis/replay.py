@@ -69,7 +69,7 @@ def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Repla
     if not isinstance(table, np.ndarray) or table.size > 1 << 22:
         return
     fit = fit_table(table, int(inputs["max_len"]), int(inputs["embed_dim"]))
-    if fit is None or fit.precision == "float64":
+    if fit is None:
         return
     measured = {**fit.params(), "precision": fit.precision}
     for mutant in catalogue():
