@@ -32,7 +32,7 @@ def test_json_report_validates_against_its_schema(reference_run):
     _, report, _ = reference_run
     errors = list(validator("report").iter_errors(report))
     assert errors == []
-    assert report["fixtures"]["manifest_sha256"] and report["spec_version"] == "1.0.0"
+    assert report["fixtures"]["manifest_sha256"] and report["spec_version"] == "1.1.0"
 
 
 def test_junit_parses_with_one_testcase_per_case(reference_run, corpus):

@@ -51,9 +51,11 @@ class Capabilities:
 
     @property
     def all_features(self) -> frozenset[str]:
-        if self.sinusoid_convention == "interleaved":
-            return self.features
-        return self.features | {f"sinusoid-{self.sinusoid_convention}"}
+        """The claimed features plus the implied ones: the convention's profile, and a stored table unless computed."""
+        implied = set() if "sinusoid_computed" in self.features else {"sinusoid_stored"}
+        if self.sinusoid_convention != "interleaved":
+            implied.add(f"sinusoid-{self.sinusoid_convention}")
+        return self.features | implied
 
     @property
     def dtypes(self) -> list[str]:
