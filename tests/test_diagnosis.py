@@ -148,3 +148,13 @@ def test_a_correct_run_has_an_empty_verdict(cases):
     stream = io.StringIO()
     Console(stream, colour=False, quiet=True).report(run)
     assert run_verdict(run).summary == "no failures" and "Verdict" not in stream.getvalue()
+
+
+def test_a_gradient_that_depends_on_an_option_says_which(cases):
+    from embconf.adapters.tinytorch import TinyTorchAdapter
+
+    chosen = [c for c in cases if c.operation == "embedding_layer_backward"]
+    run = run_cases(TinyTorchAdapter(str(IMPLS / "scale_cuts_graph.py")), chosen)
+    diagnose_run(run, chosen)
+    summary = run_verdict(run).mistakes[0].title
+    assert "the token table received no gradient" in summary and "it gets one when scale_embeddings is False" in summary

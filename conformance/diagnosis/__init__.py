@@ -24,6 +24,8 @@ import time
 from collections import Counter
 from typing import Any, Iterable, Optional
 
+import numpy as np
+
 from ..fixtures import Case
 from ..outcomes import ERROR, FAIL, CaseResult
 from ..runner import RunResult
@@ -58,6 +60,39 @@ def diagnose_run(run: RunResult, cases: Iterable[Case], budget_s: float = BUDGET
         if result.actual is not None:
             earlier.append((case, result))
     _rank(run, found)
+    try:
+        _conditional_gradients(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no option analysis: %s: %s", type(exc).__name__, exc)
+
+
+def _conditional_gradients(run: RunResult, by_id: dict[str, Case]) -> None:
+    """A parameter that got no gradient on some cases: does it get one exactly when a config option differs?"""
+    for result in run.results:
+        for entry in result.diagnosis:
+            if not entry.get("symptom", "").startswith("no_gradient:"):
+                continue
+            _, operation, name = entry["symptom"].split(":", 2)
+            got, missed = _options_by_outcome(run, by_id, operation, name)
+            for option in sorted({k for config in got + missed for k in config}):
+                without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
+                if got and missed and not without & with_:
+                    entry["summary"] += f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
+                    entry["measured"]["option"] = option
+                    break
+
+
+def _options_by_outcome(run: RunResult, by_id: dict[str, Case], operation: str, name: str) -> tuple[list[dict], list[dict]]:
+    """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
+    got, missed = [], []
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None or case.operation != operation or result.actual is None or not isinstance(case.expected_outputs.get(name), np.ndarray):
+            continue
+        config = case.inputs().get("config")
+        if isinstance(config, dict):
+            (missed if result.actual.get(name) is None else got).append(config)
+    return got, missed
 
 
 def diagnose_case(case: Case, result: CaseResult) -> list[dict[str, Any]]:

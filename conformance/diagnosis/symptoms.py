@@ -154,8 +154,9 @@ def _constant_factor(case: Case, inputs: Mapping[str, Any], name: str, want: np.
     names = _factor_names(ratio, sizes)
     text = f"'{name}' is exactly {ratio:.6g}{_equals(names, sizes)} times the expected value"
     prefix = f"factor:{case.operation}:{name}"
-    return [symptom(f"{prefix}:{names[0] if names else round(ratio, 4)}", text, factor=ratio,
-                    alternatives={f"{prefix}:{n}": f"'{name}' is {n} times the expected value ({case.operation})" for n in names})]
+    readings = {f"{prefix}:{n}": f"'{name}' is {n} times the expected value ({case.operation})" for n in names}
+    readings[f"{prefix}:{ratio:.6g}"] = f"'{name}' is {ratio:.6g} times the expected value ({case.operation})"  # the number itself
+    return [symptom(f"{prefix}:{names[0] if names else f'{ratio:.6g}'}", text, factor=ratio, alternatives=readings)]
 
 
 def _base_scale(case: Case, inputs: Mapping[str, Any]) -> float:
@@ -309,6 +310,9 @@ def _position_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.nd
     if len(set(taken)) == 1 and len(wanted) > 1:
         return [symptom("positions_one_row", f"every position received the same table row {taken[0]} (one row for every token) instead of rows {wanted[0]}..{wanted[-1]}",
                         "add table[start_pos + t] at position t: table[start_pos : start_pos + T]", row=taken[0])]
+    if len(wanted) > 1 and taken == wanted[::-1]:
+        return [symptom("positions_reversed", f"the positions are in reverse order: position t received table row {wanted[-1]} - t (rows {wanted[-1]}..{wanted[0]})",
+                        "add table[start_pos + t] at position t: table[start_pos : start_pos + T], not reversed")]
     shifts = {t - w for t, w in zip(taken, wanted)}
     if len(shifts) == 1:
         shift = shifts.pop()
