@@ -61,9 +61,10 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     if case.expected_error is not None:
         return _accepted(case, inputs, actual)
     found: list[Symptom] = []
+    missing = {m.output for m in result.mismatches if getattr(m, "kind", "") == "missing"}  # None judged as no value
     for name, want in case.expected_outputs.items():
         got = actual.get(name)
-        if isinstance(want, np.ndarray):
+        if isinstance(want, np.ndarray) and (got is not None or name in missing):
             found += _array(case, inputs, name, want, got)
     return found
 
