@@ -22,6 +22,7 @@ from .sinusoid_fit import fit_table
 
 Symptom = dict[str, Any]
 MAX_ELEMENTS = 1 << 20  # larger outputs are not analysed element by element
+ROW_SEARCH_BUDGET = 5e7  # ids x table elements compared when finding which row each output row is
 
 OWNER = {"grad_weight": "the table", "grad_token_weight": "the token table", "grad_table": "the position table",
          "grad_position_table": "the learned position table", "grad_x": "x", "values": "the row-sparse gradient"}
@@ -228,7 +229,7 @@ def _lookup_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndar
 def _row_mapping(case: Case, weight: np.ndarray, ids: np.ndarray, got: np.ndarray) -> list[Symptom]:
     flat_ids = ids.reshape(-1).astype(np.float64)
     rows = got.reshape(-1, weight.shape[1])
-    if flat_ids.size > 4096:
+    if flat_ids.size > 4096 or flat_ids.size * weight.size > ROW_SEARCH_BUDGET:  # each id searches the whole table
         return []
     stories = []
     for asked, row in zip(flat_ids, rows):
