@@ -62,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     mutants = sub.add_parser("mutants", help="list the catalogue of known mistakes and which cases kill each (the kill rate)")
     _add_fixtures(mutants)
+    mutants.add_argument("--diagnosis", action="store_true",
+                         help="measure the diagnosis instead: kill rate, right mutant ranked first, a student corpus, correct implementations")
+    mutants.add_argument("--students", type=Path, metavar="DIR", help="with --diagnosis: a corpus of wrong modules with SYMPTOM attributes")
+    mutants.add_argument("--correct", action="append", metavar="KIND:TARGET", default=None,
+                         help="with --diagnosis: a correct implementation that must get no failure and no diagnosis (repeatable)")
 
     explain = sub.add_parser("explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)")
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
@@ -284,6 +289,10 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
+    if args.diagnosis:
+        from .diagnosis.measure import DEFAULT_CORRECT, print_figures
+
+        return EXIT_OK if print_figures(_corpus(args).cases, args.students, args.correct or DEFAULT_CORRECT) else EXIT_FAIL
     from .mutants.report import print_catalogue
 
     return EXIT_OK if print_catalogue(_corpus(args).cases) else EXIT_FAIL

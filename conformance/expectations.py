@@ -98,5 +98,5 @@ def write_from_run(path: Path, results: list[CaseResult], impl: str) -> int:
 def _reason(result: CaseResult) -> str:
     headline = result.message.split("\n", 1)[0]
     headline = headline.split(": ", 1)[1] if headline.startswith(result.id) and ": " in headline else headline
-    cause = f" (likely {result.diagnosis[0]['mutant']})" if result.diagnosis else ""
+    cause = f" (likely {result.diagnosis[0]['mutant']})" if result.diagnosis and "mutant" in result.diagnosis[0] else ""
     return f"{result.outcome}: {headline[:160]}{cause}"

@@ -38,6 +38,16 @@ class Session:
         self.expectations = Expectations.load(path) if path else None
         self.adapter = open_adapter(self.impl)  # in a worker process, as `embconf run` does
         self.capabilities = self.adapter.capabilities()
+        self.results: list[Any] = []  # every case's result, diagnosed, for the run's verdict
+
+    def verdict(self) -> Any:
+        """The run-level verdict over the cases run so far (None when none ran)."""
+        from .diagnosis import run_verdict
+        from .runner import RunResult
+
+        if not self.results:
+            return None
+        return run_verdict(RunResult(self.results, self.capabilities, self.adapter.describe()))
 
 
 class CaseItem(pytest.Item):
@@ -60,15 +70,18 @@ class CaseItem(pytest.Item):
             result = judge(case, state.adapter.call(case.operation, case.inputs()), state.capabilities)
         if state.expectations is not None:
             state.expectations.apply(result)
+        state.results.append(result)
         if result.outcome == NOT_APPLICABLE:
             pytest.skip(f"not_applicable: {result.message}")
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")
         if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
-            from .diagnosis import diagnose
+            from .diagnosis import diagnose_case
+            from .reports.console import diagnosis_lines
 
-            causes = "".join(f"\nlikely cause: {cause['summary']}" for cause in diagnose(case, result)[:3])
-            raise EmbconfFailure(f"[{result.outcome}] {result.message}{causes}" + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
+            result.diagnosis = diagnose_case(case, result)
+            causes = diagnosis_lines(result).rstrip("\n")
+            raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\n{causes}" if causes else "") + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Optional[str] = None) -> str:
         if isinstance(excinfo.value, EmbconfFailure):
@@ -89,6 +102,31 @@ class CaseCollector(pytest.Collector):
             yield CaseItem.from_parent(self, name=case.id, case=case, state=self.state)
 
 
+_STATE = pytest.StashKey["Session"]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's verdict as a property of the JUnit file (--junitxml), written after this hook."""
+    state = session.config.stash.get(_STATE, None)
+    verdict = state.verdict() if state is not None else None
+    if verdict is None:
+        return
+    from _pytest.junitxml import xml_key  # the plugin object record_testsuite_property writes to
+
+    xml = session.config.stash.get(xml_key, None)
+    if xml is not None:
+        xml.add_global_property("embconf.verdict", verdict.summary)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    verdict = state.verdict() if state is not None else None
+    if verdict is not None and verdict.failures:
+        terminalreporter.write_sep("=", "embconf verdict")
+        terminalreporter.write_line(verdict.summary)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "embconf_requirement(id): the spec requirement an embconf case pins")
 
@@ -107,6 +145,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     except (FixtureError, ImplementationError, ExpectationsError) as exc:
         raise pytest.UsageError(f"embconf: {exc}") from None
     config.add_cleanup(state.adapter.close)
+    config.stash[_STATE] = state
     cases = select(corpus.cases, config.getoption("embconf_select"))
     collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
     items.extend(collector.collect())

@@ -9,7 +9,7 @@ from .adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, U
 from .compare import compare_outputs
 from .expectations import Expectations
 from .fixtures import Case
-from .messages import reproduction
+from .messages import mismatch_headline, reproduction
 from .outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
 from .outcomes import CRASH as CRASH_OUTCOME
 from .outcomes import TIMEOUT as TIMEOUT_OUTCOME
@@ -67,7 +67,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
             mismatches = compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
             if mismatches:
                 result.outcome, result.mismatches = FAIL, mismatches
-                result.message = reproduction(case, "wrong " + ", ".join(m.kind for m in mismatches), mismatches)
+                result.message = reproduction(case, mismatch_headline(mismatches), mismatches)
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     return result

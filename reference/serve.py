@@ -23,7 +23,7 @@ from .errors import EmbeddingError
 
 def hello() -> dict[str, Any]:
     """The start reply: every operation, every feature that is not a sinusoid profile."""
-    capabilities = {"operations": sorted(OPERATIONS), "features": sorted(f for f in features() if not f.startswith("sinusoid-")),
+    capabilities = {"operations": sorted(OPERATIONS), "features": sorted(f for f in features() if not f.startswith("sinusoid")),
                     "sinusoid_convention": "interleaved"}
     return {"protocol": PROTOCOL_VERSION,
             "implementation": {"name": "embconf reference", "version": __version__, "language": "python", "capabilities": capabilities}}

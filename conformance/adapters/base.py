@@ -6,6 +6,7 @@ It never sees expected values. In-process adapters wrap Python callables with
 """
 from __future__ import annotations
 
+import os
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
@@ -50,9 +51,11 @@ class Capabilities:
 
     @property
     def all_features(self) -> frozenset[str]:
-        if self.sinusoid_convention == "interleaved":
-            return self.features
-        return self.features | {f"sinusoid-{self.sinusoid_convention}"}
+        """The claimed features plus the implied ones: the convention's profile, and a stored table unless computed."""
+        implied = set() if "sinusoid_computed" in self.features else {"sinusoid_stored"}
+        if self.sinusoid_convention != "interleaved":
+            implied.add(f"sinusoid-{self.sinusoid_convention}")
+        return self.features | implied
 
     @property
     def dtypes(self) -> list[str]:
@@ -150,6 +153,11 @@ def call_python(operation: str, fn: Callable[..., Any], *args: Any,
         return Reply(EXCEPTION, message=f"returned a result of the wrong form: {exc}")
 
 
-def _traceback_tail(exc: BaseException, lines: int = 12) -> str:
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # this package's directory: its frames are the runner's, not the implementation's
+
+
+def _traceback_tail(exc: BaseException, lines: int = 24) -> str:
+    """The tail of the traceback, in the implementation's own frames (the adapter's are left out)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_OWN)]
+    text = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc))
     return "\n".join(text.splitlines()[-lines:])

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..diagnosis import run_verdict
 from ..runner import RunResult
 from ..spec import spec_version
 
@@ -30,6 +31,7 @@ def build(run: RunResult, impl_spec: str, fixtures: dict[str, Any]) -> dict[str,
         "duration_s": round(run.duration, 6),
         "summary": run.summary(),
         "unmatched_expectations": run.unmatched_expectations,
+        "verdict": run_verdict(run).to_json(),
         "cases": [result.to_json() for result in run.results],
     }
 

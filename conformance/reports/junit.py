@@ -5,11 +5,15 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from ..outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
+from ..diagnosis import run_verdict
 from ..runner import RunResult
 
 
 def build(run: RunResult, name: str) -> ET.ElementTree:
     root = ET.Element("testsuites", name=f"embconf {name}")
+    verdict = run_verdict(run)
+    properties = ET.SubElement(root, "properties")
+    ET.SubElement(properties, "property", name="embconf.verdict", value=_clean(verdict.summary))
     suites: dict[str, ET.Element] = {}
     counts: dict[str, dict[str, int]] = {}
     for result in run.results:
