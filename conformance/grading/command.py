@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..isolation import IsolationOptions
 from .rubric import RubricError, load
-from .session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard
+from .session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
 from .submissions import classify, content_hash, default_base
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
@@ -80,7 +80,7 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     """One submission (Gradescope's container): /autograder/submission in, results.json out."""
     from .files import check_writable, write_json
     from .feedback import feedback
-    from .job import Job, grade as grade_one, record_of
+    from .job import Job, record_of
     from .outputs import gradescope_results
     from .score import score
 
@@ -94,8 +94,8 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         sub = classify(args.submission)
         sub.name = "submission"
         digest = content_hash(sub, options.base, "")
-        record = (record_of(sub, digest, reason=sub.problem) if sub.problem else
-                  grade_one(Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)))
+        job = Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)
+        record = record_of(sub, digest, reason=sub.problem) if sub.problem else next(run_jobs([job], 1))
     result = score(record, options.rubric)
     write_json(args.results, gradescope_results(result))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")

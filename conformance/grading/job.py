@@ -89,7 +89,7 @@ def load_reason(message: str, work: Path, exported: Optional[Exported] = None) -
     message = _clean(message, work)
     found = re.match(r"cannot import '[^']*': (\w+)(?:: (.*))?$", message)
     if not found:
-        return f"does not load: {message.removeprefix('cannot load ')}"
+        return "does not load: " + re.sub(r"^(cannot load )?'tinytorch:[^']*': ", "", message)
     kind, text = found.group(1), (found.group(2) or "").strip()
     line = re.search(r"\(([^()]*), line (\d+)\)$", text)
     if line and kind in ("SyntaxError", "IndentationError", "TabError"):

@@ -55,7 +55,7 @@ def _ipynb_cells(path: Path) -> list[tuple[str, str]]:
     try:
         document = json.loads(path.read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise NotebookError(f"not a valid notebook: the .ipynb is not JSON ({str(exc).splitlines()[0][:120]})") from None
+        raise NotebookError(f"not a valid notebook: not valid JSON ({str(exc).splitlines()[0][:120]})") from None
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         raise NotebookError("not a valid notebook: the .ipynb has no list of cells")

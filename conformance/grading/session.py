@@ -87,20 +87,20 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
                        options.isolation.memory_limit_mb], sort_keys=True)
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
-    jobs = []
+    jobs, reused = [], 0
     for sub in subs:
         digest = content_hash(sub, options.base, salt)
         cached = None if options.force else _cached(options.out, sub.name, digest)
         if cached is not None:
-            records[sub.name] = cached
+            records[sub.name], reused = cached, reused + 1
         elif sub.problem:
             records[sub.name] = _finish(options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs))
         else:
             jobs.append(Job(sub, digest, work / sub.name, options.base, options.fixtures, options.case_ids, options.isolation))
-    if records:
-        say(f"{len(records)} of {len(subs)} submissions already graded or not gradable; grading {len(jobs)}")
+    if reused:
+        say(f"{reused} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
     try:
-        for record in _run(jobs, options.jobs):
+        for record in run_jobs(jobs, options.jobs):
             records[record["name"]] = _finish(options, record, say, len(records), len(subs))
     finally:
         done = sorted(records.values(), key=lambda r: r["name"])
@@ -110,7 +110,7 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
     return done
 
 
-def _run(jobs: Sequence[Job], workers: int):
+def run_jobs(jobs: Sequence[Job], workers: int):
     """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
     if not jobs:
         return
