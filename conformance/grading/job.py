@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..adapters import ImplementationError
+from ..adapters.base import Adapter
 from ..diagnosis import diagnose_run
 from ..guard import run_repeated
 from ..isolation import IsolationOptions, open_adapter
+from ..runner import RunResult
 from .mistakes import case_mistakes, verdict
 from .notebook import Exported
 from .submissions import Submission, SubmissionProblem, stage
@@ -38,7 +40,7 @@ class Job:
 
 
 @lru_cache(maxsize=4)
-def _cases(fixtures: Path, case_ids: tuple[str, ...]) -> list:
+def cases_of(fixtures: Path, case_ids: tuple[str, ...]) -> list:
     from ..fixtures import load_corpus
 
     by_id = load_corpus(fixtures).by_id()
@@ -65,23 +67,34 @@ def grade(job: Job) -> dict[str, Any]:
 
 
 def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]:
-    cases = _cases(job.fixtures, job.case_ids)
+    cases = cases_of(job.fixtures, job.case_ids)
     try:
         adapter = open_adapter(f"tinytorch:{module}", job.options)
     except ImplementationError as exc:
         raise SubmissionProblem(load_reason(str(exc), job.work, exported)) from None
+    run = run_diagnosed(adapter, cases)
+    return record_of(job.submission, job.hash, status="graded", **run_fields(run, cases, job.work))
+
+
+def run_diagnosed(adapter: Adapter, cases: list) -> RunResult:
+    """Every case run (announced ahead, as ``embconf run`` runs them) and the failures diagnosed; the adapter is closed."""
     try:
         run, _ = run_repeated(adapter, cases, None, 1)
         diagnose_run(run, cases)
     finally:
         adapter.close()
+    return run
+
+
+def run_fields(run: RunResult, cases: list, work: Optional[Path] = None) -> dict[str, Any]:
+    """The record's summary, verdict and cases of a run (messages naming ``work`` made relative)."""
     provided = run.capabilities.operations
     records = [{"id": r.id, "requirements": list(r.requirements), "operation": r.operation, "outcome": r.outcome,
-                "provided": r.operation in provided, "message": _clean(r.message, job.work)[:MESSAGE_CHARS],
+                "provided": r.operation in provided, "message": _clean(r.message, work)[:MESSAGE_CHARS],
                 "mistakes": case_mistakes(r)} for r in run.results]
     found = verdict(run, cases)
-    found["summary"] = _clean(found["summary"], job.work)
-    return record_of(job.submission, job.hash, status="graded", summary=run.summary(), verdict=found, cases=records)
+    found["summary"] = _clean(found["summary"], work)
+    return {"summary": run.summary(), "verdict": found, "cases": records}
 
 
 def load_reason(message: str, work: Path, exported: Optional[Exported] = None) -> str:
@@ -98,6 +111,8 @@ def load_reason(message: str, work: Path, exported: Optional[Exported] = None) -
     return f"does not import: {kind}: {text}" if text else f"does not import: {kind}"
 
 
-def _clean(text: str, work: Path) -> str:
+def _clean(text: str, work: Optional[Path]) -> str:
     """Messages name the submission's own files, not where they were staged."""
+    if work is None:
+        return text
     return text.replace(str(work) + "/", "").replace(str(work), ".")
