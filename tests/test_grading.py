@@ -193,3 +193,27 @@ def test_gradescope_reads_the_submission_and_writes_results_json(tmp_path, capsy
     data = json.loads(results.read_text(encoding="utf-8"))
     assert 0 < data["score"] < 100 and any(t["status"] == "failed" for t in data["tests"])
     assert "indexed assignment" in capsys.readouterr().out
+
+
+def test_an_interrupted_run_keeps_what_it_graded_and_the_next_run_resumes(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    folder, out = tmp_path / "subs", tmp_path / "out"
+    folder.mkdir()
+    for number in range(8):
+        samples.write(folder, f"s{number}", "module", None if number % 2 else "overwrite")
+    child = subprocess.Popen([sys.executable, "-m", "embconf", "grade", str(folder), "--out", str(out), "--jobs", "2"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as at a terminal
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and len(list((out / "records").glob("*.json")) if (out / "records").is_dir() else []) < 2:
+        time.sleep(0.05)
+    os.killpg(child.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    printed, _ = child.communicate(timeout=120)
+    assert child.returncode == 130 and "interrupted" in printed
+    kept = {p.stem for p in (out / "records").glob("*.json")}
+    assert 2 <= len(kept) < 8 and set(rows(out)) == kept  # the gradebook lists what was graded
+    assert main(["grade", str(folder), "--out", str(out), "--jobs", "2"]) == 0
+    assert len(rows(out)) == 8
