@@ -87,9 +87,9 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
                        options.isolation.memory_limit_mb], sort_keys=True)
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
-    jobs, reused = [], 0
+    jobs, reused, digests = [], 0, {}
     for sub in subs:
-        digest = content_hash(sub, options.base, salt)
+        digest = digests[sub.name] = content_hash(sub, options.base, salt)
         cached = None if options.force else _cached(options.out, sub.name, digest)
         if cached is not None:
             records[sub.name], reused = cached, reused + 1
@@ -102,7 +102,9 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
     try:
         for record in run_jobs(jobs, options.jobs):
             records[record["name"]] = _finish(options, record, say, len(records), len(subs))
-    finally:
+    finally:  # on an interrupt too: every record on disk (one may have landed as the interrupt came)
+        records.update({name: found for name, digest in digests.items() if name not in records
+                        and (found := _cached(options.out, name, digest)) is not None})
         done = sorted(records.values(), key=lambda r: r["name"])
         if done:
             write_class(options.out, done, options.rubric)
