@@ -163,7 +163,7 @@ def test_usage_problems_exit_2_before_anything_runs(tmp_path, capsys):
     blocker.write_text("")
     assert main(["grade", str(empty), "--out", str(blocker / "out")]) == 2
     assert "cannot write to" in capsys.readouterr().err
-    for bad in (["--shard", "3/2"], ["--shard", "x"], ["--jobs", "0"], ["--merge", str(tmp_path)]):
+    for bad in (["--shard", "3/2"], ["--shard", "x"], ["--jobs", "0"], ["--merge", str(tmp_path)], ["--base", str(tmp_path)]):
         assert main(["grade", str(empty), "--out", str(tmp_path / "o2"), *bad]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not (tmp_path / "o2" / "gradebook.csv").exists()

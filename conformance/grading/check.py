@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from ..adapters import ImplementationError
 from ..fixtures import load_corpus
 from ..isolation import IsolationOptions, open_adapter
 from ..runner import RunResult
@@ -100,8 +101,6 @@ def check(target: Target = None, *, rubric: Optional[Path] = None, base: Optiona
 
 def _run(impl: str, options: IsolationOptions, fixtures: Path, case_ids: tuple[str, ...], tmp: Path,
          exported: Optional[Exported]) -> RunResult:
-    from ..adapters import ImplementationError
-
     try:
         adapter = open_adapter(impl, options)
     except ImplementationError as exc:

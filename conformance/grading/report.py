@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..outcomes import PASS, XPASS
-from .rubric import Rubric
+from .rubric import Rubric, requirement_sections
 from .score import Score
 from .template import render as render_template
 
@@ -82,14 +82,14 @@ def requirement_rates(graded: Sequence[Score]) -> list[dict[str, Any]]:
 def class_mistakes(graded: Sequence[Score]) -> list[dict[str, Any]]:
     """Each mistake of the run-level verdicts, with the students who made it, most common first."""
     students: dict[str, list[str]] = defaultdict(list)
-    hints: dict[str, str] = {}
+    shown: dict[str, tuple[str, str]] = {}  # summary -> (what is wrong, the hint)
     for result in graded:
         for mistake in result.record["verdict"].get("mistakes", []):
             students[mistake["summary"]].append(result.record["name"])
-            hints[mistake["summary"]] = mistake.get("hint", "")
+            shown[mistake["summary"]] = (mistake.get("description") or mistake["summary"], mistake.get("hint", ""))
     total = len(graded) or 1
     ranked = sorted(students.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    return [{"summary": summary, "hint": hints[summary], "count": len(names), "percent": f"{100 * len(names) / total:.0f}",
+    return [{"summary": shown[summary][0], "hint": shown[summary][1], "count": len(names), "percent": f"{100 * len(names) / total:.0f}",
              "students": [{"name": n, "anchor": _anchor(n)} for n in names[:SHOWN_STUDENTS]],
              "more": max(len(names) - SHOWN_STUDENTS, 0)} for summary, names in ranked]
 
@@ -107,7 +107,5 @@ def _anchor(name: str) -> str:
 
 
 def _requirement_order(req: str) -> tuple:
-    from .rubric import requirement_sections
-
     section = requirement_sections().get(req, "99")
     return (int(section), req.rsplit("-", 1)[0], int(req.rsplit("-", 1)[1]) if req.rsplit("-", 1)[1].isdigit() else 99, req)

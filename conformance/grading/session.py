@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 from .. import __version__
 from ..isolation import IsolationOptions
 from .files import check_writable
-from .job import Job, grade, record_of
+from .job import RECORD_FORMAT, Job, grade, record_of
 from .outputs import write_class, write_submission
 from .rubric import Rubric
 from .submissions import Submission, content_hash, discover
@@ -83,7 +83,7 @@ def submissions(folder: Path, options: Options) -> list[Submission]:
 def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[str, Any]]:
     """Grade every submission; the records (reused or new) in name order."""
     subs = submissions(folder, options)
-    salt = json.dumps([__version__, options.manifest, options.case_ids, options.isolation.case_timeout,
+    salt = json.dumps([__version__, RECORD_FORMAT, options.manifest, options.case_ids, options.isolation.case_timeout,
                        options.isolation.memory_limit_mb], sort_keys=True)
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
