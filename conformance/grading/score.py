@@ -17,7 +17,7 @@ class ItemScore:
 
     @property
     def lost(self) -> float:
-        return self.item.points - self.points
+        return round(self.item.points - self.points, 2)
 
 
 @dataclass
