@@ -1,4 +1,4 @@
-"""The ``embconf`` command line: run, list, show, validate, regenerate.
+"""The ``embconf`` command line: run, list, show, validate, regenerate, mutants, explain, grade, gradescope.
 
 Exit codes: 0 every applicable case passed (xfails allowed); 1 a case failed,
 errored, crashed or timed out (or xpassed under --strict); 2 bad usage, a
@@ -71,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)")
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
     _add_fixtures(explain)
+
+    from .grading import command as grading
+
+    grading.add_grade(sub.add_parser("grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report"))
+    grading.add_gradescope(sub.add_parser("gradescope", help="grade one submission in Gradescope's container (writes results.json)"))
     return parser
 
 
@@ -308,8 +313,26 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_grade(args: argparse.Namespace) -> int:
+    return _grading(args, "grade")
+
+
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    return _grading(args, "gradescope")
+
+
+def _grading(args: argparse.Namespace, command: str) -> int:
+    from .grading import command as grading
+    from .grading.session import GradeUsageError
+
+    try:
+        return getattr(grading, command)(args, _isolation(args))
+    except GradeUsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate,
-            "mutants": cmd_mutants, "explain": cmd_explain}
+            "mutants": cmd_mutants, "explain": cmd_explain, "grade": cmd_grade, "gradescope": cmd_gradescope}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
