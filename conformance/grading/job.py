@@ -24,7 +24,7 @@ from .mistakes import case_mistakes, verdict
 from .notebook import Exported
 from .submissions import Submission, SubmissionProblem, stage
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
 
 

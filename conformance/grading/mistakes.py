@@ -1,12 +1,14 @@
-"""The likely mistakes behind a run's failures, from today's per-case diagnosis (``result.diagnosis``).
+"""The likely mistakes behind a run's failures, as grading records them.
 
-:func:`verdict` is the one place grading reads diagnoses: when the run-level verdict of the diagnosis
-area (``run_verdict(run, cases)``) lands, it replaces this function's body.
+:func:`verdict` is the one place grading reads the diagnosis area's run-level
+verdict (:func:`embconf.diagnosis.run_verdict`); failures no mistake explains are
+grouped by why they were not explained (an unexpected exception, a crash, ...).
 """
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..diagnosis import run_verdict
 from ..fixtures import Case
 from ..outcomes import FAIL, PROBLEMS, CaseResult
 from ..runner import RunResult
@@ -15,34 +17,34 @@ NO_MATCH = "no known mistake matches"
 
 
 def case_mistakes(result: CaseResult) -> list[dict[str, str]]:
-    """The likely mistakes of one failing case, best first (mutant id, summary, hint)."""
+    """The likely mistakes of one failing case, best first (mutant or symptom id, summary, hint)."""
     return [_mistake(d) for d in result.diagnosis[:3]]
 
 
 def _mistake(diagnosis: dict[str, Any]) -> dict[str, Any]:
-    return {key: diagnosis.get(key, "") for key in ("mutant", "summary", "description", "hint")}
+    found = {key: diagnosis.get(key, "") for key in ("mutant", "summary", "description", "hint")}
+    if not found["mutant"] and diagnosis.get("symptom"):
+        found["mutant"] = "symptom:" + diagnosis["symptom"]
+    return found
 
 
 def verdict(run: RunResult, cases: Iterable[Case]) -> dict[str, Any]:
-    """One summary line and the run's mistakes, the one explaining most failing cases first:
+    """One summary line and the run's mistakes, in the order to fix them:
     ``{"summary": str, "mistakes": [{"mutant", "summary", "description", "hint", "cases": [ids]}]}``."""
-    del cases  # the run-level verdict will use them
     problems = [r for r in run.results if r.outcome in PROBLEMS]
     applicable = [r for r in run.results if r.outcome != "not_applicable"]
-    grouped: dict[str, dict[str, Any]] = {}
+    found = run_verdict(run, cases)
+    mistakes = [{"mutant": m.id, "summary": m.title, "description": m.title, "hint": m.hint, "cases": list(m.cases)}
+                for m in found.mistakes]
+    explained = {case_id for m in found.mistakes for case_id in m.cases}
+    unexplained: dict[str, dict[str, Any]] = {}
     for result in problems:
-        if result.outcome == FAIL and result.diagnosis:
-            best = _mistake(result.diagnosis[0])
-            entry = grouped.setdefault(best["mutant"], {**best, "cases": []})
-        else:
+        if result.id not in explained:
             kind = result.outcome if result.outcome != FAIL else "unexplained"
-            entry = grouped.setdefault(kind, {"mutant": "", "summary": _undiagnosed(result), "description": _undiagnosed(result), "hint": "", "cases": []})
-        entry["cases"].append(result.id)
-    mistakes = sorted(grouped.values(), key=lambda m: (-len(m["cases"]), m["mutant"] == ""))
-    if not problems:
-        summary = f"all {len(applicable)} applicable cases pass"
-    else:
-        summary = f"{len(problems)} of {len(applicable)} applicable cases fail; most likely: {mistakes[0]['summary']}"
+            text = _undiagnosed(result)
+            unexplained.setdefault(kind, {"mutant": "", "summary": text, "description": text, "hint": "", "cases": []})["cases"].append(result.id)
+    mistakes += sorted(unexplained.values(), key=lambda m: -len(m["cases"]))
+    summary = f"all {len(applicable)} applicable cases pass" if not problems else f"{len(problems)} of {len(applicable)} applicable cases fail; {found.summary}"
     return {"summary": summary, "mistakes": mistakes}
 
 
