@@ -46,6 +46,7 @@ def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str 
 
 def all_cases() -> list[tuple[str, list[CaseSpec]]]:
     """(area, cases) in file order; an area is one fixture file."""
-    from . import embedding_layer, learned_positions, memory, sinusoidal, token_lookup
+    from . import embedding_layer, learned_positions, lookup_options, memory, sinusoidal, token_lookup
 
-    return [(module.AREA, module.cases()) for module in (token_lookup, sinusoidal, learned_positions, embedding_layer, memory)]
+    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options)
+    return [(module.AREA, module.cases()) for module in modules]
