@@ -41,7 +41,8 @@ def encode_array(array: np.ndarray, rows: list[int] | None = None, inline_limit:
         encoded["rows"] = [int(r) for r in rows]
         payload = array[np.asarray(rows, dtype=np.int64)]
     if payload.size <= inline_limit:
-        flat = (payload.astype(np.float64) if dtype in ("float16", "bfloat16") else payload).reshape(-1).tolist()
+        with np.errstate(invalid="ignore"):  # NaN payloads of a half dtype
+            flat = (payload.astype(np.float64) if dtype in ("float16", "bfloat16") else payload).reshape(-1).tolist()
         encoded["data"] = flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else non_finite_name(v) for v in flat]
     else:
         encoded["base64"] = base64.b64encode(to_wire(payload, dtype)).decode("ascii")
