@@ -6,6 +6,7 @@ that do not claim the features get not_applicable and nothing else.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import EXAMPLE_STUDENT, IMPLS, ROOT
+from conftest import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES
 from embconf.adapters import create_adapter
 from embconf.fixtures import load_corpus
 from embconf.guard import GuardedAdapter
@@ -128,9 +129,7 @@ def test_implementations_without_the_features_are_not_applicable_and_clean(name,
     result = subprocess.run([sys.executable, "-m", "embconf", "run", "--impl", impl, "--report-json", str(report)],
                             capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    import json
-
     outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["cases"]}
-    new = [c.id for c in load_corpus().cases if {"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16"} & set(c.features)]
+    new = [c.id for c in load_corpus().cases if SPEC_1_1_FEATURES & set(c.features)]
     assert {outcomes[i] for i in new} == {NOT_APPLICABLE}
     assert not [i for i, o in outcomes.items() if o in PROBLEMS]

@@ -13,7 +13,7 @@ from ..reference import embedding_backward as ref_backward
 from ..reference import embedding_forward as ref_forward
 from ..reference.lookup import check_grad_shape, validate_ids
 from ..reference.options import RENORM_EPSILON, apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx, row_norms
-from ..reference.sinusoid import interleaved
+from ..reference.sinusoid import BASE
 from .base import mutant
 
 FWD, BWD, NRM, SIN = "embedding_forward", "embedding_backward", "embedding_forward_max_norm", "sinusoidal_table"
@@ -141,9 +141,9 @@ def _sequential_accumulation(weight: np.ndarray, ids: np.ndarray, grad_output: n
         "compute positions and angles in float32 or wider and round the table once (EMB-HLF-4)", SIN)
 def _positions_in_dtype(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
     positions = np.arange(max_len, dtype=np.float64).astype(dtype).astype(np.float64)
-    table = interleaved(max_len, embed_dim)
+    table = np.empty((max_len, embed_dim))
     pairs = np.arange((embed_dim + 1) // 2, dtype=np.float64)
-    angles = positions[:, None] * 10000.0 ** (-2.0 * pairs / embed_dim)
+    angles = positions[:, None] * BASE ** (-2.0 * pairs / embed_dim)
     table[:, 0::2] = np.sin(angles)
     table[:, 1::2] = np.cos(angles[:, : embed_dim // 2])
     return table.astype(dtype)
