@@ -138,3 +138,16 @@ def _bfloat16_factor(config, token_weight, tokens):
     c = float(np.array(math.sqrt(config["embed_dim"])).astype(numpy_dtype("bfloat16")))
     out = (token_weight[validate_ids(tokens, config["vocab_size"])].astype(np.float64) * c).astype(token_weight.dtype)
     return out
+
+
+def test_without_ml_dtypes_bfloat16_cases_are_not_applicable_and_the_rest_runs():
+    import subprocess
+    import sys
+
+    script = ("import sys; sys.modules['ml_dtypes'] = None\n"
+              "from embconf.cli import main\n"
+              "sys.exit(main(['run', '--impl', 'reference', '--no-colour', '--select', 'half.*']))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "bfloat16 arrays need ml_dtypes: pip install 'embedding-conformance[bfloat16]'" in result.stdout
+    assert "fail" not in result.stdout.splitlines()[-1]

@@ -59,7 +59,7 @@ class Capabilities:
 
     @property
     def dtypes(self) -> list[str]:
-        """The float dtypes it handles: float32 always (EMB-FWD-3), float64 with that feature (EMB-FWD-4)."""
+        """The float dtypes it handles: float32 always (EMB-FWD-3), float64, float16 and bfloat16 with their features."""
         return ["float32"] + [d for d in ("float64", "float16", "bfloat16") if d in self.features]
 
     def to_json(self) -> dict[str, Any]:
