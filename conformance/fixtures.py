@@ -205,10 +205,12 @@ def _case_at(document: Any, path: list[Any]):
 
 
 def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
-    from .spec import error_kinds, features
+    from .spec import error_kinds, features, input_names, optional_inputs
 
     spec_op = operations()[case["operation"]]
-    problems = [f"unknown input {name!r} for {case['operation']}" for name in case["inputs"] if name not in spec_op["inputs"]]
+    problems = [f"unknown input {name!r} for {case['operation']}" for name in case["inputs"] if name not in input_names(case["operation"])]
+    problems += [f"input {name!r} needs feature {feature!r}" for name, feature in optional_inputs(case["operation"]).items()
+                 if name in case["inputs"] and feature not in case["features"]]
     problems += [f"unknown feature {f!r}" for f in case["features"] if f not in features()]
     outputs = case["expected"].get("outputs")
     if outputs is not None:

@@ -81,7 +81,7 @@ def describe_change(before: Any, after: Any) -> str:
 
 def _bits(array: np.ndarray) -> np.ndarray:
     """The elements as unsigned integers of the same width: equal exactly when bitwise equal."""
-    if array.dtype.kind not in "biuf" or array.dtype.itemsize not in (1, 2, 4, 8):
+    if (array.dtype.kind not in "biuf" and array.dtype.name != "bfloat16") or array.dtype.itemsize not in (1, 2, 4, 8):
         return array
     return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")
 

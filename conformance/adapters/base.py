@@ -12,6 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
+from ..dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
 from ..spec import error_kinds, named_outputs, operations
 
 # The ways an implementation can answer one request.
@@ -47,6 +48,8 @@ class Capabilities:
         missing = [f for f in case_features if f not in self.all_features]
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
+        if "bfloat16" in case_features and not HAVE_BFLOAT16:  # the harness cannot hold the arrays (EMB-HLF-2)
+            return BFLOAT16_HINT
         return None
 
     @property
@@ -59,8 +62,8 @@ class Capabilities:
 
     @property
     def dtypes(self) -> list[str]:
-        """The float dtypes it handles: float32 always (EMB-FWD-3), float64 with that feature (EMB-FWD-4)."""
-        return ["float32", "float64"] if "float64" in self.features else ["float32"]
+        """The float dtypes it handles: float32 always (EMB-FWD-3), float64, float16 and bfloat16 with their features."""
+        return ["float32"] + [d for d in ("float64", "float16", "bfloat16") if d in self.features]
 
     def to_json(self) -> dict[str, Any]:
         return {"operations": sorted(self.operations), "features": sorted(self.features), "dtypes": self.dtypes,

@@ -28,6 +28,7 @@ from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, C
 from ..processes import DETAIL_LIMIT, describe_exit
 
 PROTOCOL_VERSION = 1
+PROTOCOL_MINOR = 1  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16 (PROTOCOL.md)
 DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
 DEFAULT_MAX_LINE = 256 * 2**20  # bytes per reply line (EMBCONF_MAX_LINE)
 DEFAULT_MAX_RESTARTS = 3
@@ -75,7 +76,11 @@ def to_wire(value: Any) -> Any:
 
 
 def start_message() -> dict[str, Any]:
-    return {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec_version": spec_version()}
+    from ..encoding import ARRAY_DTYPES
+    from ..spec import features
+
+    return {"cmd": "start", "protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR, "spec_version": spec_version(),
+            "dtypes": list(ARRAY_DTYPES), "features": sorted(features())}
 
 
 def run_message(seq: int, operation: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

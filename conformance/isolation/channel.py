@@ -170,6 +170,7 @@ _NUMPY_NAMES = frozenset({"dtype", "ndarray", "scalar", "_reconstruct", "_frombu
 _ALLOWED = frozenset({
     ("embconf.adapters.base", "Reply"), ("embconf.adapters.base", "Capabilities"), (__name__, "Unsendable"),
     ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
+    ("ml_dtypes", "bfloat16"),  # the dtype of bfloat16 arrays (spec 1.1, EMB-HLF-2): a scalar type, no code runs
 })
 
 
@@ -210,9 +211,9 @@ def sendable(value: Any) -> Any:
     """``value`` made of plain types only: arrays as base ndarrays, Python scalars as the built-in types,
     containers rebuilt, and anything else replaced by an :class:`Unsendable`."""
     if isinstance(value, np.ndarray):
-        return np.asarray(value) if value.dtype.kind in "biufcUS" else Unsendable(value)
+        return np.asarray(value) if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
     if isinstance(value, np.generic):
-        return value if value.dtype.kind in "biufcUS" else Unsendable(value)
+        return value if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
     for plain in (bool, int, float, complex, str, bytes):
         if isinstance(value, plain):
             return plain(value)
