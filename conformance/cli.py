@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(run)
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
     run.add_argument("--write-expectations", type=Path, metavar="FILE", help="write the cases that failed in this run as an expectations file (listed reasons are kept)")
-    run.add_argument("--report-json", type=Path, help="write the JSON report here")
-    run.add_argument("--junit", type=Path, help="write JUnit XML here")
+    run.add_argument("--report-json", type=Path, help="write the JSON report here (- for stdout; the console then goes to stderr)")
+    run.add_argument("--junit", type=Path, help="write JUnit XML here (- for stdout)")
     run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes), an expectation that matches no case, and a case whose result changes under --repeat fail the run")
     run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
     run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
@@ -127,9 +127,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .guard import run_repeated
     from .expectations import Expectations, ExpectationsError
     from .outcomes import PROBLEMS, XPASS
+    from .output import ConsoleStream, OutputError
     from .reports.console import Console
+    from .reports.targets import ReportTargets
     from .diagnosis import diagnose_run
 
+    try:  # before anything runs: a bad report path costs no run
+        targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
     impl = DEFAULT_IMPL if args.impl is None else args.impl
     adapter = _open(impl, args)  # the implementation starts up while the fixtures load
     try:
@@ -139,33 +146,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ExpectationsError as exc:
             raise UsageError(str(exc)) from None
         _checked(args, adapter.capabilities)
-        console = Console(colour=args.colour, quiet=args.quiet)
+        console = Console(out, colour=args.colour, quiet=args.quiet)
         run, nondeterministic = run_repeated(adapter, cases, expectations, args.repeat, console.progress, args.strict)
         diagnose_run(run, cases)
     finally:
         adapter.close()
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+    notes, write_errors = targets.write(run, impl, fixtures)  # before the console, which may have no reader
     note = f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
     console.report(run, note)
     for case_id, change in nondeterministic.items():
-        print(f"note: {case_id}: {change}")
-    if args.report_json:
-        from .reports import json_report
-
-        json_report.write(args.report_json, json_report.build(run, impl, fixtures))
-    if args.junit:
-        from .reports import junit
-
-        junit.write(args.junit, run, impl)
-    if args.write_expectations:
-        from .expectations import write_from_run
-
-        count = write_from_run(args.write_expectations, run.results, impl)
-        print(f"wrote {count} expectations to {args.write_expectations}")
+        print(f"note: {case_id}: {change}", file=out)
+    for line in notes:
+        print(line, file=out)
+    for line in write_errors:
+        print(f"embconf: {line}", file=sys.stderr)
     bad = [r for r in run.results if r.outcome in PROBLEMS or (args.strict and r.outcome == XPASS)]
     stale = args.strict and run.unmatched_expectations
     if stale:
         print(f"embconf: --strict: {len(run.unmatched_expectations)} expectation(s) match no case; remove them", file=sys.stderr)
+    if write_errors:
+        return EXIT_USAGE
     return EXIT_FAIL if bad or stale else EXIT_OK
 
 
@@ -336,22 +337,26 @@ COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .output import ConsoleStream
+    from .untrusted import one_line
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    stdout = sys.stdout
+    sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave
     try:
         return COMMANDS[args.command](args)
     except UsageError as exc:
-        print(f"embconf: {exc}", file=sys.stderr)
+        print(f"embconf: {one_line(str(exc), 2000)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("embconf: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `embconf list | head`: the reader left; say nothing more
-        sys.stderr = open(os.devnull, "w")
-        return EXIT_OK
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":
