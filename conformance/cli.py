@@ -274,14 +274,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
-    print(f"{count} cases checked, {len(problems)} problems")
+    from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+
+    print(f"{count} cases checked, {len(problems)} problems" + ("" if HAVE_BFLOAT16 else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
     return EXIT_FAIL if problems else EXIT_OK
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
+    from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
     from .reference import generate
     from .spec import FIXTURES_DIR
 
+    if not HAVE_BFLOAT16:  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
+        raise UsageError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
     directory = args.fixtures or FIXTURES_DIR
     if args.check:
         problems = generate.differences(directory)
@@ -325,10 +330,11 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 def _grading(args: argparse.Namespace, command: str) -> int:
     from .grading import command as grading
     from .grading.session import GradeUsageError
+    from .output import OutputError
 
     try:
         return getattr(grading, command)(args, _isolation(args))
-    except GradeUsageError as exc:
+    except (GradeUsageError, OutputError) as exc:
         raise UsageError(str(exc)) from None
 
 

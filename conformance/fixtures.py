@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from .dtypes import BFLOAT16_HINT
 from .encoding import EncodingError, decode_array, is_array
 from .input_files import InputError, load_json, load_yaml, read_bounded
 from .spec import FIXTURES_DIR, operations, spec_version
@@ -313,6 +314,7 @@ def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
                 try:
                     decode_array(value)
                 except EncodingError as exc:
-                    problems.append(f"{where} {name!r}: {exc}")
+                    if str(exc) != BFLOAT16_HINT:  # without ml_dtypes a bfloat16 payload cannot be decoded: not the fixture's fault
+                        problems.append(f"{where} {name!r}: {exc}")
     return problems
 

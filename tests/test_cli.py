@@ -138,3 +138,18 @@ def test_write_expectations_from_a_run_then_gate_on_them(tmp_path):
     strict = run_cli("run", "--impl", impl, "--select", "lookup.*", "--expectations", str(stale), "--strict")
     assert strict.returncode == 1 and "match no case" in strict.stderr
     assert run_cli("run", "--impl", impl, "--select", "lookup.*", "--expectations", str(stale)).returncode == 0
+
+
+def test_without_ml_dtypes_regenerate_is_one_line_and_validate_still_passes(monkeypatch, capsys):
+    """A plain install has no ml_dtypes: regenerating cannot build bfloat16 goldens (exit 2, one line);
+    validating the committed corpus reports no problem for the bfloat16 payloads it cannot decode."""
+    from embconf import cli, dtypes, encoding
+
+    monkeypatch.setattr(dtypes, "HAVE_BFLOAT16", False)
+    monkeypatch.setattr(encoding, "HAVE_BFLOAT16", False)
+    assert cli.main(["regenerate", "--check"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ml_dtypes" in err[0]
+    assert cli.main(["validate"]) == 0
+    out = capsys.readouterr().out
+    assert "0 problems" in out and "bfloat16 values not decoded" in out

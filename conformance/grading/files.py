@@ -1,4 +1,4 @@
-"""Every file grading writes goes through :func:`write_text` (swap it for the suite's safe report writer)."""
+"""Every file grading writes goes through :func:`write_text`, which writes through the suite's safe writer (:mod:`embconf.output`)."""
 from __future__ import annotations
 
 import json
@@ -6,13 +6,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import output
+
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` atomically (a reader, or an interrupted run, never leaves half a file)."""
+    """Write ``text`` atomically (a reader, or an interrupted run, never leaves half a file), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    output.write_text(path, text)
 
 
 def write_json(path: Path, data: Any) -> None:
