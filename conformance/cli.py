@@ -182,11 +182,15 @@ def _checked(args: argparse.Namespace, step):
 def _isolation(args: argparse.Namespace) -> IsolationOptions:
     """The worker-process options of ``run``, checked."""
     from .isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
+    from .processes import LimitError
 
-    case_timeout = DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout
-    if case_timeout <= 0 or args.run_timeout <= 0 or args.memory_limit < 0 or args.repeat < 1:
-        raise UsageError("--case-timeout and --run-timeout must be positive, --memory-limit at least 0 and --repeat at least 1")
-    return IsolationOptions(args.in_process, case_timeout, args.run_timeout, args.memory_limit)
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    try:
+        return IsolationOptions(args.in_process, DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout,
+                                args.run_timeout, args.memory_limit)
+    except LimitError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -309,8 +313,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    from .lifetime import Terminated, ending_descendants
+
     try:
-        return COMMANDS[args.command](args)
+        with ending_descendants():
+            return COMMANDS[args.command](args)
+    except Terminated as exc:
+        print(f"embconf: terminated ({exc})", file=sys.stderr)
+        return exc.code
     except UsageError as exc:
         print(f"embconf: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,6 +17,7 @@ import numpy as np
 ARRAY_DTYPES: dict[str, str] = {"float32": "<f4", "float64": "<f8", "int32": "<i4", "int64": "<i8"}
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 INLINE_LIMIT = 64  # arrays with more elements use base64: exact, and fast to load
+MAX_NDIM = 32  # dimensions an encoded array may have (numpy 1.x allows 32, 2.x 64; the spec's arrays have at most 4)
 
 
 class EncodingError(ValueError):
@@ -65,7 +66,9 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         raise EncodingError(f"unknown array dtype {dtype!r}; expected one of {sorted(ARRAY_DTYPES)}")
     shape = encoded.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}")
+        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}"[:200])
+    if len(shape) > MAX_NDIM:
+        raise EncodingError(f"array shape has {len(shape)} dimensions; at most {MAX_NDIM} are allowed")
     rows = encoded.get("rows", [])
     if "rows" in encoded and (not isinstance(rows, list) or not shape
                              or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)):

@@ -35,6 +35,13 @@ class _Gone(_Failure):
     pass
 
 
+class _OutOfMemory(_Failure):
+    """The worker's process tree held more resident memory than the limit (the message says how much)."""
+
+    def while_loading(self, how: str) -> str:
+        return f"it {self} while loading it"
+
+
 class _Garbled(_Failure):
     def while_loading(self, how: str) -> str:
         return f"the worker sent an unreadable reply ({self})"
