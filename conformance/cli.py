@@ -41,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--validate-protocol", action="store_true", help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*")
     run.add_argument("--in-process", action="store_true", help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)")
     run.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS", help="seconds each case may take before the implementation's process is killed and restarted (default 10; subprocess implementations: also $EMBCONF_TIMEOUT)")
-    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take; later cases time out (default 1800)")
-    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of the worker process in MB, 0 for none (default 4096)")
+    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take, all --repeat runs included; later cases time out (default 1800)")
+    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="resident memory the implementation's processes (worker or protocol peer, and their children) may hold, in MB; 0 for none (default 4096)")
     run.add_argument("--repeat", type=int, default=1, metavar="N", help="run every case N times and report cases whose result changes (a failure with --strict)")
 
     lst = sub.add_parser("list", help="list cases, requirements or features")
