@@ -149,7 +149,9 @@ def run_repeated(adapter: Adapter, cases: Iterable[Case], expectations: Optional
 
 def cut_off(result: CaseResult) -> bool:
     """Whether the run timeout ended this case (the adapters' "run timeout: ..." reply)."""
-    return result.outcome == TIMEOUT and "run timeout: the whole run exceeded" in result.message
+    from .processes import RUN_TIMEOUT_MESSAGE
+
+    return result.outcome == TIMEOUT and RUN_TIMEOUT_MESSAGE in result.message
 
 
 def announce(adapter: Adapter, cases: list[Case]) -> None:

@@ -6,7 +6,11 @@ import math
 import signal
 from typing import Optional
 
+from .adapters.base import TIMEOUT, Reply
+
 DETAIL_LIMIT = 4000  # characters of a process's output attached to a reply
+RUN_TIMEOUT_MESSAGE = "run timeout: the whole run exceeded"  # how every reply after the run timeout begins
+DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run (--run-timeout), all --repeat runs included
 MAX_SECONDS = 7 * 24 * 3600.0  # the longest timeout accepted: a week
 MIN_MEMORY_LIMIT_MB = 64  # below this no Python process starts (a forked worker begins at the runner's size)
 
@@ -33,6 +37,11 @@ def checked_memory_mb(name: str, value: int) -> int:
     if 0 < value < MIN_MEMORY_LIMIT_MB:
         raise LimitError(f"{name} {value} MB is too low to start a Python process (at least {MIN_MEMORY_LIMIT_MB} MB; 0 for no limit)")
     return value
+
+
+def run_timeout_reply(run_timeout: float, detail: str = "") -> Reply:
+    """The reply to every call once the run timeout has passed (worker and protocol peers alike)."""
+    return Reply(TIMEOUT, message=f"{RUN_TIMEOUT_MESSAGE} {run_timeout:g} s", detail=detail)
 
 
 def describe_exit(code: Optional[int]) -> str:

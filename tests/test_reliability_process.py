@@ -135,6 +135,14 @@ def test_an_unreadable_reply_is_one_error_and_the_run_goes_on(tmp_path, mode, ou
     assert {cases[c]["outcome"] for c in select if c != BACKWARD} == {"pass"}
 
 
+def test_an_output_nested_too_deeply_to_send_is_a_failure_not_a_crash(tmp_path):
+    select = (FORWARD, BACKWARD, SINUSOID)
+    result, cases, _ = embconf(tmp_path, hostile("deep_output"), select=select)
+    assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
+    assert cases[FORWARD]["outcome"] == "fail" and "wrong type" in cases[FORWARD]["message"], cases[FORWARD]
+    assert cases[BACKWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
+
+
 def test_an_unreadable_handshake_is_one_line_and_exit_2(tmp_path):
     result, cases, _ = embconf(tmp_path, peer("unreadable", "deep_handshake"), select=(FORWARD,))
     assert_one_line(result, 2, "failed the protocol handshake", "nested too deeply to read")

@@ -28,14 +28,14 @@ from ..encoding import NON_FINITE, EncodingError, non_finite_name, decode_array,
 from ..spec import error_kinds, features, operations, output_names, spec_version
 from . import ImplementationError
 from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
-from ..processes import DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit
+from ..processes import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit,
+                         run_timeout_reply)
 from ..proctree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
 DEFAULT_MAX_LINE = 256 * 2**20  # bytes per reply line (EMBCONF_MAX_LINE)
 DEFAULT_MAX_RESTARTS = 3
-DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run (--run-timeout)
 START_TIMEOUT = 10.0  # the handshake waits at least this long: interpreters and JITs start slowly
 AHEAD = 8  # announced requests written before their turn, so the implementation never waits for the runner
 STOP_GRACE = 2.0  # seconds a stopped process gets to exit before it is killed
@@ -335,10 +335,6 @@ def _limits(timeout: Optional[float], run_timeout: float, max_line: Optional[int
                 checked_memory_mb("the memory limit", memory_limit_mb))
     except LimitError as exc:
         raise ImplementationError(str(exc)) from None
-
-
-def run_timeout_reply(run_timeout: float, detail: str = "") -> Reply:
-    return Reply(TIMEOUT, message=f"run timeout: the whole run exceeded {run_timeout:g} s", detail=detail)
 
 
 class SubprocessAdapter(Adapter):

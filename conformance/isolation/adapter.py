@@ -12,16 +12,14 @@ from typing import Any, Iterable, Optional, Union
 
 from ..adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
-from ..adapters.subprocess import run_timeout_reply
 from ..guard import GuardedAdapter
-from ..processes import checked_memory_mb, checked_seconds
+from ..processes import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 from .channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
 from .hangs import HangPolicy
 from .handle import _Worker
 from .worker import _fork_worker, _spawn_worker
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
-DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run
 DEFAULT_MEMORY_LIMIT_MB = 4096
 START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own

@@ -213,9 +213,12 @@ def _safe_repr(value: Any) -> str:
         return "(unprintable)"
 
 
-def sendable(value: Any) -> Any:
+SENDABLE_DEPTH = 32  # containers nested deeper than this are not sent (they could not be read back safely)
+
+
+def sendable(value: Any, depth: int = 0) -> Any:
     """``value`` made of plain types only: arrays as base ndarrays, Python scalars as the built-in types,
-    containers rebuilt, and anything else replaced by an :class:`Unsendable`."""
+    containers rebuilt (up to SENDABLE_DEPTH deep), and anything else replaced by an :class:`Unsendable`."""
     if isinstance(value, np.ndarray):
         return np.asarray(value) if value.dtype.kind in "biufcUS" else Unsendable(value)
     if isinstance(value, np.generic):
@@ -225,8 +228,10 @@ def sendable(value: Any) -> Any:
             return plain(value)
     if value is None:
         return None
+    if depth >= SENDABLE_DEPTH and type(value) in (list, tuple, set, frozenset, dict):
+        return Unsendable(value)
     if type(value) in (list, tuple, set, frozenset):
-        return type(value)(sendable(item) for item in value)
+        return type(value)(sendable(item, depth + 1) for item in value)
     if type(value) is dict:
-        return {sendable(key): sendable(item) for key, item in value.items()}
+        return {sendable(key, depth + 1): sendable(item, depth + 1) for key, item in value.items()}
     return Unsendable(value)

@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from ..adapters.base import TIMEOUT, Adapter, Capabilities, Planned, Reply
+from ..processes import RUN_TIMEOUT_MESSAGE
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
 IN_A_ROW = 4  # timeouts with no reply between them before no case is run
 TOTAL = 5  # timeouts in a run before no case is run (with 10 s each: under a minute of hanging)
-RUN_TIMEOUT_PREFIX = "run timeout"
 
 
 class HangPolicy(Adapter):
@@ -55,7 +55,7 @@ class HangPolicy(Adapter):
                 forget(operation)
             return Reply(TIMEOUT, message=refusal)
         reply = self.inner.call(operation, inputs)
-        if reply.status == TIMEOUT and not reply.message.startswith(RUN_TIMEOUT_PREFIX):
+        if reply.status == TIMEOUT and not reply.message.startswith(RUN_TIMEOUT_MESSAGE):
             self.by_operation[operation] = self.by_operation.get(operation, 0) + 1
             self.in_a_row += 1
             self.total += 1
