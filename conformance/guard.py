@@ -21,6 +21,7 @@ from .adapters.base import Adapter, Capabilities, Reply
 from .expectations import Expectations
 from .fixtures import Case
 from .outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
+from .processes import RUN_TIMEOUT_MESSAGE
 from .runner import Progress, RunResult, run_cases
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
@@ -149,8 +150,6 @@ def run_repeated(adapter: Adapter, cases: Iterable[Case], expectations: Optional
 
 def cut_off(result: CaseResult) -> bool:
     """Whether the run timeout ended this case (the adapters' "run timeout: ..." reply)."""
-    from .processes import RUN_TIMEOUT_MESSAGE
-
     return result.outcome == TIMEOUT and RUN_TIMEOUT_MESSAGE in result.message
 
 
