@@ -390,3 +390,12 @@ def test_a_jax_implementation_passes_under_the_default_limit(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:]
     assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
     assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
+
+
+def test_a_jax_and_tensorflow_implementation_passes_under_the_default_limit(tmp_path):
+    pytest.importorskip("jax")
+    pytest.importorskip("tensorflow")
+    result, cases, _ = embconf(tmp_path, hostile("jax_tf_functions"), select=("lookup.forward.*", "lookup.backward.*"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
+    assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
