@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .proctree import _PRCTL, PR_SET_CHILD_SUBREAPER, end_descendants, reap_orphans
+from .proctree import end_descendants, keep_descendants, reap_orphans
 
 ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -52,8 +52,7 @@ def terminating_cleanly() -> Iterator[None]:
 def ending_descendants() -> Iterator[None]:
     """Within: SIGTERM ends cleanly (:func:`terminating_cleanly`) and orphans come to this process; on
     leaving, every process below this one is killed and reaped."""
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    keep_descendants(die_with_parent=False)
     try:
         with terminating_cleanly():
             yield

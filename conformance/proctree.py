@@ -4,7 +4,8 @@ much memory it holds, and ending all of it.
 On Linux the tree is read from /proc by parent id. A worker and a peer are made child subreapers
 (``PR_SET_CHILD_SUBREAPER``), so a grandchild that daemonises (double fork, ``setsid``) is re-parented
 to them, not to init, and stays in the tree; they also die with the runner (``PR_SET_PDEATHSIG``).
-Elsewhere the tree is the child alone (its process group is still killed).
+Elsewhere the tree is the child alone (its process group is still killed). :class:`MemoryWatch`
+holds a tree's resident memory to a limit.
 """
 from __future__ import annotations
 
