@@ -9,15 +9,21 @@ from embconf.reference import embedding_forward as _forward, sinusoidal_table  #
 
 
 def _daemon(pidfile: str) -> None:
+    """Start the daemon, returning once it has written its pid."""
+    ready, told = os.pipe()
     child = os.fork()
     if child == 0:
         os.setsid()
         if os.fork() == 0:
             with open(pidfile, "a") as handle:
                 handle.write(f"{os.getpid()}\n")
+            os.write(told, b"x")
             time.sleep(3600)
         os._exit(0)
+    os.close(told)
     os.waitpid(child, 0)
+    os.read(ready, 1)
+    os.close(ready)
 
 
 def embedding_forward(weight, ids):
