@@ -41,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--validate-protocol", action="store_true", help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*")
     run.add_argument("--in-process", action="store_true", help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)")
     run.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS", help="seconds each case may take before the implementation's process is killed and restarted (default 10; subprocess implementations: also $EMBCONF_TIMEOUT)")
-    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take; later cases time out (default 1800)")
-    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of the worker process in MB, 0 for none (default 4096)")
+    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take, all --repeat runs included; later cases time out (default 1800)")
+    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="resident memory the implementation's processes (worker or protocol peer, and their children) may hold, in MB; 0 for none (default 4096)")
     run.add_argument("--repeat", type=int, default=1, metavar="N", help="run every case N times and report cases whose result changes (a failure with --strict)")
 
     lst = sub.add_parser("list", help="list cases, requirements or features")
@@ -193,11 +193,15 @@ def _checked(args: argparse.Namespace, step):
 def _isolation(args: argparse.Namespace) -> IsolationOptions:
     """The worker-process options of ``run``, checked."""
     from .isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
+    from .processes import LimitError
 
-    case_timeout = DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout
-    if case_timeout <= 0 or args.run_timeout <= 0 or args.memory_limit < 0 or args.repeat < 1:
-        raise UsageError("--case-timeout and --run-timeout must be positive, --memory-limit at least 0 and --repeat at least 1")
-    return IsolationOptions(args.in_process, case_timeout, args.run_timeout, args.memory_limit)
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    try:
+        return IsolationOptions(args.in_process, DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout,
+                                args.run_timeout, args.memory_limit)
+    except LimitError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -351,10 +355,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    from .lifetime import Terminated, ending_descendants
+
     stdout = sys.stdout
     sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave
     try:
-        return COMMANDS[args.command](args)
+        with ending_descendants():
+            return COMMANDS[args.command](args)
+    except Terminated as exc:
+        print(f"embconf: terminated ({exc})", file=sys.stderr)
+        return exc.code
     except UsageError as exc:
         print(f"embconf: {one_line(str(exc), 2000)}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,6 +19,7 @@ from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16, WIRE_LAYOUT, from_wire, numpy_
 ARRAY_DTYPES: dict[str, str] = dict(WIRE_LAYOUT)  # spec 1.1 adds float16 and bfloat16 (raw bit patterns, EMB-HLF-2)
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 INLINE_LIMIT = 64  # arrays with more elements use base64: exact, and fast to load
+MAX_NDIM = 32  # dimensions an encoded array may have (numpy 1.x allows 32, 2.x 64; the spec's arrays have at most 4)
 
 
 class EncodingError(ValueError):
@@ -70,7 +71,9 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         raise EncodingError(BFLOAT16_HINT)
     shape = encoded.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}")
+        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}"[:200])
+    if len(shape) > MAX_NDIM:
+        raise EncodingError(f"array shape has {len(shape)} dimensions; at most {MAX_NDIM} are allowed")
     rows = encoded.get("rows", [])
     if "rows" in encoded and (not isinstance(rows, list) or not shape
                              or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)):

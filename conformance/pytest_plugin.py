@@ -3,7 +3,9 @@
 Items are named by case id, so a project's existing pytest run and its
 ``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed
 (fail, error, crash, timeout, and xpass under --embconf-strict), skipped
-(not_applicable) and xfailed. Without --embconf-impl the plugin does nothing.
+(not_applicable) and xfailed. Without --embconf-impl the plugin does nothing. The implementation
+runs as under ``embconf run``: in a worker process (or its own, for ``subprocess:``) with the same
+case timeout, run timeout, memory limit and hang policy, and SIGTERM ends the session cleanly.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--embconf-expectations", metavar="FILE", help="YAML file of cases known to fail")
     group.addoption("--embconf-strict", action="store_true", help="an xpass fails")
     group.addoption("--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand")
+    group.addoption("--embconf-case-timeout", type=float, default=None, metavar="SECONDS", help="seconds each case may take (default 10)")
+    group.addoption("--embconf-run-timeout", type=float, default=None, metavar="SECONDS", help="seconds the whole session's cases may take (default 1800)")
+    group.addoption("--embconf-memory-limit", type=int, default=None, metavar="MB", help="resident memory of the implementation's processes in MB, 0 for none (default 4096)")
 
 
 class EmbconfFailure(Exception):
@@ -36,7 +41,7 @@ class Session:
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
         self.expectations = Expectations.load(path) if path else None
-        self.adapter = open_adapter(self.impl)  # in a worker process, as `embconf run` does
+        self.adapter = open_adapter(self.impl, options(config), timeout=config.getoption("embconf_case_timeout"))  # as `embconf run` does
         self.capabilities = self.adapter.capabilities()
         self.results: list[Any] = []  # every case's result, diagnosed, for the run's verdict
 
@@ -48,6 +53,18 @@ class Session:
         if not self.results:
             return None
         return run_verdict(RunResult(self.results, self.capabilities, self.adapter.describe()))
+
+
+def options(config: pytest.Config):
+    """The isolation options the plugin's flags give; LimitError (one line) for unusable values."""
+    from .isolation import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, IsolationOptions
+
+    def given(name: str, default: object) -> object:
+        value = config.getoption(name)
+        return default if value is None else value
+
+    return IsolationOptions(False, given("embconf_case_timeout", DEFAULT_CASE_TIMEOUT), given("embconf_run_timeout", DEFAULT_RUN_TIMEOUT),
+                            given("embconf_memory_limit", DEFAULT_MEMORY_LIMIT_MB))
 
 
 class CaseItem(pytest.Item):
@@ -138,14 +155,19 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from .cli import select
     from .expectations import ExpectationsError
     from .fixtures import FixtureError, load_corpus
+    from .lifetime import terminating_cleanly
+    from .processes import LimitError
 
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))
         state = Session(config)
-    except (FixtureError, ImplementationError, ExpectationsError) as exc:
+    except (FixtureError, ImplementationError, ExpectationsError, LimitError) as exc:
         raise pytest.UsageError(f"embconf: {exc}") from None
     config.add_cleanup(state.adapter.close)
     config.stash[_STATE] = state
+    signals = terminating_cleanly()  # SIGTERM: pytest's interrupt path, which closes the adapter
+    signals.__enter__()
+    config.add_cleanup(lambda: signals.__exit__(None, None, None))
     cases = select(corpus.cases, config.getoption("embconf_select"))
     collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
     items.extend(collector.collect())

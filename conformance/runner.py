@@ -45,7 +45,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     elif reply.status == SKIPPED:
         result.outcome, result.message = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}"
     elif reply.status == TIMEOUT:
-        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, f"timed out: {reply.message}")
+        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, reply.message if reply.message.startswith("not run:") else f"timed out: {reply.message}")
     elif reply.status == CRASH:
         result.outcome, result.message = CRASH_OUTCOME, reproduction(case, f"the implementation crashed: {reply.message}")
     elif reply.status == EXCEPTION:

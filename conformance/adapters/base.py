@@ -102,6 +102,10 @@ class CallPlan:
         """Put calls that were taken but never answered back at the front, in their order."""
         self._calls.extendleft(reversed(list(calls)))
 
+    def drop(self, operation: str) -> None:
+        """Remove every announced call of ``operation`` (calls that will not be made)."""
+        self._calls = deque(call for call in self._calls if call[0] != operation)
+
     def take(self, count: int) -> list[Planned]:
         """Up to ``count`` of the next announced calls, removed from the plan."""
         return [self._calls.popleft() for _ in range(min(max(count, 0), len(self._calls)))]
