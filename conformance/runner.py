@@ -1,12 +1,16 @@
 """Running cases against an adapter and judging each reply: one outcome per case."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
+import numpy as np
+
 from .adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, UNSPECIFIED, Adapter, Capabilities, Reply
 from .compare import compare_outputs
+from .encoding import ARRAY_DTYPES
 from .expectations import Expectations
 from .fixtures import Case
 from .messages import mismatch_headline, reproduction
@@ -69,10 +73,19 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
             if mismatches:
                 result.outcome, result.mismatches = FAIL, mismatches
                 result.message = reproduction(case, mismatch_headline(mismatches), mismatches)
-        result.actual = kept_outputs(reply.outputs, result.mismatches)  # bounded: what diagnosis and --repeat need
+        result.actual = kept_outputs(reply.outputs, result.mismatches, _expected_bytes(case))  # bounded: what diagnosis and --repeat need
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     return result
+
+
+def _expected_bytes(case: Case) -> dict[str, int]:
+    """The size in bytes of each array output the case expects (from its encoded shape and dtype)."""
+    sizes = {}
+    for name, raw in ((case.raw_expected or {}).get("outputs") or {}).items():
+        if isinstance(raw, dict) and isinstance(raw.get("shape"), list) and raw.get("dtype") in ARRAY_DTYPES:
+            sizes[name] = math.prod(raw["shape"]) * np.dtype(ARRAY_DTYPES[raw["dtype"]]).itemsize
+    return sizes
 
 
 def run_cases(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Expectations] = None,

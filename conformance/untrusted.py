@@ -7,8 +7,9 @@ protocol name and version, and of its outputs. The runner keeps none of them unb
   :data:`MAX_NAME`), saying what was cut (``... [4.9 MB cut]``), and backslash-escapes lone surrogates,
   so every text is safe for the console, JSON and JUnit alike.
 - :func:`kept_outputs` decides what of a reply's outputs a :class:`~embconf.outcomes.CaseResult` keeps
-  (``actual``, for diagnosis and ``--repeat``): arrays up to :data:`KEEP_WHOLE_BYTES` whole, a larger
-  array as a :class:`RowSample` (at most :data:`SAMPLE_ROWS` rows of axis 0, among them every row a
+  (``actual``, for diagnosis and ``--repeat``): arrays whole up to :data:`KEEP_WHOLE_BYTES`, or up to
+  the size of the output the case expects (so what a run keeps is bounded by its goldens, and a wrong
+  table of the expected shape can still be fitted whole by diagnosis), a larger array as a :class:`RowSample` (at most :data:`SAMPLE_ROWS` rows of axis 0, among them every row a
   mismatch was found in, in at most :data:`SAMPLE_BYTES`, plus a SHA-256 of the whole array).
   Diagnosis compares a mutant with a sample on the sampled rows only (:func:`compare_kept`): for outputs
   above the bound a mutant that differs only on other rows can be named as the likely cause.
@@ -93,17 +94,21 @@ class RowSample:
         return f"RowSample({self.dtype}, {list(self.shape)}, sha256={self.sha256})"
 
 
-def kept_outputs(outputs: Mapping[str, Any], mismatches: Sequence[Mismatch] = ()) -> dict[str, Any]:
-    """What a case result keeps of an implementation's outputs (the one place that decides it)."""
+def kept_outputs(outputs: Mapping[str, Any], mismatches: Sequence[Mismatch] = (),
+                 expected_bytes: Optional[Mapping[str, int]] = None) -> dict[str, Any]:
+    """What a case result keeps of an implementation's outputs (the one place that decides it);
+    ``expected_bytes``: the size of each output the case expects, which may be kept whole too."""
     for mismatch in mismatches:
         _bound_mismatch(mismatch)
-    return {name: _kept(value, [m.index[0] for m in mismatches if m.output == name and m.index])
+    expected_bytes = expected_bytes or {}
+    return {name: _kept(value, [m.index[0] for m in mismatches if m.output == name and m.index],
+                        max(KEEP_WHOLE_BYTES, expected_bytes.get(name, 0)))
             for name, value in outputs.items()}
 
 
-def _kept(value: Any, mismatch_rows: list[int]) -> Any:
+def _kept(value: Any, mismatch_rows: list[int], whole_bytes: int) -> Any:
     if isinstance(value, np.ndarray):
-        if value.nbytes <= KEEP_WHOLE_BYTES or value.ndim == 0:
+        if value.nbytes <= whole_bytes or value.ndim == 0:
             return value
         return _sample(value, mismatch_rows)
     if value is None or isinstance(value, (numbers.Number, np.generic)) or isinstance(value, (list, tuple)) and len(value) <= 64:

@@ -129,7 +129,7 @@ def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Calla
 
 def _torch_adapter():
     pytest.importorskip("torch")
-    return create_adapter("torch")
+    return create_adapter("torch:float32-master")  # native torch sums half-precision repeats in the half dtype: EMB-HLF-3 fails it by ruling
 
 
 def _student_adapter():

@@ -139,7 +139,7 @@ def test_an_output_nested_too_deeply_to_send_is_a_failure_not_a_crash(tmp_path):
     select = (FORWARD, BACKWARD, SINUSOID)
     result, cases, _ = embconf(tmp_path, hostile("deep_output"), select=select)
     assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
-    assert cases[FORWARD]["outcome"] == "fail" and "wrong type" in cases[FORWARD]["message"], cases[FORWARD]
+    assert cases[FORWARD]["outcome"] == "fail" and "'output' should be an array" in cases[FORWARD]["message"], cases[FORWARD]
     assert cases[BACKWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
 
 

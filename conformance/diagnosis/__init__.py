@@ -11,7 +11,8 @@ Three parts, ranked together:
 - ``verdict``: the few mistakes that explain a run's failures, in one line.
 
 A mutant that fails some failing case of the run differently from the
-implementation is contradicted and is not named anywhere in that run; the rest
+implementation, or fails a case the implementation passed, is contradicted and
+is not named anywhere in that run; the rest
 are ranked by how many of the run's failures they match. Diagnosis runs in the
 runner's process on untrusted outputs: it is bounded in time (``BUDGET_S``) and
 never raises into the run (a failure to diagnose is logged and leaves the case
@@ -27,9 +28,9 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from ..fixtures import Case
-from ..outcomes import ERROR, FAIL, CaseResult
+from ..outcomes import ERROR, FAIL, PASS, CaseResult
 from ..runner import RunResult
-from .replay import Replay, diagnose, explain, replay
+from .replay import Replay, diagnose, explain, fails_passed_case, replay
 from .symptoms import describe, history_symptom
 from .verdict import Mistake, Verdict, run_verdict
 
@@ -59,7 +60,7 @@ def diagnose_run(run: RunResult, cases: Iterable[Case], budget_s: float = BUDGET
                     found[result.id] = measured
         if result.actual is not None:
             earlier.append((case, result))
-    _rank(run, found)
+    _rank(run, found, by_id)
     try:
         _conditional_gradients(run, by_id)
     except Exception as exc:  # as above: never into the run
@@ -118,10 +119,16 @@ def _measure(case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResul
         return None
 
 
-def _rank(run: RunResult, found: dict[str, tuple[Replay, list[dict[str, Any]]]]) -> None:
-    """Drop contradicted mutants, order the rest by the run's support, symptoms after them."""
+PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most
+
+
+def _rank(run: RunResult, found: dict[str, tuple[Replay, list[dict[str, Any]]]], by_id: dict[str, Case]) -> None:
+    """Drop contradicted mutants (they fail a failing case differently, or fail a case the implementation
+    passed), order the rest by the run's support, symptoms after them."""
     contradicted = set().union(*(replayed.contradicted for replayed, _ in found.values())) if found else set()
     support = Counter(m.id for replayed, _ in found.values() for m in replayed.matches)
+    candidates = {m.id: m for replayed, _ in found.values() for m in replayed.matches if m.id not in contradicted}
+    contradicted |= _contradicted_by_passes(run, by_id, list(candidates.values()))
     for result in run.results:
         if result.id not in found:
             continue
@@ -129,6 +136,20 @@ def _rank(run: RunResult, found: dict[str, tuple[Replay, list[dict[str, Any]]]])
         order = {m.id: i for i, m in enumerate(replayed.matches)}
         kept = sorted((m for m in replayed.matches if m.id not in contradicted), key=lambda m: (-support[m.id], order[m.id]))
         result.diagnosis = [explain(m, replayed.notes.get(m.id, "")) for m in kept] + symptoms
+
+
+def _contradicted_by_passes(run: RunResult, by_id: dict[str, Case], candidates: list) -> set[str]:
+    """The candidate mutants that fail some case the implementation passed (bounded, never raising)."""
+    passed = [by_id[r.id] for r in run.results if r.outcome == PASS and r.id in by_id]
+    out: set[str] = set()
+    for mutant in candidates:
+        try:
+            checked = [case for case in passed if mutant.covers(case.operation) and case.expected_error is None][:PASSED_CHECKS]
+            if any(fails_passed_case(mutant, case) for case in checked):
+                out.add(mutant.id)
+        except Exception as exc:  # untrusted context: never into the run
+            log.warning("no pass check for %s: %s: %s", mutant.id, type(exc).__name__, exc)
+    return out
 
 
 __all__ = ["Mistake", "Verdict", "diagnose", "diagnose_case", "diagnose_run", "run_verdict"]

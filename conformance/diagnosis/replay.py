@@ -20,7 +20,7 @@ from ..adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_
 from ..compare import compare_outputs, compare_value
 from ..fixtures import Case
 from ..outcomes import ERROR, FAIL, CaseResult
-from ..untrusted import compare_kept
+from ..untrusted import RowSample, compare_kept
 from ..mutants.base import Mutant
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
@@ -43,22 +43,38 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
     from ..mutants import catalogue, implementation
 
     direct, indirect = [], []
+    sampled = any(isinstance(value, RowSample) for value in (result.actual or {}).values())
     for mutant in catalogue():
         if not mutant.covers(case.operation):
             continue
-        with warnings.catch_warnings(), np.errstate(all="ignore"):  # a mutant's numerical noise is not the user's concern
-            warnings.simplefilter("ignore")
-            reply = call_python(case.operation, implementation(mutant.id)[case.operation], **_fresh(inputs))
+        reply = mutant_reply(mutant, case, inputs)
         if not _fails(case, reply):
             continue
         if _matches(case, inputs, reply, result):
             (direct if case.operation in mutant.overrides else indirect).append(mutant)
-        else:
+        elif not sampled:  # on kept rows only, a lower-precision form of the mistake cannot be ruled out
             found.contradicted.add(mutant.id)
     found.matches = direct + indirect
     if not found.matches and case.operation == "sinusoidal_table":
         _sinusoid_family(inputs, result, found)
     return found
+
+
+def mutant_reply(mutant: Mutant, case: Case, inputs: Mapping[str, Any]) -> Reply:
+    """The mutant's reply on the case's inputs (fresh copies; its numerical noise silenced)."""
+    from ..mutants import implementation
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # a mutant's numerical noise is not the user's concern
+        warnings.simplefilter("ignore")
+        return call_python(case.operation, implementation(mutant.id)[case.operation], **_fresh(inputs))
+
+
+def fails_passed_case(mutant: Mutant, case: Case) -> bool:
+    """Whether ``mutant`` fails a value case the implementation passed: then it is not the implementation's mistake.
+    (Error cases are left out: an adapter with coarse error detail passes them whatever kind is raised.)"""
+    if case.expected_error is not None or not mutant.covers(case.operation):
+        return False
+    return _fails(case, mutant_reply(mutant, case, case.inputs()))
 
 
 def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Replay) -> None:
