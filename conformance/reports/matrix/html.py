@@ -75,7 +75,7 @@ def render(doc: dict[str, Any]) -> str:
         for d in c["deviations"]:
             cause = f" Likely cause: <code>{escape(d['likely_cause'])}</code>." if d["likely_cause"] else ""
             out.append(f"<li><strong>{escape(d['summary'])}</strong> ({escape(', '.join(d['requirements']))}; "
-                       f"{len(d['cases'])} cases).{cause}</li>")
+                       f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}</li>")
         out.append("</ul><p>Failing cases by requirement:</p><ul>")
         for req, cases in failing_by_requirement(c):
             listed = "; ".join(f"<code>{escape(case['id'])}</code> ({escape(case['outcome'])})" for case in cases)

@@ -13,6 +13,10 @@ def _escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _cases(count: int) -> str:
+    return f"{count} case" + ("s" if count != 1 else "")
+
+
 def render(doc: dict[str, Any]) -> str:
     columns = doc["implementations"]
     env = doc["environment"]
@@ -49,7 +53,7 @@ def render(doc: dict[str, Any]) -> str:
         for d in c["deviations"]:
             cause = f" Likely cause: `{d['likely_cause']}`." if d["likely_cause"] else ""
             cases = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else "")
-            lines.append(f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {len(d['cases'])} cases: {cases}).{cause}")
+            lines.append(f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {cases}).{cause}")
         lines += ["", "Failing cases by requirement:", ""]
         for req, cases in failing_by_requirement(c):
             listed = "; ".join(f"`{case['id']}` ({case['outcome']})" for case in cases)
