@@ -13,4 +13,4 @@ exec embconf matrix \
   --impl keras --impl keras:jax --impl keras:torch \
   --impl tinygrad \
   --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper \
-  --markdown docs/matrix.md --json docs/matrix.json --html docs/matrix.html "$@"
+  --case-timeout 120 --markdown docs/matrix.md --json docs/matrix.json --html docs/matrix.html "$@"

@@ -23,6 +23,7 @@ td a{color:inherit}
 code{font-size:.85em;word-break:break-all}
 thead code{word-break:normal;white-space:nowrap}
 ul{padding-left:1.2rem}
+li,p{overflow-wrap:anywhere}
 @media (max-width:40rem){body{padding:.5rem;font-size:14px}table{font-size:.78rem}th.req{min-width:6.5rem}}
 @media print{body{max-width:none;padding:0;font-size:10pt}.scroll{overflow:visible}th.req{position:static}
  td,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}tr{break-inside:avoid}a{text-decoration:none}}
