@@ -1,4 +1,4 @@
-"""The ``embconf`` command line: run, list, show, validate, regenerate.
+"""The ``embconf`` command line: run, list, show, validate, regenerate, mutants, explain, grade, gradescope.
 
 Exit codes: 0 every applicable case passed (xfails allowed); 1 a case failed,
 errored, crashed or timed out (or xpassed under --strict); 2 bad usage, a
@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(run)
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
     run.add_argument("--write-expectations", type=Path, metavar="FILE", help="write the cases that failed in this run as an expectations file (listed reasons are kept)")
-    run.add_argument("--report-json", type=Path, help="write the JSON report here")
-    run.add_argument("--junit", type=Path, help="write JUnit XML here")
+    run.add_argument("--report-json", type=Path, help="write the JSON report here (- for stdout; the console then goes to stderr)")
+    run.add_argument("--junit", type=Path, help="write JUnit XML here (- for stdout)")
     run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes), an expectation that matches no case, and a case whose result changes under --repeat fail the run")
     run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
     run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
@@ -41,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--validate-protocol", action="store_true", help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*")
     run.add_argument("--in-process", action="store_true", help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)")
     run.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS", help="seconds each case may take before the implementation's process is killed and restarted (default 10; subprocess implementations: also $EMBCONF_TIMEOUT)")
-    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take; later cases time out (default 1800)")
-    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of the worker process in MB, 0 for none (default 4096)")
+    run.add_argument("--run-timeout", type=float, default=1800.0, metavar="SECONDS", help="seconds the whole run may take, all --repeat runs included; later cases time out (default 1800)")
+    run.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="resident memory the implementation's processes (worker or protocol peer, and their children) may hold, in MB; 0 for none (default 4096)")
     run.add_argument("--repeat", type=int, default=1, metavar="N", help="run every case N times and report cases whose result changes (a failure with --strict)")
 
     lst = sub.add_parser("list", help="list cases, requirements or features")
@@ -62,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     mutants = sub.add_parser("mutants", help="list the catalogue of known mistakes and which cases kill each (the kill rate)")
     _add_fixtures(mutants)
+    mutants.add_argument("--diagnosis", action="store_true",
+                         help="measure the diagnosis instead: kill rate, right mutant ranked first, a student corpus, correct implementations")
+    mutants.add_argument("--students", type=Path, metavar="DIR", help="with --diagnosis: a corpus of wrong modules with SYMPTOM attributes")
+    mutants.add_argument("--correct", action="append", metavar="KIND:TARGET", default=None,
+                         help="with --diagnosis: a correct implementation that must get no failure and no diagnosis (repeatable)")
 
     matrix = sub.add_parser("matrix", help="run several implementations and lay them side by side, requirement by requirement")
     matrix.add_argument("--impl", action="append", required=True, metavar="KIND:TARGET", help="an implementation (repeatable: one column each)")
@@ -76,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)")
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
     _add_fixtures(explain)
+
+    from .grading import command as grading
+
+    grading.add_grade(sub.add_parser("grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report"))
+    grading.add_gradescope(sub.add_parser("gradescope", help="grade one submission in Gradescope's container (writes results.json)"))
     return parser
 
 
@@ -127,9 +137,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .guard import run_repeated
     from .expectations import Expectations, ExpectationsError
     from .outcomes import PROBLEMS, XPASS
+    from .output import ConsoleStream, OutputError
     from .reports.console import Console
+    from .reports.targets import ReportTargets
     from .diagnosis import diagnose_run
 
+    try:  # before anything runs: a bad report path costs no run
+        targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
     impl = DEFAULT_IMPL if args.impl is None else args.impl
     adapter = _open(impl, args)  # the implementation starts up while the fixtures load
     try:
@@ -139,33 +156,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ExpectationsError as exc:
             raise UsageError(str(exc)) from None
         _checked(args, adapter.capabilities)
-        console = Console(colour=args.colour, quiet=args.quiet)
+        console = Console(out, colour=args.colour, quiet=args.quiet)
         run, nondeterministic = run_repeated(adapter, cases, expectations, args.repeat, console.progress, args.strict)
         diagnose_run(run, cases)
     finally:
         adapter.close()
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+    notes, write_errors = targets.write(run, impl, fixtures)  # before the console, which may have no reader
     note = f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
     console.report(run, note)
     for case_id, change in nondeterministic.items():
-        print(f"note: {case_id}: {change}")
-    if args.report_json:
-        from .reports import json_report
-
-        json_report.write(args.report_json, json_report.build(run, impl, fixtures))
-    if args.junit:
-        from .reports import junit
-
-        junit.write(args.junit, run, impl)
-    if args.write_expectations:
-        from .expectations import write_from_run
-
-        count = write_from_run(args.write_expectations, run.results, impl)
-        print(f"wrote {count} expectations to {args.write_expectations}")
+        print(f"note: {case_id}: {change}", file=out)
+    for line in notes:
+        print(line, file=out)
+    for line in write_errors:
+        print(f"embconf: {line}", file=sys.stderr)
     bad = [r for r in run.results if r.outcome in PROBLEMS or (args.strict and r.outcome == XPASS)]
     stale = args.strict and run.unmatched_expectations
     if stale:
         print(f"embconf: --strict: {len(run.unmatched_expectations)} expectation(s) match no case; remove them", file=sys.stderr)
+    if write_errors:
+        return EXIT_USAGE
     return EXIT_FAIL if bad or stale else EXIT_OK
 
 
@@ -192,11 +203,15 @@ def _checked(args: argparse.Namespace, step):
 def _isolation(args: argparse.Namespace) -> IsolationOptions:
     """The worker-process options of ``run``, checked."""
     from .isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
+    from .processes import LimitError
 
-    case_timeout = DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout
-    if case_timeout <= 0 or args.run_timeout <= 0 or args.memory_limit < 0 or args.repeat < 1:
-        raise UsageError("--case-timeout and --run-timeout must be positive, --memory-limit at least 0 and --repeat at least 1")
-    return IsolationOptions(args.in_process, case_timeout, args.run_timeout, args.memory_limit)
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    try:
+        return IsolationOptions(args.in_process, DEFAULT_CASE_TIMEOUT if args.case_timeout is None else args.case_timeout,
+                                args.run_timeout, args.memory_limit)
+    except LimitError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -273,14 +288,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
-    print(f"{count} cases checked, {len(problems)} problems")
+    from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+
+    print(f"{count} cases checked, {len(problems)} problems" + ("" if HAVE_BFLOAT16 else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
     return EXIT_FAIL if problems else EXIT_OK
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
+    from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
     from .reference import generate
     from .spec import FIXTURES_DIR
 
+    if not HAVE_BFLOAT16:  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
+        raise UsageError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
     directory = args.fixtures or FIXTURES_DIR
     if args.check:
         problems = generate.differences(directory)
@@ -294,6 +314,10 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
+    if args.diagnosis:
+        from .diagnosis.measure import DEFAULT_CORRECT, print_figures
+
+        return EXIT_OK if print_figures(_corpus(args).cases, args.students, args.correct or DEFAULT_CORRECT) else EXIT_FAIL
     from .mutants.report import print_catalogue
 
     return EXIT_OK if print_catalogue(_corpus(args).cases) else EXIT_FAIL
@@ -319,27 +343,56 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_grade(args: argparse.Namespace) -> int:
+    return _grading(args, "grade")
+
+
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    return _grading(args, "gradescope")
+
+
+def _grading(args: argparse.Namespace, command: str) -> int:
+    from .grading import command as grading
+    from .grading.session import GradeUsageError
+    from .output import OutputError
+
+    try:
+        return getattr(grading, command)(args, _isolation(args))
+    except (GradeUsageError, OutputError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate,
-            "mutants": cmd_mutants, "explain": cmd_explain, "matrix": cmd_matrix}
+            "mutants": cmd_mutants, "explain": cmd_explain, "grade": cmd_grade, "gradescope": cmd_gradescope, "matrix": cmd_matrix}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .output import ConsoleStream
+    from .untrusted import one_line
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    from .lifetime import Terminated, ending_descendants
+
+    stdout = sys.stdout
+    sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave
     try:
-        return COMMANDS[args.command](args)
+        with ending_descendants():
+            return COMMANDS[args.command](args)
+    except Terminated as exc:
+        print(f"embconf: terminated ({exc})", file=sys.stderr)
+        return exc.code
     except UsageError as exc:
-        print(f"embconf: {exc}", file=sys.stderr)
+        print(f"embconf: {one_line(str(exc), 2000)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("embconf: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `embconf list | head`: the reader left; say nothing more
-        sys.stderr = open(os.devnull, "w")
-        return EXIT_OK
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

@@ -135,7 +135,7 @@ def _position_term(want: np.ndarray, position: Mapping[str, Any], rows: Optional
     axis = int(position["axis"]) % want.ndim
     count = want.shape[axis]
     index = np.asarray(rows, dtype=np.float64) if rows is not None and axis == 0 else np.arange(count, dtype=np.float64)
-    pos = np.maximum(index + float(position["offset"]), 1.0).astype(want.dtype)
+    pos = np.maximum(index + float(position["offset"]), 1.0).astype(position.get("dtype", want.dtype))  # half tables: float32 (EMB-HLF-4)
     term = float(position["ulps"]) * np.spacing(pos).astype(np.float64)
     shape = [1] * want.ndim
     shape[axis] = count

@@ -14,9 +14,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-ARRAY_DTYPES: dict[str, str] = {"float32": "<f4", "float64": "<f8", "int32": "<i4", "int64": "<i8"}
+from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16, WIRE_LAYOUT, from_wire, numpy_dtype, to_wire
+
+ARRAY_DTYPES: dict[str, str] = dict(WIRE_LAYOUT)  # spec 1.1 adds float16 and bfloat16 (raw bit patterns, EMB-HLF-2)
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 INLINE_LIMIT = 64  # arrays with more elements use base64: exact, and fast to load
+MAX_NDIM = 32  # dimensions an encoded array may have (numpy 1.x allows 32, 2.x 64; the spec's arrays have at most 4)
 
 
 class EncodingError(ValueError):
@@ -39,10 +42,11 @@ def encode_array(array: np.ndarray, rows: list[int] | None = None, inline_limit:
         encoded["rows"] = [int(r) for r in rows]
         payload = array[np.asarray(rows, dtype=np.int64)]
     if payload.size <= inline_limit:
-        flat = payload.reshape(-1).tolist()
+        with np.errstate(invalid="ignore"):  # NaN payloads of a half dtype
+            flat = (payload.astype(np.float64) if dtype in ("float16", "bfloat16") else payload).reshape(-1).tolist()
         encoded["data"] = flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else non_finite_name(v) for v in flat]
     else:
-        encoded["base64"] = base64.b64encode(np.ascontiguousarray(payload, dtype=ARRAY_DTYPES[dtype]).tobytes()).decode("ascii")
+        encoded["base64"] = base64.b64encode(to_wire(payload, dtype)).decode("ascii")
     return encoded
 
 
@@ -63,9 +67,13 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
     dtype = encoded.get("dtype")
     if not isinstance(dtype, str) or dtype not in ARRAY_DTYPES:
         raise EncodingError(f"unknown array dtype {dtype!r}; expected one of {sorted(ARRAY_DTYPES)}")
+    if dtype == "bfloat16" and not HAVE_BFLOAT16:
+        raise EncodingError(BFLOAT16_HINT)
     shape = encoded.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}")
+        raise EncodingError(f"array shape must be a list of non-negative integers, got {shape!r}"[:200])
+    if len(shape) > MAX_NDIM:
+        raise EncodingError(f"array shape has {len(shape)} dimensions; at most {MAX_NDIM} are allowed")
     rows = encoded.get("rows", [])
     if "rows" in encoded and (not isinstance(rows, list) or not shape
                              or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)):
@@ -82,7 +90,7 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         itemsize = np.dtype(ARRAY_DTYPES[dtype]).itemsize
         if len(raw) != count * itemsize:
             raise EncodingError(f"base64 payload holds {len(raw)} bytes, shape {list(target)} of {dtype} needs {count * itemsize}")
-        return np.frombuffer(raw, dtype=ARRAY_DTYPES[dtype]).astype(dtype).reshape(target)
+        return from_wire(raw, dtype).reshape(target)
     data = encoded.get("data")
     if not isinstance(data, list):
         raise EncodingError("array needs a 'data' list or a 'base64' string")
@@ -97,7 +105,7 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise EncodingError(f"{dtype} data must be numbers or 'nan'/'inf'/'-inf'")
         with np.errstate(over="ignore"):
-            array = np.array(values, dtype=dtype).reshape(target)
+            array = np.array(values, dtype=np.float64).astype(numpy_dtype(dtype)).reshape(target)  # one rounding (EMB-HLF-2)
         overflowed = np.isinf(array) & np.isfinite(np.array(values, dtype=np.float64).reshape(target))
         if overflowed.any():
             raise EncodingError(f"a finite value overflows {dtype} (write 'inf' if infinity is meant)")

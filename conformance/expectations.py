@@ -7,13 +7,21 @@ that fails (fail, error, crash, timeout) becomes ``xfail``; one that passes beco
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import yaml
 
+from .input_files import InputError, load_yaml, read_bounded
+from .output import OutputTarget, PathLike, as_target
 from .outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
+
+
+MAX_BYTES = 64 << 20  # an expectations file; one entry per case of a 10 000-case corpus is about 2 MB
+_GLOB_CHARS = re.compile(r"[*?[]")
 
 
 class ExpectationsError(Exception):
@@ -32,22 +40,46 @@ class Expectations:
         self.entries = entries
         self.source = source
 
+    @cached_property
+    def _index(self) -> tuple[dict[str, int], list[tuple[int, re.Pattern[str]]]]:
+        """Exact ids to their first entry's position, and the globs compiled once, in file order."""
+        exact: dict[str, int] = {}
+        globs = []
+        for position, entry in enumerate(self.entries):
+            if _GLOB_CHARS.search(entry.pattern):
+                globs.append((position, re.compile(fnmatch.translate(entry.pattern))))
+            else:
+                exact.setdefault(entry.pattern, position)
+        return exact, globs
+
     @classmethod
     def load(cls, path: Path) -> "Expectations":
+        """The expectations in ``path``: a regular UTF-8 YAML file of at most MAX_BYTES (ExpectationsError otherwise)."""
         try:
-            document = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            raw = read_bounded(Path(path), MAX_BYTES, "expectations file")
+            document = load_yaml(raw.decode("utf-8"), str(path))
         except FileNotFoundError:
             raise ExpectationsError(f"expectations file {path} does not exist") from None
-        except yaml.YAMLError as exc:
-            raise ExpectationsError(f"{path}: not valid YAML: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ExpectationsError(f"{path}: the expectations file is not UTF-8 (byte {exc.start})") from None
+        except InputError as exc:
+            raise ExpectationsError(str(exc)) from None
         return cls(_parse_entries(document, path), str(path))
 
     def match(self, case_id: str) -> Optional[Entry]:
-        for entry in self.entries:
-            if fnmatch.fnmatchcase(case_id, entry.pattern):
-                entry.matched = True
-                return entry
-        return None
+        """The first entry (in file order) whose id or glob matches ``case_id``, marked as matched."""
+        exact, globs = self._index
+        first = exact.get(case_id, len(self.entries))
+        for position, pattern in globs:
+            if position > first:
+                break
+            if pattern.match(case_id):
+                first = position
+                break
+        if first == len(self.entries):
+            return None
+        self.entries[first].matched = True
+        return self.entries[first]
 
     def apply(self, result: CaseResult) -> None:
         entry = self.match(result.id)
@@ -77,7 +109,7 @@ def _parse_entries(document: Any, path: Path) -> list[Entry]:
     return entries
 
 
-def write_from_run(path: Path, results: list[CaseResult], impl: str) -> int:
+def write_from_run(target: Union[PathLike, OutputTarget], results: list[CaseResult], impl: str) -> int:
     """Write an expectations file listing every case that failed in this run; returns how many.
 
     A case that was already listed keeps its reason; a new one gets its outcome and the first line
@@ -89,14 +121,12 @@ def write_from_run(path: Path, results: list[CaseResult], impl: str) -> int:
     header = (f"# Cases {impl} is known to fail, written by `embconf run --write-expectations`.\n"
               "# Review each reason; run with --expectations FILE (and --strict to fail on stale entries).\n")
     text = yaml.safe_dump({"expectations": entries}, sort_keys=False, width=4096, allow_unicode=True)
-    tmp = Path(path).with_name(Path(path).name + ".tmp")
-    tmp.write_text(header + text)
-    tmp.replace(path)
+    as_target(target).write_text(header + text)
     return len(entries)
 
 
 def _reason(result: CaseResult) -> str:
     headline = result.message.split("\n", 1)[0]
     headline = headline.split(": ", 1)[1] if headline.startswith(result.id) and ": " in headline else headline
-    cause = f" (likely {result.diagnosis[0]['mutant']})" if result.diagnosis else ""
+    cause = f" (likely {result.diagnosis[0]['mutant']})" if result.diagnosis and "mutant" in result.diagnosis[0] else ""
     return f"{result.outcome}: {headline[:160]}{cause}"

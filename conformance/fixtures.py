@@ -7,19 +7,18 @@ is then validated against the fixture schema before use.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-import yaml
-
+from .dtypes import BFLOAT16_HINT
 from .encoding import EncodingError, decode_array, is_array
+from .input_files import InputError, load_json, load_yaml, read_bounded
 from .spec import FIXTURES_DIR, operations, spec_version
+from .untrusted import one_line
 
 MANIFEST_NAME = "MANIFEST.json"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class FixtureError(Exception):
@@ -83,19 +82,62 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+MAX_FIXTURE_BYTES = 16 << 20  # per fixture file; the largest committed one is under 1 MiB
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_NDIM = 32  # dimensions of an array in a fixture; the committed ones have at most 4
+
+
 def read_manifest(directory: Path) -> tuple[dict[str, Any], str]:
+    """The manifest of ``directory`` and its hash, checked for shape: FixtureError (one line) otherwise."""
     path = directory / MANIFEST_NAME
+    if not directory.is_dir():
+        raise FixtureError(f"{directory}: not a fixture directory" + (" (it is a file)" if directory.exists() else " (it does not exist)"))
     try:
-        raw = path.read_bytes()
-        manifest = json.loads(raw)
-        files = manifest["files"]
+        raw = read_bounded(path, MAX_MANIFEST_BYTES, "manifest")
+        manifest = load_json(raw, str(path))
     except FileNotFoundError:
         raise FixtureError(f"{path}: no manifest; run `embconf regenerate`") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise FixtureError(f"{path}: unreadable manifest ({exc})") from None
-    if not isinstance(files, dict) or not files:
-        raise FixtureError(f"{path}: the manifest lists no fixture files")
+    except InputError as exc:
+        raise FixtureError(str(exc)) from None
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise FixtureError(f"{path}: unreadable manifest ({problem}); run `embconf regenerate`")
     return manifest, _sha256(raw)
+
+
+def _count_problem(value: Any) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int) or value < 0
+
+
+def _manifest_problem(manifest: Any) -> Optional[str]:
+    """What is wrong with the manifest's structure, or None."""
+    if not isinstance(manifest, dict):
+        return "not a JSON object"
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return "no 'files' object listing the fixture files"
+    if "total_cases" in manifest and _count_problem(manifest["total_cases"]):
+        return f"'total_cases' is not a count: {one_line(repr(manifest['total_cases']), 60)}"
+    for name, entry in files.items():
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            return f"file name {one_line(repr(name), 80)} is not a plain file name"
+        if not isinstance(entry, dict):
+            return f"the entry of {one_line(name, 80)} is not an object"
+        if not isinstance(entry.get("sha256"), str):
+            return f"the entry of {one_line(name, 80)} has no 'sha256' string"
+        if _count_problem(entry.get("cases", 0)):
+            return f"the entry of {one_line(name, 80)} has 'cases' {one_line(repr(entry.get('cases')), 60)}, not a count"
+    return None
+
+
+def read_fixture_bytes(path: Path) -> bytes:
+    """The bytes of a listed fixture file: regular and at most MAX_FIXTURE_BYTES (FixtureError otherwise)."""
+    try:
+        return read_bounded(path, MAX_FIXTURE_BYTES, "fixture file")
+    except FileNotFoundError:
+        raise FixtureError(f"{path}: listed in {MANIFEST_NAME} but missing") from None
+    except InputError as exc:
+        raise FixtureError(str(exc)) from None
 
 
 def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) -> Corpus:
@@ -107,10 +149,7 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
         if not name.endswith(".yaml"):
             continue
         path = directory / name
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise FixtureError(f"{path}: listed in {MANIFEST_NAME} but missing") from None
+        raw = read_fixture_bytes(path)
         if _sha256(raw) != entry.get("sha256"):
             if not allow_modified:
                 raise FixtureError(
@@ -129,28 +168,75 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
     return Corpus(cases, manifest_hash, modified)
 
 
+def parse_yaml(path: Path, raw: bytes) -> Any:
+    """The YAML document of a fixture file (no aliases, bounded nesting: :func:`load_yaml`)."""
+    try:
+        return load_yaml(raw, str(path))
+    except InputError as exc:
+        raise FixtureError(str(exc)) from None
+
+
 def parse_fixture_file(path: Path, raw: bytes, validate: bool = False) -> list[Case]:
     """The cases of one file; ``validate`` runs the full schema and semantic checks first."""
-    try:
-        document = yaml.load(raw, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise FixtureError(f"{path}: not valid YAML: {exc}") from None
+    document = parse_yaml(path, raw)
     if validate:
         problems = validate_document(document, raw.decode("utf-8", "replace"))
         if problems:
-            raise FixtureError(f"{path}: " + problems[0] + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""))
+            raise FixtureError(f"{path}: " + one_line(problems[0]) + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""))
     if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
         raise FixtureError(f"{path}: not a fixture file (no 'cases' list)")
     if document.get("spec_version") != spec_version():
-        raise FixtureError(f"{path}: written for spec {document.get('spec_version')}, this suite implements {spec_version()}")
-    try:
-        return [
-            Case(c["id"], c["description"], tuple(c["requirements"]), tuple(c["features"]), c["operation"],
-                 c["inputs"], c["expected"], c.get("tolerance", {}), path.name)
-            for c in document["cases"]
-        ]
-    except (KeyError, TypeError) as exc:
-        raise FixtureError(f"{path}: malformed case ({exc}); run `embconf validate`") from None
+        raise FixtureError(f"{path}: written for spec {one_line(repr(document.get('spec_version')), 40)}, this suite implements {spec_version()}")
+    for number, case in enumerate(document["cases"], 1):
+        problem = _case_problem(case)
+        if problem:
+            raise FixtureError(f"{path}: malformed case #{number} ({problem}); run `embconf validate`")
+    return [
+        Case(c["id"], c["description"], tuple(c["requirements"]), tuple(c["features"]), c["operation"],
+             c["inputs"], c["expected"], c.get("tolerance", {}), path.name)
+        for c in document["cases"]
+    ]
+
+
+_CASE_FIELDS = {"id": str, "description": str, "operation": str, "requirements": list, "features": list,
+                "inputs": dict, "expected": dict, "tolerance": dict}
+
+
+def _case_problem(case: Any) -> Optional[str]:
+    """Why ``case`` cannot become a :class:`Case` (a cheap structural check, also of trusted files), or None."""
+    if not isinstance(case, dict):
+        return f"a {type(case).__name__}, not a mapping"
+    for key, kind in _CASE_FIELDS.items():
+        if key == "tolerance" and key not in case:
+            continue
+        if not isinstance(case.get(key), kind):
+            return f"'{key}' is not a {kind.__name__}"
+    if not all(isinstance(v, str) for v in case["requirements"] + case["features"]):
+        return "'requirements' and 'features' must be lists of strings"
+    if case["operation"] not in operations():
+        return f"unknown operation {one_line(repr(case['operation']), 60)}"
+    outputs = case["expected"].get("outputs", {})
+    if not isinstance(outputs, dict):
+        return "'expected.outputs' is not a mapping"
+    for name, value in [*case["inputs"].items(), *outputs.items()]:
+        problem = array_problem(value)
+        if problem:
+            return f"{one_line(str(name), 60)}: {problem}"
+    return None
+
+
+def array_problem(value: Any) -> Optional[str]:
+    """Why an encoded array's shape is unusable (not a list of counts, more than MAX_NDIM dimensions), or None."""
+    if not is_array(value):
+        return None
+    shape = value["shape"]
+    if not isinstance(value["dtype"], str):
+        return "its dtype is not a string"
+    if not isinstance(shape, list) or any(_count_problem(n) for n in shape):
+        return "its shape is not a list of counts"
+    if len(shape) > MAX_NDIM:
+        return f"its shape has {len(shape)} dimensions, more than {MAX_NDIM}"
+    return None
 
 
 def _check_unique(cases: Iterable[Case]) -> None:
@@ -205,10 +291,12 @@ def _case_at(document: Any, path: list[Any]):
 
 
 def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
-    from .spec import error_kinds, features
+    from .spec import error_kinds, features, input_names, optional_inputs
 
     spec_op = operations()[case["operation"]]
-    problems = [f"unknown input {name!r} for {case['operation']}" for name in case["inputs"] if name not in spec_op["inputs"]]
+    problems = [f"unknown input {name!r} for {case['operation']}" for name in case["inputs"] if name not in input_names(case["operation"])]
+    problems += [f"input {name!r} needs feature {feature!r}" for name, feature in optional_inputs(case["operation"]).items()
+                 if name in case["inputs"] and feature not in case["features"]]
     problems += [f"unknown feature {f!r}" for f in case["features"] if f not in features()]
     outputs = case["expected"].get("outputs")
     if outputs is not None:
@@ -220,10 +308,13 @@ def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
         problems.append(f"unknown error kind {case['expected'].get('error')!r}")
     for where, values in (("input", case["inputs"]), ("output", outputs or {})):
         for name, value in values.items():
-            if is_array(value):
+            if array_problem(value):
+                problems.append(f"{where} {name!r}: {array_problem(value)}")
+            elif is_array(value):
                 try:
                     decode_array(value)
                 except EncodingError as exc:
-                    problems.append(f"{where} {name!r}: {exc}")
+                    if str(exc) != BFLOAT16_HINT:  # without ml_dtypes a bfloat16 payload cannot be decoded: not the fixture's fault
+                        problems.append(f"{where} {name!r}: {exc}")
     return problems
 

@@ -20,7 +20,8 @@ import numpy as np
 from .adapters.base import Adapter, Capabilities, Reply
 from .expectations import Expectations
 from .fixtures import Case
-from .outcomes import FAIL, PROBLEMS, CaseResult
+from .outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
+from .processes import RUN_TIMEOUT_MESSAGE
 from .runner import Progress, RunResult, run_cases
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
@@ -81,7 +82,7 @@ def describe_change(before: Any, after: Any) -> str:
 
 def _bits(array: np.ndarray) -> np.ndarray:
     """The elements as unsigned integers of the same width: equal exactly when bitwise equal."""
-    if array.dtype.kind not in "biuf" or array.dtype.itemsize not in (1, 2, 4, 8):
+    if (array.dtype.kind not in "biuf" and array.dtype.name != "bfloat16") or array.dtype.itemsize not in (1, 2, 4, 8):
         return array
     return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")
 
@@ -118,7 +119,9 @@ def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
 def run_repeated(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Expectations], times: int,
                  progress: Optional[Progress] = None, strict: bool = False) -> tuple[RunResult, dict[str, str]]:
     """Run the cases ``times`` times: the first run's results, with every case whose outcome or outputs
-    changed noted (failed under ``strict``), and those notes by case id."""
+    changed noted (failed under ``strict``), and those notes by case id. The run timeout holds across
+    the repetitions: a case it cuts off in a later one is a ``timeout`` (not a change), and no further
+    repetition starts."""
     cases = list(cases)
     announce(adapter, cases)
     first = run_cases(adapter, cases, expectations, progress)
@@ -128,14 +131,26 @@ def run_repeated(adapter: Adapter, cases: Iterable[Case], expectations: Optional
         announce(adapter, cases)
         again = run_cases(adapter, cases, expectations)
         first.duration += again.duration
+        cut = {result.id: result for result in again.results if cut_off(result)}
         for result in again.results:
-            change = "" if result.id in notes else difference(seen[result.id], fingerprint(result))
+            change = "" if result.id in notes or result.id in cut else difference(seen[result.id], fingerprint(result))
             if change:
                 notes[result.id] = f"nondeterministic: {change} between run 1 and run {number} of {times}"
+        for result in first.results:
+            if result.id in cut and result.outcome not in PROBLEMS:
+                result.outcome = TIMEOUT
+                result.message = f"{cut[result.id].message}\n(in run {number} of {times} of --repeat)"
+        if cut:
+            break
     for result in first.results:
         if result.id in notes:
             mark_nondeterministic(result, notes[result.id], strict)
     return first, notes
+
+
+def cut_off(result: CaseResult) -> bool:
+    """Whether the run timeout ended this case (the adapters' "run timeout: ..." reply)."""
+    return result.outcome == TIMEOUT and RUN_TIMEOUT_MESSAGE in result.message
 
 
 def announce(adapter: Adapter, cases: list[Case]) -> None:

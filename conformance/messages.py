@@ -70,9 +70,21 @@ def _gradient_row_story(case: Case, inputs: Mapping[str, Any], mismatch: Mismatc
     return f"Row {row} is {times} so its gradient should be {got}"
 
 
+def mismatch_headline(mismatches: list[Mismatch]) -> str:
+    """What differs, said once: the one-line mismatches themselves, and 'wrong value' for those detailed below."""
+    said = [m.summary for m in mismatches if m.kind != "value"]
+    if any(m.kind == "value" for m in mismatches):
+        said.append("wrong value")
+    return "; ".join(said)
+
+
 def reproduction(case: Case, headline: str, mismatches: list[Mismatch] = ()) -> str:
-    """The whole failure message of a case (its inputs are decoded only here, when something failed)."""
+    """The whole failure message of a case (its inputs are decoded only here, when something failed).
+
+    Mismatches other than values are one line each and already make the headline (mismatch_headline),
+    so only value mismatches get their own lines.
+    """
     inputs = case.inputs()
     parts = [f"{case.id} [{', '.join(case.requirements)}] {case.operation}: {headline}", f"inputs: {inputs_summary(case, inputs)}"]
-    parts += [mismatch_text(case, inputs, m) for m in mismatches]
+    parts += [mismatch_text(case, inputs, m) for m in mismatches if m.kind == "value"]
     return "\n".join(parts)

@@ -3,7 +3,9 @@
 Items are named by case id, so a project's existing pytest run and its
 ``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed
 (fail, error, crash, timeout, and xpass under --embconf-strict), skipped
-(not_applicable) and xfailed. Without --embconf-impl the plugin does nothing.
+(not_applicable) and xfailed. Without --embconf-impl the plugin does nothing. The implementation
+runs as under ``embconf run``: in a worker process (or its own, for ``subprocess:``) with the same
+case timeout, run timeout, memory limit and hang policy, and SIGTERM ends the session cleanly.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--embconf-expectations", metavar="FILE", help="YAML file of cases known to fail")
     group.addoption("--embconf-strict", action="store_true", help="an xpass fails")
     group.addoption("--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand")
+    group.addoption("--embconf-case-timeout", type=float, default=None, metavar="SECONDS", help="seconds each case may take (default 10)")
+    group.addoption("--embconf-run-timeout", type=float, default=None, metavar="SECONDS", help="seconds the whole session's cases may take (default 1800)")
+    group.addoption("--embconf-memory-limit", type=int, default=None, metavar="MB", help="resident memory of the implementation's processes in MB, 0 for none (default 4096)")
 
 
 class EmbconfFailure(Exception):
@@ -36,8 +41,30 @@ class Session:
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
         self.expectations = Expectations.load(path) if path else None
-        self.adapter = open_adapter(self.impl)  # in a worker process, as `embconf run` does
+        self.adapter = open_adapter(self.impl, options(config), timeout=config.getoption("embconf_case_timeout"))  # as `embconf run` does
         self.capabilities = self.adapter.capabilities()
+        self.results: list[Any] = []  # every case's result, diagnosed, for the run's verdict
+
+    def verdict(self) -> Any:
+        """The run-level verdict over the cases run so far (None when none ran)."""
+        from .diagnosis import run_verdict
+        from .runner import RunResult
+
+        if not self.results:
+            return None
+        return run_verdict(RunResult(self.results, self.capabilities, self.adapter.describe()))
+
+
+def options(config: pytest.Config):
+    """The isolation options the plugin's flags give; LimitError (one line) for unusable values."""
+    from .isolation import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, IsolationOptions
+
+    def given(name: str, default: object) -> object:
+        value = config.getoption(name)
+        return default if value is None else value
+
+    return IsolationOptions(False, given("embconf_case_timeout", DEFAULT_CASE_TIMEOUT), given("embconf_run_timeout", DEFAULT_RUN_TIMEOUT),
+                            given("embconf_memory_limit", DEFAULT_MEMORY_LIMIT_MB))
 
 
 class CaseItem(pytest.Item):
@@ -60,15 +87,18 @@ class CaseItem(pytest.Item):
             result = judge(case, state.adapter.call(case.operation, case.inputs()), state.capabilities)
         if state.expectations is not None:
             state.expectations.apply(result)
+        state.results.append(result)
         if result.outcome == NOT_APPLICABLE:
             pytest.skip(f"not_applicable: {result.message}")
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")
         if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
-            from .diagnosis import diagnose
+            from .diagnosis import diagnose_case
+            from .reports.console import diagnosis_lines
 
-            causes = "".join(f"\nlikely cause: {cause['summary']}" for cause in diagnose(case, result)[:3])
-            raise EmbconfFailure(f"[{result.outcome}] {result.message}{causes}" + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
+            result.diagnosis = diagnose_case(case, result)
+            causes = diagnosis_lines(result).rstrip("\n")
+            raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\n{causes}" if causes else "") + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Optional[str] = None) -> str:
         if isinstance(excinfo.value, EmbconfFailure):
@@ -89,6 +119,31 @@ class CaseCollector(pytest.Collector):
             yield CaseItem.from_parent(self, name=case.id, case=case, state=self.state)
 
 
+_STATE = pytest.StashKey["Session"]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's verdict as a property of the JUnit file (--junitxml), written after this hook."""
+    state = session.config.stash.get(_STATE, None)
+    verdict = state.verdict() if state is not None else None
+    if verdict is None:
+        return
+    from _pytest.junitxml import xml_key  # the plugin object record_testsuite_property writes to
+
+    xml = session.config.stash.get(xml_key, None)
+    if xml is not None:
+        xml.add_global_property("embconf.verdict", verdict.summary)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    verdict = state.verdict() if state is not None else None
+    if verdict is not None and verdict.failures:
+        terminalreporter.write_sep("=", "embconf verdict")
+        terminalreporter.write_line(verdict.summary)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "embconf_requirement(id): the spec requirement an embconf case pins")
 
@@ -100,13 +155,19 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from .cli import select
     from .expectations import ExpectationsError
     from .fixtures import FixtureError, load_corpus
+    from .lifetime import terminating_cleanly
+    from .processes import LimitError
 
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))
         state = Session(config)
-    except (FixtureError, ImplementationError, ExpectationsError) as exc:
+    except (FixtureError, ImplementationError, ExpectationsError, LimitError) as exc:
         raise pytest.UsageError(f"embconf: {exc}") from None
     config.add_cleanup(state.adapter.close)
+    config.stash[_STATE] = state
+    signals = terminating_cleanly()  # SIGTERM: pytest's interrupt path, which closes the adapter
+    signals.__enter__()
+    config.add_cleanup(lambda: signals.__exit__(None, None, None))
     cases = select(corpus.cases, config.getoption("embconf_select"))
     collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
     items.extend(collector.collect())

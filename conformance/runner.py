@@ -9,10 +9,11 @@ from .adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, U
 from .compare import compare_outputs
 from .expectations import Expectations
 from .fixtures import Case
-from .messages import reproduction
+from .messages import mismatch_headline, reproduction
 from .outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
 from .outcomes import CRASH as CRASH_OUTCOME
 from .outcomes import TIMEOUT as TIMEOUT_OUTCOME
+from .untrusted import bounded_description, bounded_reply, kept_outputs
 
 Progress = Callable[[int, int, CaseResult], None]
 
@@ -36,6 +37,7 @@ class RunResult:
 
 def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     """The outcome of one case given the implementation's reply (expectations not yet applied)."""
+    reply = bounded_reply(reply)
     result = CaseResult(case.id, case.requirements, case.features, case.operation, PASS, stderr=reply.detail if reply.status in (CRASH, TIMEOUT) else "")
     expected_error = case.expected_error
     if reply.violations and reply.status in (OK, ERROR_KIND):  # e.g. it modified an input: wrong whatever it returned
@@ -43,7 +45,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     elif reply.status == SKIPPED:
         result.outcome, result.message = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}"
     elif reply.status == TIMEOUT:
-        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, f"timed out: {reply.message}")
+        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, reply.message if reply.message.startswith("not run:") else f"timed out: {reply.message}")
     elif reply.status == CRASH:
         result.outcome, result.message = CRASH_OUTCOME, reproduction(case, f"the implementation crashed: {reply.message}")
     elif reply.status == EXCEPTION:
@@ -59,7 +61,6 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         elif reply.error_kind != expected_error:
             result.outcome, result.message = FAIL, reproduction(case, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}")
     elif reply.status == OK:
-        result.actual = reply.outputs
         if expected_error is not None:
             result.outcome = FAIL
             result.message = reproduction(case, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)")
@@ -67,7 +68,8 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
             mismatches = compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
             if mismatches:
                 result.outcome, result.mismatches = FAIL, mismatches
-                result.message = reproduction(case, "wrong " + ", ".join(m.kind for m in mismatches), mismatches)
+                result.message = reproduction(case, mismatch_headline(mismatches), mismatches)
+        result.actual = kept_outputs(reply.outputs, result.mismatches)  # bounded: what diagnosis and --repeat need
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     return result
@@ -95,7 +97,7 @@ def run_cases(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Ex
         if progress:
             progress(number, len(cases), result)
     unmatched = expectations.unmatched() if expectations is not None else []
-    return RunResult(results, caps, adapter.describe(), unmatched, time.perf_counter() - started)
+    return RunResult(results, caps, bounded_description(adapter.describe()), unmatched, time.perf_counter() - started)
 
 
 __all__ = ["RunResult", "judge", "run_cases", "XFAIL", "XPASS"]

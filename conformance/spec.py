@@ -61,3 +61,13 @@ def named_outputs(operation: str, result: Any) -> dict[str, Any]:
     if len(values) != len(names):
         raise ValueError(f"{operation} returns {len(names)} outputs {names}, got {len(values)}")
     return dict(zip(names, values))
+
+
+def optional_inputs(operation: str) -> dict[str, str]:
+    """{input name: the feature a case needs to carry it} (spec 1.1: padding_idx, scale_grad_by_freq)."""
+    return dict(operations()[operation].get("optional_inputs", {}))
+
+
+def input_names(operation: str) -> list[str]:
+    """Every input an operation may receive: its inputs, then its optional inputs."""
+    return operations()[operation]["inputs"] + list(optional_inputs(operation))

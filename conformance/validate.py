@@ -5,10 +5,9 @@ import hashlib
 import re
 from pathlib import Path
 
-import yaml
-
-from .fixtures import MANIFEST_NAME, FixtureError, read_manifest, validate_document
+from .fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest, validate_document
 from .spec import SPEC_DIR
+from .untrusted import one_line
 
 REQUIREMENT_DEFINITION = re.compile(r"\*\*(EMB-[A-Z]+-[A-Z]?[0-9]+)\*\*")
 
@@ -20,36 +19,44 @@ def defined_requirements(spec_text: str | None = None) -> set[str]:
 
 
 def validate_directory(directory: Path) -> tuple[list[str], int]:
-    """(problems, number of cases checked); each problem names its file, line and case."""
-    problems: list[str] = []
+    """(problems, number of cases checked); each problem names its file, line and case.
+
+    Every malformation is reported, none raises: a manifest that cannot be read is the only problem
+    reported; a file that cannot be read or parsed is one problem and the others are still checked.
+    """
     try:
         manifest, _ = read_manifest(directory)
     except FixtureError as exc:
         return [str(exc)], 0
     known = defined_requirements()
+    problems: list[str] = []
     count = 0
-    listed = set(manifest["files"])
-    for path in sorted(directory.glob("*.yaml")):
+    listed = manifest["files"]
+    present = sorted(directory.glob("*.yaml"))
+    for path in present:
         if path.name not in listed:
             problems.append(f"{path}: not listed in {MANIFEST_NAME}")
-        raw = path.read_bytes()
-        entry = manifest["files"].get(path.name, {})
-        if entry and hashlib.sha256(raw).hexdigest() != entry.get("sha256"):
-            problems.append(f"{path}: content differs from the hash in {MANIFEST_NAME} (edited by hand?)")
         try:
-            document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except yaml.YAMLError as exc:
-            problems.append(f"{path}: not valid YAML: {exc}")
+            raw = read_fixture_bytes(path)
+            document = parse_yaml(path, raw)
+        except FixtureError as exc:
+            problems.append(str(exc))
             continue
-        text = raw.decode("utf-8", "replace")
-        problems += [f"{path}: {p}" for p in validate_document(document, text)]
-        cases = document.get("cases", []) if isinstance(document, dict) else []
-        count += len(cases) if isinstance(cases, list) else 0
-        for case in cases if isinstance(cases, list) else []:
-            if isinstance(case, dict):
-                unknown = [r for r in case.get("requirements", []) if r not in known]
+        entry = listed.get(path.name)
+        if entry and hashlib.sha256(raw).hexdigest() != entry["sha256"]:
+            problems.append(f"{path}: content differs from the hash in {MANIFEST_NAME} (edited by hand?)")
+        problems += [f"{path}: {one_line(p)}" for p in validate_document(document, raw.decode("utf-8", "replace"))]
+        cases = document.get("cases") if isinstance(document, dict) else None
+        cases = cases if isinstance(cases, list) else []
+        count += len(cases)
+        if entry and len(cases) != entry.get("cases", len(cases)):
+            problems.append(f"{path}: holds {len(cases)} cases, {MANIFEST_NAME} records {entry['cases']}")
+        for case in cases:
+            requirements = case.get("requirements") if isinstance(case, dict) else None
+            if isinstance(requirements, list):
+                unknown = [r for r in requirements if isinstance(r, str) and r not in known]
                 if unknown:
-                    problems.append(f"{path}: case {case.get('id')}: requirement(s) {unknown} not defined in spec/SPEC.md")
-    for name in sorted(listed - {p.name for p in directory.glob("*.yaml")}):
+                    problems.append(f"{path}: case {one_line(str(case.get('id')), 100)}: requirement(s) {unknown} not defined in spec/SPEC.md")
+    for name in sorted(set(listed) - {p.name for p in present}):
         problems.append(f"{directory / name}: listed in {MANIFEST_NAME} but missing")
     return problems, count

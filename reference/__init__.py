@@ -9,7 +9,7 @@ from typing import Callable
 
 from .errors import ERROR_KINDS, EmbeddingError
 from .layer import embedding_layer_backward, embedding_layer_forward
-from .lookup import embedding_backward, embedding_backward_sparse, embedding_forward
+from .lookup import embedding_backward, embedding_backward_sparse, embedding_forward, embedding_forward_max_norm
 from .memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
 from .positions import learned_positions_backward, learned_positions_forward
 from .sinusoid import sinusoidal_table
@@ -20,6 +20,7 @@ OPERATIONS: dict[str, Callable] = {
         embedding_forward,
         embedding_backward,
         embedding_backward_sparse,
+        embedding_forward_max_norm,
         sinusoidal_table,
         learned_positions_forward,
         learned_positions_backward,

@@ -12,12 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import HALF_DTYPES, shortest_decimal
 from ..encoding import is_array
 
 
 def float_text(value: float, dtype: str = "float64") -> str:
     """Shortest round-trip decimal of ``value`` stored as ``dtype``, always with a '.' (YAML 1.1 needs it)."""
-    if dtype == "float32":
+    if dtype in HALF_DTYPES:
+        text = shortest_decimal(value, dtype)
+    elif dtype == "float32":
         f32 = np.float32(value)
         text = (
             np.format_float_positional(f32, unique=True, trim="0")

@@ -47,6 +47,8 @@ def _reference_inputs(spec: CaseSpec) -> dict[str, Any]:
     profiles = [f.removeprefix("sinusoid-") for f in spec.features if f.startswith("sinusoid-")]
     if profiles:
         inputs["convention"] = profiles[0]
+    if "sinusoid_computed" in spec.features:  # the storage an implementation declares (EMB-MEM-1)
+        inputs["storage"] = "computed"
     return inputs
 
 

@@ -8,11 +8,12 @@ import numpy as np
 
 from .errors import EmbeddingError
 from .lookup import validate_ids
+from .options import resolve_padding_idx
 from .positions import check_start_pos
 from .sinusoid import sinusoidal_table
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
-DEFAULTS: dict[str, Any] = {"max_seq_len": 512, "pos_encoding": "learned", "scale_embeddings": False}
+DEFAULTS: dict[str, Any] = {"max_seq_len": 512, "pos_encoding": "learned", "scale_embeddings": False, "padding_idx": None}
 
 
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -20,6 +21,7 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     full = {**DEFAULTS, **config}
     if full["pos_encoding"] not in POS_ENCODINGS:
         raise EmbeddingError("invalid_config", f"unknown pos_encoding {full['pos_encoding']!r}; expected one of {POS_ENCODINGS}")
+    full["padding_idx"] = resolve_padding_idx(full["padding_idx"], full["vocab_size"])  # a row in [0, V), or None (EMB-PAD-5)
     return full
 
 
@@ -74,6 +76,8 @@ def embedding_layer_backward(config: Mapping[str, Any], token_weight: np.ndarray
     grad_w = np.zeros(token_weight.shape, dtype=np.float64)
     np.add.at(grad_w, index.reshape(-1), grad.reshape(-1, cfg["embed_dim"]))
     grad_w *= token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
+    if cfg["padding_idx"] is not None:
+        grad_w[cfg["padding_idx"]] = 0.0
     if cfg["pos_encoding"] != "learned":
         return grad_w.astype(token_weight.dtype), None
     grad_p = np.zeros(position_table.shape, dtype=np.float64)

@@ -1,9 +1,12 @@
 """Token lookup: forward gather, backward scatter-add, id validation (EMB-FWD, EMB-BWD, EMB-IDX)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .errors import EmbeddingError
+from .options import apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx
 
 
 def validate_ids(ids: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -24,23 +27,48 @@ def validate_ids(ids: np.ndarray, vocab_size: int) -> np.ndarray:
     return ids.astype(np.int64)
 
 
-def embedding_forward(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Rows of ``weight`` gathered by ``ids``: shape ids.shape + (D,), dtype of weight, bit-exact."""
+def embedding_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: Optional[int] = None,
+                      scale_grad_by_freq: bool = False) -> np.ndarray:
+    """Rows of ``weight`` gathered by ``ids``: shape ids.shape + (D,), dtype of weight, bit-exact.
+
+    The options only change the gradient: the padding row is returned as stored (EMB-PAD-1)
+    and frequencies scale nothing here (EMB-FRQ-2); they are still checked (EMB-PAD-4).
+    """
+    resolve_padding_idx(padding_idx, weight.shape[0])
+    check_flag("scale_grad_by_freq", scale_grad_by_freq)
     index = validate_ids(ids, weight.shape[0])
     return weight[index]  # fancy indexing copies: a new array, never a view
 
 
-def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
+def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, padding_idx: Optional[int] = None,
+                       scale_grad_by_freq: bool = False) -> np.ndarray:
     """Gradient of the table: every occurrence of an id adds its upstream row (scatter-add).
 
     Accumulates in float64 and rounds once to the table's dtype, so the result is
-    the correctly rounded exact sum; rows of ids not present are exactly zero.
+    the correctly rounded exact sum; rows of ids not present are exactly zero. With
+    the options, each row is divided by its id's count in all of ``ids`` (EMB-FRQ-1)
+    and the padding row is exactly zero (EMB-PAD-2).
     """
+    padding_row = resolve_padding_idx(padding_idx, weight.shape[0])
+    by_freq = check_flag("scale_grad_by_freq", scale_grad_by_freq)
     index = validate_ids(ids, weight.shape[0])
     check_grad_shape(grad_output, index.shape + weight.shape[1:])
     total = np.zeros(weight.shape, dtype=np.float64)
     np.add.at(total, index.reshape(-1), grad_output.reshape(-1, weight.shape[1]).astype(np.float64))
-    return total.astype(weight.dtype)
+    return apply_options(total, index, padding_row, by_freq).astype(weight.dtype)
+
+
+def embedding_forward_max_norm(weight: np.ndarray, ids: np.ndarray, max_norm: float,
+                               norm_type: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """(output, weight_after): the lookup from the table renormalised before it (EMB-NRM-1..3).
+
+    ``weight`` itself is not modified (EMB-GEN-1): the in-place update a stateful
+    layer makes to its own table is reported as ``weight_after``.
+    """
+    max_norm, norm_type = check_renorm_args(max_norm, norm_type)
+    index = validate_ids(ids, weight.shape[0])
+    after = renormed(weight, index, max_norm, norm_type)
+    return after[index], after
 
 
 def embedding_backward_sparse(

@@ -20,15 +20,19 @@ def element_size(dtype: str) -> int:
     return BYTES_PER_ELEMENT[dtype]
 
 
-def parameter_count(config: Mapping[str, Any]) -> dict[str, int]:
-    """Trainable parameters (token table, plus a learned table) and stored non-trainable values (a sinusoidal table)."""
+def parameter_count(config: Mapping[str, Any], storage: str = "stored") -> dict[str, int]:
+    """Trainable parameters (token table, plus a learned table) and stored non-trainable values (a sinusoidal table).
+
+    ``storage`` is the implementation's declared capability (EMB-MEM-1): "stored" keeps the L x D sinusoid
+    (a constant, a frozen weight or a buffer), "computed" stores nothing and computes positions on every call.
+    """
     cfg = resolve_config(config)
     token = cfg["vocab_size"] * cfg["embed_dim"]
     positions = cfg["max_seq_len"] * cfg["embed_dim"]
     if cfg["pos_encoding"] == "learned":
         return {"trainable": token + positions, "non_trainable": 0}
     if cfg["pos_encoding"] == "sinusoidal":
-        return {"trainable": token, "non_trainable": positions}
+        return {"trainable": token, "non_trainable": positions if storage == "stored" else 0}
     return {"trainable": token, "non_trainable": 0}
 
 

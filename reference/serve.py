@@ -14,7 +14,8 @@ import sys
 from typing import IO, Any, Mapping
 
 from .. import __version__
-from ..adapters.subprocess import PROTOCOL_VERSION, dump_line, to_wire
+from ..adapters.subprocess import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
+from ..dtypes import HAVE_BFLOAT16
 from ..encoding import decode_array, is_array
 from ..spec import features, named_outputs
 from . import OPERATIONS
@@ -23,9 +24,9 @@ from .errors import EmbeddingError
 
 def hello() -> dict[str, Any]:
     """The start reply: every operation, every feature that is not a sinusoid profile."""
-    capabilities = {"operations": sorted(OPERATIONS), "features": sorted(f for f in features() if not f.startswith("sinusoid-")),
-                    "sinusoid_convention": "interleaved"}
-    return {"protocol": PROTOCOL_VERSION,
+    claimed = [f for f in features() if not f.startswith("sinusoid") and (f != "bfloat16" or HAVE_BFLOAT16)]  # bfloat16 needs ml_dtypes
+    capabilities = {"operations": sorted(OPERATIONS), "features": sorted(claimed), "sinusoid_convention": "interleaved"}
+    return {"protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR,
             "implementation": {"name": "embconf reference", "version": __version__, "language": "python", "capabilities": capabilities}}
 
 

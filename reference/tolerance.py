@@ -16,8 +16,28 @@ SINUSOID_ULPS = 4.0  # a correct float32 table stays within ~1.5 ulp(pos); see s
 SCALE_ULPS = 2.0  # x * sqrt(D): the rounded sqrt and the rounded product
 
 
+HALF_DTYPES = ("float16", "bfloat16")
+UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
+HALF_ACCUMULATION_LIMIT = 1 / 8  # (k-1)*u above this: the half dtype's own bound says nothing; float32 accumulation is required
+RENORM_ULPS = 4  # + D: the p-norm of D terms, the division, the product and the golden's rounding (EMB-NRM-5)
+
+
 def unit_roundoff(dtype: str) -> float:
-    return float(np.finfo(dtype).eps) / 2
+    """u of a float dtype: 2^-11 float16, 2^-8 bfloat16, 2^-24 float32, 2^-53 float64."""
+    return UNIT_ROUNDOFF[str(dtype)]
+
+
+def accumulation_roundoff(dtype: str, summands: int) -> float:
+    """The u that bounds a sum of ``summands`` terms (EMB-HLF-3).
+
+    float32 and float64 sums may run in their own dtype. A half-precision sum may run in its
+    own dtype while (k-1)*u <= 1/8; beyond that its bound would admit almost anything
+    (bfloat16: 1 + 1 + ... stops at 256), so the bound is float32's: accumulate in float32.
+    """
+    u = unit_roundoff(dtype)
+    if dtype in HALF_DTYPES and (summands - 1) * u > HALF_ACCUMULATION_LIMIT:
+        return unit_roundoff("float32")
+    return u
 
 
 EXACT: dict[str, Any] = {"kind": "exact"}
@@ -36,35 +56,53 @@ def summation(summands: int, magnitude: float, dtype: str, scale_ulps: float = 0
 
     A single unscaled term is a copy: exact, except that -0.0 + 0.0 may give +0.0.
     """
-    u = unit_roundoff(dtype)
+    u, u_acc = unit_roundoff(dtype), accumulation_roundoff(dtype, summands)
     if summands <= 1 and not scale_ulps:
         return close(0.0, 0.0, "a single term: exact up to the sign of zero")
     rtol = 2 * u * (1 + scale_ulps)
-    rule = f"summation: (k-1)*u*S with k={summands}, S={magnitude:.6g}, u={u:.3g}; rtol {rtol / u:g}u for the final rounding"
+    rule = f"summation: (k-1)*u*S with k={summands}, S={magnitude:.6g}, u={u_acc:.3g}"
+    if u_acc != u:
+        rule += f" (float32 accumulation: (k-1)*u({dtype}) > {HALF_ACCUMULATION_LIMIT:g})"
+    rule += f"; rtol {rtol / u:g}u for the final rounding"
     if scale_ulps:
         rule += f" and {scale_ulps:g} ulps for the sqrt(D) scale"
-    return close(max(summands - 1, 0) * u * magnitude, rtol, rule)
+    return close(max(summands - 1, 0) * u_acc * magnitude, rtol, rule)
 
 
 def sinusoid(dtype: str, axis: int, offset: int, extra_atol: float = 0.0, rule_prefix: str = "") -> dict[str, Any]:
     """Position-dependent bound: 4 * spacing(pos) in ``dtype`` plus 2u, pos = offset + index on ``axis``."""
     u = unit_roundoff(dtype)
-    rule = f"{rule_prefix}sinusoid: 2u + {SINUSOID_ULPS:g} * spacing(pos) in {dtype}, pos = {offset} + index on axis {axis}"
-    return close(2 * u + extra_atol, 2 * u, rule, {"axis": axis, "offset": offset, "ulps": SINUSOID_ULPS})
+    angle_dtype = "float32" if dtype in HALF_DTYPES else dtype  # half tables: angles in float32, rounded once (EMB-HLF-4)
+    rule = f"{rule_prefix}sinusoid: 2u + {SINUSOID_ULPS:g} * spacing(pos) in {angle_dtype}, pos = {offset} + index on axis {axis}"
+    position: dict[str, Any] = {"axis": axis, "offset": offset, "ulps": SINUSOID_ULPS}
+    if angle_dtype != dtype:
+        position["dtype"] = angle_dtype
+    return close(2 * u + extra_atol, 2 * u, rule, position)
 
 
-def max_duplicates(ids: np.ndarray) -> int:
+def _row_counts(ids: np.ndarray, rows: int, padding_row: Optional[int]) -> np.ndarray:
+    counts = np.bincount(np.asarray(ids).reshape(-1).astype(np.int64), minlength=rows)
+    if padding_row is not None:
+        counts[padding_row] = 0  # an exactly zero row: its terms meet nowhere (EMB-PAD-2)
+    return counts
+
+
+def max_duplicates(ids: np.ndarray, padding_row: Optional[int] = None) -> int:
     flat = np.asarray(ids).reshape(-1).astype(np.int64)
-    return int(np.bincount(flat).max()) if flat.size else 0
+    return int(_row_counts(flat, max(int(flat.max()), padding_row or 0) + 1, padding_row).max()) if flat.size else 0
 
 
-def max_row_abs_sum(ids: np.ndarray, grad: np.ndarray, rows: int) -> float:
-    """S: the largest sum of |g| that lands on one table row."""
+def max_row_abs_sum(ids: np.ndarray, grad: np.ndarray, rows: int, padding_row: Optional[int] = None, by_freq: bool = False) -> float:
+    """S: the largest sum of |g| that lands on one table row (divided by the row's count with ``by_freq``)."""
     flat_ids = np.asarray(ids).reshape(-1).astype(np.int64)
     if not flat_ids.size:
         return 0.0
     sums = np.zeros((rows, grad.shape[-1]))
     np.add.at(sums, flat_ids, np.abs(grad.reshape(flat_ids.size, -1).astype(np.float64)))
+    counts = _row_counts(flat_ids, rows, padding_row)
+    sums[counts == 0] = 0.0
+    if by_freq:
+        sums /= np.maximum(counts, 1)[:, None]
     return float(sums.max())
 
 
@@ -74,10 +112,41 @@ def for_case(operation: str, inputs: dict[str, Any], outputs: dict[str, Any]) ->
     return handler(inputs, outputs)
 
 
+def _padding_row(padding_idx: Any, rows: int) -> Optional[int]:
+    return None if padding_idx is None else int(padding_idx) % rows
+
+
 def _lookup_backward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     w, ids, g = inputs["weight"], inputs["ids"], inputs["grad_output"]
-    tol = summation(max_duplicates(ids), max_row_abs_sum(ids, g, w.shape[0]), w.dtype.name)
+    pad = _padding_row(inputs.get("padding_idx"), w.shape[0])
+    k = max_duplicates(ids, pad)
+    if inputs.get("scale_grad_by_freq") and k > 1:
+        tol = frequency_scaled(k, max_row_abs_sum(ids, g, w.shape[0], pad, by_freq=True), w.dtype.name)
+    else:
+        tol = summation(k, max_row_abs_sum(ids, g, w.shape[0], pad), w.dtype.name)
     return {name: (EXACT if name == "indices" else tol) for name in outputs}
+
+
+def frequency_scaled(summands: int, magnitude: float, dtype: str) -> dict[str, Any]:
+    """EMB-FRQ-3: k terms each divided by the count, in either order: (k+1)*u*S_f absolute, 2u relative."""
+    u = accumulation_roundoff(dtype, summands)
+    rule = f"frequency-scaled sum: (k+1)*u*S_f with k={summands}, S_f={magnitude:.6g} (sum of |g| / count), u={u:.3g}; rtol 2u"
+    return close((summands + 1) * u * magnitude, 2 * unit_roundoff(dtype), rule)
+
+
+def _renormalised(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """EMB-NRM-5: (D + 4) u relative, for rows not within that distance of the threshold (the cases avoid it)."""
+    from .options import row_norms
+
+    w, ids, max_norm = inputs["weight"], np.asarray(inputs["ids"]).astype(np.int64), float(inputs["max_norm"])
+    dtype, dim = w.dtype.name, w.shape[1]
+    rtol = (dim + RENORM_ULPS) * unit_roundoff(dtype)
+    norms = row_norms(w[np.unique(ids)], float(inputs["norm_type"])) if ids.size else np.zeros(0)
+    near = (norms != max_norm) & (np.abs(norms - max_norm) <= 2 * rtol * max_norm)
+    if near.any():
+        raise AssertionError(f"a referenced row's norm is within 2*rtol of max_norm {max_norm}: the case cannot tell correct from wrong there")
+    tol = close(0.0, rtol, f"renormalised rows: (D + {RENORM_ULPS})u relative with D={dim}, u={unit_roundoff(dtype):.3g}; other rows are copies")
+    return {name: tol for name in outputs}
 
 
 def _positions_forward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +183,8 @@ def _layer_backward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str
     scaled = bool(cfg.get("scale_embeddings", False))
     c = float(np.sqrt(cfg["embed_dim"])) if scaled else 1.0
     batched_g = g if tokens.ndim == 2 else g[None]
-    token_tol = summation(max_duplicates(tokens), c * max_row_abs_sum(tokens, g, w.shape[0]), w.dtype.name, SCALE_ULPS if scaled else 0.0)
+    pad = _padding_row(cfg.get("padding_idx"), w.shape[0])
+    token_tol = summation(max_duplicates(tokens, pad), c * max_row_abs_sum(tokens, g, w.shape[0], pad), w.dtype.name, SCALE_ULPS if scaled else 0.0)
     result = {"grad_token_weight": token_tol}
     if outputs.get("grad_position_table") is not None:
         batch_sum = float(np.abs(batched_g.astype(np.float64)).sum(axis=0).max(initial=0))
@@ -142,6 +212,7 @@ _RULES = {
     "embedding_forward": _all_exact,
     "embedding_backward": _lookup_backward,
     "embedding_backward_sparse": _lookup_backward,
+    "embedding_forward_max_norm": _renormalised,
     "sinusoidal_table": _sinusoid_table,
     "learned_positions_forward": _positions_forward,
     "learned_positions_backward": _positions_backward,

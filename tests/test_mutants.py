@@ -18,10 +18,10 @@ from embconf.adapters import create_adapter
 from embconf.adapters.reference import ReferenceAdapter
 from embconf.diagnosis import diagnose_run
 from embconf.fixtures import Case, load_corpus
-from embconf.mutants import Mutant, catalogue, get
+from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import covered_cases, kill_matrix, kill_rate
+from embconf.mutants.kills import kill_matrix, kill_rate
 from embconf.outcomes import FAIL, PROBLEMS
 from embconf.reference import embedding_forward
 from embconf.reports.console import Console
@@ -29,7 +29,6 @@ from embconf.runner import RunResult, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "examples/tinytorch_student/tinytorch/core/embeddings.py"
-DIAGNOSED_CASES = 3  # failing cases diagnosed per mutant: its own operations' smallest first
 EMBCONF = [sys.executable, "-m", "embconf"]
 
 
@@ -40,22 +39,6 @@ def cases() -> list[Case]:
 
 def _problems(run: RunResult) -> list[str]:
     return [f"{r.id}: {r.outcome}: {r.message[:300]}" for r in run.results if r.outcome in PROBLEMS]
-
-
-def _cost(case: Case) -> int:
-    """A rough size of a case: its encoded inputs, plus the table a sinusoid case computes."""
-    inputs = case.raw_inputs
-    table = inputs.get("max_len", 0) * inputs.get("embed_dim", 0) if case.operation == "sinusoidal_table" else 0
-    return len(str(inputs)) + table
-
-
-def _diagnosed(mutant: Mutant, cases: list[Case]) -> bool:
-    """Whether the diagnosis shows the mutant (or an equivalent) among the first 3 causes of each sampled failure."""
-    chosen = sorted(covered_cases(mutant, cases), key=lambda c: (c.operation not in mutant.overrides, _cost(c)))
-    run = run_cases(MutantAdapter(mutant.id), chosen)
-    run.results = [r for r in run.results if r.outcome == FAIL][:DIAGNOSED_CASES]
-    diagnose_run(run, chosen)
-    return bool(run.results) and all(any(mutant.names(d["mutant"]) for d in r.diagnosis[:3]) for r in run.results)
 
 
 def test_catalogue_is_well_formed() -> None:
@@ -92,14 +75,6 @@ def test_every_requirement_is_proven_to_catch_a_wrong_implementation(matrix: dic
 
     proven = {req for kills in matrix.values() for result in kills for req in result.requirements}
     assert sorted(defined_requirements() - proven - {"EMB-SIN-V1", "EMB-SIN-V2"}) == []
-
-
-def test_diagnosis_names_the_mutant(cases: list[Case]) -> None:
-    mutants = catalogue()
-    missed = [m.id for m in mutants if not _diagnosed(m, cases)]
-    rate = 1 - len(missed) / len(mutants)
-    print(f"\ndiagnosis rate: {100 * rate:.1f}% of {len(mutants)} mutants; not named: {', '.join(missed) or 'none'}")
-    assert rate >= 0.9
 
 
 def test_convention_is_named(cases: list[Case]) -> None:
@@ -139,7 +114,8 @@ def _console_text(run: RunResult) -> str:
     return stream.getvalue()
 
 
-@pytest.mark.parametrize("make", [ReferenceAdapter, lambda: _student_adapter()], ids=["reference", "tinytorch_student"])
+@pytest.mark.parametrize("make", [ReferenceAdapter, lambda: _student_adapter(), lambda: create_adapter(f"functions:{ROOT / 'tests/impls/numpy_functions.py'}"),
+                                  lambda: _torch_adapter()], ids=["reference", "tinytorch_student", "numpy_functions", "torch"])
 def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Callable) -> None:
     adapter = make()
     try:
@@ -149,6 +125,11 @@ def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Calla
     diagnose_run(run, cases)
     assert _problems(run) == []
     assert [r.id for r in run.results if r.diagnosis] == []
+
+
+def _torch_adapter():
+    pytest.importorskip("torch")
+    return create_adapter("torch")
 
 
 def _student_adapter():

@@ -6,11 +6,13 @@ It never sees expected values. In-process adapters wrap Python callables with
 """
 from __future__ import annotations
 
+import os
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
+from ..dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
 from ..spec import error_kinds, named_outputs, operations
 
 # The ways an implementation can answer one request.
@@ -47,18 +49,22 @@ class Capabilities:
         missing = [f for f in case_features if f not in self.all_features]
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
+        if "bfloat16" in case_features and not HAVE_BFLOAT16:  # the harness cannot hold the arrays (EMB-HLF-2)
+            return BFLOAT16_HINT
         return None
 
     @property
     def all_features(self) -> frozenset[str]:
-        if self.sinusoid_convention == "interleaved":
-            return self.features
-        return self.features | {f"sinusoid-{self.sinusoid_convention}"}
+        """The claimed features plus the implied ones: the convention's profile, and a stored table unless computed."""
+        implied = set() if "sinusoid_computed" in self.features else {"sinusoid_stored"}
+        if self.sinusoid_convention != "interleaved":
+            implied.add(f"sinusoid-{self.sinusoid_convention}")
+        return self.features | implied
 
     @property
     def dtypes(self) -> list[str]:
-        """The float dtypes it handles: float32 always (EMB-FWD-3), float64 with that feature (EMB-FWD-4)."""
-        return ["float32", "float64"] if "float64" in self.features else ["float32"]
+        """The float dtypes it handles: float32 always (EMB-FWD-3), float64, float16 and bfloat16 with their features."""
+        return ["float32"] + [d for d in ("float64", "float16", "bfloat16") if d in self.features]
 
     def to_json(self) -> dict[str, Any]:
         return {"operations": sorted(self.operations), "features": sorted(self.features), "dtypes": self.dtypes,
@@ -96,6 +102,10 @@ class CallPlan:
     def restore(self, calls: Iterable[Planned]) -> None:
         """Put calls that were taken but never answered back at the front, in their order."""
         self._calls.extendleft(reversed(list(calls)))
+
+    def drop(self, operation: str) -> None:
+        """Remove every announced call of ``operation`` (calls that will not be made)."""
+        self._calls = deque(call for call in self._calls if call[0] != operation)
 
     def take(self, count: int) -> list[Planned]:
         """Up to ``count`` of the next announced calls, removed from the plan."""
@@ -151,6 +161,11 @@ def call_python(operation: str, fn: Callable[..., Any], *args: Any,
         return Reply(EXCEPTION, message=f"returned a result of the wrong form: {exc}")
 
 
-def _traceback_tail(exc: BaseException, lines: int = 12) -> str:
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # this package's directory: its frames are the runner's, not the implementation's
+
+
+def _traceback_tail(exc: BaseException, lines: int = 24) -> str:
+    """The tail of the traceback, in the implementation's own frames (the adapter's are left out)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_OWN)]
+    text = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc))
     return "\n".join(text.splitlines()[-lines:])

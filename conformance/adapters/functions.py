@@ -10,7 +10,9 @@ attribute names a spec error kind. Optional module attributes:
 - ``EMBCONF_FEATURES``: the optional features implemented (names from the vocabulary);
 - ``EMBCONF_SINUSOID_CONVENTION``: ``"interleaved"`` (default) or a named profile.
 
-Operations the module does not define are not applicable, never failures.
+Operations the module does not define are not applicable, never failures. A
+function declines one case it is sent (spec section 11) by raising
+``NotImplementedError("why")``: the case is ``not_applicable`` with that reason.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any, Optional
 
 from ..spec import features as spec_features
 from . import ImplementationError
-from .base import ALL_OPERATIONS, Capabilities
+from .base import ALL_OPERATIONS, SKIPPED, Capabilities, Reply, call_python
 from .common import Handler, InProcessAdapter, module_version
 from .loading import load_module
 
@@ -34,6 +36,23 @@ class FunctionsAdapter(InProcessAdapter):
         handlers = operation_functions(module, target)
         caps = Capabilities(frozenset(handlers), declared_features(module, target), declared_convention(module, target))
         super().__init__(target, handlers, caps, module_version(module))
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        """As every in-process adapter, except that NotImplementedError declines the case."""
+        handler = self.handlers.get(operation)
+        if handler is None:
+            return super().call(operation, inputs)
+        declined: list[str] = []
+
+        def run(**kwargs: Any) -> Any:
+            try:
+                return handler(**kwargs)
+            except NotImplementedError as exc:
+                declined.append(str(exc) or "no reason given")
+                raise
+
+        reply = call_python(operation, run, **inputs)
+        return Reply(SKIPPED, message=f"declined: {declined[0]}") if declined else reply
 
 
 def operation_functions(module: ModuleType, target: str) -> dict[str, Handler]:

@@ -26,6 +26,17 @@ What is PyTorch's and what is glue:
 - Parameter counts build the layer on ``torch.device('meta')``, so model-size
   tables (``large_tables``) are counted without allocating them.
 - Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is no PyTorch API.
+- Spec 1.1 options go to ``nn.Embedding``'s own arguments: ``padding_idx`` (PyTorch's
+  ``AssertionError`` for one outside [-V, V) is mapped to ``invalid_config``),
+  ``scale_grad_by_freq``, and ``max_norm``/``norm_type``, whose in-place renormalisation
+  of the module's weight (a copy of the input table) is reported as ``weight_after``.
+  PyTorch accepts any ``max_norm``; the glue rejects one that is not > 0 (EMB-NRM-4).
+- float16 and bfloat16 (spec section 13) in two accumulation modes. ``--impl torch``
+  (native): the tensors are in the half dtype, and PyTorch's CPU backward accumulates
+  repeated ids in that dtype (``index_add_``), which EMB-HLF-3 admits only for few
+  repeats. ``--impl torch:float32-master``: half inputs become float32 tensors (exact)
+  and every result is rounded once to the half dtype, as mixed-precision training with
+  float32 master weights does; PyTorch computes, the adapter converts.
 """
 from __future__ import annotations
 
@@ -38,9 +49,11 @@ from typing import Any, Iterator, Mapping, Optional
 import numpy as np
 
 from . import ImplementationError
-from .base import Capabilities
+from ..dtypes import HALF_DTYPES, numpy_dtype
+from .base import Capabilities, Reply
 from ..reference.errors import EmbeddingError
 from ..reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
+from ..reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
 from .common import InProcessAdapter, layer_kwargs
 from .frameworks import glue_checks
 from .loading import describe_exception
@@ -48,12 +61,14 @@ from .loading import describe_exception
 INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
 NO_SINUSOID = "PyTorch provides no sinusoidal table"
 OPERATIONS = (
-    "embedding_forward", "embedding_backward", "embedding_backward_sparse",
+    "embedding_forward", "embedding_backward", "embedding_backward_sparse", "embedding_forward_max_norm",
     "learned_positions_forward", "learned_positions_backward",
     "embedding_layer_forward", "embedding_layer_backward", "parameter_count",
 )
 LAYER_OPERATIONS = frozenset({"embedding_layer_forward", "embedding_layer_backward", "parameter_count"})
-FEATURES = frozenset({"float64", "int32_ids", "row_sparse_grad", "large_tables"})
+FEATURES = frozenset({"float64", "int32_ids", "row_sparse_grad", "large_tables", "padding_idx", "max_norm", "scale_grad_by_freq",
+                      "float16", "bfloat16"})
+MODES = ("", "float32-master")  # native half precision, or float32 master copies rounded once (see above)
 POS_ENCODINGS = ("learned", "sinusoidal", None)
 
 
@@ -74,8 +89,9 @@ class TorchAdapter(InProcessAdapter):
     kind = "torch"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"the torch adapter takes no target (got {target!r}); use --impl torch")
+        if target not in MODES:
+            raise ImplementationError(f"the torch adapter takes no target but 'float32-master' (got {target!r}); use --impl torch")
+        self.master = target == "float32-master"
         self.torch = import_torch()
         handlers = {op: getattr(self, op) for op in OPERATIONS}
         caps = Capabilities(frozenset(handlers), FEATURES,
@@ -83,7 +99,18 @@ class TorchAdapter(InProcessAdapter):
         super().__init__("torch", handlers, caps, str(self.torch.__version__))
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "PyTorch", "version": str(self.torch.__version__), "language": "python"}
+        return {"name": "PyTorch" + (" (float32 master)" if self.master else ""), "version": str(self.torch.__version__), "language": "python"}
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        """In float32-master mode, half inputs run as float32 and array results are rounded once back."""
+        half = {v.dtype for v in inputs.values() if isinstance(v, np.ndarray) and v.dtype.name in HALF_DTYPES}
+        if not (self.master and half):
+            return super().call(operation, inputs)
+        widened = {k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype in half else v) for k, v in inputs.items()}
+        reply = super().call(operation, widened)
+        dtype = half.pop()
+        reply.outputs = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v) for k, v in reply.outputs.items()}
+        return reply
 
     def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
         if operation in LAYER_OPERATIONS and inputs["config"].get("pos_encoding") == "sinusoidal":
@@ -93,15 +120,19 @@ class TorchAdapter(InProcessAdapter):
     # ----- conversions -----------------------------------------------------------------
 
     def _tensor(self, array: np.ndarray, requires_grad: bool = False) -> Any:
-        return self.torch.from_numpy(np.asarray(array, order="C")).requires_grad_(requires_grad)
+        array = np.asarray(array, order="C")
+        if array.dtype.name == "bfloat16":  # ml_dtypes -> torch through the bit patterns
+            return self.torch.from_numpy(array.view(np.uint16)).view(self.torch.bfloat16).requires_grad_(requires_grad)
+        return self.torch.from_numpy(array).requires_grad_(requires_grad)
 
-    def _embedding(self, weight: np.ndarray, sparse: bool = False) -> Any:
-        """nn.Embedding holding the fixture's table as its (trainable) weight."""
+    def _embedding(self, weight: np.ndarray, sparse: bool = False, **options: Any) -> Any:
+        """nn.Embedding holding the fixture's table as its (trainable) weight; ``options`` are its own arguments."""
         rows, dim = weight.shape
-        return self.torch.nn.Embedding(rows, dim, sparse=sparse, _weight=self._tensor(weight))
+        with padding_errors():
+            return self.torch.nn.Embedding(rows, dim, sparse=sparse, _weight=self._tensor(weight), **options)
 
-    def _lookup(self, weight: np.ndarray, ids: np.ndarray, sparse: bool = False) -> tuple[Any, Any]:
-        embedding = self._embedding(weight, sparse)
+    def _lookup(self, weight: np.ndarray, ids: np.ndarray, sparse: bool = False, **options: Any) -> tuple[Any, Any]:
+        embedding = self._embedding(weight, sparse, **options)
         with pytorch_errors():
             return embedding, embedding(self._tensor(ids))
 
@@ -111,13 +142,20 @@ class TorchAdapter(InProcessAdapter):
 
     # ----- operations (named and called as the spec's) -----------------------------------
 
-    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
-        return to_numpy(self._lookup(weight, ids)[1])
+    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray, **options: Any) -> Any:
+        return to_numpy(self._lookup(weight, ids, **options)[1])
 
-    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
-        embedding, output = self._lookup(weight, ids)
+    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, **options: Any) -> Any:
+        """``options``: padding_idx and scale_grad_by_freq, passed to nn.Embedding as they are."""
+        embedding, output = self._lookup(weight, ids, **options)
         self._backward(output, grad_output)
         return to_numpy(embedding.weight.grad)
+
+    def embedding_forward_max_norm(self, weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float) -> tuple[Any, Any]:
+        """nn.Embedding(max_norm=..., norm_type=...) renormalises its own weight in place: that weight is weight_after."""
+        check_renorm_args(max_norm, norm_type)
+        embedding, output = self._lookup(weight.copy(), ids, max_norm=max_norm, norm_type=norm_type)  # a copy: EMB-GEN-1
+        return to_numpy(output), to_numpy(embedding.weight)
 
     def embedding_backward_sparse(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> tuple[Any, Any]:
         """PyTorch's sparse COO gradient, coalesced: sorted unique ids and their summed rows."""
@@ -198,7 +236,7 @@ class GlueLayer:
 
 
 def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len: int = 512,
-                pos_encoding: Optional[str] = "learned", scale_embeddings: bool = False, *,
+                pos_encoding: Optional[str] = "learned", scale_embeddings: bool = False, padding_idx: Optional[int] = None, *,
                 token_weight: Any = None, position_table: Any = None, device: Any = None) -> GlueLayer:
     """The layer, with the TinyTorch constructor's signature and defaults; tables given are used as weights."""
     if pos_encoding not in POS_ENCODINGS:
@@ -207,7 +245,8 @@ def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len:
     if pos_encoding == "sinusoidal":
         raise NotImplementedError(NO_SINUSOID)
     nn = torch.nn
-    tokens = nn.Embedding(vocab_size, embed_dim, _weight=token_weight, device=device)
+    with padding_errors():
+        tokens = nn.Embedding(vocab_size, embed_dim, padding_idx=padding_idx, _weight=token_weight, device=device)
     positions = nn.Embedding(max_seq_len, embed_dim, _weight=position_table, device=device) if pos_encoding == "learned" else None
     return GlueLayer(tokens, positions, math.sqrt(embed_dim) if scale_embeddings else 1.0, max_seq_len)
 
@@ -238,6 +277,28 @@ def pytorch_errors() -> Iterator[None]:
         raise
 
 
+@contextmanager
+def padding_errors() -> Iterator[None]:
+    """nn.Embedding's own check of padding_idx (an AssertionError) as the spec's invalid_config (EMB-PAD-4)."""
+    try:
+        yield
+    except AssertionError as exc:
+        if "Padding_idx must be within" in str(exc):
+            raise EmbeddingError("invalid_config", f"AssertionError: {exc}") from exc
+        raise
+
+
 def to_numpy(tensor: Any) -> Any:
     """A torch tensor as a NumPy array of its own dtype (None stays None)."""
-    return None if tensor is None else tensor.detach().cpu().numpy()
+    if tensor is None:
+        return None
+    tensor = tensor.detach().cpu()
+    if str(tensor.dtype) == "torch.bfloat16":  # torch -> ml_dtypes through the bit patterns
+        return tensor.view(torch_module(tensor).uint16).numpy().view(numpy_dtype("bfloat16"))
+    return tensor.numpy()
+
+
+def torch_module(tensor: Any) -> ModuleType:
+    import sys
+
+    return sys.modules[type(tensor).__module__.split(".")[0]]

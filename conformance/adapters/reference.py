@@ -20,7 +20,7 @@ class ReferenceAdapter(Adapter):
         return {"name": "embconf reference", "version": __version__, "language": "python"}
 
     def capabilities(self) -> Capabilities:
-        canonical = frozenset(f for f in features() if not f.startswith("sinusoid-"))
+        canonical = frozenset(f for f in features() if not f.startswith("sinusoid"))  # interleaved, table stored
         return Capabilities(ALL_OPERATIONS, canonical)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:

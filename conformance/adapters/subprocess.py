@@ -3,7 +3,10 @@
 One long-lived process serves a whole run. Each request waits at most
 ``timeout`` seconds; a process that hangs, exits or writes something that is
 not a valid reply costs only the case at hand (timeout, crash or error, with
-the tail of its stderr) and is restarted, at most ``max_restarts`` times.
+the tail of its stderr) and is restarted; the requests written ahead of the lost one are
+sent again to the new process. Restarts after a crash or a protocol error are bounded by
+``max_restarts``; timeouts by the hang policy (:mod:`embconf.isolation.hangs`). The run as a
+whole is held to ``run_timeout``, and the process tree's resident memory to ``memory_limit_mb``.
 """
 from __future__ import annotations
 
@@ -25,9 +28,12 @@ from ..encoding import NON_FINITE, EncodingError, non_finite_name, decode_array,
 from ..spec import error_kinds, features, operations, output_names, spec_version
 from . import ImplementationError
 from .base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
-from ..processes import DETAIL_LIMIT, describe_exit
+from ..processes import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit,
+                         run_timeout_reply)
+from ..proctree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
 
 PROTOCOL_VERSION = 1
+PROTOCOL_MINOR = 1  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16 (PROTOCOL.md)
 DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
 DEFAULT_MAX_LINE = 256 * 2**20  # bytes per reply line (EMBCONF_MAX_LINE)
 DEFAULT_MAX_RESTARTS = 3
@@ -61,6 +67,10 @@ class _Crash(_Failure):
     status = CRASH
 
 
+class _OutOfMemory(_Crash):
+    pass
+
+
 def to_wire(value: Any) -> Any:
     """A value as the protocol writes it: arrays base64-encoded, non-finite floats as strings."""
     if isinstance(value, np.ndarray):
@@ -75,7 +85,11 @@ def to_wire(value: Any) -> Any:
 
 
 def start_message() -> dict[str, Any]:
-    return {"cmd": "start", "protocol": PROTOCOL_VERSION, "spec_version": spec_version()}
+    from ..encoding import ARRAY_DTYPES
+    from ..spec import features
+
+    return {"cmd": "start", "protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR, "spec_version": spec_version(),
+            "dtypes": list(ARRAY_DTYPES), "features": sorted(features())}
 
 
 def run_message(seq: int, operation: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -126,6 +140,8 @@ def parse_line(line: bytes) -> Any:
         return json.loads(line, parse_constant=_reject_constant)
     except ValueError as exc:
         raise _ProtocolError(f"not a JSON line ({exc}): {_quote(line)}") from None
+    except RecursionError:
+        raise _ProtocolError(f"a JSON line nested too deeply to read: {_quote(line, 80)}") from None
 
 
 def _quote(line: bytes, limit: int = 200) -> str:
@@ -165,11 +181,14 @@ class _StderrTail:
 class _Process:
     """One running implementation: a writer, a stdout line reader with a size cap, a stderr drain."""
 
-    def __init__(self, argv: list[str], max_line: int) -> None:
-        # A session of its own: a kill reaches the children of a wrapper script too.
+    def __init__(self, argv: list[str], max_line: int, memory_limit_mb: int = 0) -> None:
+        # A session of its own, a subreaper for what it starts, dead with the runner: a kill reaches the
+        # children of a wrapper script and the daemons it started too.
         self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      start_new_session=os.name == "posix")
+                                      start_new_session=os.name == "posix",
+                                      preexec_fn=keep_descendants if os.name == "posix" else None)
         self.max_line = max_line
+        self.memory = MemoryWatch(self.popen.pid, memory_limit_mb, "the implementation's process")
         for pipe in (self.popen.stdin, self.popen.stdout):
             _widen(pipe.fileno())
         self.stderr = _StderrTail()
@@ -181,7 +200,12 @@ class _Process:
 
     def _read(self) -> None:
         """Split stdout into lines; a line longer than max_line ends the reading ("oversized")."""
-        fd = self.popen.stdout.fileno()
+        try:
+            self._split(self.popen.stdout.fileno())
+        except (OSError, ValueError):  # the pipe was closed under the reader: the process is being killed
+            self.events.put(("eof", None))
+
+    def _split(self, fd: int) -> None:
         parts: list[bytes] = []  # the line read so far
         size = 0
         while chunk := os.read(fd, READ_SIZE):
@@ -209,8 +233,11 @@ class _Process:
             pass
 
     def _drain(self) -> None:
-        while chunk := self.popen.stderr.read1(65536):
-            self.stderr.append(chunk)
+        try:
+            while chunk := self.popen.stderr.read1(65536):
+                self.stderr.append(chunk)
+        except (OSError, ValueError):  # closed under the drain: the process is being killed
+            pass
 
     def send(self, message: Mapping[str, Any]) -> None:
         self._outbox.put(dump_line(message))
@@ -218,10 +245,18 @@ class _Process:
     def receive(self, timeout: float, allowed: Optional[float] = None) -> Any:
         """The next message within ``timeout`` seconds (what is left of ``allowed``); _Timeout, _Crash or
         _ProtocolError when there is none to use."""
-        try:
-            kind, payload = self.events.get(timeout=timeout)
-        except queue.Empty:
-            raise _Timeout(f"no reply within {allowed or timeout:g} s") from None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                kind, payload = self.events.get(timeout=min(max(deadline - time.monotonic(), 0.0), MEMORY_POLL))
+                break
+            except queue.Empty:
+                now = time.monotonic()
+                over = self.memory.exceeded(now)
+                if over:
+                    raise _OutOfMemory(over) from None
+                if now >= deadline:
+                    raise _Timeout(f"no reply within {allowed or timeout:g} s") from None
         if kind == "eof":
             raise _Crash(self.exit_status())
         if kind == "oversized":
@@ -240,6 +275,7 @@ class _Process:
 
     def stop(self) -> None:
         """Ask the process to stop; kill it if it has not exited after STOP_GRACE seconds."""
+        end_descendants(self.popen.pid)
         if self.popen.poll() is None:
             self.send(STOP_MESSAGE)
             self._outbox.put(None)
@@ -250,7 +286,8 @@ class _Process:
         self.kill()
 
     def kill(self) -> None:
-        """End the process (and its process group) now and release its pipes (idempotent)."""
+        """End the process, its process group and everything below it now, and release its pipes (idempotent)."""
+        end_descendants(self.popen.pid)
         if self.popen.poll() is None:
             self.popen.kill()
         if os.name == "posix":
@@ -291,14 +328,29 @@ def _env_number(name: str, default: float) -> float:
         raise ImplementationError(f"{name}={raw!r} is not a number") from None
 
 
+def _limits(timeout: Optional[float], run_timeout: float, max_line: Optional[int], memory_limit_mb: int) -> tuple[float, float, int, int]:
+    """The adapter's limits, checked: ImplementationError (one line) for any that cannot be used."""
+    try:
+        if timeout is None:
+            timeout = checked_seconds("EMBCONF_TIMEOUT", _env_number("EMBCONF_TIMEOUT", DEFAULT_TIMEOUT))
+        line = max_line or _env_number("EMBCONF_MAX_LINE", DEFAULT_MAX_LINE)
+        if not (isinstance(line, int) or float(line).is_integer()) or not 0 < line <= 2**40:
+            raise LimitError(f"EMBCONF_MAX_LINE must be a whole number of bytes, more than 0, got {line!r}")
+        return (checked_seconds("the timeout", timeout), checked_seconds("the run timeout", run_timeout), int(line),
+                checked_memory_mb("the memory limit", memory_limit_mb))
+    except LimitError as exc:
+        raise ImplementationError(str(exc)) from None
+
+
 class SubprocessAdapter(Adapter):
     """``subprocess:'COMMAND ARGS'``: a program speaking the wire protocol, started once per run."""
 
     kind = "subprocess"
-    options = ("timeout", "validate_protocol")
+    options = ("timeout", "validate_protocol", "run_timeout", "memory_limit_mb")
 
     def __init__(self, command: str, timeout: Optional[float] = None, validate_protocol: bool = False,
-                 max_restarts: int = DEFAULT_MAX_RESTARTS, max_line: Optional[int] = None) -> None:
+                 max_restarts: int = DEFAULT_MAX_RESTARTS, max_line: Optional[int] = None,
+                 run_timeout: float = DEFAULT_RUN_TIMEOUT, memory_limit_mb: int = 0) -> None:
         self.target = command
         try:
             self.argv = shlex.split(command)
@@ -306,16 +358,15 @@ class SubprocessAdapter(Adapter):
             raise ImplementationError(f"cannot parse the command {command!r}: {exc}") from None
         if not self.argv:
             raise ImplementationError("subprocess: needs a command, as in subprocess:'node impl.js'")
-        self.timeout = float(timeout if timeout is not None else _env_number("EMBCONF_TIMEOUT", DEFAULT_TIMEOUT))
-        self.max_line = int(max_line or _env_number("EMBCONF_MAX_LINE", DEFAULT_MAX_LINE))
-        if self.timeout <= 0 or self.max_line <= 0:
-            raise ImplementationError("the timeout and the line limit must be positive")
+        self.timeout, self.run_timeout, self.max_line, self.memory_limit_mb = _limits(timeout, run_timeout, max_line, memory_limit_mb)
+        self._run_deadline = time.monotonic() + self.run_timeout
         self.validate_protocol = validate_protocol
         self.max_restarts = max_restarts
         self.restarts = 0
+        self._charged = True  # whether the next restart counts against max_restarts
         self._seq = 0
         self._planned = CallPlan()  # announced, not yet sent
-        self._inflight: deque[tuple[int, str]] = deque()  # (seq, operation) sent to this process, unanswered
+        self._inflight: deque[tuple[int, Planned]] = deque()  # (seq, call) sent to this process, unanswered
         self._clock = 0.0  # when the implementation started on the oldest unanswered request (about)
         self._mark = 0  # stderr bytes written before that request
         # The process starts now and answers the handshake while the runner loads the fixtures;
@@ -342,40 +393,57 @@ class SubprocessAdapter(Adapter):
         """Announce the calls about to be made, in order: up to AHEAD of them are written ahead of their turn."""
         self._planned.extend(calls)
 
+    def forget(self, operation: str) -> None:
+        """Drop the announced calls of ``operation`` not yet sent (the hang policy will not run them)."""
+        self._planned.drop(operation)
+
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        if self._inflight and self._inflight[0][1] != operation:  # the caller left its plan: what ran ahead is void
-            self._discard()
+        if self._inflight and self._inflight[0][1][0] != operation:  # the caller left its plan: what ran ahead is void
+            self._discard(restore=False)
             self._planned.clear()
+        if time.monotonic() >= self._run_deadline:
+            self._discard()
+            return run_timeout_reply(self.run_timeout)
         process = self._running()
         if isinstance(process, Reply):
             return process
         try:
             if not self._inflight:
                 self._planned.follow(operation)
-                self._request(process, operation, inputs)
-            for ahead, make_inputs in self._planned.take(AHEAD - len(self._inflight)):
-                self._request(process, ahead, make_inputs())
+                self._request(process, (operation, lambda: inputs))
+            for ahead in self._planned.take(AHEAD - len(self._inflight)):
+                self._request(process, ahead)
             seq = self._inflight[0][0]
-            message = process.receive(max(self._clock + self.timeout - time.monotonic(), 0.0), self.timeout)
-            reply = self._reply(message, operation, seq)
+            wait = min(self._clock + self.timeout, self._run_deadline) - time.monotonic()
+            message = process.receive(max(wait, 0.0), self.timeout)
+            try:
+                reply = self._reply(message, operation, seq)
+            except RecursionError:
+                raise _ProtocolError("a reply nested too deeply to read") from None
         except _Failure as failure:
-            self._discard()
             # The tail of everything it wrote: with requests written ahead, stderr cannot be split per request exactly.
-            return failure.reply(process.stderr.since(0))
+            detail = process.stderr.since(0)
+            self._inflight.popleft()  # the request that failed; the ones written after it are sent again
+            self._discard(charge=not isinstance(failure, _Timeout))
+            if isinstance(failure, _Timeout) and time.monotonic() >= self._run_deadline:
+                return run_timeout_reply(self.run_timeout, detail)
+            return failure.reply(detail)
         self._inflight.popleft()
         if reply.status == EXCEPTION:
             reply.detail = process.stderr.since(self._mark)
         self._clock, self._mark = time.monotonic(), process.stderr.total
         return reply
 
-    def _request(self, process: _Process, operation: str, inputs: dict[str, Any]) -> None:
+    def _request(self, process: _Process, planned: Planned) -> None:
         if not self._inflight:
             self._clock, self._mark = time.monotonic(), process.stderr.total
         self._seq += 1
-        self._inflight.append((self._seq, operation))
-        process.send(run_message(self._seq, operation, inputs))
+        self._inflight.append((self._seq, planned))
+        process.send(run_message(self._seq, planned[0], planned[1]()))
 
     def close(self) -> None:
+        self._planned.clear()
+        self._inflight.clear()
         if self._process is not None:
             self._process.stop()
             self._process = None
@@ -390,7 +458,7 @@ class SubprocessAdapter(Adapter):
     def _spawn(self) -> _Process:
         """A started process that has been sent the start message."""
         try:
-            process = _Process(self.argv, self.max_line)
+            process = _Process(self.argv, self.max_line, self.memory_limit_mb)
         except OSError as exc:
             raise ImplementationError(f"cannot start {self.target!r}: {exc}") from None
         process.send(start_message())
@@ -399,8 +467,12 @@ class SubprocessAdapter(Adapter):
     def _await_hello(self, process: _Process) -> dict[str, Any]:
         """The handshake reply of ``process``; it is killed and ImplementationError raised otherwise."""
         try:
-            hello = process.receive(max(self.timeout, START_TIMEOUT))
-            check_hello(hello, self.validate_protocol)
+            wait = min(max(self.timeout, START_TIMEOUT), self._run_deadline - time.monotonic())
+            hello = process.receive(max(wait, 0.0))
+            try:
+                check_hello(hello, self.validate_protocol)
+            except RecursionError:
+                raise _ProtocolError("a start reply nested too deeply to read") from None
         except _Failure as failure:
             process.kill()
             printed = " | ".join(line.strip() for line in process.stderr.since(0, 600).splitlines() if line.strip())
@@ -412,20 +484,27 @@ class SubprocessAdapter(Adapter):
         """The live process, restarted if need be; a CRASH reply once restarts are used up."""
         if self._process is not None:
             return self._process
-        if self.restarts >= self.max_restarts:
-            return Reply(CRASH, message=GIVE_UP)
-        self.restarts += 1
+        if self._charged:
+            if self.restarts >= self.max_restarts:
+                return Reply(CRASH, message=GIVE_UP)
+            self.restarts += 1
         try:
             self._process, _ = self._launch()
         except ImplementationError as exc:
+            self._charged = True
             return Reply(CRASH, message=f"restart {self.restarts} failed: {exc}")
         return self._process
 
-    def _discard(self) -> None:
-        """Kill the current process: its state is unknown; the next call starts a new one."""
+    def _discard(self, restore: bool = True, charge: bool = True) -> None:
+        """Kill the current process (its state is unknown; the next call starts a new one). The requests it
+        had not answered go back to the front of the plan (``restore``); ``charge``: the restart counts
+        against max_restarts (a timeout's does not: the hang policy bounds those)."""
         if self._process is not None:
             self._process.kill()
             self._process = None
+            self._charged = charge
+        if restore:
+            self._planned.restore(planned for _, planned in self._inflight)
         self._inflight.clear()
 
     # --- replies

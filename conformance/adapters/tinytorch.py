@@ -15,11 +15,15 @@ kinds are coarse: a ValueError where the spec wants an error passes, any other
 exception is an ``error`` outcome. Storage is float32 only (no ``float64``
 feature); token ids become float32 Tensors, so float and int32 ids are supported.
 Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is not part of
-the module's API and is not applicable.
+the module's API and is not applicable. The older published API, whose
+``PositionalEncoding.forward(x)`` and ``EmbeddingLayer.forward(tokens)`` take no
+``start_pos``, is driven too: its start_pos = 0 cases run, the others are
+not applicable with that reason.
 """
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from types import ModuleType
 from typing import Any, Mapping, Optional
 
@@ -44,6 +48,9 @@ REQUIRES: dict[str, tuple[str, ...]] = {
     "embedding_layer_backward": ("EmbeddingLayer",),
     "parameter_count": ("EmbeddingLayer",),
 }
+# operation -> the class whose forward(x) / forward(tokens) has no start_pos in the older published API
+OLDER_API = {"learned_positions_forward": "PositionalEncoding", "learned_positions_backward": "PositionalEncoding",
+             "embedding_layer_forward": "EmbeddingLayer", "embedding_layer_backward": "EmbeddingLayer"}
 CONSTANT_MARKED_TRAINABLE = "requires_grad=True on the sinusoidal table (a constant)"
 
 
@@ -77,6 +84,10 @@ class TinyTorchAdapter(InProcessAdapter):
     def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
         if operation == "sinusoidal_table" and inputs.get("dtype", "float32") != "float32":
             return "TinyTorch tables are float32 only"
+        owner = OLDER_API.get(operation)
+        start = inputs.get("start_pos", 0)
+        if owner and not (type(start) is int and start == 0) and not takes_start_pos(getattr(self.module, owner, None)):
+            return f"the module's {owner}.forward takes no start_pos (the older TinyTorch API): only start_pos = 0 can run"
         return None
 
     # ----- building blocks ---------------------------------------------------------------
@@ -101,7 +112,7 @@ class TinyTorchAdapter(InProcessAdapter):
         table_t = self._param(table)
         encoding.position_embeddings = table_t
         x_t = self._param(x)
-        return table_t, x_t, encoding.forward(x_t, start_pos)
+        return table_t, x_t, _forward(encoding, x_t, start_pos)
 
     def _layer(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
                tokens: np.ndarray, start_pos: Any) -> tuple[Any, Any, Any, Any]:
@@ -113,7 +124,7 @@ class TinyTorchAdapter(InProcessAdapter):
         if position_table is not None:
             table = self._param(position_table)
             _set(layer, "pos_encoding", "position_embeddings", table)
-        return layer, weight, table, layer.forward(self.Tensor(tokens), start_pos)
+        return layer, weight, table, _forward(layer, self.Tensor(tokens), start_pos)
 
     @staticmethod
     def _backward(output: Any, grad_output: np.ndarray) -> None:
@@ -172,6 +183,21 @@ class TinyTorchAdapter(InProcessAdapter):
         stored = getattr(layer, "pos_encoding", None)
         constant = isinstance(stored, self.Tensor) and not any(p is stored for p in params)
         return {"trainable": sum(_size(p) for p in params), "non_trainable": _size(stored) if constant else 0}
+
+
+def takes_start_pos(cls: Any) -> bool:
+    """Whether ``cls.forward`` accepts a start_pos (the current API) or only its input (the older one)."""
+    try:
+        params = inspect.signature(cls.forward).parameters.values()
+    except (TypeError, ValueError, AttributeError):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return any(p.kind == p.VAR_POSITIONAL or p.name == "start_pos" for p in params) or len(positional) > 2
+
+
+def _forward(owner: Any, value: Any, start_pos: Any) -> Any:
+    """``owner.forward(value, start_pos)``, or ``owner.forward(value)`` for the older API (start_pos is 0 there)."""
+    return owner.forward(value, start_pos) if takes_start_pos(type(owner)) else owner.forward(value)
 
 
 def student_tensor(module: ModuleType, target: str) -> type:

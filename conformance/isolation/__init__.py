@@ -8,8 +8,13 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 - loads the implementation itself (``create_adapter``); a failure to load comes back as one
   :class:`~embconf.adapters.ImplementationError` line;
 - runs every call through :class:`~embconf.guard.GuardedAdapter` (copies in, mutation and view checks);
-- has its address space capped (``RLIMIT_AS``), stdin from /dev/null, and its stdout and stderr
-  (the file descriptors, so C code too) captured; the runner keeps only the tail;
+- is held to a memory limit on what it really uses: the runner sums the resident memory of the worker
+  and everything below it (:mod:`embconf.proctree`) while it waits, and kills the tree over the limit;
+  its address space is capped far higher (``RLIMIT_AS`` at the limit + 8 GiB), a backstop against an
+  allocation too fast to measure, so JAX's and TensorFlow's unused reservations do not count;
+- is a child subreaper that dies with the runner, so what it starts (daemons too) ends with it;
+- has stdin from /dev/null, and its stdout and stderr (the file descriptors, so C code too)
+  captured; the runner keeps only the tail;
 - checks after each call that the working directory, numpy's error handling and print options are
   as it found them (else the case is an ``error`` and the worker is replaced), and restores the
   legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
@@ -25,6 +30,7 @@ The package, one job a module:
 
 - :mod:`.adapter`: the runner's side: :class:`IsolationOptions`, :func:`open_adapter` and
   :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
+- :mod:`.hangs`: the hang policy (:class:`HangPolicy`), which wraps the worker and protocol peers alike;
 - :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
 - :mod:`.channel`: what crosses between the two: the socket channel, the captured output, and the
   allow-list that replies are unpickled with (:func:`load_reply`, :func:`sendable`, :class:`Unsendable`);
@@ -36,12 +42,13 @@ from __future__ import annotations
 from .adapter import (BATCH, DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, OUT_OF_PROCESS, START_TIMEOUT,
                       IsolatedAdapter, IsolationOptions, Planned, default_start_method, open_adapter)
 from .channel import Unsendable, load_reply, sendable
+from .hangs import HangPolicy
 from .handle import _Worker
 from .worker import GlobalState, Output, worker_main
 
 __all__ = [
     "BATCH", "DEFAULT_CASE_TIMEOUT", "DEFAULT_MEMORY_LIMIT_MB", "DEFAULT_RUN_TIMEOUT", "OUT_OF_PROCESS", "START_TIMEOUT",
-    "GlobalState", "IsolatedAdapter", "IsolationOptions", "Output", "Planned", "Unsendable",
+    "GlobalState", "HangPolicy", "IsolatedAdapter", "IsolationOptions", "Output", "Planned", "Unsendable",
     "default_start_method", "load_reply", "open_adapter", "sendable", "worker_main",
     "_Worker",  # the tests watch what the runner sends through it
 ]

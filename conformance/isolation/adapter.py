@@ -13,12 +13,13 @@ from typing import Any, Iterable, Optional, Union
 from ..adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
 from ..guard import GuardedAdapter
-from .channel import _Failure, _Garbled, _Gone, _Late
+from ..processes import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
+from .channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
+from .hangs import HangPolicy
 from .handle import _Worker
 from .worker import _fork_worker, _spawn_worker
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
-DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run
 DEFAULT_MEMORY_LIMIT_MB = 4096
 START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
@@ -35,18 +36,30 @@ class IsolationOptions:
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # 0: no limit
 
+    def __post_init__(self) -> None:
+        """LimitError (one line) for a timeout or memory limit that cannot be used."""
+        checked_seconds("--case-timeout", self.case_timeout)
+        checked_seconds("--run-timeout", self.run_timeout)
+        checked_memory_mb("--memory-limit", self.memory_limit_mb)
+
 
 def open_adapter(impl: str, options: IsolationOptions = IsolationOptions(), **adapter_options: Any) -> Adapter:
     """The adapter ``impl`` names, ready to run: in a worker process unless ``options.in_process`` or
-    the kind already runs out of process (subprocess). ImplementationError when it cannot load."""
+    the kind already runs out of process (subprocess), held to the options' limits and the hang policy.
+    ImplementationError when it cannot load."""
     kind, _ = parse_impl(impl)
     if kind in OUT_OF_PROCESS:
-        return create_adapter(impl, **adapter_options)
+        return HangPolicy(create_adapter(impl, **adapter_options, run_timeout=options.run_timeout,
+                                         memory_limit_mb=options.memory_limit_mb))
     if options.in_process:
         return GuardedAdapter(create_adapter(impl, **adapter_options))
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
-    adapter.start()
-    return adapter
+    try:
+        adapter.start()
+    except BaseException:
+        adapter.close()
+        raise
+    return HangPolicy(adapter)
 
 
 def default_start_method() -> str:
@@ -91,6 +104,10 @@ class IsolatedAdapter(Adapter):
     def plan(self, calls: Iterable[Planned]) -> None:
         """Announce the calls about to be made, in order, as (operation, inputs factory) pairs."""
         self._planned.extend(calls)
+
+    def forget(self, operation: str) -> None:
+        """Drop the announced calls of ``operation`` not yet sent (the hang policy will not run them)."""
+        self._planned.drop(operation)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         if time.monotonic() >= self._run_deadline:
@@ -176,12 +193,14 @@ class IsolatedAdapter(Adapter):
             if time.monotonic() >= self._run_deadline:
                 return self._run_timeout(detail)
             return Reply(TIMEOUT, message=f"no reply within {self.case_timeout:g} s (the worker was killed)", detail=detail)
+        if isinstance(failure, _OutOfMemory):
+            return Reply(CRASH, message=str(failure), detail=detail)
         if isinstance(failure, _Garbled):
             return Reply(EXCEPTION, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
         return Reply(CRASH, message=f"the worker process {how}", detail=detail)
 
     def _run_timeout(self, detail: str = "") -> Reply:
-        return Reply(TIMEOUT, message=f"run timeout: the whole run exceeded {self.run_timeout:g} s", detail=detail)
+        return run_timeout_reply(self.run_timeout, detail)
 
     def _discard(self) -> None:
         """Stop the worker; the calls it had not answered go back to the front of the plan."""

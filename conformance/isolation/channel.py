@@ -35,6 +35,13 @@ class _Gone(_Failure):
     pass
 
 
+class _OutOfMemory(_Failure):
+    """The worker's process tree held more resident memory than the limit (the message says how much)."""
+
+    def while_loading(self, how: str) -> str:
+        return f"it {self} while loading it"
+
+
 class _Garbled(_Failure):
     def while_loading(self, how: str) -> str:
         return f"the worker sent an unreadable reply ({self})"
@@ -170,6 +177,7 @@ _NUMPY_NAMES = frozenset({"dtype", "ndarray", "scalar", "_reconstruct", "_frombu
 _ALLOWED = frozenset({
     ("embconf.adapters.base", "Reply"), ("embconf.adapters.base", "Capabilities"), (__name__, "Unsendable"),
     ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
+    ("ml_dtypes", "bfloat16"),  # the dtype of bfloat16 arrays (spec 1.1, EMB-HLF-2): a scalar type, no code runs
 })
 
 
@@ -206,20 +214,25 @@ def _safe_repr(value: Any) -> str:
         return "(unprintable)"
 
 
-def sendable(value: Any) -> Any:
+SENDABLE_DEPTH = 32  # containers nested deeper than this are not sent (they could not be read back safely)
+
+
+def sendable(value: Any, depth: int = 0) -> Any:
     """``value`` made of plain types only: arrays as base ndarrays, Python scalars as the built-in types,
-    containers rebuilt, and anything else replaced by an :class:`Unsendable`."""
+    containers rebuilt (up to SENDABLE_DEPTH deep), and anything else replaced by an :class:`Unsendable`."""
     if isinstance(value, np.ndarray):
-        return np.asarray(value) if value.dtype.kind in "biufcUS" else Unsendable(value)
+        return np.asarray(value) if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
     if isinstance(value, np.generic):
-        return value if value.dtype.kind in "biufcUS" else Unsendable(value)
+        return value if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
     for plain in (bool, int, float, complex, str, bytes):
         if isinstance(value, plain):
             return plain(value)
     if value is None:
         return None
+    if depth >= SENDABLE_DEPTH and type(value) in (list, tuple, set, frozenset, dict):
+        return Unsendable(value)
     if type(value) in (list, tuple, set, frozenset):
-        return type(value)(sendable(item) for item in value)
+        return type(value)(sendable(item, depth + 1) for item in value)
     if type(value) is dict:
-        return {sendable(key): sendable(item) for key, item in value.items()}
+        return {sendable(key, depth + 1): sendable(item, depth + 1) for key, item in value.items()}
     return Unsendable(value)

@@ -9,7 +9,8 @@ import time
 from typing import Any, Optional
 
 from ..processes import describe_exit
-from .channel import _Captured, _Channel, _Garbled, _Gone, _Late, load_reply
+from ..proctree import MEMORY_POLL, MemoryWatch, end_descendants
+from .channel import _Captured, _Channel, _Garbled, _Gone, _Late, _OutOfMemory, load_reply
 
 STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
 MAX_REPLY_BYTES = 512 * 2**20
@@ -18,8 +19,9 @@ MAX_REPLY_BYTES = 512 * 2**20
 class _Worker:
     """A running worker: its channel, its captured output, and how to end it."""
 
-    def __init__(self, pid: int, channel: _Channel, output: _Captured, process: Any = None) -> None:
+    def __init__(self, pid: int, channel: _Channel, output: _Captured, process: Any = None, memory_limit_mb: int = 0) -> None:
         self.pid, self.channel, self.output, self.process = pid, channel, output, process
+        self.memory = MemoryWatch(pid, memory_limit_mb, "the worker")
         self.exitcode: Optional[int] = None
         self.selector = selectors.DefaultSelector()
         self.selector.register(channel.sock, selectors.EVENT_READ)
@@ -34,12 +36,17 @@ class _Worker:
             raise _Gone() from None
 
     def receive(self, deadline: float) -> Any:
-        """The worker's next message, draining its output meanwhile; _Late after ``deadline``, _Gone if it died."""
+        """The worker's next message, draining its output meanwhile; _Late after ``deadline``, _Gone if it
+        died, _OutOfMemory when its process tree holds more resident memory than the limit."""
         while True:
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            over = self.memory.exceeded(now)
+            if over:
+                raise _OutOfMemory(over)
+            remaining = deadline - now
             if remaining <= 0:
                 raise _Late()
-            for key, _ in self.selector.select(remaining):
+            for key, _ in self.selector.select(min(remaining, MEMORY_POLL) if self.memory.active else remaining):
                 if key.fileobj is self.channel.sock:
                     return self._read(deadline)
                 self.output.drain()
@@ -59,7 +66,9 @@ class _Worker:
         return load_reply(data, buffers)
 
     def stop(self) -> None:
-        """Ask the worker to exit, kill it if it does not, and release everything."""
+        """End what the worker started, ask it to exit, kill it if it does not, and release everything."""
+        if self.exitcode is None:
+            end_descendants(self.pid)
         try:
             self.send(("stop",))
         except _Gone:
@@ -85,6 +94,7 @@ class _Worker:
     def _kill(self) -> None:
         if self.exitcode is not None:
             return
+        end_descendants(self.pid)  # first: once the worker is gone, its orphans would leave its tree
         if self.process is not None:
             self.process.kill()
             return

@@ -21,10 +21,12 @@ from ..adapters import ImplementationError, create_adapter
 from ..adapters.base import CRASH, EXCEPTION, Adapter, Capabilities, Reply, _traceback_tail
 from ..adapters.loading import describe_exception
 from ..guard import GuardedAdapter
+from ..proctree import keep_descendants
 from .channel import _Captured, _Channel, sendable
 from .handle import _Worker
 
 MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
+BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and TensorFlow reserve gigabytes they never use
 
 Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or a file path (spawn)
 
@@ -42,7 +44,7 @@ def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: in
         worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd)
     child_end.close()
     os.close(write_fd)
-    return _Worker(pid, _Channel(parent_end), _Captured(read_fd))
+    return _Worker(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb)
 
 
 def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
@@ -55,7 +57,7 @@ def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: i
     process = context.Process(target=worker_main, args=(child_end, impl, adapter_options, memory_limit_mb, path), daemon=True)
     process.start()
     child_end.close()
-    return _Worker(process.pid, _Channel(parent_end), _Captured(fd, path), process)
+    return _Worker(process.pid, _Channel(parent_end), _Captured(fd, path), process, memory_limit_mb)
 
 
 def worker_main(sock: socket.socket, impl: str, adapter_options: dict[str, Any], memory_limit_mb: int, output: Output) -> None:
@@ -78,14 +80,15 @@ def worker_main(sock: socket.socket, impl: str, adapter_options: dict[str, Any],
 
 
 def _confine(output: Output, memory_limit_mb: int) -> None:
-    """A session of its own, no Ctrl-C (the runner handles it), output captured, memory capped."""
+    """A session of its own, no Ctrl-C (the runner handles it), its descendants kept in its tree (it
+    dies with the runner), output captured, address space held to a backstop (the runner counts memory)."""
     if hasattr(os, "setsid"):
         try:
             os.setsid()
         except OSError:
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
+    keep_descendants()
     _redirect_output(output)
     _limit_memory(memory_limit_mb)
 
@@ -104,8 +107,13 @@ def _redirect_output(output: Output) -> None:
     faulthandler.enable(file=sys.stderr)  # a segfault leaves its Python traceback in the captured output
 
 
+def backstop_mb(memory_limit_mb: int) -> int:
+    return memory_limit_mb + BACKSTOP_MB
+
+
 def _limit_memory(memory_limit_mb: int) -> None:
-    """Cap the address space (best effort: not every platform enforces RLIMIT_AS)."""
+    """Cap the address space at the backstop, far above the limit (the runner holds resident memory to
+    the limit): it stops an allocation too fast to be measured. Best effort: not every platform has RLIMIT_AS."""
     try:
         import resource
     except ImportError:
@@ -113,22 +121,12 @@ def _limit_memory(memory_limit_mb: int) -> None:
     if memory_limit_mb <= 0:
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = memory_limit_mb * 2**20 if hard == resource.RLIM_INFINITY else min(memory_limit_mb * 2**20, hard)
+    wanted = backstop_mb(memory_limit_mb) * 2**20
+    limit = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     except (ValueError, OSError):
         pass
-
-
-def _die_with_parent() -> None:
-    """On Linux, have the kernel kill the worker if the runner dies (a worker stuck in a loop would outlive it)."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
 
 
 def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:
@@ -183,7 +181,8 @@ def _after_call(reply: Reply, state: "GlobalState", memory_limit_mb: int) -> tup
         return Reply(EXCEPTION, message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
                      detail=reply.detail), True
     if reply.status == EXCEPTION and MEMORY_ERROR.match(reply.message):
-        limit = f"the limit is {memory_limit_mb} MB" if memory_limit_mb > 0 else "no limit was set"
+        limit = (f"the limit is {memory_limit_mb} MB; the allocation would have passed the address-space backstop of "
+                 f"{backstop_mb(memory_limit_mb)} MB" if memory_limit_mb > 0 else "no limit was set")
         return Reply(CRASH, message=f"ran out of memory ({limit}): {reply.message}", detail=reply.detail), True
     state.restore_random()
     return reply, False

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import layer, lookup, memory, positions, sinusoid  # noqa: F401  (each registers its mutants)
+from . import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
 from .base import AREAS, Mutant, registry
 from .compose import Implementation
 

@@ -38,6 +38,7 @@ class Mutant:
     equivalent: tuple[str, ...] = ()  # ids whose outputs are identical on every input
     convention: Optional[str] = None  # a published sinusoid convention this mutant follows
     source: str = ""  # a public bug report showing the mistake in the wild
+    family: Mapping[str, Any] = field(default_factory=dict)  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
 
     def covers(self, operation: str) -> bool:
         """Whether this mutant can change the result of ``operation`` (directly or through a part)."""

@@ -85,7 +85,8 @@ def layer_backward(impl: Implementation, config: Mapping[str, Any], token_weight
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")
     grad = grad.astype(F64)
-    grad_w = impl["embedding_backward"](token_weight.astype(F64), batched, grad) * grad_scale(cfg)
+    padding = {"padding_idx": cfg["padding_idx"]} if cfg.get("padding_idx") is not None else {}  # spec 1.1, EMB-PAD-5
+    grad_w = impl["embedding_backward"](token_weight.astype(F64), batched, grad, **padding) * grad_scale(cfg)
     if cfg["pos_encoding"] != "learned":
         return grad_w.astype(token_weight.dtype), None
     grad_p = impl["learned_positions_backward"](position_table.astype(F64), np.zeros(grad.shape), start, grad)[1]

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..reference import learned_positions_backward as ref_backward
 from ..reference import learned_positions_forward as ref_forward
-from ..reference.positions import check_positions_input
+from ..reference.positions import check_positions_input, check_start_pos
 from .base import mutant
 
 FWD, BWD = "learned_positions_forward", "learned_positions_backward"
@@ -84,5 +84,7 @@ def _grad_x_zero(table: np.ndarray, x: np.ndarray, start_pos: object, grad_outpu
         "does not check x: a 2-D or 4-D x is broadcast against the table rows, another width fails inside numpy",
         "check that x is (batch, seq, embed_dim) with the table's embed_dim; reject anything else with shape_mismatch (EMB-POS-5)", FWD)
 def _shape_unchecked(table: np.ndarray, x: np.ndarray, start_pos: object = 0) -> np.ndarray:
-    rows = table[start_pos : start_pos + (x.shape[-2] if x.ndim >= 2 else 1)]
+    seq_len = x.shape[-2] if x.ndim >= 2 else 1
+    start = check_start_pos(start_pos, seq_len, table.shape[0])  # start_pos is still checked: only x is not
+    rows = table[start : start + seq_len]
     return (x.astype(np.float64) + rows.astype(np.float64)).astype(x.dtype)

@@ -5,7 +5,8 @@ import sys
 from collections import defaultdict
 from typing import TextIO
 
-from ..outcomes import FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from ..outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from ..diagnosis import run_verdict
 from ..runner import RunResult
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
@@ -46,13 +47,11 @@ class Console:
             write(f"  {req:<12} {status:<4}  {detail}\n")
         problems = [r for r in run.results if r.outcome in PROBLEMS or r.outcome == XPASS]
         if problems:
+            write(f"\nVerdict: {run_verdict(run).summary}\n")
             write(f"\nFailures ({len(problems)}):\n")
             for result in problems:
                 write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
-                for cause in result.diagnosis[:3]:
-                    write(f"  likely cause: {cause.get('summary', '')}\n")
-                if result.outcome == FAIL and not result.diagnosis:
-                    write("  likely cause: no known mistake matches\n")
+                write(diagnosis_lines(result))
                 if result.stderr:
                     write("  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n")  # the tail: where it died
         skipped = not_applicable_reasons(run.results)
@@ -64,6 +63,14 @@ class Console:
             write(f"\nwarning: expectation matches no case: {entry}\n")
         summary = run.summary()
         write("\n" + ", ".join(self.paint(f"{summary[o]} {o}", o) for o in OUTCOMES if summary[o]) + "\n")
+
+
+def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
+    """The diagnosis under a failure: known mistakes as 'likely cause', measured symptoms as 'measured'."""
+    lines = [f"  {'likely cause' if 'mutant' in d else 'measured'}: {d.get('summary', '')}\n" for d in result.diagnosis[:limit]]
+    if not lines and result.outcome in (FAIL, ERROR) and (result.actual is not None or result.error_kind is not None or result.outcome == ERROR):
+        lines.append("  likely cause: no known mistake matches, and no symptom could be measured\n")
+    return "".join(lines)
 
 
 FAMILIES = ("GEN", "FWD", "BWD", "IDX", "ERR", "SIN", "POS", "LAY", "MEM", "TOL")

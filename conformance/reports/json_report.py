@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import platform
 import sys
-from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from .. import __version__
+from ..diagnosis import run_verdict
+from ..output import OutputTarget, PathLike, as_target
 from ..runner import RunResult
 from ..spec import spec_version
 
@@ -30,13 +31,11 @@ def build(run: RunResult, impl_spec: str, fixtures: dict[str, Any]) -> dict[str,
         "duration_s": round(run.duration, 6),
         "summary": run.summary(),
         "unmatched_expectations": run.unmatched_expectations,
+        "verdict": run_verdict(run).to_json(),
         "cases": [result.to_json() for result in run.results],
     }
 
 
-def write(path: Path, report: dict[str, Any]) -> None:
-    """Write atomically: a reader never sees half a report."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    tmp.replace(path)
+def write(target: Union[PathLike, OutputTarget], report: dict[str, Any]) -> None:
+    """Write the report by the rules of :mod:`embconf.output` (atomic for a regular file)."""
+    as_target(target).write_text(json.dumps(report, indent=2, default=str) + "\n")

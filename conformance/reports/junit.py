@@ -1,15 +1,20 @@
 """JUnit XML, one testsuite per fixture area, one testcase per case, for CI dashboards."""
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Union
 from xml.etree import ElementTree as ET
 
 from ..outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
+from ..diagnosis import run_verdict
+from ..output import OutputTarget, PathLike, as_target
 from ..runner import RunResult
 
 
 def build(run: RunResult, name: str) -> ET.ElementTree:
     root = ET.Element("testsuites", name=f"embconf {name}")
+    verdict = run_verdict(run)
+    properties = ET.SubElement(root, "properties")
+    ET.SubElement(properties, "property", name="embconf.verdict", value=_clean(verdict.summary))
     suites: dict[str, ET.Element] = {}
     counts: dict[str, dict[str, int]] = {}
     for result in run.results:
@@ -39,12 +44,13 @@ def build(run: RunResult, name: str) -> ET.ElementTree:
 
 def _clean(text: str) -> str:
     """Drop characters XML 1.0 cannot carry (an implementation may print anything)."""
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF))
+    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)
+                   and not 0xD800 <= ord(ch) <= 0xDFFF)  # nor lone surrogates (not encodable)
 
 
-def write(path: Path, run: RunResult, name: str) -> None:
+def write(target: Union[PathLike, OutputTarget], run: RunResult, name: str) -> None:
+    """Write the XML by the rules of :mod:`embconf.output` (atomic for a regular file)."""
     tree = build(run, name)
     ET.indent(tree)
-    tmp = Path(path).with_name(Path(path).name + ".tmp")
-    tree.write(tmp, encoding="utf-8", xml_declaration=True)
-    tmp.replace(path)
+    text = ET.tostring(tree.getroot(), encoding="unicode")
+    as_target(target).write_text("<?xml version='1.0' encoding='utf-8'?>\n" + text + "\n")

@@ -14,6 +14,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ...dtypes import numpy_dtype  # bfloat16 through ml_dtypes (spec section 13)
+
 
 @dataclass(frozen=True)
 class CaseSpec:
@@ -33,11 +35,11 @@ def rng_for(case_id: str) -> np.random.Generator:
 
 
 def table(case_id: str, rows: int, cols: int, dtype: str = "float32", salt: str = "") -> np.ndarray:
-    return rng_for(case_id + "/" + salt).standard_normal((rows, cols)).astype(dtype)
+    return rng_for(case_id + "/" + salt).standard_normal((rows, cols)).astype(numpy_dtype(dtype))
 
 
 def values(case_id: str, shape: tuple[int, ...], dtype: str = "float32", salt: str = "") -> np.ndarray:
-    return rng_for(case_id + "/" + salt).standard_normal(shape).astype(dtype)
+    return rng_for(case_id + "/" + salt).standard_normal(shape).astype(numpy_dtype(dtype))
 
 
 def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str = "int64") -> np.ndarray:
@@ -46,6 +48,7 @@ def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str 
 
 def all_cases() -> list[tuple[str, list[CaseSpec]]]:
     """(area, cases) in file order; an area is one fixture file."""
-    from . import embedding_layer, learned_positions, memory, sinusoidal, token_lookup
+    from . import embedding_layer, half_precision, learned_positions, lookup_options, memory, sinusoidal, token_lookup
 
-    return [(module.AREA, module.cases()) for module in (token_lookup, sinusoidal, learned_positions, embedding_layer, memory)]
+    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision)
+    return [(module.AREA, module.cases()) for module in modules]

@@ -54,6 +54,12 @@ def edge_cases() -> list[CaseSpec]:
     return [
         _case("layer.forward.defaults", "Only vocab_size and embed_dim: max_seq_len 512, learned positions, no scaling.", ("EMB-LAY-1",) + fwd, {"vocab_size": 10, "embed_dim": 4}, (2, 5)),
         _case("layer.backward.defaults", "Defaults, backward: a 512-row learned table gets the gradient.", ("EMB-LAY-1",) + bwd, {"vocab_size": 10, "embed_dim": 4}, (2, 5), backward=True),
+        _case("layer.forward.learned.empty_sequence", "Learned positions, 1-D tokens with T = 0 (1.1.0): an empty (0, D) output, not an error.",
+              fwd + ("EMB-LAY-4",), _config("learned", True), (0,)),
+        _case("layer.forward.learned.empty_sequence_2d", "Learned positions, a batch of empty sequences (2, 0) (1.1.0): a (2, 0, D) output.",
+              fwd, _config("learned", False), (2, 0)),
+        _case("layer.backward.learned.empty_sequence", "Learned positions, T = 0, backward (1.1.0): both gradients are all zeros.",
+              bwd + ("EMB-LAY-4",), _config("learned", True), (0,), backward=True),
         _case("layer.forward.learned.start_pos", "Learned positions from start_pos 5.", fwd, _config("learned", False), (2, 4), start_pos=5),
         _case("layer.forward.sinusoidal.start_pos", "Sinusoidal positions from start_pos 9, scaled.", fwd, _config("sinusoidal", True), (2, 4), start_pos=9),
         _case("layer.forward.sinusoidal.start_at_end", "start_pos + T == max_seq_len: allowed.", fwd + ("EMB-LAY-8",), _config("sinusoidal", False), (1, 4), start_pos=12),

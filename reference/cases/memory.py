@@ -7,6 +7,7 @@ from . import CaseSpec, token_ids
 
 AREA = "memory"
 
+STORED, COMPUTED = ("sinusoid_stored",), ("sinusoid_computed",)  # how a sinusoidal layer keeps its table (EMB-MEM-1)
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int8")
 
 # (slug, name, vocab_size, embed_dim, position table length, pos_encoding): published model configurations.
@@ -45,18 +46,25 @@ def _parameter_count_cases() -> list[CaseSpec]:
     for pos in ("learned", "sinusoidal", "none"):
         config = {"vocab_size": 100, "embed_dim": 16, "max_seq_len": 32, "pos_encoding": pos, "scale_embeddings": False}
         specs.append(CaseSpec(f"mem.parameters.small_{pos}", f"A 100 x 16 layer with {pos} positions over 32 positions: trainable vs stored constants.",
-                              ("EMB-MEM-1",), "parameter_count", {"config": config}))
+                              ("EMB-MEM-1",), "parameter_count", {"config": config}, STORED if pos == "sinusoidal" else ()))
     specs.append(CaseSpec("mem.parameters.defaults", "Defaults: a 512-row learned table is trainable too.", ("EMB-MEM-1", "EMB-LAY-1"),
                           "parameter_count", {"config": {"vocab_size": 1000, "embed_dim": 64}}))
     specs.append(CaseSpec("mem.parameters.scaled_sinusoidal", "Scaling adds no parameters; the sinusoidal table is not trainable.", ("EMB-MEM-1",),
-                          "parameter_count", {"config": {"vocab_size": 50, "embed_dim": 8, "max_seq_len": 100, "pos_encoding": "sinusoidal", "scale_embeddings": True}}))
+                          "parameter_count", {"config": {"vocab_size": 50, "embed_dim": 8, "max_seq_len": 100, "pos_encoding": "sinusoidal", "scale_embeddings": True}}, STORED))
     for slug, name, vocab, dim, max_len, pos in MODELS:
         config = {"vocab_size": vocab, "embed_dim": dim, "max_seq_len": max_len, "pos_encoding": pos, "scale_embeddings": False}
         specs.append(CaseSpec(f"mem.parameters.{slug}", f"{name}: {vocab} x {dim} tokens, {pos} positions ({max_len}).",
                               ("EMB-MEM-1",), "parameter_count", {"config": config}, ("large_tables",)))
     specs.append(CaseSpec("mem.parameters.bert_base_sinusoidal", "BERT-base's sizes with sinusoidal positions: 512 x 768 stored, not trained.",
-                          ("EMB-MEM-1",), "parameter_count", {"config": {"vocab_size": 30522, "embed_dim": 768, "max_seq_len": 512, "pos_encoding": "sinusoidal"}}, ("large_tables",)))
-    return specs
+                          ("EMB-MEM-1",), "parameter_count", {"config": {"vocab_size": 30522, "embed_dim": 768, "max_seq_len": 512, "pos_encoding": "sinusoidal"}}, ("large_tables",) + STORED))
+    return specs + _computed_sinusoid_cases(specs)
+
+
+def _computed_sinusoid_cases(specs: list[CaseSpec]) -> list[CaseSpec]:
+    """The same sinusoidal layers for an implementation that computes positions on every call (1.1.0): nothing stored."""
+    return [CaseSpec(spec.id + "_computed", spec.description.split(":")[0].rstrip(".") + ", positions computed on every call: 0 non-trainable values.",
+                     spec.requirements, spec.operation, spec.inputs, tuple(f for f in spec.features if f != STORED[0]) + COMPUTED)
+            for spec in specs if STORED[0] in spec.features]
 
 
 def _gradient_cases() -> list[CaseSpec]:

@@ -122,7 +122,7 @@ def _layer_parts(config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any) 
     cfg = _config(config)
     if tokens.ndim not in (1, 2):
         raise SpecError("shape_mismatch", f"tokens of shape {tokens.shape}")
-    batch = tokens.reshape(-1, tokens.shape[-1])
+    batch = tokens if tokens.ndim == 2 else tokens[None]
     rows = _rows(batch, cfg["vocab_size"])
     limit = math.inf if cfg["pos_encoding"] == "none" else cfg["max_seq_len"]
     s = _start(start_pos, batch.shape[1], limit)

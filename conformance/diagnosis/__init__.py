@@ -1,0 +1,134 @@
+"""Why a case failed: known mistakes from the catalogue, measured symptoms, and the run's verdict.
+
+Three parts, ranked together:
+
+- ``replay``: the catalogue of mutants replayed on the case (a match names the
+  mistake and its exact fix), including sinusoid mistakes computed in float32
+  or float16;
+- ``symptoms``: what the error looks like, measured (a constant factor and what
+  it equals, which rows differ, which boundary is off, a missing gradient ...),
+  for mistakes no catalogue lists;
+- ``verdict``: the few mistakes that explain a run's failures, in one line.
+
+A mutant that fails some failing case of the run differently from the
+implementation is contradicted and is not named anywhere in that run; the rest
+are ranked by how many of the run's failures they match. Diagnosis runs in the
+runner's process on untrusted outputs: it is bounded in time (``BUDGET_S``) and
+never raises into the run (a failure to diagnose is logged and leaves the case
+undiagnosed).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from ..fixtures import Case
+from ..outcomes import ERROR, FAIL, CaseResult
+from ..runner import RunResult
+from .replay import Replay, diagnose, explain, replay
+from .symptoms import describe, history_symptom
+from .verdict import Mistake, Verdict, run_verdict
+
+log = logging.getLogger("embconf.diagnosis")
+BUDGET_S = 120.0  # a run's diagnosis stops after this long; later failures stay undiagnosed
+DIAGNOSED = (FAIL, ERROR)
+
+
+def diagnose_run(run: RunResult, cases: Iterable[Case], budget_s: float = BUDGET_S) -> None:
+    """Fill ``diagnosis`` on every failing or erroring result of ``run`` (nothing is loaded when nothing failed)."""
+    if not any(result.outcome in DIAGNOSED for result in run.results):
+        return
+    by_id = {case.id: case for case in cases}
+    deadline = time.monotonic() + budget_s
+    found: dict[str, tuple[Replay, list[dict[str, Any]]]] = {}
+    earlier: list[tuple[Case, CaseResult]] = []
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None:
+            continue
+        if result.outcome in DIAGNOSED:
+            if time.monotonic() >= deadline:
+                log.warning("no diagnosis for %s: the diagnosis time budget (%.0f s) is spent", result.id, budget_s)
+            else:
+                measured = _measure(case, result, earlier)
+                if measured is not None:
+                    found[result.id] = measured
+        if result.actual is not None:
+            earlier.append((case, result))
+    _rank(run, found)
+    try:
+        _conditional_gradients(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no option analysis: %s: %s", type(exc).__name__, exc)
+
+
+def _conditional_gradients(run: RunResult, by_id: dict[str, Case]) -> None:
+    """A parameter that got no gradient on some cases: does it get one exactly when a config option differs?"""
+    for result in run.results:
+        for entry in result.diagnosis:
+            if not entry.get("symptom", "").startswith("no_gradient:"):
+                continue
+            _, operation, name = entry["symptom"].split(":", 2)
+            got, missed = _options_by_outcome(run, by_id, operation, name)
+            for option in sorted({k for config in got + missed for k in config}):
+                without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
+                if got and missed and not without & with_:
+                    entry["summary"] += f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
+                    entry["measured"]["option"] = option
+                    break
+
+
+def _options_by_outcome(run: RunResult, by_id: dict[str, Case], operation: str, name: str) -> tuple[list[dict], list[dict]]:
+    """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
+    got, missed = [], []
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None or case.operation != operation or result.actual is None or not isinstance(case.expected_outputs.get(name), np.ndarray):
+            continue
+        config = case.inputs().get("config")
+        if isinstance(config, dict):
+            (missed if result.actual.get(name) is None else got).append(config)
+    return got, missed
+
+
+def diagnose_case(case: Case, result: CaseResult) -> list[dict[str, Any]]:
+    """One result's diagnosis on its own (no run context): catalogue matches, then symptoms."""
+    measured = _measure(case, result, [])
+    if measured is None:
+        return []
+    matches, symptoms = measured
+    return [explain(m, matches.notes.get(m.id, "")) for m in matches.matches] + symptoms
+
+
+def _measure(case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResult]]) -> Optional[tuple[Replay, list[dict[str, Any]]]]:
+    """(catalogue replay, symptoms) of one result; None when diagnosing it failed (logged)."""
+    try:
+        inputs = case.inputs()
+        matches = replay(case, result, inputs)
+        symptoms = describe(case, inputs, result)
+        if result.outcome == FAIL and not any(s["symptom"].startswith("stale_buffer") for s in symptoms):
+            symptoms = history_symptom(case, result, reversed(earlier)) + symptoms
+        return matches, symptoms
+    except Exception as exc:  # untrusted outputs must never break the run
+        log.warning("no diagnosis for %s: %s: %s", result.id, type(exc).__name__, exc)
+        return None
+
+
+def _rank(run: RunResult, found: dict[str, tuple[Replay, list[dict[str, Any]]]]) -> None:
+    """Drop contradicted mutants, order the rest by the run's support, symptoms after them."""
+    contradicted = set().union(*(replayed.contradicted for replayed, _ in found.values())) if found else set()
+    support = Counter(m.id for replayed, _ in found.values() for m in replayed.matches)
+    for result in run.results:
+        if result.id not in found:
+            continue
+        replayed, symptoms = found[result.id]
+        order = {m.id: i for i, m in enumerate(replayed.matches)}
+        kept = sorted((m for m in replayed.matches if m.id not in contradicted), key=lambda m: (-support[m.id], order[m.id]))
+        result.diagnosis = [explain(m, replayed.notes.get(m.id, "")) for m in kept] + symptoms
+
+
+__all__ = ["Mistake", "Verdict", "diagnose", "diagnose_case", "diagnose_run", "run_verdict"]

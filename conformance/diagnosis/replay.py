@@ -1,0 +1,170 @@
+"""Naming the likely mistake behind a failing case, by replaying the case through the catalogue of mutants.
+
+For a case that failed, every mutant that can change the case's operation is run
+in-process on the case's inputs. A mutant matches when its reply is the
+implementation's: the same error kind, or outputs equal within the case's stored
+tolerance. Matches are ranked: mutants that replace the case's own operation
+first, then the catalogue's order. Only the case inputs and the implementation's
+reply (``result.actual`` or ``result.error_kind``) are needed, so it works for
+every adapter, the protocol included.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ..adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_python
+from ..compare import compare_outputs, compare_value
+from ..fixtures import Case
+from ..outcomes import ERROR, FAIL, CaseResult
+from ..untrusted import compare_kept
+from ..mutants.base import Mutant
+
+SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
+
+
+@dataclass
+class Replay:
+    """The catalogue's answer on one failing case: who matches, and who fails it differently (contradicted)."""
+
+    matches: list[Mutant] = field(default_factory=list)
+    contradicted: set[str] = field(default_factory=set)
+    notes: dict[str, str] = field(default_factory=dict)  # mutant id -> how it matched ("computed in float32")
+
+
+def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
+    """Run every mutant that can change the case's operation on its inputs and compare with the implementation's reply."""
+    found = Replay()
+    if result.outcome not in (FAIL, ERROR) or (result.outcome == FAIL and result.error_kind is None and result.actual is None):
+        return found
+    from ..mutants import catalogue, implementation
+
+    direct, indirect = [], []
+    for mutant in catalogue():
+        if not mutant.covers(case.operation):
+            continue
+        with warnings.catch_warnings(), np.errstate(all="ignore"):  # a mutant's numerical noise is not the user's concern
+            warnings.simplefilter("ignore")
+            reply = call_python(case.operation, implementation(mutant.id)[case.operation], **_fresh(inputs))
+        if not _fails(case, reply):
+            continue
+        if _matches(case, inputs, reply, result):
+            (direct if case.operation in mutant.overrides else indirect).append(mutant)
+        else:
+            found.contradicted.add(mutant.id)
+    found.matches = direct + indirect
+    if not found.matches and case.operation == "sinusoidal_table":
+        _sinusoid_family(inputs, result, found)
+    return found
+
+
+def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Replay) -> None:
+    """Precision-aware replay of the sinusoid mutants: the table's fit names a mutant computed in lower precision."""
+    from ..mutants import catalogue
+    from .sinusoid_fit import CANONICAL, fit_table
+
+    table = (result.actual or {}).get("table")
+    if not isinstance(table, np.ndarray) or table.size > 1 << 22:
+        return
+    fit = fit_table(table, int(inputs["max_len"]), int(inputs["embed_dim"]))
+    if fit is None:
+        return
+    measured = {**fit.params(), "precision": fit.precision}
+    for mutant in catalogue():
+        if not mutant.family:
+            continue
+        point = {**CANONICAL, "precision": "float64", **mutant.family}
+        if {**point, "precision": measured["precision"]} == measured and point["precision"] in ("float64", measured["precision"]):
+            found.matches.append(mutant)
+            found.contradicted.discard(mutant.id)
+            if point["precision"] != fit.precision:
+                found.notes[mutant.id] = f"computed in {fit.precision}"
+
+
+def diagnose(case: Case, result: CaseResult) -> list[dict[str, Any]]:
+    """The mutants whose reply matches the implementation's on this failing case, best first."""
+    found = replay(case, result, case.inputs())
+    return [explain(mutant, found.notes.get(mutant.id, "")) for mutant in found.matches]
+
+
+def explain(mutant: Mutant, note: str = "") -> dict[str, Any]:
+    """The mutant's diagnosis entry, with how it matched when that was not exactly."""
+    entry = mutant.explain()
+    if note:
+        entry["summary"] = f"{mutant.description} ({note}) -> {mutant.hint}" if not mutant.convention else f"{entry['summary']} ({note})"
+    return entry
+
+
+def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Copies of the array inputs, so no replay can disturb the next."""
+    return {name: value.copy() if isinstance(value, np.ndarray) else value for name, value in inputs.items()}
+
+
+def _matches(case: Case, inputs: Mapping[str, Any], reply: Reply, result: CaseResult) -> bool:
+    if result.outcome == ERROR:  # an untyped exception: the same exception with the same message
+        return reply.status == EXCEPTION and bool(reply.message) and reply.message in (result.message.splitlines() or [""])[0]
+    if result.error_kind is not None:
+        return reply.status == ERROR_KIND and result.error_kind in (reply.error_kind, UNSPECIFIED)
+    if reply.status != OK:
+        return False
+    tolerance = case.tolerance or _model_tolerance(case.operation, inputs, reply.outputs)
+    actual = result.actual or {}
+    if _differs_on_sample(reply.outputs, actual, tolerance):
+        return False
+    if not compare_kept(reply.outputs, actual, tolerance):  # large outputs: on the rows kept (untrusted.kept_outputs)
+        return True
+    relaxed = _low_precision_tolerance(reply.outputs, tolerance)  # the same mistake, computed in float32 or float16
+    return relaxed is not None and not compare_kept(reply.outputs, actual, relaxed)
+
+
+LOW_PRECISION_ULPS = 8.0  # a few roundings of a float32 (or float16) computation, on the output's scale
+
+
+def _low_precision_tolerance(outputs: Mapping[str, Any], tolerance: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """The case's tolerance widened by a low-precision computation's error, for float32/float16 outputs."""
+    widened, changed = dict(tolerance), False
+    for name, value in outputs.items():
+        if isinstance(value, np.ndarray) and value.dtype in (np.float32, np.float16) and value.size:
+            finite = value[np.isfinite(value)]
+            scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+            eps = float(np.finfo(value.dtype).eps)
+            base = tolerance.get(name, {"kind": "exact"})
+            atol = float(base.get("atol", 0.0)) + LOW_PRECISION_ULPS * eps * scale
+            rtol = float(base.get("rtol", 0.0)) + LOW_PRECISION_ULPS * eps
+            widened[name] = {**base, "kind": "close", "atol": atol, "rtol": rtol}
+            changed = True
+    return widened if changed else None
+
+
+def _differs_on_sample(outputs: Mapping[str, Any], actual: Mapping[str, Any], tolerance: Mapping[str, Any]) -> bool:
+    """A cheap test on a few rows of large outputs: a difference there rules the match out for certain."""
+    for name, want in outputs.items():
+        got = actual.get(name)
+        if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)) or want.ndim < 2 or want.size <= SAMPLE_ABOVE:
+            continue
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return True
+        rows = sorted({0, want.shape[0] // 2, want.shape[0] - 1})
+        if compare_value(name, want[rows], got, tolerance.get(name, {"kind": "exact"}), got.shape, rows):
+            return True
+    return False
+
+
+def _fails(case: Case, reply: Reply) -> bool:
+    """Whether the mutant itself fails the case (a mutant that passes explains nothing)."""
+    if case.expected_error is not None or reply.status != OK:
+        return reply.status != ERROR_KIND or reply.error_kind != case.expected_error
+    return bool(compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance))
+
+
+def _model_tolerance(operation: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The tolerance model's bound for outputs the goldens do not hold (a result where an error was expected)."""
+    from ..reference.tolerance import for_case
+
+    try:
+        return for_case(operation, dict(inputs), dict(outputs))
+    except Exception:  # inputs the model was not written for (an out-of-range id): compare exactly
+        return {}

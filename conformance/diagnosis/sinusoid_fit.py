@@ -1,0 +1,130 @@
+"""Which sinusoid a wrong table is: a fit against a parameterised family of tables.
+
+A member of the family is angle(pos, k) = (pos + origin) * base^(sign * s_k), with
+the exponent form s_k (2k/D canonical, k/D, 2k/(D-1), 4k/D, k/(h-1), 0), a layout
+of the sine and cosine columns (interleaved, swapped, [sin | cos], [cos | sin]),
+and the precision the angles were computed in (float64, float32, float16).
+Candidates are compared on a sample of rows; an element is judged with the
+case's tolerance plus the error its angle carries in that precision
+(16 * |angle| * eps), so a mistake computed in float32 is recognised as itself.
+The simplest matching member wins (fewest departures from the spec, then the
+highest precision); nothing is stated when no member matches.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..reference.sinusoid import BASE
+
+SAMPLE_ROWS = 48
+Form = Callable[[np.ndarray, int], np.ndarray]  # (pair index k, D) -> s_k
+
+FORMS: dict[str, Form] = {
+    "2k/D": lambda k, d: 2.0 * k / d,
+    "k/D": lambda k, d: k / d,
+    "2k/(D-1)": lambda k, d: 2.0 * k / max(d - 1, 1),
+    "4k/D": lambda k, d: 4.0 * k / d,
+    "k/(h-1)": lambda k, d: k / max(d // 2 - 1, 1),
+    "0": lambda k, d: 0.0 * k,
+}
+BASES: dict[str, float] = {"10000": BASE, "1000": 1000.0, "100": 100.0, "e^4": math.exp(4.0), "10": 10.0, "100000": 1e5}
+LAYOUTS = ("interleaved", "swapped", "[sin | cos]", "[cos | sin]")
+PRECISIONS = ("float64", "float32", "float16")
+CANONICAL = {"base": "10000", "form": "2k/D", "sign": -1, "origin": 0, "layout": "interleaved"}
+
+
+@dataclass(frozen=True)
+class Fit:
+    base: str
+    form: str
+    sign: int
+    origin: int
+    layout: str
+    precision: str
+
+    def params(self) -> dict[str, object]:
+        return {"base": self.base, "form": self.form, "sign": self.sign, "origin": self.origin, "layout": self.layout}
+
+    def departures(self) -> list[str]:
+        """What differs from the spec's table, in words."""
+        words = []
+        if self.form == "0":
+            return ["every pair has frequency 1 (the exponent evaluates to 0: 10000^0, e.g. integer division 2*i // D)"] + self._layout_words()
+        if self.base != CANONICAL["base"]:
+            words.append(f"base {self.base} instead of 10000")
+        if self.sign != -1:
+            words.append("the exponent's sign flipped (base^(+s_k): frequencies grow with k)")
+        if self.form != CANONICAL["form"]:
+            words.append(f"exponent {self.form} instead of 2k/D")
+        if self.origin:
+            words.append(f"positions counted from {self.origin} instead of 0")
+        return words + self._layout_words()
+
+    def _layout_words(self) -> list[str]:
+        return [] if self.layout == "interleaved" else [f"layout {self.layout} instead of interleaved (sin at 2k, cos at 2k+1)"]
+
+
+def candidate(rows: np.ndarray, dim: int, fit: Fit) -> tuple[np.ndarray, np.ndarray]:
+    """(table rows, |angle| per column) of ``fit`` at positions ``rows``."""
+    dtype = np.dtype(fit.precision)
+    pairs = np.arange((dim + 1) // 2, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        freq = (BASES[fit.base] ** (fit.sign * FORMS[fit.form](pairs, dim))).astype(dtype)
+        angles = (rows.astype(dtype)[:, None] + dtype.type(fit.origin)) * freq[None]
+        sin_all, cos_all = np.sin(angles).astype(np.float64), np.cos(angles).astype(np.float64)
+    half = dim // 2
+    magnitude = np.abs(angles.astype(np.float64))
+    even, odd = {"interleaved": (sin_all, cos_all), "swapped": (cos_all, sin_all),
+                 "[sin | cos]": (sin_all, cos_all), "[cos | sin]": (cos_all, sin_all)}[fit.layout]
+    if fit.layout in ("interleaved", "swapped"):
+        table, angle = np.empty((rows.size, dim)), np.empty((rows.size, dim))
+        table[:, 0::2], table[:, 1::2] = even, odd[:, :half]
+        angle[:, 0::2], angle[:, 1::2] = magnitude, magnitude[:, :half]
+        return table, angle
+    return np.concatenate([even, odd[:, :half]], axis=1), np.concatenate([magnitude, magnitude[:, :half]], axis=1)
+
+
+def sample_rows(max_len: int) -> np.ndarray:
+    if max_len <= SAMPLE_ROWS:
+        return np.arange(max_len)
+    return np.unique(np.concatenate([np.arange(16), np.linspace(16, max_len - 1, SAMPLE_ROWS - 16).astype(np.int64)]))
+
+
+def _matches(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision: str, atol: np.ndarray) -> bool:
+    eps = float(np.finfo(precision).eps)
+    slack = 16.0 * angle * eps + 2.0 * eps  # exp() of a rounded exponent carries ~10 ulps of relative error
+    informative = slack < 0.25
+    if informative.mean() < 0.5 or not np.isfinite(actual).all():
+        return False
+    error = np.abs(actual - table)
+    return bool((error <= atol + slack)[informative].all())
+
+
+def fit_table(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
+    """The simplest member of the family that reproduces ``actual`` (a (max_len, dim) table), or None."""
+    if actual.shape != (max_len, dim) or dim < 2 or max_len < 2:
+        return None
+    rows = sample_rows(max_len)
+    got = actual[rows].astype(np.float64)
+    dtype = actual.dtype if actual.dtype.kind == "f" else np.dtype(np.float32)
+    # the case's own bound, 2u + 4 * spacing(pos) in the table's dtype (spec 8.4), per row
+    atol = (float(np.finfo(dtype).eps) + 4.0 * np.spacing(np.maximum(rows, 1).astype(dtype)).astype(np.float64))[:, None]
+    best: Optional[tuple[int, int, Fit]] = None
+    for base, form, sign, origin, layout in itertools.product(BASES, FORMS, (-1, 1), (0, 1), LAYOUTS):
+        if form == "0" and (base != "10000" or sign != -1):
+            continue  # one member stands for 'frequency 1'
+        for rank, precision in enumerate(PRECISIONS):
+            fit = Fit(base, form, sign, origin, layout, precision)
+            cost = len(fit.departures())
+            if best is not None and (cost, rank) >= best[:2]:
+                continue
+            table, angle = candidate(rows, dim, fit)
+            if _matches(got, table, angle, precision, atol):
+                best = (cost, rank, fit)
+                break
+    return None if best is None else best[2]

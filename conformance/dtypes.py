@@ -1,0 +1,56 @@
+"""The float dtypes of the spec and how half precision is held in NumPy (spec section 13, EMB-HLF-2).
+
+float16 is NumPy's own. bfloat16 is not: the harness holds it as ``ml_dtypes.bfloat16``,
+an optional extra (``pip install 'embedding-conformance[bfloat16]'``); importing this
+module registers it with NumPy when it is installed. The encoding of fixtures and of the
+wire protocol needs no library: a bfloat16 payload is the raw 16-bit patterns.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+try:  # registers np.dtype("bfloat16")
+    import ml_dtypes
+except ImportError:  # the optional extra is missing: bfloat16 cases are not_applicable
+    ml_dtypes = None
+
+HAVE_BFLOAT16 = ml_dtypes is not None
+BFLOAT16_HINT = "bfloat16 arrays need ml_dtypes: pip install 'embedding-conformance[bfloat16]'"
+HALF_DTYPES = ("float16", "bfloat16")
+# dtype name -> the little-endian layout of its payload (bfloat16: its raw bit patterns)
+WIRE_LAYOUT: dict[str, str] = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2", "int32": "<i4", "int64": "<i8"}
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The NumPy dtype of a spec dtype name (ValueError for bfloat16 without ml_dtypes)."""
+    if name == "bfloat16" and not HAVE_BFLOAT16:
+        raise ValueError(BFLOAT16_HINT)
+    return np.dtype(name)
+
+
+def to_wire(payload: np.ndarray, name: str) -> bytes:
+    """The little-endian bytes of ``payload`` (bfloat16: its bit patterns)."""
+    if name == "bfloat16":
+        return np.ascontiguousarray(payload).view(np.uint16).astype("<u2").tobytes()
+    return np.ascontiguousarray(payload, dtype=WIRE_LAYOUT[name]).tobytes()
+
+
+def from_wire(raw: bytes, name: str) -> np.ndarray:
+    """A flat, writable array of dtype ``name`` from its little-endian bytes."""
+    flat = np.frombuffer(raw, dtype=WIRE_LAYOUT[name])
+    if name == "bfloat16":
+        return flat.astype(np.uint16).view(numpy_dtype("bfloat16"))
+    return flat.astype(name)
+
+
+def shortest_decimal(value: float, name: str) -> str:
+    """The shortest decimal (repr-style) that reads back, through float64 and one rounding, as ``value`` in ``name``."""
+    dtype = numpy_dtype(name)
+    stored = np.array(value, dtype=np.float64).astype(dtype)
+    for digits in range(1, 18):
+        text = f"{float(stored):.{digits}g}"
+        with np.errstate(over="ignore"):
+            back = np.array(float(text), dtype=np.float64).astype(dtype)
+        if back == stored:
+            return text
+    raise AssertionError(f"no decimal reads back as {value!r} in {name}")

@@ -1,0 +1,104 @@
+"""The ``embconf grade`` and ``embconf gradescope`` arguments and commands (cli.py only dispatches here)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from ..isolation import IsolationOptions
+from .rubric import RubricError, load
+from .session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
+from .submissions import classify, content_hash, default_base
+
+GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rubric", type=Path, help="YAML rubric (default: the suite's TinyTorch module 11 rubric; see README)")
+    parser.add_argument("--base", type=Path, help="folder holding the tinytorch/ package that single modules and notebooks are graded on (default: the suite's example student)")
+    parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
+    parser.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS", help="seconds each case may take (default 10)")
+    parser.add_argument("--run-timeout", type=float, default=GRADE_RUN_TIMEOUT, metavar="SECONDS", help=f"seconds one submission may take (default {GRADE_RUN_TIMEOUT:g})")
+    parser.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of each worker process in MB, 0 for none (default 4096)")
+    parser.set_defaults(in_process=False, repeat=1)  # as `embconf run` would run it, always isolated
+
+
+def add_grade(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", type=Path, nargs="?", help="folder with one entry per submission")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (gradebook.csv, feedback/, results/, records/, report.html)")
+    parser.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="submissions graded side by side (default: the machine's cores)")
+    parser.add_argument("--force", action="store_true", help="regrade submissions whose content is unchanged")
+    parser.add_argument("--shard", metavar="I/N", help="grade only the I-th of N deterministic shards of the submissions")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="OUT_DIR", help="merge the outputs of shards into --out instead of grading")
+    add_common(parser)
+
+
+def add_gradescope(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--submission", type=Path, default=Path("/autograder/submission"), help="the submission folder (default /autograder/submission)")
+    parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"), help="where results.json goes (default /autograder/results/results.json)")
+    add_common(parser)
+
+
+def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) -> Options:
+    """Options with the rubric and the fixtures loaded: every usage problem is raised here, before anything runs."""
+    from ..fixtures import FixtureError, load_corpus
+    from ..spec import FIXTURES_DIR
+
+    fixtures = args.fixtures or FIXTURES_DIR
+    try:
+        corpus = load_corpus(fixtures)
+    except FixtureError as exc:
+        raise GradeUsageError(f"fixture problem: {exc}") from None
+    try:
+        rubric = load(args.rubric, corpus.cases)
+    except RubricError as exc:
+        raise GradeUsageError(str(exc)) from None
+    base = args.base if args.base is not None else default_base()
+    if args.base is not None and not (args.base / "tinytorch" / "core").is_dir():
+        raise GradeUsageError(f"--base {args.base}: no tinytorch/core package in it")
+    return Options(out, rubric, fixtures, tuple(rubric.case_ids(corpus.cases)), corpus.manifest_sha256, isolation,
+                   base.resolve() if base else None)
+
+
+def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
+    if args.jobs < 1:
+        raise GradeUsageError("--jobs must be at least 1")
+    if (args.submissions is None) == (args.merge is None):
+        raise GradeUsageError("give either SUBMISSIONS_DIR or --merge OUT_DIR...")
+    options = _prepared(args, args.out, isolation)
+    options.jobs, options.force = args.jobs, args.force
+    options.shard = parse_shard(args.shard) if args.shard else None
+    records = merge(args.merge, options) if args.merge else grade_folder(args.submissions, options)
+    problems = sum(r["status"] != "graded" for r in records)
+    print(f"{len(records)} submissions, {problems} not gradable: {args.out / 'gradebook.csv'}, {args.out / 'report.html'}")
+    return 0
+
+
+def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
+    """One submission (Gradescope's container): /autograder/submission in, results.json out."""
+    from .files import check_writable, write_json
+    from .feedback import feedback
+    from .job import Job, record_of
+    from .outputs import gradescope_results
+    from .score import score
+
+    if not args.submission.is_dir():
+        raise GradeUsageError(f"--submission {args.submission}: not a folder")
+    reason = check_writable(args.results.parent)
+    if reason:
+        raise GradeUsageError(reason)
+    with tempfile.TemporaryDirectory(prefix="embconf-gradescope-") as tmp:
+        options = _prepared(args, Path(tmp), isolation)
+        sub = classify(args.submission)
+        sub.name = "submission"
+        digest = content_hash(sub, options.base, "")
+        job = Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)
+        record = record_of(sub, digest, reason=sub.problem) if sub.problem else next(run_jobs([job], 1))
+    result = score(record, options.rubric)
+    write_json(args.results, gradescope_results(result))
+    sys.stdout.write(feedback(result, options.rubric.title) + "\n")
+    return 0
+
+

@@ -1,0 +1,118 @@
+"""Grading one submission: stage it, run it exactly as ``embconf run`` does (isolated worker, timeouts,
+memory limit, diagnosis), and return its record, a plain dict that is cached and merged as JSON.
+
+A submission that cannot be staged or loaded gets a ``problem`` record with its reason; nothing a
+submission does can raise out of :func:`grade` (each runs in a worker process of its own).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from ..adapters import ImplementationError
+from ..adapters.base import Adapter
+from ..diagnosis import diagnose_run
+from ..guard import run_repeated
+from ..isolation import IsolationOptions, open_adapter
+from ..runner import RunResult
+from .mistakes import case_mistakes, verdict
+from .notebook import Exported
+from .submissions import Submission, SubmissionProblem, stage
+
+RECORD_FORMAT = 2
+MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
+
+
+@dataclass(frozen=True)
+class Job:
+    submission: Submission
+    hash: str
+    work: Path
+    base: Optional[Path]
+    fixtures: Path
+    case_ids: tuple[str, ...]
+    options: IsolationOptions
+
+
+@lru_cache(maxsize=4)
+def cases_of(fixtures: Path, case_ids: tuple[str, ...]) -> list:
+    from ..fixtures import load_corpus
+
+    by_id = load_corpus(fixtures).by_id()
+    return [by_id[case_id] for case_id in case_ids]
+
+
+def record_of(sub: Submission, digest: str, **fields: Any) -> dict[str, Any]:
+    return {"record_format": RECORD_FORMAT, "name": sub.name, "entry": sub.entry.name, "kind": sub.kind, "hash": digest,
+            "note": sub.note, "status": "problem", "reason": "", "duration_s": 0.0, "summary": {}, "verdict": {}, "cases": [], **fields}
+
+
+def grade(job: Job) -> dict[str, Any]:
+    """The record of one submission (never raises for anything the submission does)."""
+    sub, started = job.submission, time.perf_counter()
+    try:
+        module, exported = stage(sub, job.work, job.base)
+        record = _run(job, module, exported)
+    except SubmissionProblem as exc:
+        record = record_of(sub, job.hash, reason=str(exc))
+    finally:
+        shutil.rmtree(job.work, ignore_errors=True)
+    record["duration_s"] = round(time.perf_counter() - started, 3)
+    return record
+
+
+def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]:
+    cases = cases_of(job.fixtures, job.case_ids)
+    try:
+        adapter = open_adapter(f"tinytorch:{module}", job.options)
+    except ImplementationError as exc:
+        raise SubmissionProblem(load_reason(str(exc), job.work, exported)) from None
+    run = run_diagnosed(adapter, cases)
+    return record_of(job.submission, job.hash, status="graded", **run_fields(run, cases, job.work))
+
+
+def run_diagnosed(adapter: Adapter, cases: list) -> RunResult:
+    """Every case run (announced ahead, as ``embconf run`` runs them) and the failures diagnosed; the adapter is closed."""
+    try:
+        run, _ = run_repeated(adapter, cases, None, 1)
+        diagnose_run(run, cases)
+    finally:
+        adapter.close()
+    return run
+
+
+def run_fields(run: RunResult, cases: list, work: Optional[Path] = None) -> dict[str, Any]:
+    """The record's summary, verdict and cases of a run (messages naming ``work`` made relative)."""
+    provided = run.capabilities.operations
+    records = [{"id": r.id, "requirements": list(r.requirements), "operation": r.operation, "outcome": r.outcome,
+                "provided": r.operation in provided, "message": _clean(r.message, work)[:MESSAGE_CHARS],
+                "mistakes": case_mistakes(r)} for r in run.results]
+    found = verdict(run, cases)
+    found["summary"] = _clean(found["summary"], work)
+    return {"summary": run.summary(), "verdict": found, "cases": records}
+
+
+def load_reason(message: str, work: Path, exported: Optional[Exported] = None) -> str:
+    """A load failure as the gradebook says it: 'does not import: SyntaxError at line 12 (invalid syntax)'."""
+    message = _clean(message, work)
+    found = re.match(r"cannot import '[^']*': (\w+)(?:: (.*))?$", message)
+    if not found:
+        return "does not load: " + re.sub(r"^(cannot load )?'tinytorch:[^']*': ", "", message)
+    kind, text = found.group(1), (found.group(2) or "").strip()
+    line = re.search(r"\(([^()]*), line (\d+)\)$", text)
+    if line and kind in ("SyntaxError", "IndentationError", "TabError"):
+        at = exported.locate(int(line.group(2))) if exported is not None else f"line {line.group(2)}"
+        return f"does not import: {kind} at {at} ({text[:line.start()].strip()})"
+    return f"does not import: {kind}: {text}" if text else f"does not import: {kind}"
+
+
+def _clean(text: str, work: Optional[Path]) -> str:
+    """Messages name the submission's own files, not where they were staged."""
+    if work is None:
+        return text
+    return text.replace(str(work) + "/", "").replace(str(work), ".")

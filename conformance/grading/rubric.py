@@ -1,0 +1,134 @@
+"""The rubric: points per group of cases, as data (YAML, schema spec/schemas/rubric.schema.json).
+
+An item chooses cases by requirement ids or globs, spec sections (``"3"`` or ``3``: every requirement
+of SPEC.md section 3) and case-id globs (a case is in the item when it matches any of them), narrowed by
+``operations`` when given. Its credit is ``partial`` (points times the fraction of counted cases
+passed) or ``all_or_nothing``. A case that does not apply because it needs an optional feature counts
+as ``not_applicable`` says (``exclude``: left out of the fraction, ``pass``, ``fail``); a case of an
+operation the submission does not provide at all counts as ``missing`` says (``fail`` or ``exclude``).
+An item none of whose cases counts earns nothing. Settings at the top are defaults for every item.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import yaml
+
+from ..outcomes import NOT_APPLICABLE, PASS, XPASS
+from ..spec import SPEC_DIR
+
+DEFAULT_RUBRIC = Path(__file__).with_name("default_rubric.yaml")
+SETTINGS = ("credit", "not_applicable", "missing", "visibility")
+DEFAULTS = {"credit": "partial", "not_applicable": "exclude", "missing": "fail", "visibility": "visible"}
+
+
+class RubricError(Exception):
+    """A rubric that cannot be used: one line naming the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    name: str
+    points: float
+    requirements: tuple[str, ...]
+    cases: tuple[str, ...]
+    operations: tuple[str, ...]
+    credit: str
+    not_applicable: str
+    missing: str
+    visibility: str
+
+    def selects(self, case_id: str, requirements: Sequence[str], operation: str) -> bool:
+        if self.operations and operation not in self.operations:
+            return False
+        return (any(fnmatch.fnmatchcase(case_id, glob) for glob in self.cases)
+                or any(fnmatch.fnmatchcase(req, glob) for req in requirements for glob in self.requirements))
+
+    def counts(self, case: Mapping[str, Any]) -> Optional[bool]:
+        """Whether a recorded case counts as passed for this item; None when it is left out."""
+        outcome = case["outcome"]
+        if outcome == NOT_APPLICABLE:
+            policy = self.not_applicable if case.get("provided", True) else self.missing
+            return None if policy == "exclude" else policy == "pass"
+        return outcome in (PASS, XPASS)
+
+
+@dataclass(frozen=True)
+class Rubric:
+    title: str
+    items: tuple[Item, ...]
+    source: str
+
+    @property
+    def max_points(self) -> float:
+        return sum(item.points for item in self.items)
+
+    def case_ids(self, cases: Iterable[Any]) -> list[str]:
+        """The ids of the cases some item grades (only these need to run)."""
+        return [c.id for c in cases if any(item.selects(c.id, c.requirements, c.operation) for item in self.items)]
+
+
+def load(path: Optional[Path], cases: Sequence[Any]) -> Rubric:
+    """The rubric at ``path`` (the default one when None), checked against its schema and the corpus."""
+    path = DEFAULT_RUBRIC if path is None else Path(path)
+    where = f"rubric {path}"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RubricError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise RubricError(f"{where}: not valid YAML{at} ({getattr(exc, 'problem', None) or exc})") from None
+    from ..schemas import validator
+
+    errors = sorted(validator("rubric").iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        at = ".".join(str(p) for p in first.absolute_path) or "top level"
+        raise RubricError(f"{where}: {at}: {first.message}")
+    return _build(data, cases, where, str(path))
+
+
+def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: str) -> Rubric:
+    defaults = {key: data.get(key, DEFAULTS[key]) for key in SETTINGS}
+    sections = requirement_sections()
+    items, seen = [], set()
+    for raw in data["items"]:
+        if raw["id"] in seen:
+            raise RubricError(f"{where}: item id {raw['id']!r} appears twice")
+        seen.add(raw["id"])
+        requirements = list(raw.get("requirements", []))
+        for section in raw.get("sections", []):
+            found = [req for req, sec in sections.items() if sec == str(section)]
+            if not found:
+                raise RubricError(f"{where}: item {raw['id']!r}: SPEC.md has no section {section!r} with requirements")
+            requirements += found
+        item = Item(raw["id"], raw.get("name", raw["id"]), float(raw["points"]), tuple(requirements), tuple(raw.get("cases", [])),
+                    tuple(raw.get("operations", [])), **{key: raw.get(key, defaults[key]) for key in SETTINGS})
+        if not any(item.selects(c.id, c.requirements, c.operation) for c in cases):
+            raise RubricError(f"{where}: item {item.id!r} matches no case of the fixtures")
+        items.append(item)
+    return Rubric(str(data.get("title", "embconf grade")), tuple(items), source)
+
+
+@lru_cache(maxsize=None)
+def requirement_sections() -> dict[str, str]:
+    """Requirement id -> number of its SPEC.md section ("1" ... "11")."""
+    found, section = {}, ""
+    for line in (SPEC_DIR / "SPEC.md").read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^## (\d+)\.", line)
+        if heading:
+            section = heading.group(1)
+        elif line.startswith("## "):
+            section = ""
+        requirement = re.match(r"^\*\*(EMB-[A-Z]+-[A-Z0-9]+)\*\*", line)
+        if requirement and section:
+            found.setdefault(requirement.group(1), section)
+    return found

@@ -1,0 +1,61 @@
+"""Scoring a record against a rubric: points per item, and what each item lost and why."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .rubric import Item, Rubric
+
+
+@dataclass
+class ItemScore:
+    item: Item
+    points: float = 0.0
+    passed: int = 0
+    counted: int = 0
+    failed: list[Mapping[str, Any]] = field(default_factory=list)  # the recorded cases that counted as failed
+
+    @property
+    def lost(self) -> float:
+        return round(self.item.points - self.points, 2)
+
+
+@dataclass
+class Score:
+    record: Mapping[str, Any]
+    items: list[ItemScore]
+
+    @property
+    def total(self) -> float:
+        return round(sum(s.points for s in self.items), 2)
+
+    @property
+    def max(self) -> float:
+        return round(sum(s.item.points for s in self.items), 2)
+
+    @property
+    def reason(self) -> str:
+        return str(self.record.get("reason", ""))
+
+
+def score(record: Mapping[str, Any], rubric: Rubric) -> Score:
+    """The points ``record`` earns under ``rubric`` (a problem record earns none)."""
+    items = []
+    for item in rubric.items:
+        result = ItemScore(item)
+        for case in record.get("cases", ()):
+            if not item.selects(case["id"], case["requirements"], case["operation"]):
+                continue
+            counts = item.counts(case)
+            if counts is None:
+                continue
+            result.counted += 1
+            if counts:
+                result.passed += 1
+            else:
+                result.failed.append(case)
+        if result.counted:
+            fraction = result.passed / result.counted
+            result.points = round(item.points * (fraction if item.credit == "partial" else float(fraction == 1.0)), 2)
+        items.append(result)
+    return Score(record, items)

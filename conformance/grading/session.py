@@ -1,0 +1,189 @@
+"""``embconf grade``: every submission of a folder graded independently and side by side, resumably.
+
+Submissions run in a pool of ``jobs`` fresh interpreter processes (spawned, so none inherits another
+submission's modules); each opens the submission's own isolated worker, as ``embconf run`` does. A
+submission whose content hash matches its record in OUT_DIR is not run again (``force`` regrades). Its
+record, feedback and results are written the moment it completes, so an interrupted run loses nothing
+already graded; gradebook.csv and report.html are written from all records at the end (and on
+interrupt). ``shard=(I, N)`` grades the submissions whose name hashes to I of N; :func:`merge` joins
+the records of several OUT_DIRs into one.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from .. import __version__
+from ..isolation import IsolationOptions
+from .files import check_writable
+from .job import RECORD_FORMAT, Job, grade, record_of
+from .outputs import write_class, write_submission
+from .rubric import Rubric
+from .submissions import Submission, content_hash, discover
+
+Say = Callable[[str], None]
+
+
+class GradeUsageError(Exception):
+    """Bad usage found before anything runs (exit 2, one line)."""
+
+
+@dataclass
+class Options:
+    out: Path
+    rubric: Rubric
+    fixtures: Path
+    case_ids: tuple[str, ...]
+    manifest: str
+    isolation: IsolationOptions = field(default_factory=IsolationOptions)
+    base: Optional[Path] = None
+    jobs: int = 1
+    force: bool = False
+    shard: Optional[tuple[int, int]] = None
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'I/N' with 1 <= I <= N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise GradeUsageError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+    if not 1 <= index <= count:
+        raise GradeUsageError(f"--shard {text!r}: I must be between 1 and N")
+    return index, count
+
+
+def in_shard(name: str, shard: Optional[tuple[int, int]]) -> bool:
+    """Deterministic on the name alone: a submission stays in its shard when others are added."""
+    if shard is None:
+        return True
+    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % shard[1] == shard[0] - 1
+
+
+def submissions(folder: Path, options: Options) -> list[Submission]:
+    """The folder's submissions in this shard; GradeUsageError when there is nothing to grade."""
+    if not folder.is_dir():
+        raise GradeUsageError(f"{folder} is {'a file' if folder.exists() else 'missing'}, not a folder of submissions")
+    reason = check_writable(options.out)
+    if reason:
+        raise GradeUsageError(reason)
+    found = discover(folder, exclude=[options.out])
+    if not found:
+        raise GradeUsageError(f"{folder} holds no submissions (expected package folders, .py modules or notebooks, .ipynb notebooks)")
+    return [sub for sub in found if in_shard(sub.name, options.shard)]
+
+
+def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[str, Any]]:
+    """Grade every submission; the records (reused or new) in name order."""
+    subs = submissions(folder, options)
+    salt = json.dumps([__version__, RECORD_FORMAT, options.manifest, options.case_ids, options.isolation.case_timeout,
+                       options.isolation.memory_limit_mb], sort_keys=True)
+    work = (options.out / ".work").resolve()
+    records: dict[str, dict[str, Any]] = {}
+    jobs, reused, digests = [], 0, {}
+    for sub in subs:
+        digest = digests[sub.name] = content_hash(sub, options.base, salt)
+        cached = None if options.force else _cached(options.out, sub.name, digest)
+        if cached is not None:
+            records[sub.name], reused = cached, reused + 1
+        elif sub.problem:
+            records[sub.name] = _finish(options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs))
+        else:
+            jobs.append(Job(sub, digest, work / sub.name, options.base, options.fixtures, options.case_ids, options.isolation))
+    if reused:
+        say(f"{reused} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
+    try:
+        for record in run_jobs(jobs, options.jobs):
+            records[record["name"]] = _finish(options, record, say, len(records), len(subs))
+    finally:  # on an interrupt too: every record on disk (one may have landed as the interrupt came)
+        records.update({name: found for name, digest in digests.items() if name not in records
+                        and (found := _cached(options.out, name, digest)) is not None})
+        done = sorted(records.values(), key=lambda r: r["name"])
+        if done:
+            write_class(options.out, done, options.rubric)
+        _remove_empty(work)
+    return done
+
+
+def run_jobs(jobs: Sequence[Job], workers: int):
+    """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
+    if not jobs:
+        return
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(workers, len(jobs))), mp_context=context) as pool:
+        futures = {pool.submit(grade, job): job for job in jobs}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                job = futures[future]
+                try:
+                    yield future.result()
+                except Exception as exc:  # the grading process died (killed, out of memory): this submission only
+                    yield record_of(job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})")
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _finish(options: Options, record: dict[str, Any], say: Say, done: int, total: int) -> dict[str, Any]:
+    result = write_submission(options.out, record, options.rubric)
+    what = f"{result.total:g}/{result.max:g}" + (f"  ({record['reason']})" if record.get("reason") else "")
+    say(f"[{done + 1}/{total}] {record['name']}: {what}")
+    return record
+
+
+def _cached(out: Path, name: str, digest: str) -> Optional[dict[str, Any]]:
+    path = out / "records" / f"{name}.json"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("hash") == digest else None
+
+
+def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[dict[str, Any]]:
+    """Join the records of several OUT_DIRs (shards) into options.out: gradebook, report, feedback, results."""
+    records: dict[str, dict[str, Any]] = {}
+    for directory in outputs:
+        folder = directory / "records"
+        if not folder.is_dir():
+            raise GradeUsageError(f"--merge {directory}: no records/ folder (not an embconf grade output)")
+        for path in sorted(folder.glob("*.json")):
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                raise GradeUsageError(f"--merge: {path} is not valid JSON") from None
+            earlier = records.get(record.get("name"))
+            if earlier is not None and earlier.get("hash") != record.get("hash"):
+                raise GradeUsageError(f"--merge: {record['name']!r} was graded differently in two outputs")
+            records[record["name"]] = record
+    if not records:
+        raise GradeUsageError("--merge: the outputs hold no records")
+    reason = check_writable(options.out)
+    if reason:
+        raise GradeUsageError(reason)
+    for record in records.values():
+        write_submission(options.out, record, options.rubric)
+    done = sorted(records.values(), key=lambda r: r["name"])
+    write_class(options.out, done, options.rubric)
+    say(f"merged {len(done)} records from {len(outputs)} outputs into {options.out}")
+    return done
+
+
+def _remove_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()
+    except OSError:
+        pass
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+

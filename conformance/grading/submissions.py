@@ -1,0 +1,163 @@
+"""What a folder of submissions holds: one submission per entry, named by its file or folder name,
+and each one laid out as a ``tinytorch`` package ready to run (:func:`stage`).
+
+Kinds: ``package`` (a folder holding ``tinytorch/core/embeddings.py``, used whole), ``module`` (a single
+``embeddings.py``), ``percent`` (a jupytext percent-format ``.py`` notebook) and ``ipynb`` (a Jupyter
+notebook). A folder holding exactly one module or notebook counts as that file. Modules and notebooks
+are placed as ``tinytorch/core/embeddings.py`` into a copy of the base package (``--base``), which
+gives them ``tinytorch.core.tensor`` and ``autograd``. Anything else is a submission with a problem,
+graded 0 with the reason: it is listed, never dropped.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from .notebook import Exported, NotebookError, export, is_percent_notebook
+
+MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
+SKIPPED_NAMES = frozenset({"__MACOSX", "__pycache__", ".ipynb_checkpoints"})
+MAX_BYTES = 50 * 2**20  # a submission larger than this is not copied (a data file was uploaded with it)
+EXAMPLE_BASE = Path(__file__).resolve().parents[2] / "examples" / "tinytorch_student"
+
+
+class SubmissionProblem(Exception):
+    """A submission that cannot be graded: its one-line reason goes into the gradebook."""
+
+
+@dataclass
+class Submission:
+    name: str
+    entry: Path
+    kind: str = ""  # package, module, percent, ipynb; "" when it is not a submission
+    source: Optional[Path] = None  # the package root (package) or the file (the others)
+    problem: str = ""
+    note: str = ""
+
+
+def default_base() -> Optional[Path]:
+    """The base package modules and notebooks are graded on without --base: the suite's example student."""
+    return EXAMPLE_BASE if (EXAMPLE_BASE / MODULE_PATH).is_file() else None
+
+
+def discover(folder: Path, exclude: Iterable[Path] = ()) -> list[Submission]:
+    """Every submission in ``folder`` (hidden entries and ``exclude`` skipped), in name order."""
+    skip = {Path(p).resolve() for p in exclude}
+    entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and e.name not in SKIPPED_NAMES
+               and e.resolve() not in skip]
+    found = [classify(entry) for entry in entries]
+    _disambiguate(found)
+    return found
+
+
+def classify(entry: Path) -> Submission:
+    """What one entry of the folder is (a problem, not an exception, when it is not a submission)."""
+    name = entry.name if entry.is_dir() else entry.stem
+    sub = Submission(name, entry)
+    if entry.is_dir():
+        roots = sorted({p.parents[2] for p in entry.glob("**/tinytorch/core/embeddings.py") if len(p.relative_to(entry).parts) <= 5})
+        if len(roots) == 1:
+            sub.kind, sub.source = "package", roots[0]
+            return sub
+        if len(roots) > 1:
+            sub.problem = f"ambiguous: {len(roots)} tinytorch packages in the folder"
+            return sub
+        files = [f for f in sorted(entry.iterdir()) if f.is_file() and f.suffix in (".py", ".ipynb") and not f.name.startswith(".")]
+        if len(files) != 1:
+            what = f"{len(files)} .py/.ipynb files ({', '.join(f.name for f in files[:4])})" if files else "no tinytorch/core/embeddings.py, .py module or notebook"
+            sub.problem = f"not a submission: the folder holds {what}; expected one package, module or notebook"
+            return sub
+        file_kind = classify(files[0])
+        sub.kind, sub.source, sub.problem = file_kind.kind, file_kind.source, file_kind.problem
+        return sub
+    if entry.suffix.lower() == ".zip" or (entry.is_file() and zipfile.is_zipfile(entry)):
+        sub.problem = "a zip archive: unpack the submissions first (embconf grade does not open archives)"
+    elif entry.suffix == ".ipynb":
+        sub.kind, sub.source = "ipynb", entry
+    elif entry.suffix == ".py":
+        text = entry.read_text(encoding="utf-8", errors="replace")
+        sub.kind, sub.source = ("percent" if is_percent_notebook(text) else "module"), entry
+    else:
+        what = f"a {entry.suffix} file" if entry.suffix else "a file without an extension"
+        sub.problem = f"not a submission: {what}; expected a tinytorch package folder, a .py module or notebook, or an .ipynb notebook"
+    return sub
+
+
+def _disambiguate(found: list[Submission]) -> None:
+    """Entries that share a name (alice.py and alice.ipynb; Alice and alice, which collide on a
+    case-insensitive disk) are named by their entry name, with ``~N`` where even that collides."""
+    groups: dict[str, list[Submission]] = {}
+    for sub in found:
+        groups.setdefault(sub.name.casefold(), []).append(sub)
+    for key, subs in groups.items():
+        if len(subs) < 2:
+            continue
+        full = [sub.entry.name.casefold() for sub in subs]
+        for number, sub in enumerate(subs, 1):
+            others = ", ".join(o.entry.name for o in subs if o is not sub)
+            sub.name = sub.entry.name if full.count(sub.entry.name.casefold()) == 1 else f"{sub.entry.name}~{number}"
+            sub.note = f"duplicate name {key!r} (also {others}): named by its entry name"
+
+
+def content_hash(sub: Submission, base: Optional[Path], salt: str) -> str:
+    """A digest of everything the grade depends on: the submission's files, the base package (for
+    modules and notebooks) and ``salt`` (suite version, fixtures, limits)."""
+    digest = hashlib.sha256(f"{sub.kind}\0{sub.problem}\0{salt}\0".encode())
+    roots = [sub.entry] + ([base] if base is not None and sub.kind in ("module", "percent", "ipynb") else [])
+    for root in roots:
+        for path in _files(root):
+            digest.update(str(path.relative_to(root) if root.is_dir() else path.name).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*") if p.is_file() and not _ignored(p.relative_to(root).parts))
+
+
+def _ignored(parts: tuple[str, ...]) -> bool:
+    return any(part in SKIPPED_NAMES or part.endswith(".pyc") for part in parts)
+
+
+def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Optional[Exported]]:
+    """Lay the submission out under ``work`` as a tinytorch package: (path of its embeddings.py, the
+    notebook export or None). SubmissionProblem with a one-line reason when it cannot be."""
+    if sub.problem:
+        raise SubmissionProblem(sub.problem)
+    assert sub.source is not None
+    if work.exists():
+        shutil.rmtree(work)
+    exported = None
+    if sub.kind == "package":
+        _copy_package(sub.source, work)
+    else:
+        if base is None:
+            raise SubmissionProblem(f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)")
+        _copy_package(base, work)
+        target = work / MODULE_PATH
+        if sub.kind == "module":
+            shutil.copyfile(sub.source, target)
+        else:
+            try:
+                exported = export(sub.source)
+            except NotebookError as exc:
+                raise SubmissionProblem(str(exc)) from None
+            target.write_text(exported.source, encoding="utf-8")
+    return work / MODULE_PATH, exported
+
+
+def _copy_package(root: Path, work: Path) -> None:
+    """Copy ``root/tinytorch`` (only the package, without caches) to ``work/tinytorch``."""
+    package = root / "tinytorch"
+    if not (package / "core").is_dir():
+        raise SubmissionProblem(f"{root.name}: no tinytorch/core package")
+    size = sum(p.stat().st_size for p in _files(package))
+    if size > MAX_BYTES:
+        raise SubmissionProblem(f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)")
+    shutil.copytree(package, work / "tinytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))

@@ -1,0 +1,230 @@
+"""Writing the files a user names on the command line (reports, expectations), safely.
+
+Every writer of a user-named output goes through this module::
+
+    target = OutputTarget.check(path)      # before any work: OutputError (one line) if it cannot be written
+    ...                                    # the run
+    target.write_text(text)                # OutputError (one line) on a write error
+
+or ``write_text(path, text)`` for both steps at once. The rules:
+
+- ``-`` is the runner's stdout. A path that names the runner's own stdout or stderr (``/dev/stdout``,
+  ``/dev/fd/1``, ``/proc/self/fd/2``, ...) is written through that stream: a file stdout is redirected
+  to is appended to, never truncated or replaced, and the ``/dev`` link is left alone.
+  :attr:`OutputTarget.is_stdout` tells the caller to print its console output elsewhere.
+- A symlink is followed: the file it points to is written, the link stays a link.
+- A target that is not a regular file (a device such as ``/dev/null`` or ``/dev/full``, a FIFO) is
+  opened and written in place: no temporary file, no rename, no node replaced. A FIFO nobody reads is
+  refused instead of waited on.
+- A regular file (or a new name) is written atomically: a uniquely named temporary file in the same
+  directory, then renamed onto the (resolved) name, so a reader never sees half a file and an unrelated
+  ``NAME.tmp`` is never touched. The file keeps its permission bits (a new one gets the umask's).
+- :meth:`OutputTarget.check` refuses a missing directory, a directory as target and an unwritable
+  directory or file, so a run is never lost to a typo in a report path.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, TextIO, Union
+
+STDOUT = "-"
+
+
+class OutputError(Exception):
+    """A named output that cannot be written; the message is one line naming the path and the reason."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """A checked output path: where and how :meth:`write_text` will write."""
+
+    name: str  # as the user gave it, for messages
+    path: Optional[Path]  # the resolved path (None for a standard stream)
+    stream_fd: Optional[int] = None  # 1 or 2 when the target is the runner's stdout or stderr
+    in_place: bool = False  # a device or FIFO: opened and written directly
+
+    @property
+    def is_stdout(self) -> bool:
+        return self.stream_fd == 1
+
+    @classmethod
+    def check(cls, path: Union[str, os.PathLike]) -> "OutputTarget":
+        """The target for ``path``, checked for writability now (nothing is created or opened)."""
+        name = os.fspath(path)
+        if name == STDOUT:
+            return cls(name, None, stream_fd=1)
+        fd = _own_stream(name)
+        if fd is not None:
+            return cls(name, None, stream_fd=fd)
+        resolved = Path(os.path.realpath(name))
+        try:
+            mode = os.stat(resolved).st_mode
+        except FileNotFoundError:
+            mode = None
+        except OSError as exc:
+            raise OutputError(f"cannot write {name}: {_reason(exc)}") from None
+        if mode is not None and stat.S_ISDIR(mode):
+            raise OutputError(f"cannot write {name}: it is a directory")
+        if mode is not None and not stat.S_ISREG(mode):
+            if not os.access(resolved, os.W_OK):
+                raise OutputError(f"cannot write {name}: permission denied")
+            return cls(name, resolved, in_place=True)
+        parent = resolved.parent
+        if not parent.is_dir():
+            raise OutputError(f"cannot write {name}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputError(f"cannot write {name}: directory {parent} is not writable")
+        if mode is not None and not os.access(resolved, os.W_OK):
+            raise OutputError(f"cannot write {name}: permission denied")
+        return cls(name, resolved)
+
+    def write_text(self, text: str) -> None:
+        """Write ``text`` (UTF-8; characters UTF-8 cannot carry are backslash-escaped) by the rules above."""
+        data = text.encode("utf-8", "backslashreplace")
+        try:
+            if self.stream_fd is not None:
+                _write_fd(self.stream_fd, data)
+            elif self.in_place:
+                _write_in_place(self.path, data)
+            else:
+                _write_atomic(self.path, data)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+                raise OutputError(f"cannot write {self.name}: its reader went away") from None
+            raise OutputError(f"cannot write {self.name}: {_reason(exc)}") from None
+
+
+def write_text(path: Union[str, os.PathLike], text: str) -> None:
+    """Check ``path`` and write ``text`` to it (:class:`OutputTarget`); OutputError on any problem."""
+    OutputTarget.check(path).write_text(text)
+
+
+def _own_stream(name: str) -> Optional[int]:
+    """1 or 2 when ``name`` is the runner's own stdout or stderr (the same open file), else None."""
+    if not (name.startswith("/dev/") or name.startswith("/proc/")):
+        return None
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(os.stat(name), os.fstat(fd)):
+                return fd
+        except OSError:
+            continue
+    return None
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    """Straight to the runner's stdout or stderr, after what the console has buffered."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    _write_all(fd, data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    """A device or FIFO: opened without creating, truncating or renaming anything."""
+    flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0)
+    is_fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+    try:
+        fd = os.open(path, flags | (os.O_NONBLOCK if is_fifo else 0))
+    except OSError as exc:
+        if is_fifo and exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "it is a pipe that no process reads") from None
+        raise
+    try:
+        if is_fifo:  # opened without blocking; now write with the reader's pace
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """A temporary file with a unique name beside ``path``, renamed onto it."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class ConsoleStream:
+    """The console as a text stream that cannot end the run.
+
+    Characters the underlying stream's encoding cannot carry (a lone surrogate under UTF-8, anything
+    non-ASCII under ``LANG=C`` or ``PYTHONIOENCODING=ascii:strict``) are backslash-escaped. When the
+    reader goes away (``embconf run | head``), later writes are dropped and :attr:`lost` is set: the run
+    goes on, its report files are written and its exit code stands.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+        self.lost = False
+
+    def write(self, text: str) -> int:
+        if not self.lost:
+            try:
+                self.stream.write(text.encode(self.encoding, "backslashreplace").decode(self.encoding, "replace"))
+            except OSError as exc:
+                self._reader_gone(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.lost:
+            try:
+                self.stream.flush()
+            except OSError as exc:
+                self._reader_gone(exc)
+
+    def isatty(self) -> bool:
+        return not self.lost and hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def _reader_gone(self, exc: OSError) -> None:
+        if not (isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.EINVAL)):
+            raise exc
+        self.lost = True
+        try:  # what is still buffered would fail again at exit: point the descriptor at /dev/null
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
+        except (OSError, AttributeError, ValueError):
+            pass
+
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def as_target(target: Union[PathLike, OutputTarget]) -> OutputTarget:
+    """``target`` itself when already checked, else the checked target of a path (for writers' signatures)."""
+    return target if isinstance(target, OutputTarget) else OutputTarget.check(target)

@@ -1,0 +1,58 @@
+"""Where ``embconf run`` writes its reports: checked before the run, written before the console.
+
+The report paths (``--report-json``, ``--junit``, ``--write-expectations``) are checked for writability
+before anything runs (:meth:`ReportTargets.check`), and written right after the run, before the
+console report (:meth:`ReportTargets.write`), so a console whose reader went away (``| head``) costs no
+report. When a report goes to stdout (``-`` or ``/dev/stdout``), the console goes to stderr.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Optional, TextIO
+
+from ..output import OutputError, OutputTarget
+from ..runner import RunResult
+
+
+@dataclass(frozen=True)
+class ReportTargets:
+    json: Optional[OutputTarget] = None
+    junit: Optional[OutputTarget] = None
+    expectations: Optional[OutputTarget] = None
+
+    @classmethod
+    def check(cls, json: Any = None, junit: Any = None, expectations: Any = None) -> "ReportTargets":
+        """The checked targets of the given paths (None: not asked for); OutputError names the first bad one."""
+        return cls(*(OutputTarget.check(p) if p is not None else None for p in (json, junit, expectations)))
+
+    def console_stream(self) -> TextIO:
+        """stderr when a report is written to stdout, else stdout."""
+        return sys.stderr if any(t is not None and t.is_stdout for t in (self.json, self.junit, self.expectations)) else sys.stdout
+
+    def write(self, run: RunResult, impl: str, fixtures: dict[str, Any]) -> tuple[list[str], list[str]]:
+        """Write every report asked for: (notes for the console, one-line write errors). Each is independent."""
+        notes, errors = [], []
+        if self.json is not None:
+            from . import json_report
+
+            _attempt(errors, lambda: json_report.write(self.json, json_report.build(run, impl, fixtures)))
+        if self.junit is not None:
+            from . import junit
+
+            _attempt(errors, lambda: junit.write(self.junit, run, impl))
+        if self.expectations is not None:
+            from ..expectations import write_from_run
+
+            count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, impl))
+            if count is not None:
+                notes.append(f"wrote {count} expectations to {self.expectations.name}")
+        return notes, errors
+
+
+def _attempt(errors: list[str], write) -> Any:
+    try:
+        return write()
+    except OutputError as exc:
+        errors.append(str(exc))
+        return None

@@ -1,0 +1,159 @@
+"""Bounding what the runner keeps from outside: implementation texts and outputs, and error texts.
+
+An implementation decides the size of its exception messages, its stderr, its skip reasons, its
+protocol name and version, and of its outputs. The runner keeps none of them unbounded:
+
+- :func:`bound_text` caps a text at :data:`MAX_TEXT` characters (names and versions at
+  :data:`MAX_NAME`), saying what was cut (``... [4.9 MB cut]``), and backslash-escapes lone surrogates,
+  so every text is safe for the console, JSON and JUnit alike.
+- :func:`kept_outputs` decides what of a reply's outputs a :class:`~embconf.outcomes.CaseResult` keeps
+  (``actual``, for diagnosis and ``--repeat``): arrays up to :data:`KEEP_WHOLE_BYTES` whole, a larger
+  array as a :class:`RowSample` (at most :data:`SAMPLE_ROWS` rows of axis 0, among them every row a
+  mismatch was found in, in at most :data:`SAMPLE_BYTES`, plus a SHA-256 of the whole array).
+  Diagnosis compares a mutant with a sample on the sampled rows only (:func:`compare_kept`): for outputs
+  above the bound a mutant that differs only on other rows can be named as the likely cause.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import numbers
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .adapters.base import Reply
+from .compare import Mismatch, compare_value
+
+MAX_TEXT = 8192  # characters kept of a message, stderr tail or skip reason
+MAX_NAME = 200  # characters kept of a name, version or error kind
+KEEP_WHOLE_BYTES = 1 << 20  # outputs up to 1 MiB are kept whole
+SAMPLE_ROWS = 64  # rows kept of a larger output
+SAMPLE_BYTES = 1 << 20  # bytes kept of a larger output
+MAX_ROW_ELEMENTS = 4096  # a mismatch keeps copies of its rows up to this many elements
+
+
+def safe_text(text: str) -> str:
+    """``text`` with lone surrogates (not encodable anywhere) backslash-escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def bound_text(text: Any, limit: int = MAX_TEXT, keep: str = "head") -> str:
+    """At most ``limit`` characters of ``text`` (its start, or its end for ``keep="tail"``), saying what was cut."""
+    if not isinstance(text, str):
+        text = str(text) if isinstance(text, (numbers.Number, type(None))) else f"<{type(text).__name__}>"
+    if len(text) <= limit:
+        return safe_text(text)
+    if keep == "tail":
+        cut, kept = text[:-limit], text[-limit:]
+        return f"[{_size(cut)} cut] ...{safe_text(kept)}"
+    kept, cut = text[:limit], text[limit:]
+    return f"{safe_text(kept)}... [{_size(cut)} cut]"
+
+
+def bounded_reply(reply: Reply) -> Reply:
+    """``reply`` with its texts bounded: message and violations (their start), detail (its end), error kind."""
+    return dataclasses.replace(
+        reply, message=bound_text(reply.message), detail=bound_text(reply.detail, keep="tail"),
+        error_kind=None if reply.error_kind is None else bound_text(reply.error_kind, MAX_NAME),
+        violations=[bound_text(v) for v in reply.violations[:32]])
+
+
+def bounded_description(description: Mapping[str, Any]) -> dict[str, Any]:
+    """An implementation's self-description (name, version, language...) with every text bounded."""
+    return {bound_text(key, MAX_NAME): bound_text(value, MAX_NAME) if isinstance(value, str) else value
+            for key, value in list(description.items())[:32]}
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    """``text`` as one bounded line (for error messages quoting a parser or a file)."""
+    return bound_text(" ".join(str(text).split()), limit)
+
+
+def _size(text: str) -> str:
+    count = len(text.encode("utf-8", "surrogatepass"))
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
+
+
+@dataclass(frozen=True, eq=False)
+class RowSample:
+    """Some rows (axis 0) of an output too large to keep whole."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    rows: tuple[int, ...]
+    values: np.ndarray  # the rows, in order
+    sha256: str  # of the whole array's bytes
+
+    def __repr__(self) -> str:  # what --repeat compares (guard.fingerprint): bitwise equal whole arrays
+        return f"RowSample({self.dtype}, {list(self.shape)}, sha256={self.sha256})"
+
+
+def kept_outputs(outputs: Mapping[str, Any], mismatches: Sequence[Mismatch] = ()) -> dict[str, Any]:
+    """What a case result keeps of an implementation's outputs (the one place that decides it)."""
+    for mismatch in mismatches:
+        _bound_mismatch(mismatch)
+    return {name: _kept(value, [m.index[0] for m in mismatches if m.output == name and m.index])
+            for name, value in outputs.items()}
+
+
+def _kept(value: Any, mismatch_rows: list[int]) -> Any:
+    if isinstance(value, np.ndarray):
+        if value.nbytes <= KEEP_WHOLE_BYTES or value.ndim == 0:
+            return value
+        return _sample(value, mismatch_rows)
+    if value is None or isinstance(value, (numbers.Number, np.generic)) or isinstance(value, (list, tuple)) and len(value) <= 64:
+        return value
+    return bound_text(value, MAX_NAME) if isinstance(value, str) else f"<{type(value).__name__} not kept>"
+
+
+def _sample(array: np.ndarray, mismatch_rows: list[int]) -> Optional[RowSample]:
+    """First, last, every mismatching and evenly spaced rows, within the byte budget (None when a row alone exceeds it)."""
+    count = array.shape[0]
+    row_bytes = array.nbytes // count if count else 0
+    budget = min(SAMPLE_ROWS, SAMPLE_BYTES // row_bytes) if row_bytes else 0
+    digest = hashlib.sha256(np.ascontiguousarray(array).data).hexdigest()
+    if budget == 0:
+        return RowSample(array.shape, array.dtype, (), array[:0].copy(), digest)
+    rows = list(dict.fromkeys([*mismatch_rows, 0, count - 1]))[:budget]
+    spread = np.linspace(0, count - 1, num=budget, dtype=np.int64).tolist()
+    rows = sorted(set(rows) | set(spread[: budget - len(rows)])) if budget > len(rows) else sorted(rows)
+    return RowSample(array.shape, array.dtype, tuple(rows), array[np.asarray(rows, dtype=np.int64)], digest)
+
+
+def _bound_mismatch(mismatch: Mismatch) -> None:
+    """Drop what would keep a large output alive: views of its rows, a large non-scalar value."""
+    mismatch.extra = {key: np.array(row) for key, row in mismatch.extra.items()
+                      if isinstance(row, np.ndarray) and row.size <= MAX_ROW_ELEMENTS}
+    for attribute in ("expected", "actual"):
+        value = getattr(mismatch, attribute)
+        if not (value is None or isinstance(value, (numbers.Number, np.generic, str)) or
+                isinstance(value, (list, tuple)) and len(value) <= 64):
+            setattr(mismatch, attribute, None)
+
+
+def compare_kept(outputs: Mapping[str, Any], kept: Mapping[str, Any], tolerance: Mapping[str, Any]) -> list[Mismatch]:
+    """Where full ``outputs`` (a mutant's) differ from what was kept of the implementation's outputs.
+
+    Whole values compare as usual; a :class:`RowSample` compares on its rows only (an empty sample
+    never matches). Used by diagnosis.
+    """
+    found = []
+    for name, want in outputs.items():
+        tol = tolerance.get(name, {"kind": "exact"})
+        if name not in kept:
+            found.append(Mismatch(name, "missing", f"output '{name}' is missing"))
+            continue
+        got = kept[name]
+        if isinstance(got, RowSample):
+            mismatch = (compare_value(name, got.values, want, tol, got.shape, list(got.rows)) if got.rows else
+                        Mismatch(name, "value", f"'{name}' was too large to keep"))
+        else:
+            mismatch = compare_value(name, want, got, tol)
+        if mismatch:
+            found.append(mismatch)
+    return found

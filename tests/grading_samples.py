@@ -1,0 +1,68 @@
+"""Student submissions for the grading tests and benchmark, made from the example student's module:
+correct or with one realistic mistake, as a package folder, a single module, a percent-format
+notebook or a Jupyter notebook (nbdev ``#| export`` cells)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Optional
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tinytorch_student"
+MODULE = EXAMPLE / "tinytorch" / "core" / "embeddings.py"
+
+# mistake -> (text in the correct module, its replacement)
+MISTAKES: dict[str, tuple[str, str]] = {
+    "overwrite": ("np.add.at(grad_weight, self.ids, grad_output)", "grad_weight[self.ids] = grad_output"),
+    "sin_cos_swapped": ("table[:, 0::2] = np.sin(angles)\n    table[:, 1::2] = np.cos(", "table[:, 0::2] = np.cos(angles)\n    table[:, 1::2] = np.sin("),
+    "exponent_sign": ("np.exp(-two_i * math.log(10000.0)", "np.exp(two_i * math.log(10000.0)"),
+    "start_pos_ignored": ("self.position_embeddings[start:start + seq_len]", "self.position_embeddings[0:seq_len]"),
+    "syntax_error": ("POS_ENCODINGS = (", "def broken(:\n    pass\nPOS_ENCODINGS = ("),
+}
+NEVER_RUN = 'raise SystemExit("a grader executed a cell that is not exported")'
+
+
+def module_text(mistake: Optional[str] = None) -> str:
+    text = MODULE.read_text(encoding="utf-8")
+    if mistake is None:
+        return text
+    old, new = MISTAKES[mistake]
+    assert old in text, f"the example module changed: {old!r} is gone"
+    return text.replace(old, new, 1)
+
+
+def notebook_cells(mistake: Optional[str] = None) -> list[tuple[str, str]]:
+    """(cell type, source) cells of a notebook exporting the module: prose, exported code, a test cell."""
+    parts = module_text(mistake).split("\n\n# ----- ")
+    cells = [("markdown", "# Module 11: embeddings"), ("code", "#| default_exp core.embeddings")]
+    for number, part in enumerate(parts):
+        cells.append(("code", "#| export\n" + (part if number == 0 else "# ----- " + part)))
+        cells.append(("code", f"# a check the student runs while working\n{NEVER_RUN}"))
+    return cells
+
+
+def write(folder: Path, name: str, form: str, mistake: Optional[str] = None) -> Path:
+    """Write one submission in ``form`` (package, module, percent, ipynb) into ``folder``."""
+    if form == "package":
+        path = folder / name
+        shutil.copytree(EXAMPLE / "tinytorch", path / "tinytorch", ignore=shutil.ignore_patterns("__pycache__"))
+        (path / "tinytorch" / "core" / "embeddings.py").write_text(module_text(mistake), encoding="utf-8")
+    elif form == "module":
+        path = folder / f"{name}.py"
+        path.write_text(module_text(mistake), encoding="utf-8")
+    elif form == "percent":
+        path = folder / f"{name}.py"
+        path.write_text("".join(f"# %%{' [markdown]' if kind == 'markdown' else ''}\n" + (_commented(src) if kind == "markdown" else src) + "\n\n"
+                                for kind, src in notebook_cells(mistake)), encoding="utf-8")
+    elif form == "ipynb":
+        path = folder / f"{name}.ipynb"
+        cells = [{"cell_type": kind, "metadata": {}, "source": src.splitlines(keepends=True),
+                  **({"outputs": [], "execution_count": None} if kind == "code" else {})} for kind, src in notebook_cells(mistake)]
+        path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    else:
+        raise ValueError(form)
+    return path
+
+
+def _commented(text: str) -> str:
+    return "\n".join(f"# {line}" for line in text.splitlines())

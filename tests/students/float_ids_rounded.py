@@ -1,0 +1,15 @@
+"""Student: rounds float ids to the nearest integer (np.round) instead of rejecting non-integer ids."""
+SYMPTOM = 'rounded'  # what a correct symptom diagnosis says (tests/test_students.py)
+
+import numpy as np
+
+from _tinytorch import solution
+
+PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = solution.PositionalEncoding, solution._compute_sinusoidal_table, solution.EmbeddingLayer
+Tensor = solution.Tensor
+
+
+class Embedding(solution.Embedding):
+    def forward(self, indices):
+        ids = np.round(np.asarray(indices.data)).astype(np.int64)
+        return solution.EmbeddingFunction.apply(self.weight, indices=solution._token_ids(ids, self.vocab_size))

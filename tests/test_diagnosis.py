@@ -1,0 +1,160 @@
+"""The diagnosis on real code: mutants ranked first, symptoms on a held-out student corpus, the run's verdict
+in every report, precision-aware replay, and a diagnosis that never breaks a run."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from conftest import IMPLS, ROOT, run_cli
+from embconf.diagnosis import diagnose_run, run_verdict
+from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
+from embconf.fixtures import Case
+from embconf.mutants.adapter import ImplementationAdapter
+from embconf.mutants.compose import Implementation
+from embconf.outcomes import FAIL, CaseResult
+from embconf.reports.console import Console
+from embconf.runner import run_cases
+
+STUDENTS = Path(__file__).resolve().parent / "students"
+CLAMPING = f"functions:{IMPLS / 'clamping_lookup.py'}"
+
+
+@pytest.fixture(scope="module")
+def cases(corpus) -> list[Case]:
+    return corpus.cases
+
+
+def test_the_right_mutant_is_ranked_first(cases):
+    rankings = rank_catalogue(cases)
+    below = [(r.mutant, r.first, r.failing) for r in rankings if r.rate < FIRST_RANK_TARGET]
+    print(f"\nranked first on {sum(r.first for r in rankings)} of {sum(r.failing for r in rankings)} failing cases")
+    assert below == []
+    assert all(r.failing for r in rankings)  # every mutant fails something (the kill rate is test_mutants')
+
+
+def test_students_get_a_correct_description_and_never_a_wrong_cause(cases):
+    """The corpus's mistakes are in no catalogue: only the symptoms can describe them."""
+    judged = [judge_student(path, cases) for path in sorted(STUDENTS.glob("[a-z]*.py"))]
+    assert len(judged) >= 10
+    for s in judged:
+        print(f"{'ok' if s.correct else 'MISS'} {s.path}: {s.verdict[:150]}")
+    assert [s.path for s in judged if s.wrong_cause] == []
+    assert sum(s.correct for s in judged) >= 8
+
+
+def _float32_flipped_sign(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
+    """The flipped exponent computed in float32, as a student computes it."""
+    pos = np.arange(max_len, dtype=np.float32)[:, None]
+    freq = np.exp(np.arange(0, embed_dim, 2, dtype=np.float32) * np.float32(np.log(10000.0) / embed_dim))
+    table = np.zeros((max_len, embed_dim), dtype=np.float32)
+    table[:, 0::2], table[:, 1::2] = np.sin(pos * freq), np.cos(pos * freq[: embed_dim // 2])
+    return table.astype(dtype)
+
+
+def test_a_catalogued_mistake_computed_in_float32_is_recognised(cases):
+    chosen = [c for c in cases if c.operation == "sinusoidal_table" and c.id.startswith("sin.canonical.") and "float64" not in c.id]
+    run = run_cases(ImplementationAdapter(Implementation({"sinusoidal_table": _float32_flipped_sign}), "float32 flipped sign"), chosen)
+    diagnose_run(run, chosen)
+    failing = [r for r in run.results if r.outcome == FAIL]
+    named = [r for r in failing if r.diagnosis and r.diagnosis[0].get("mutant") == "sin.exponent_sign"]
+    assert len(failing) >= 10 and len(named) >= 0.9 * len(failing), [(r.id, r.diagnosis[:1]) for r in failing if r not in named]
+
+
+def _clamping_run(cases):
+    from embconf.adapters import create_adapter
+
+    chosen = [c for c in cases if c.id.startswith("lookup.")]
+    run = run_cases(create_adapter(CLAMPING), chosen)
+    diagnose_run(run, chosen)
+    return run
+
+
+def test_the_verdict_names_the_mistake_behind_the_failures(cases):
+    verdict = run_verdict(_clamping_run(cases))
+    assert verdict.mistakes[0].id == "fwd.clamped" and len(verdict.mistakes[0].cases) >= 5
+    assert verdict.summary.startswith(f"1 likely mistake explains {verdict.explained} of {verdict.failures} failures: clamps out-of-range ids")
+
+
+def test_the_verdict_in_the_console_json_and_junit(tmp_path):
+    report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
+    done = run_cli("run", "--impl", CLAMPING, "--select", "lookup.*", "--report-json", str(report), "--junit", str(junit))
+    assert done.returncode == 1
+    console = done.stdout
+    assert console.index("Verdict: 1 likely mistake explains") < console.index("Failures (")
+    data = json.loads(report.read_text())
+    jsonschema.validate(data, json.loads((ROOT / "spec/schemas/report.schema.json").read_text()))
+    assert data["verdict"]["mistakes"][0]["id"] == "fwd.clamped" and data["verdict"]["summary"] in console
+    prop = ET.parse(junit).getroot().find("properties/property[@name='embconf.verdict']")
+    assert prop is not None and prop.get("value") == data["verdict"]["summary"]
+
+
+def test_the_verdict_in_the_pytest_summary_and_junitxml(tmp_path):
+    junit = tmp_path / "junit.xml"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--embconf-impl={CLAMPING}",
+                           "--embconf-select=lookup.error.*", f"--junitxml={junit}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert "embconf verdict" in done.stdout and "likely mistake" in done.stdout and "fwd.clamped" in done.stdout
+    prop = ET.parse(junit).getroot().find(".//properties/property[@name='embconf.verdict']")
+    assert prop is not None and "fwd.clamped" in prop.get("value")
+
+
+def test_symptoms_are_measured_for_errors_missing_values_and_dtypes(cases):
+    """An untyped exception, a missing gradient and a float64 result each get a measured description."""
+    by_id = {c.id: c for c in cases}
+    run = judge_student(STUDENTS / "start_pos_unchecked.py", cases)
+    assert "TypeError" in run.verdict and "start_pos_unchecked.py:" in run.verdict  # the implementation's own frame
+    assert "no gradient" in judge_student(STUDENTS / "detached_positions.py", cases).verdict
+    assert "float64 where float32" in judge_student(STUDENTS / "sin_float64.py", cases).verdict
+    assert by_id  # the corpus is loaded
+
+
+def test_messages_say_what_differs_once(cases):
+    from embconf.adapters.tinytorch import TinyTorchAdapter
+
+    chosen = [c for c in cases if c.id == "pos.backward.batch3"]
+    result = run_cases(TinyTorchAdapter(str(STUDENTS / "detached_positions.py")), chosen).results[0]
+    assert result.outcome == FAIL and "wrong missing" not in result.message
+    assert result.message.count("is None") == 1
+
+
+def test_diagnosis_never_raises_and_is_bounded(cases, caplog):
+    case = next(c for c in cases if c.id == "lookup.forward.module_example")
+    odd = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": object()})
+    nan = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": np.full((3, 3), np.nan, np.float32)})
+    from embconf.runner import RunResult
+    from embconf.adapters.reference import ReferenceAdapter
+
+    run = RunResult([odd, nan], ReferenceAdapter().capabilities(), {"name": "odd"})
+    diagnose_run(run, [case])  # must not raise
+    with caplog.at_level(logging.WARNING, logger="embconf.diagnosis"):
+        diagnose_run(run, [case], budget_s=0.0)
+    assert "time budget" in caplog.text
+
+
+def test_a_correct_run_has_an_empty_verdict(cases):
+    from embconf.adapters.reference import ReferenceAdapter
+
+    run = run_cases(ReferenceAdapter(), cases[:20])
+    diagnose_run(run, cases)
+    stream = io.StringIO()
+    Console(stream, colour=False, quiet=True).report(run)
+    assert run_verdict(run).summary == "no failures" and "Verdict" not in stream.getvalue()
+
+
+def test_a_gradient_that_depends_on_an_option_says_which(cases):
+    from embconf.adapters.tinytorch import TinyTorchAdapter
+
+    chosen = [c for c in cases if c.operation == "embedding_layer_backward"]
+    run = run_cases(TinyTorchAdapter(str(IMPLS / "scale_cuts_graph.py")), chosen)
+    diagnose_run(run, chosen)
+    summary = run_verdict(run).mistakes[0].title
+    assert "the token table received no gradient" in summary and "it gets one when scale_embeddings is False" in summary

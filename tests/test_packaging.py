@@ -1,0 +1,23 @@
+"""The wheel ships every package of the source tree (a package missing from pyproject.toml imports in a
+checkout, through the editable install, and fails only once installed from a wheel)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pyproject_lists_every_package_directory():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = {source: name for name, source in config["package-dir"].items()}
+    found = set()
+    for source, name in roots.items():
+        for init in (ROOT / source).rglob("__init__.py"):
+            relative = init.parent.relative_to(ROOT / source)
+            found.add(".".join([name, *relative.parts]))
+    listed = set(config["packages"])
+    assert found - listed == set(), f"packages missing from pyproject.toml: {sorted(found - listed)}"

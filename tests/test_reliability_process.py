@@ -1,0 +1,401 @@
+"""Issue 9, the process side: restarts that lose nothing, replies that cannot be read, processes that
+end with the run, checked limits, the run timeout, the hang policy and memory that is measured.
+
+Every run goes through the CLI (or pytest) in a fresh process, as a user runs it, with hostile modules
+from tests/hostile and broken peers from tests/peers; each asserts the exact outcome of the affected
+cases, a complete report that validates against the report schema, and no traceback.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from conftest import ROOT, run_cli
+from embconf.encoding import EncodingError, decode_array
+from embconf.schemas import validator
+
+HOSTILE = ROOT / "tests" / "hostile"
+PEERS = ROOT / "tests" / "peers"
+PYTHON = shlex.quote(sys.executable)
+FORWARD, BACKWARD = "lookup.forward.module_example", "lookup.backward.module_example_020"
+SINUSOID = "sin.canonical.l16_d8"
+
+
+def hostile(name: str) -> str:
+    return f"functions:{HOSTILE / name}.py"
+
+
+def peer(name: str, *args: str) -> str:
+    return "subprocess:" + " ".join([PYTHON, shlex.quote(str(PEERS / f"{name}.py")), *map(shlex.quote, args)])
+
+
+def embconf(tmp_path: Path, impl: str, *args: str, select: tuple[str, ...] = (), env: Optional[dict] = None,
+            timeout: float = 120):
+    """``embconf run`` on ``impl``: (process result, the report's cases by id or None, seconds taken)."""
+    report = tmp_path / "report.json"
+    report.unlink(missing_ok=True)
+    selection = [arg for case in select for arg in ("--select", case)]
+    started = time.monotonic()
+    result = run_cli("run", "--impl", impl, "-q", "--no-colour", "--report-json", str(report), *selection, *args,
+                     env=env, timeout=timeout)
+    elapsed = time.monotonic() - started
+    if not report.exists():
+        return result, None, elapsed
+    document = json.loads(report.read_text())
+    errors = [error.message for error in validator("report").iter_errors(document)]
+    assert not errors, errors[:3]
+    return result, {case["id"]: case for case in document["cases"]}, elapsed
+
+
+def assert_one_line(result, exit_code: int, *words: str) -> None:
+    assert result.returncode == exit_code, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr[-2000:]
+    assert all(word in result.stderr for word in words), result.stderr
+
+
+def selected_ids(*patterns: str) -> list[str]:
+    from embconf.cli import select
+    from embconf.fixtures import load_corpus
+
+    return [case.id for case in select(load_corpus().cases, patterns)]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a living process (a zombie is dead)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+def survivors(pidfile: Path, within: float = 5.0) -> list[int]:
+    """The pids listed in ``pidfile`` still alive after ``within`` seconds (killed, so no test leaks them)."""
+    pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
+    deadline = time.monotonic() + within
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process trees are read from /proc")
+
+
+# --- defect 1: a correct peer that crashes once costs one case and one restart
+
+
+def test_a_peer_that_crashes_once_costs_only_that_case_and_one_restart(tmp_path):
+    select = tuple(selected_ids("lookup.*"))
+    result, cases, _ = embconf(tmp_path, peer("crash_once", str(tmp_path / "crashed")), select=("lookup.*",))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert sorted(cases) == sorted(select)
+    bad = [case for case in cases.values() if case["outcome"] not in ("pass", "not_applicable")]
+    assert [(c["id"], c["outcome"]) for c in bad] == [(BACKWARD, "crash")], bad
+    assert "exited with code 1" in cases[BACKWARD]["message"]
+
+
+def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart(tmp_path, corpus):
+    from embconf.adapters.subprocess import SubprocessAdapter
+    from embconf.guard import run_repeated
+
+    cases = [case for case in corpus.cases if case.id.startswith("lookup.")]
+    adapter = SubprocessAdapter(peer("crash_once", str(tmp_path / "crashed")).removeprefix("subprocess:"))
+    try:
+        run, _ = run_repeated(adapter, cases, None, 1)
+    finally:
+        adapter.close()
+    problems = [(r.id, r.outcome) for r in run.results if r.outcome not in ("pass", "not_applicable")]
+    assert problems == [(BACKWARD, "crash")] and adapter.restarts == 1
+
+
+# --- defect 2: replies that cannot be read are a protocol error for their case
+
+
+@pytest.mark.parametrize("mode, outcome, words", [
+    ("deep", "error", "protocol error: a JSON line nested too deeply to read"),
+    ("ndim65", "error", "malformed array in output 'grad_weight': array shape has 65 dimensions; at most 32 are allowed"),
+])
+def test_an_unreadable_reply_is_one_error_and_the_run_goes_on(tmp_path, mode, outcome, words):
+    select = (FORWARD, BACKWARD, SINUSOID, "lookup.forward.ids_2d")
+    result, cases, _ = embconf(tmp_path, peer("unreadable", mode), select=select)
+    assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
+    assert cases[BACKWARD]["outcome"] == outcome and words in cases[BACKWARD]["message"], cases[BACKWARD]["message"][:300]
+    assert {cases[c]["outcome"] for c in select if c != BACKWARD} == {"pass"}
+
+
+def test_an_output_nested_too_deeply_to_send_is_a_failure_not_a_crash(tmp_path):
+    select = (FORWARD, BACKWARD, SINUSOID)
+    result, cases, _ = embconf(tmp_path, hostile("deep_output"), select=select)
+    assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
+    assert cases[FORWARD]["outcome"] == "fail" and "wrong type" in cases[FORWARD]["message"], cases[FORWARD]
+    assert cases[BACKWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
+
+
+def test_an_unreadable_handshake_is_one_line_and_exit_2(tmp_path):
+    result, cases, _ = embconf(tmp_path, peer("unreadable", "deep_handshake"), select=(FORWARD,))
+    assert_one_line(result, 2, "failed the protocol handshake", "nested too deeply to read")
+    assert cases is None
+
+
+def test_decode_array_bounds_the_dimensions():
+    with pytest.raises(EncodingError, match="65 dimensions; at most 32"):
+        decode_array({"dtype": "float32", "shape": [1] * 65, "data": [0.0]})
+    assert decode_array({"dtype": "float32", "shape": [1] * 32, "data": [0.0]}).ndim == 32
+
+
+def test_under_pytest_the_case_after_an_unreadable_reply_passes(tmp_path):
+    result = run_pytest(tmp_path, f"--embconf-impl={peer('unreadable', 'deep')}", f"--embconf-select={BACKWARD}",
+                        f"--embconf-select={FORWARD}", "--embconf-case-timeout=20")
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "1 failed, 1 passed" in result.stdout and "nested too deeply" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def run_pytest(tmp_path: Path, *args: str, env: Optional[dict] = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+
+
+# --- defect 5: every process the run starts ends with it
+
+
+@linux_only
+def test_what_an_implementation_starts_ends_with_a_normal_run(tmp_path):
+    pidfile = tmp_path / "pids"
+    result, cases, _ = embconf(tmp_path, hostile("daemon_child"), select=(FORWARD, SINUSOID),
+                               env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert {c["outcome"] for c in cases.values()} == {"pass"}
+    assert len(pidfile.read_text().split()) == 3  # the worker, its child and its daemon
+    assert survivors(pidfile) == []
+
+
+@linux_only
+def test_what_an_implementation_starts_ends_with_a_pytest_session(tmp_path):
+    pidfile = tmp_path / "pids"
+    result = run_pytest(tmp_path, f"--embconf-impl={hostile('daemon_child')}", f"--embconf-select={FORWARD}",
+                        env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert len(pidfile.read_text().split()) == 3
+    assert survivors(pidfile) == []
+
+
+@linux_only
+def test_what_a_timed_out_case_started_ends_with_its_worker(tmp_path):
+    pidfile = tmp_path / "pids"
+    result, cases, _ = embconf(tmp_path, hostile("daemon_child"), "--case-timeout", "1", select=(FORWARD, BACKWARD),
+                               env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    assert result.returncode == 1 and cases[BACKWARD]["outcome"] == "timeout" and cases[FORWARD]["outcome"] == "pass"
+    assert survivors(pidfile) == []
+
+
+SIGNALLED = [  # (how the run is started, the implementation, the signal, the exit status, what it says)
+    ("embconf", hostile("daemon_child"), signal.SIGTERM, 143, "embconf: terminated (SIGTERM)"),
+    ("embconf", hostile("daemon_child"), signal.SIGINT, 130, "embconf: interrupted"),
+    ("embconf", "peer:busy", signal.SIGTERM, 143, "embconf: terminated (SIGTERM)"),
+    ("embconf", "peer:busy", signal.SIGINT, 130, "embconf: interrupted"),
+    ("pytest", hostile("daemon_child"), signal.SIGTERM, 2, "Terminated: SIGTERM"),
+    ("pytest", "peer:busy", signal.SIGTERM, 2, "Terminated: SIGTERM"),
+]
+
+
+@linux_only
+@pytest.mark.parametrize("runner, impl, signum, code, words", SIGNALLED,
+                         ids=[f"{s[0]}-{s[1].split('/')[-1]}-{s[2].name}" for s in SIGNALLED])
+def test_a_signalled_run_ends_cleanly_with_every_process_it_started(tmp_path, runner, impl, signum, code, words):
+    pidfile = tmp_path / "pids"
+    if impl == "peer:busy":
+        impl, expected = peer("busy", str(pidfile)), 2  # the peer and its daemon
+    else:
+        expected = 3  # the worker, its child and its daemon
+    env = {**os.environ, "EMBCONF_TEST_PIDFILE": str(pidfile)}
+    if runner == "embconf":
+        argv = [sys.executable, "-m", "embconf", "run", "--impl", impl, "-q", "--select", FORWARD, "--select", BACKWARD,
+                "--case-timeout", "60"]
+    else:
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--embconf-impl={impl}",
+                f"--embconf-select={FORWARD}", f"--embconf-select={BACKWARD}", "--embconf-case-timeout=60"]
+    process = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while (not pidfile.exists() or len(pidfile.read_text().split()) < expected) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the backward case is now hanging (or computing)
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == code, err[-2000:] + out[-2000:]
+    assert words in err + out
+    if runner == "embconf":
+        assert "Traceback" not in err and err.strip().splitlines() == [words], err[-2000:]
+    assert survivors(pidfile) == []
+
+
+# --- defect 6: timeouts that cannot be waited for are refused in one line
+
+
+BAD_SECONDS = ["nan", "inf", "-inf", "1e308", "0", "-1"]
+
+
+@pytest.mark.parametrize("flag", ["--case-timeout", "--timeout", "--run-timeout"])
+@pytest.mark.parametrize("value", BAD_SECONDS)
+def test_an_unusable_timeout_flag_is_refused_in_one_line(tmp_path, flag, value):
+    result, cases, _ = embconf(tmp_path, "reference", f"{flag}={value}", select=(FORWARD,))
+    assert_one_line(result, 2, "--run-timeout" if flag == "--run-timeout" else "--case-timeout", "must be more than 0")
+    assert cases is None
+
+
+@pytest.mark.parametrize("value", BAD_SECONDS + ["ten"])
+def test_an_unusable_embconf_timeout_is_refused_in_one_line(tmp_path, value):
+    result, cases, _ = embconf(tmp_path, f"subprocess:{PYTHON} -m embconf.reference.serve", select=(FORWARD,),
+                               env={"EMBCONF_TIMEOUT": value})
+    assert_one_line(result, 2, "EMBCONF_TIMEOUT")
+
+
+@pytest.mark.parametrize("option", ["--embconf-case-timeout", "--embconf-run-timeout"])
+@pytest.mark.parametrize("value", ["nan", "inf", "1e308", "0"])
+def test_an_unusable_pytest_timeout_is_a_usage_error(tmp_path, option, value):
+    result = run_pytest(tmp_path, "--embconf-impl=reference", f"{option}={value}")
+    assert result.returncode == 4 and "must be more than 0 and at most" in result.stderr, result.stderr[-2000:]
+
+
+def test_a_memory_limit_too_low_to_start_python_is_refused_in_one_line(tmp_path):
+    result, cases, _ = embconf(tmp_path, "reference", "--memory-limit", "10", select=(FORWARD,))
+    assert_one_line(result, 2, "--memory-limit 10 MB is too low to start a Python process")
+    pytest_result = run_pytest(tmp_path, "--embconf-impl=reference", "--embconf-memory-limit=10")
+    assert pytest_result.returncode == 4 and "too low to start a Python process" in pytest_result.stderr
+
+
+# --- defect 7: the run timeout holds for protocol peers and across --repeat
+
+
+def test_the_run_timeout_holds_for_a_protocol_peer(tmp_path):
+    select = tuple(selected_ids("lookup.backward.*"))[:6] + (FORWARD,)
+    result, cases, elapsed = embconf(tmp_path, peer("hang_all"), "--timeout", "60", "--run-timeout", "2", select=select)
+    assert result.returncode == 1 and sorted(cases) == sorted(select) and elapsed < 30
+    assert {c["outcome"] for c in cases.values()} == {"timeout"}
+    assert all("run timeout: the whole run exceeded 2 s" in c["message"] for c in cases.values())
+
+
+def test_the_run_timeout_holds_across_repeat(tmp_path):
+    select = (FORWARD, "lookup.forward.ids_2d", SINUSOID)  # 0.6 s a repetition
+    result, cases, elapsed = embconf(tmp_path, hostile("slow"), "--repeat", "100", "--run-timeout", "3", select=select)
+    assert result.returncode == 1 and sorted(cases) == sorted(select) and elapsed < 30
+    cut = [case for case in cases.values() if case["outcome"] == "timeout"]
+    assert cut and {c["outcome"] for c in cases.values()} <= {"timeout", "pass"}  # passed in every run before the cut
+    for case in cut:
+        assert "run timeout: the whole run exceeded 3 s" in case["message"] and "of 100 of --repeat" in case["message"]
+    assert not any("nondeterministic" in case["message"] for case in cases.values())
+    assert "nondeterministic" not in result.stdout
+
+
+# --- defect 15: the hang policy
+
+
+def hang_counts(cases: dict) -> tuple[int, int]:
+    """(cases that timed out waiting, cases not run by the hang policy)."""
+    waited = sum("no reply within" in c["message"] for c in cases.values() if c["outcome"] == "timeout")
+    not_run = sum("not run:" in c["message"] for c in cases.values() if c["outcome"] == "timeout")
+    return waited, not_run
+
+
+def test_an_operation_that_hangs_costs_two_timeouts_then_is_not_run(tmp_path):
+    result, cases, elapsed = embconf(tmp_path, hostile("hang_duplicates"), "--case-timeout", "1")
+    assert result.returncode == 1 and len(cases) == len(selected_ids("*"))
+    backward = {i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"}
+    assert hang_counts(backward) == (2, len(backward) - 2)
+    assert all("not run: embedding_backward timed out on 2 earlier cases" in c["message"]
+               for c in backward.values() if "not run" in c["message"])
+    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {"pass", "not_applicable"}
+    assert elapsed < 30
+
+
+@pytest.mark.parametrize("impl, timeout_flag", [(hostile("hang_always"), "--case-timeout"), ("peer:hang_all", "--timeout")])
+def test_an_implementation_that_hangs_on_everything_costs_four_timeouts(tmp_path, impl, timeout_flag):
+    impl = peer("hang_all") if impl == "peer:hang_all" else impl
+    result, cases, elapsed = embconf(tmp_path, impl, timeout_flag, "1")
+    applicable = {i: c for i, c in cases.items() if c["outcome"] != "not_applicable"}
+    assert result.returncode == 1 and len(cases) == len(selected_ids("*"))
+    assert {c["outcome"] for c in applicable.values()} == {"timeout"}
+    assert hang_counts(applicable) == (4, len(applicable) - 4)
+    assert any("not run: the implementation timed out on 4 earlier cases in a row" in c["message"] for c in applicable.values())
+    assert elapsed < 40
+
+
+def test_a_peer_whose_backward_hangs_costs_two_timeouts(tmp_path):
+    result, cases, elapsed = embconf(tmp_path, peer("hang"), "--timeout", "1", select=("lookup.*",))
+    backward = {i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"}
+    assert result.returncode == 1 and hang_counts(backward) == (2, len(backward) - 2)
+    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {"pass", "not_applicable"}
+
+
+# --- defect 16: output before the handshake
+
+
+def test_output_before_the_handshake_is_one_line_without_a_traceback(tmp_path):
+    result, cases, _ = embconf(tmp_path, "subprocess:yes", select=(FORWARD,))
+    assert_one_line(result, 2, "'yes' failed the protocol handshake: not a JSON line", "'y'")
+
+
+# --- memory that is measured
+
+
+def test_reserved_but_untouched_address_space_passes_under_the_default_limit(tmp_path):
+    result, cases, _ = embconf(tmp_path, hostile("reserve_address_space"), select=(FORWARD, BACKWARD, SINUSOID))
+    assert result.returncode == 0, result.stderr[-2000:] + result.stdout[-2000:]
+    assert {c["outcome"] for c in cases.values()} == {"pass"}
+
+
+@linux_only
+def test_memory_held_by_a_child_of_the_worker_counts_and_the_child_ends(tmp_path):
+    pidfile = tmp_path / "pids"
+    result, cases, _ = embconf(tmp_path, hostile("memory_child"), "--memory-limit", "600", select=(FORWARD, BACKWARD, SINUSOID),
+                               env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    assert result.returncode == 1 and sorted(cases) == sorted((FORWARD, BACKWARD, SINUSOID))
+    bad = cases[BACKWARD]
+    assert bad["outcome"] == "crash", bad
+    assert "ran out of memory (the limit is 600 MB): the worker and its children held" in bad["message"]
+    assert cases[FORWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
+    assert survivors(pidfile) == []
+
+
+@linux_only
+def test_a_protocol_peer_is_held_to_the_memory_limit(tmp_path):
+    select = (FORWARD, BACKWARD, SINUSOID)
+    result, cases, _ = embconf(tmp_path, peer("memory_hog"), "--memory-limit", "512", "--timeout", "60", select=select)
+    assert result.returncode == 1 and sorted(cases) == sorted(select)
+    bad = cases[BACKWARD]
+    assert bad["outcome"] == "crash" and "ran out of memory (the limit is 512 MB): the implementation's process and its children held" in bad["message"]
+    assert cases[FORWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
+
+
+def test_a_jax_implementation_passes_under_the_default_limit(tmp_path):
+    pytest.importorskip("jax")
+    result, cases, _ = embconf(tmp_path, hostile("jax_functions"), select=("lookup.forward.*", "lookup.backward.*", "lookup.error.*"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
+    assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
+
+
+def test_a_jax_and_tensorflow_implementation_passes_under_the_default_limit(tmp_path):
+    pytest.importorskip("jax")
+    pytest.importorskip("tensorflow")
+    result, cases, _ = embconf(tmp_path, hostile("jax_tf_functions"), select=("lookup.forward.*", "lookup.backward.*"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
+    assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
