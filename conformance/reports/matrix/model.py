@@ -93,15 +93,18 @@ def _symptom(result: CaseResult) -> str:
 
 
 def _deviations(problems: list[CaseResult]) -> list[dict[str, Any]]:
-    """Problems grouped by their likely cause (the first diagnosed mutant), else by their symptom."""
+    """Problems grouped by their likely cause (the first diagnosed mutant or measured symptom), else by their message."""
     groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
     for result in problems:
         cause = result.diagnosis[0] if result.diagnosis else None
-        key = ("mutant", cause["mutant"]) if cause else ("symptom", f"{result.outcome}: {_symptom(result)}")
+        if cause:  # a catalogued mistake, or a measured symptom (diagnosis/symptoms.py)
+            key = ("mutant", cause["mutant"]) if "mutant" in cause else ("diagnosed", "symptom:" + cause.get("symptom", ""))
+        else:
+            key = ("symptom", f"{result.outcome}: {_symptom(result)}")
         groups[key].append(result)
     deviations = []
     for (kind, key), members in groups.items():
-        cause = members[0].diagnosis[0] if kind == "mutant" else None
+        cause = members[0].diagnosis[0] if kind in ("mutant", "diagnosed") else None
         requirements = sorted({req for r in members for req in r.requirements}, key=_req_key)
         deviations.append({
             "summary": cause["summary"] if cause else key,
