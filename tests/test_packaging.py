@@ -21,3 +21,11 @@ def test_pyproject_lists_every_package_directory():
             found.add(".".join([name, *relative.parts]))
     listed = set(config["packages"])
     assert found - listed == set(), f"packages missing from pyproject.toml: {sorted(found - listed)}"
+
+
+def test_ci_runs_exactly_the_readme_quick_start():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.strip()]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert len(commands) == 2 and ci[-2:] == commands

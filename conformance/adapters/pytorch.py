@@ -153,7 +153,8 @@ class TorchAdapter(InProcessAdapter):
 
     def embedding_forward_max_norm(self, weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float) -> tuple[Any, Any]:
         """nn.Embedding(max_norm=..., norm_type=...) renormalises its own weight in place: that weight is weight_after."""
-        check_renorm_args(max_norm, norm_type)
+        with glue_checks():  # PyTorch takes any max_norm: rejecting one that is not > 0 is the glue's verdict
+            check_renorm_args(max_norm, norm_type)
         embedding, output = self._lookup(weight.copy(), ids, max_norm=max_norm, norm_type=norm_type)  # a copy: EMB-GEN-1
         return to_numpy(output), to_numpy(embedding.weight)
 
