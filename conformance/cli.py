@@ -68,6 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("--correct", action="append", metavar="KIND:TARGET", default=None,
                          help="with --diagnosis: a correct implementation that must get no failure and no diagnosis (repeatable)")
 
+    matrix = sub.add_parser("matrix", help="run several implementations and lay them side by side, requirement by requirement")
+    matrix.add_argument("--impl", action="append", required=True, metavar="KIND:TARGET", help="an implementation (repeatable: one column each)")
+    _add_selection(matrix)
+    for flag in ("--markdown", "--html", "--json"):
+        matrix.add_argument(flag, type=Path, metavar="FILE", help=f"write the matrix as {flag[2:]} here")
+    matrix.add_argument("--case-timeout", type=float, metavar="SECONDS", help="as for run")
+    matrix.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="as for run (0 for none)")
+    matrix.add_argument("--in-process", action="store_true", help="as for run")
+    matrix.set_defaults(run_timeout=1800.0, repeat=1, validate_protocol=False)
+
     explain = sub.add_parser("explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)")
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
     _add_fixtures(explain)
@@ -313,6 +323,16 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return EXIT_OK if print_catalogue(_corpus(args).cases) else EXIT_FAIL
 
 
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from .matrix import run_matrix
+    from .reports.matrix import cli_output
+
+    corpus, cases = _selected(args)
+    runs = run_matrix(args.impl, cases, lambda impl: _open(impl, args),
+                      progress=lambda impl, n, total: n == total and print(f"{impl}: {total} cases run", file=sys.stderr))
+    return cli_output(runs, corpus, len(cases), args)
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from .mutants.report import explain
 
@@ -343,7 +363,7 @@ def _grading(args: argparse.Namespace, command: str) -> int:
 
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate,
-            "mutants": cmd_mutants, "explain": cmd_explain, "grade": cmd_grade, "gradescope": cmd_gradescope}
+            "mutants": cmd_mutants, "explain": cmd_explain, "grade": cmd_grade, "gradescope": cmd_gradescope, "matrix": cmd_matrix}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -25,6 +25,7 @@ class CaseResult:
     mismatches: list[Any] = field(default_factory=list, repr=False)
     actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
     error_kind: Optional[str] = None  # the error kind the implementation raised, kept for diagnosis
+    decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -38,4 +39,6 @@ class CaseResult:
             record["diagnosis"] = self.diagnosis
         if self.stderr:
             record["stderr"] = self.stderr
+        if self.decided_by:
+            record["decided_by"] = self.decided_by
         return record

@@ -57,7 +57,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         result.outcome = ERROR
         result.message = reproduction(case, f"{reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
     elif reply.status == ERROR_KIND:
-        result.error_kind = reply.error_kind
+        result.error_kind, result.decided_by = reply.error_kind, reply.decided_by
         if expected_error is None:
             result.outcome, result.message = FAIL, reproduction(case, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result")
         elif reply.error_kind == UNSPECIFIED and caps.error_detail == "coarse":

@@ -20,6 +20,10 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "functions": ("embconf.adapters.functions", "FunctionsAdapter", True),
     "tinytorch": ("embconf.adapters.tinytorch", "TinyTorchAdapter", False),
     "torch": ("embconf.adapters.pytorch", "TorchAdapter", False),
+    "flax": ("embconf.adapters.flax", "FlaxAdapter", False),
+    "keras": ("embconf.adapters.keras", "KerasAdapter", False),
+    "tinygrad": ("embconf.adapters.tinygrad", "TinygradAdapter", False),
+    "transformers": ("embconf.adapters.transformers", "TransformersAdapter", True),
     "subprocess": ("embconf.adapters.subprocess", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

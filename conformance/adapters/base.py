@@ -29,6 +29,7 @@ class Reply:
     message: str = ""
     detail: str = ""  # a traceback tail, or what a crashed process printed
     violations: list[str] = field(default_factory=list)  # rules broken though the call succeeded (guard.py): a FAIL
+    decided_by: str = ""  # "glue": the adapter's own code, not the implementation, raised this typed error
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def call_python(operation: str, fn: Callable[..., Any], *args: Any,
     except Exception as exc:  # the implementation's own failure, reported, never propagated
         kind = classify_exception(exc)
         if kind:
-            return Reply(ERROR_KIND, error_kind=kind, message=str(exc))
+            return Reply(ERROR_KIND, error_kind=kind, message=str(exc), decided_by=getattr(exc, "decided_by", ""))
         if coarse(exc):
             return Reply(ERROR_KIND, error_kind=UNSPECIFIED, message=f"{type(exc).__name__}: {exc}")
         return Reply(EXCEPTION, message=f"raised {type(exc).__name__}: {exc}", detail=_traceback_tail(exc))

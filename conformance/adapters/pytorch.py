@@ -17,7 +17,9 @@ What is PyTorch's and what is glue:
   and PyTorch cannot make for it: the rank and width of ``x`` and of the tokens,
   ``start_pos`` (an integer >= 0) and the fit ``start_pos + T <= max_seq_len``,
   and the constructor's ``pos_encoding``. They raise the spec's typed errors, so
-  those cases test this glue, not PyTorch; everything numeric is PyTorch's.
+  those cases test this glue, not PyTorch, and each such verdict is marked
+  ``decided_by: glue`` in the report (:func:`~embconf.adapters.frameworks.glue_checks`);
+  everything numeric is PyTorch's.
 - PyTorch has no sinusoidal table: ``sinusoidal_table`` is not declared, and
   layer and parameter-count cases configured ``pos_encoding='sinusoidal'`` are
   skipped (not applicable), never failed.
@@ -53,6 +55,7 @@ from ..reference.errors import EmbeddingError
 from ..reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
 from ..reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
 from .common import InProcessAdapter, layer_kwargs
+from .frameworks import glue_checks
 from .loading import describe_exception
 
 INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
@@ -150,7 +153,8 @@ class TorchAdapter(InProcessAdapter):
 
     def embedding_forward_max_norm(self, weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float) -> tuple[Any, Any]:
         """nn.Embedding(max_norm=..., norm_type=...) renormalises its own weight in place: that weight is weight_after."""
-        check_renorm_args(max_norm, norm_type)
+        with glue_checks():  # PyTorch takes any max_norm: rejecting one that is not > 0 is the glue's verdict
+            check_renorm_args(max_norm, norm_type)
         embedding, output = self._lookup(weight.copy(), ids, max_norm=max_norm, norm_type=norm_type)  # a copy: EMB-GEN-1
         return to_numpy(output), to_numpy(embedding.weight)
 
@@ -217,11 +221,12 @@ class GlueLayer:
 
     def forward(self, tokens: Any, start_pos: Any = 0) -> Any:
         """tokens (T,) or (B, T) -> (T, D) or (B, T, D)."""
-        if tokens.dim() not in (1, 2):
-            raise EmbeddingError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tuple(tokens.shape)}")
-        seq_len = tokens.shape[-1]
-        limit = self.max_seq_len if self.positions is not None else math.inf
-        start = check_start_pos(start_pos, seq_len, limit)
+        with glue_checks():
+            if tokens.dim() not in (1, 2):
+                raise EmbeddingError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tuple(tokens.shape)}")
+            seq_len = tokens.shape[-1]
+            limit = self.max_seq_len if self.positions is not None else math.inf
+            start = check_start_pos(start_pos, seq_len, limit)
         with pytorch_errors():
             out = self.tokens(tokens)
         if self.scale != 1.0:
@@ -236,7 +241,8 @@ def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len:
                 token_weight: Any = None, position_table: Any = None, device: Any = None) -> GlueLayer:
     """The layer, with the TinyTorch constructor's signature and defaults; tables given are used as weights."""
     if pos_encoding not in POS_ENCODINGS:
-        raise EmbeddingError("invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
+        with glue_checks():
+            raise EmbeddingError("invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
     if pos_encoding == "sinusoidal":
         raise NotImplementedError(NO_SINUSOID)
     nn = torch.nn
@@ -248,11 +254,12 @@ def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len:
 
 def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
     """x (B, T, D) + table[start_pos:start_pos+T], after the checks a careful user module makes."""
-    if x.dim() != 3:
-        raise EmbeddingError("shape_mismatch", f"x must be (batch, seq, embed_dim), got shape {tuple(x.shape)}")
-    if x.shape[2] != table.shape[1]:
-        raise EmbeddingError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
-    start = check_start_pos(start_pos, x.shape[1], table.shape[0])
+    with glue_checks():
+        if x.dim() != 3:
+            raise EmbeddingError("shape_mismatch", f"x must be (batch, seq, embed_dim), got shape {tuple(x.shape)}")
+        if x.shape[2] != table.shape[1]:
+            raise EmbeddingError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
+        start = check_start_pos(start_pos, x.shape[1], table.shape[0])
     return x + table[start:start + x.shape[1]]
 
 

@@ -1,0 +1,61 @@
+"""``flax`` / ``flax:x64``: Flax's ``flax.nnx.Embed``, backward through ``jax.vjp``, against the spec.
+
+What is Flax's and what is the adapter's:
+
+- The lookup is ``nnx.Embed`` with the fixture's table as its ``embedding`` parameter and the
+  table's dtype as ``dtype`` and ``param_dtype``. The gradient is ``jax.vjp`` of the module applied
+  to the ids, taken with respect to the module's state (``nnx.split`` / ``nnx.merge``). No id,
+  shape or dtype check is added: what Flax returns for a negative id or an id >= V is what is judged.
+- Flax refuses float ids (``ValueError: Input type must be an integer``), so ``float_ids`` is not
+  declared. JAX's refusal of an upstream gradient of the wrong shape is ``shape_mismatch``.
+- JAX runs in 32 bits unless x64 mode is on: ``flax`` leaves it off (JAX's default: int64 ids and
+  float64 tables are narrowed), ``flax:x64`` turns it on and declares ``float64``.
+- Flax has no module for learned or sinusoidal positions or for the layer; none is composed here.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import ImplementationError
+from .base import Capabilities
+from .frameworks import FrameworkAdapter, as_array, import_framework
+from .jaxcommon import enable_x64, vjp
+
+EXTRA = "flax"
+
+
+class FlaxAdapter(FrameworkAdapter):
+    kind = "flax"
+    display_name = "Flax nnx.Embed"
+
+    def __init__(self, target: str = "") -> None:
+        if target not in ("", "x64"):
+            raise ImplementationError(f"the flax adapter takes no target or 'x64' (got {target!r}); use --impl flax or --impl flax:x64")
+        self.jax = import_framework("jax", EXTRA)
+        enable_x64(self.jax, target == "x64")
+        self.nnx = import_framework("flax.nnx", EXTRA)
+        flax = import_framework("flax", EXTRA)
+        features = {"int32_ids"} | ({"float64"} if target == "x64" else set())
+        caps = Capabilities(frozenset({"embedding_forward", "embedding_backward"}), frozenset(features),
+                            notes=(f"jax {self.jax.__version__}, x64 mode {'on' if target == 'x64' else 'off'}",))
+        handlers = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
+        super().__init__(f"flax:{target}" if target else "flax", flax, handlers, caps,
+                         self.display_name + (" (jax x64)" if target == "x64" else ""))
+
+    def _embed(self, weight: np.ndarray) -> Any:
+        jnp = self.jax.numpy
+        rows, dim = weight.shape
+        embed = self.nnx.Embed(rows, dim, dtype=weight.dtype, param_dtype=weight.dtype, rngs=self.nnx.Rngs(0))
+        embed.embedding.value = jnp.asarray(weight)
+        return embed
+
+    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
+        return as_array(self._embed(weight)(self.jax.numpy.asarray(ids)))
+
+    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
+        graph, state = self.nnx.split(self._embed(weight))
+        ids_j = self.jax.numpy.asarray(ids)
+        grad = vjp(self.jax, lambda s: self.nnx.merge(graph, s)(ids_j), state, grad_output)
+        return as_array(grad["embedding"].value)

@@ -1,0 +1,77 @@
+"""What the framework adapters (torch, flax, keras, tinygrad, transformers) share.
+
+- :func:`import_framework`: a framework module imported on first use, or an
+  :class:`~embconf.adapters.ImplementationError` (exit 2) naming the ``pip install`` line to run;
+- :func:`glue_checks`: marks a typed error raised by the adapter's own code (not the framework's)
+  as ``decided_by: glue``, so a report says which verdicts the framework did not earn;
+- :func:`as_array`: a framework tensor as a NumPy array of its own dtype;
+- :class:`FrameworkAdapter`: an in-process adapter that names the framework and its version.
+"""
+from __future__ import annotations
+
+import importlib
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from . import ImplementationError
+from ..reference.errors import EmbeddingError
+from .base import Capabilities
+from .common import Handler, InProcessAdapter, module_version
+from .loading import describe_exception
+
+GLUE = "glue"
+
+
+def install_line(extra: str) -> str:
+    return f"pip install 'embedding-conformance[{extra}]'"
+
+
+def import_framework(module: str, extra: str, needs: str = "") -> ModuleType:
+    """``module`` imported; ImplementationError with the install line when it (or a dependency) is missing."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.split(".")[0] == exc.name.split(".")[0]:
+            raise ImplementationError(f"{module} is not installed; {install_line(extra)}{needs}") from None
+        raise ImplementationError(f"{module} does not import ({describe_exception(exc)}); {install_line(extra)}{needs}") from None
+    except Exception as exc:  # a broken installation, reported in one line
+        raise ImplementationError(f"{module} does not import: {describe_exception(exc)}") from None
+
+
+@contextmanager
+def glue_checks() -> Iterator[None]:
+    """Typed errors raised inside are the adapter's own checks: mark them ``decided_by: glue``."""
+    try:
+        yield
+    except EmbeddingError as exc:
+        exc.decided_by = GLUE  # type: ignore[attr-defined]
+        raise
+
+
+def as_array(value: Any) -> Any:
+    """A framework tensor (torch, jax, tinygrad, keras) as a NumPy array; None stays None."""
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    for method in ("detach", "cpu"):  # torch
+        if hasattr(value, method) and not hasattr(value, "__jax_array__"):
+            value = getattr(value, method)()
+    if hasattr(value, "numpy") and callable(value.numpy):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+class FrameworkAdapter(InProcessAdapter):
+    """An adapter over one framework: reports carry the framework's display name and version."""
+
+    display_name = ""
+
+    def __init__(self, target: str, framework: ModuleType, handlers: Mapping[str, Handler],
+                 capabilities: Capabilities, display_name: str = "") -> None:
+        super().__init__(target, handlers, capabilities, module_version(framework))
+        self.display_name = display_name or self.display_name or self.kind
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.display_name, "version": self._version, "language": "python"}

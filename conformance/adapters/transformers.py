@@ -1,0 +1,74 @@
+"""``transformers:NAME``: a sinusoid table that Hugging Face transformers ships, against the spec.
+
+Each NAME is one function or module of transformers, called as its model calls it, declaring the
+convention it really follows (so its profile cases identify it, and the canonical cases show that
+it is not canonical where it is not). Only ``sinusoidal_table`` is provided:
+
+- ``distilbert``: ``modeling_distilbert.create_sinusoidal_embeddings(n_pos, dim, out)``, filling a
+  fresh ``out`` tensor of the requested dtype: interleaved (canonical). Its values are computed in
+  float64 and stored through a float32 tensor, which is what a float64 table then holds.
+- ``marian``: ``MarianSinusoidalPositionalEmbedding(max_len, D).create_weight()`` (the table its
+  model's ``_init_weights`` copies in): concatenated [sin | cos], canonical frequencies.
+- ``m2m100``: ``M2M100SinusoidalPositionalEmbedding.get_embedding(max_len, D)`` (fairseq's code,
+  no padding row): tensor2tensor profile, with fairseq's division by ``D/2 - 1``.
+- ``whisper``: ``modeling_whisper.sinusoids(max_len, D)``: tensor2tensor layout; rejects odd D.
+
+float64 is declared only where the function takes the dtype from its caller (``distilbert``). No
+check is added and no exception is mapped: a rejected width or a ZeroDivisionError is what it is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import ImplementationError
+from .base import Capabilities
+from .frameworks import FrameworkAdapter, as_array, import_framework
+
+EXTRA = "transformers"
+
+
+@dataclass(frozen=True)
+class Table:
+    module: str  # under transformers.models
+    title: str
+    convention: str
+    float64: bool
+    build: Callable[[Any, Any, int, int, str], Any]  # (models module, torch, max_len, D, dtype) -> tensor
+
+
+def _distilbert(mod: Any, torch: Any, max_len: int, dim: int, dtype: str) -> Any:
+    out = torch.empty(max_len, dim, dtype=getattr(torch, dtype))
+    mod.create_sinusoidal_embeddings(max_len, dim, out)
+    return out
+
+
+TABLES = {
+    "distilbert": Table("distilbert.modeling_distilbert", "DistilBERT create_sinusoidal_embeddings", "interleaved", True, _distilbert),
+    "marian": Table("marian.modeling_marian", "Marian MarianSinusoidalPositionalEmbedding", "concatenated", False,
+                    lambda mod, torch, n, d, dtype: mod.MarianSinusoidalPositionalEmbedding(n, d).create_weight()),
+    "m2m100": Table("m2m_100.modeling_m2m_100", "M2M100 SinusoidalPositionalEmbedding.get_embedding", "tensor2tensor", False,
+                    lambda mod, torch, n, d, dtype: mod.M2M100SinusoidalPositionalEmbedding.get_embedding(n, d)),
+    "whisper": Table("whisper.modeling_whisper", "Whisper sinusoids", "tensor2tensor", False,
+                     lambda mod, torch, n, d, dtype: mod.sinusoids(n, d)),
+}
+
+
+class TransformersAdapter(FrameworkAdapter):
+    kind = "transformers"
+
+    def __init__(self, target: str) -> None:
+        if target not in TABLES:
+            raise ImplementationError(f"unknown transformers table {target!r}; use transformers:NAME with NAME one of {', '.join(TABLES)}")
+        self.table = TABLES[target]
+        transformers = import_framework("transformers", EXTRA)
+        self.torch = import_framework("torch", EXTRA)
+        self.module = import_framework(f"transformers.models.{self.table.module}", EXTRA)
+        caps = Capabilities(frozenset({"sinusoidal_table"}), frozenset({"float64"} if self.table.float64 else set()),
+                            sinusoid_convention=self.table.convention)
+        super().__init__(f"transformers:{target}", transformers, {"sinusoidal_table": self.sinusoidal_table}, caps,
+                         f"transformers {self.table.title}")
+
+    def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
+        with self.torch.no_grad():
+            return as_array(self.table.build(self.module, self.torch, max_len, embed_dim, dtype))

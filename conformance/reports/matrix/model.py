@@ -1,0 +1,190 @@
+"""The matrix document: per requirement (grouped by spec section) one cell per implementation, and
+per implementation its claim and its distinct deviations with their likely causes."""
+from __future__ import annotations
+
+import json
+import platform
+import re
+from collections import defaultdict
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ... import __version__
+from ...outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
+from ...spec import SPEC_DIR, spec_version
+from ..console import _req_key
+
+MATRIX_FORMAT = 1
+FAMILY_SECTION = {"GEN": 0, "FWD": 1, "BWD": 2, "IDX": 3, "ERR": 3, "SIN": 4, "POS": 5, "LAY": 6, "MEM": 7, "TOL": 8}
+DECLINED = "skipped by the implementation"
+
+
+@lru_cache(maxsize=1)
+def spec_outline() -> tuple[dict[int, str], dict[str, str]]:
+    """Section titles by number, and requirement subjects (SPEC.md Appendix B)."""
+    text = (SPEC_DIR / "SPEC.md").read_text(encoding="utf-8")
+    sections = {int(n): title.strip() for n, title in re.findall(r"^## (\d+)\. (.+)$", text, re.M)}
+    subjects = dict(re.findall(r"^\| (EMB-[A-Z]+-[A-Z]?\d+) \| ([^|]+?) \|", text, re.M))
+    return sections, subjects
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def build(runs: Sequence[Any], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None) -> dict[str, Any]:
+    """The matrix document of ``runs`` (:class:`embconf.matrix.MatrixRun`)."""
+    import numpy
+
+    generated = generated or datetime.now(timezone.utc)
+    columns = [_implementation(r.impl, r.run) for r in runs]
+    return {
+        "matrix_format": MATRIX_FORMAT,
+        "suite": {"name": "embedding-conformance", "version": __version__},
+        "spec_version": spec_version(),
+        "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command,
+        "environment": {"python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform()},
+        "fixtures": fixtures,
+        "implementations": columns,
+        "sections": _sections(runs, columns),
+    }
+
+
+def _implementation(impl: str, run: Any) -> dict[str, Any]:
+    results: list[CaseResult] = run.results
+    caps = run.capabilities.to_json()
+    summary = run.summary()
+    declined = sum(r.outcome == NOT_APPLICABLE and r.message.startswith(DECLINED) for r in results)
+    glue = [r.id for r in results if r.decided_by and r.outcome == PASS]
+    problems = [r for r in results if r.outcome in PROBLEMS or r.outcome in (XFAIL, XPASS)]
+    applicable = sum(r.outcome != NOT_APPLICABLE for r in results)
+    verified = caps["error_detail"] == "kinds"
+    conforms = applicable > 0 and not problems and declined == 0
+    reasons = ([f"{len(problems)} of {applicable} applicable cases do not pass"] if problems else []) + \
+              ([f"{declined} cases declined within its declared capabilities"] if declined else [])
+    statement = (f"conforms to spec {spec_version()} for its declared capabilities" if conforms else
+                 f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case"))
+    statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
+    if glue:
+        statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"
+    return {
+        "impl": impl, "slug": slug(impl), **{k: v for k, v in run.implementation.items() if isinstance(v, str)},
+        "capabilities": {**caps, "notes": list(run.capabilities.notes)},
+        "summary": summary, "applicable": applicable, "declined": declined, "glue_decided": glue,
+        "claim": {"spec_version": spec_version(), "conforms": conforms, "error_kinds_verified": verified, "statement": statement},
+        "deviations": _deviations(problems),
+        "failing": [{"id": r.id, "outcome": r.outcome, "requirements": list(r.requirements), "message": _first_line(r.message)}
+                    for r in problems],
+    }
+
+
+def _first_line(message: str) -> str:
+    return message.splitlines()[0] if message else ""
+
+
+def _symptom(result: CaseResult) -> str:
+    """What went wrong, without the case's own name and numbers: ``raised ValueError: ...``."""
+    text = _first_line(result.message)
+    text = text.split(f"{result.operation}: ", 1)[-1] if result.operation else text
+    return re.sub(r"-?\d+(\.\d+)?", "N", text)[:160]
+
+
+def _deviations(problems: list[CaseResult]) -> list[dict[str, Any]]:
+    """Problems grouped by their likely cause (the first diagnosed mutant or measured symptom), else by their message."""
+    groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
+    for result in problems:
+        cause = result.diagnosis[0] if result.diagnosis else None
+        if cause:  # a catalogued mistake, or a measured symptom (diagnosis/symptoms.py)
+            key = ("mutant", cause["mutant"]) if "mutant" in cause else ("diagnosed", "symptom:" + cause.get("symptom", ""))
+        else:
+            key = ("symptom", f"{result.outcome}: {_symptom(result)}")
+        groups[key].append(result)
+    deviations = []
+    for (kind, key), members in groups.items():
+        cause = members[0].diagnosis[0] if kind in ("mutant", "diagnosed") else None
+        requirements = sorted({req for r in members for req in r.requirements}, key=_req_key)
+        deviations.append({
+            "summary": cause["summary"] if cause else key,
+            "likely_cause": cause.get("mutant") if cause else None,
+            "hint": (cause or {}).get("hint", ""),
+            "requirements": requirements,
+            "cases": [r.id for r in members],
+        })
+    return sorted(deviations, key=lambda d: (-len(d["cases"]), d["summary"]))
+
+
+def _cell(results: list[CaseResult]) -> dict[str, Any]:
+    counts = {o: n for o, n in _count(results).items() if n}
+    failing = [r.id for r in results if r.outcome in PROBLEMS or r.outcome in (XFAIL, XPASS)]
+    status = "fail" if failing else ("pass" if counts.get(PASS) else "n/a")
+    return {"status": status, "counts": counts, "failing": failing,
+            "glue": sum(bool(r.decided_by) and r.outcome == PASS for r in results)}
+
+
+def _count(results: list[CaseResult]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for r in results:
+        counts[r.outcome] += 1
+    return counts
+
+
+def _sections(runs: Sequence[Any], columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    titles, subjects = spec_outline()
+    by_req: dict[str, dict[str, list[CaseResult]]] = defaultdict(lambda: defaultdict(list))
+    for matrix_run in runs:
+        for result in matrix_run.run.results:
+            for req in result.requirements:
+                by_req[req][matrix_run.impl].append(result)
+    sections: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for req in sorted(by_req, key=_req_key):
+        number = FAMILY_SECTION.get(req.split("-")[1], max(titles, default=0) + 1)
+        sections[number].append({"id": req, "subject": subjects.get(req, ""),
+                                 "cells": {c["impl"]: _cell(by_req[req].get(c["impl"], [])) for c in columns}})
+    return [{"number": n, "title": titles.get(n, "Other"), "requirements": reqs} for n, reqs in sorted(sections.items())]
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+# ----- what both renderers print -------------------------------------------------------------------
+
+def cell_text(cell: dict[str, Any]) -> str:
+    """``pass 12``, ``fail 3/12``, ``n/a``; passes decided by glue are counted apart (``pass 5 (2 glue)``)."""
+    counts = cell["counts"]
+    ran = sum(n for o, n in counts.items() if o != NOT_APPLICABLE)
+    if cell["status"] == "fail":
+        return f"fail {len(cell['failing'])}/{ran}"
+    if cell["status"] == "pass":
+        return f"pass {counts.get(PASS, 0)}" + (f" ({cell['glue']} glue)" if cell["glue"] else "")
+    return "n/a"
+
+
+def anchor(column: dict[str, Any], requirement: str) -> str:
+    return f"{column['slug']}-{slug(requirement)}"
+
+
+def title(column: dict[str, Any]) -> str:
+    return " ".join(part for part in (column.get("name", ""), column.get("version", "")) if part) or column["impl"]
+
+
+def capabilities_text(column: dict[str, Any]) -> str:
+    caps = column["capabilities"]
+    count = len(caps["operations"])
+    parts = [f"{count} operation{'s' if count != 1 else ''}", "dtypes " + "/".join(caps["dtypes"])]
+    if caps["features"]:
+        parts.append("features " + ", ".join(caps["features"]))
+    parts.append(f"sinusoids {caps['sinusoid_convention']}")
+    parts.extend(caps.get("notes", []))
+    return "; ".join(parts)
+
+
+def failing_by_requirement(column: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in column["failing"]:
+        for req in case["requirements"]:
+            grouped[req].append(case)
+    return sorted(grouped.items(), key=lambda kv: _req_key(kv[0]))

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerates docs/matrix.md, docs/matrix.json and docs/matrix.html: every built-in framework adapter,
+# the example TinyTorch package and the reference, measured side by side. Needs the extras installed:
+#   pip install -r requirements-matrix.txt -e .   (the measured versions; and clang on PATH for tinygrad)
+# tests/test_frameworks.py re-runs each column and fails when its failing cases differ from docs/matrix.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec embconf matrix \
+  --impl reference \
+  --impl tinytorch:examples/tinytorch_student/tinytorch/core/embeddings.py \
+  --impl torch \
+  --impl flax --impl flax:x64 \
+  --impl keras --impl keras:jax --impl keras:torch \
+  --impl tinygrad \
+  --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper \
+  --case-timeout 120 --markdown docs/matrix.md --json docs/matrix.json --html docs/matrix.html "$@"

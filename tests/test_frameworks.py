@@ -1,0 +1,171 @@
+"""The framework adapters (flax, keras, tinygrad, transformers) and the torch glue marking.
+
+Each column of the published matrix (docs/matrix.json) is run again here: its failing cases and
+their outcomes must be exactly the ones recorded, so an upstream change in a framework (or in an
+adapter) shows up as a test failure, never silently. Columns whose framework is not installed are
+skipped; .ci/run installs torch, jax with flax, tinygrad and clang, so CI runs those for real.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from conftest import ROOT, run_cli
+from embconf.adapters import ImplementationError, create_adapter
+
+MATRIX = json.loads((ROOT / "docs" / "matrix.json").read_text())
+COLUMNS = {column["impl"]: column for column in MATRIX["implementations"]}
+NEEDS = {"torch": ["torch"], "flax": ["flax", "jax"], "keras": ["keras", "keras_hub"], "tinygrad": ["tinygrad"],
+         "transformers": ["transformers", "torch"]}
+GLUE_CASES = {"pos.error.x_2d", "pos.error.x_4d", "pos.error.dim_mismatch", "pos.error.too_long", "pos.error.seq_longer_than_table",
+              "pos.error.start_past_end", "pos.error.start_negative", "pos.error.start_fraction", "pos.error.backward_too_long",
+              "layer.error.unknown_pos_encoding", "layer.error.pos_encoding_capitalised", "layer.error.learned_too_long",
+              "layer.error.start_negative", "layer.error.backward_too_long", "mem.error.parameters_unknown_pos",
+              "options.max_norm.error_not_positive"}
+# PyTorch's CPU backward sums repeated ids in the half dtype: spec 1.1.0 fails it there by ruling (EMB-HLF-3)
+TORCH_FAILING = {"half.float16.backward.many_repeats", "half.bfloat16.backward.many_repeats"}
+
+
+def installed(impl: str) -> bool:
+    kind = impl.partition(":")[0]
+    return all(importlib.util.find_spec(module) is not None for module in NEEDS.get(kind, []))
+
+
+def run_json(tmp_path, impl: str, *extra: str) -> dict:
+    report = tmp_path / "report.json"
+    result = run_cli("run", "--impl", impl, "-q", "--case-timeout", "120", "--report-json", str(report), *extra, timeout=900)
+    assert report.exists(), result.stdout[-2000:] + result.stderr[-2000:]
+    return json.loads(report.read_text())
+
+
+# ----- every column of the published matrix, measured again ----------------------------------
+
+@pytest.mark.parametrize("impl", sorted(COLUMNS))
+def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, impl):
+    if not installed(impl):
+        pytest.skip(f"{impl}: framework not installed")
+    recorded = COLUMNS[impl]
+    report = run_json(tmp_path, impl)
+    now = {c["id"]: c["outcome"] for c in report["cases"] if c["outcome"] not in ("pass", "not_applicable")}
+    then = {c["id"]: c["outcome"] for c in recorded["failing"]}
+    version = f"recorded {recorded.get('version')}, installed {report['implementation'].get('version')}"
+    new = {k: v for k, v in now.items() if then.get(k) != v}
+    gone = {k: v for k, v in then.items() if now.get(k) != v}
+    assert not new and not gone, (f"{impl} ({version}) no longer deviates as docs/matrix.json records: new {new}, "
+                                  f"fixed or changed {gone}; regenerate with bash docs/regenerate-matrix.sh")
+    assert report["summary"] == recorded["summary"], version
+
+
+def test_the_matrix_records_the_deviations_the_issue_reported():
+    """What the frameworks were seen to do, as the committed matrix holds it (a regenerated matrix must keep them)."""
+    def failing(impl: str) -> set[str]:
+        return {c["id"] for c in COLUMNS[impl]["failing"]}
+
+    assert {"lookup.error.negative_one", "lookup.error.id_equals_vocab", "lookup.error.id_2_pow_32"} <= failing("flax")
+    assert "lookup.error.id_2_pow_32" in failing("flax:x64")  # narrowed to row 0 even with x64 on
+    assert "lookup.error.float_half" in failing("keras")  # float ids truncated
+    assert "lookup.error.id_equals_vocab" in failing("tinygrad")  # zero rows
+    assert {"sin.canonical.l16_d2", "sin.canonical.l16_d3"} <= failing("transformers:m2m100")  # fairseq's division by zero
+    assert "sin.canonical.l16_d3" in failing("transformers:whisper")  # odd width rejected
+    assert not failing("reference") and COLUMNS["reference"]["claim"]["conforms"]
+    torch = COLUMNS["torch"]
+    assert failing("torch") == TORCH_FAILING and set(torch["glue_decided"]) == GLUE_CASES
+
+
+# ----- the torch adapter's glue, visible per case ---------------------------------------------
+
+def test_torch_glue_decisions_are_marked_per_case(tmp_path):
+    pytest.importorskip("torch")
+    from embconf.schemas import validator
+
+    report = run_json(tmp_path, "torch", "--select", "pos.*", "--select", "layer.error.*", "--select", "mem.error.*",
+                      "--select", "lookup.error.*", "--select", "options.max_norm.error_*")
+    validator("report").validate(report)
+    glue = {c["id"] for c in report["cases"] if c.get("decided_by") == "glue"}
+    assert glue == GLUE_CASES
+    own = [c for c in report["cases"] if c["id"].startswith("lookup.error.") and c["outcome"] == "pass"]
+    assert own and not any("decided_by" in c for c in own)  # PyTorch's own IndexError: not glue
+
+
+# ----- each adapter's own behaviour -------------------------------------------------------------
+
+@pytest.mark.parametrize("impl, module, extra", [
+    ("flax", "jax", "flax"), ("keras", "keras", "keras"),
+    ("tinygrad", "tinygrad", "tinygrad"), ("transformers:marian", "transformers", "transformers"),
+])
+def test_a_missing_framework_is_the_pip_install_line(monkeypatch, impl, module, extra):
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImplementationError, match=rf"pip install 'embedding-conformance\[{extra}\]'"):
+        create_adapter(impl)
+
+
+def test_a_missing_framework_exits_2_in_one_line():
+    result = run_cli("run", "--impl", "transformers:no_such_table")
+    assert result.returncode == 2 and "distilbert, marian, m2m100, whisper" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_tinygrad_without_clang_says_so(monkeypatch):
+    pytest.importorskip("tinygrad")
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    with pytest.raises(ImplementationError, match=r"clang, which is not on PATH; install it \(apt-get install clang\)"):
+        create_adapter("tinygrad")
+
+
+def in_fresh_python(module: str, body: str) -> None:
+    """Run ``body`` in a fresh interpreter: JAX and TensorFlow start threads, and the worker forks."""
+    pytest.importorskip(module)
+    import subprocess
+    import textwrap
+
+    code = "import numpy as np\nfrom embconf.adapters import create_adapter\nfrom embconf.adapters.base import ERROR_KIND, EXCEPTION, OK\n"
+    result = subprocess.run([sys.executable, "-c", code + textwrap.dedent(body)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_tinygrad_keeps_0d_ids_0d():
+    in_fresh_python("tinygrad", """
+        reply = create_adapter("tinygrad").call("embedding_forward", {"weight": np.eye(3, dtype=np.float32), "ids": np.array(1)})
+        assert reply.status == OK and reply.outputs["output"].shape == (3,), reply
+    """)
+
+
+def test_flax_maps_only_a_wrong_cotangent_shape():
+    in_fresh_python("flax", """
+        adapter = create_adapter("flax")
+        weight, ids = np.ones((4, 2), np.float32), np.array([0, 1, 1])
+        wrong_shape = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.ones((3, 3), np.float32)})
+        assert (wrong_shape.status, wrong_shape.error_kind) == (ERROR_KIND, "shape_mismatch"), wrong_shape
+        wrong_dtype = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.ones((3, 2), np.int32)})
+        assert wrong_dtype.status == EXCEPTION, wrong_dtype  # a dtype refusal names no kind
+        negative = adapter.call("embedding_forward", {"weight": np.arange(8, dtype=np.float32).reshape(4, 2), "ids": np.array([-1])})
+        assert negative.status == OK and negative.outputs["output"].tolist() == [[6.0, 7.0]]  # Flax's wrap, unaided
+        assert "float64" not in adapter.capabilities().features
+        assert "float64" in create_adapter("flax:x64").capabilities().features
+    """)
+
+
+def test_transformers_tables_declare_their_conventions():
+    in_fresh_python("transformers", """
+        conventions = {name: create_adapter(f"transformers:{name}").capabilities().sinusoid_convention
+                       for name in ("distilbert", "marian", "m2m100", "whisper")}
+        assert conventions == {"distilbert": "interleaved", "marian": "concatenated", "m2m100": "tensor2tensor",
+                               "whisper": "tensor2tensor"}, conventions
+    """)
+
+
+def test_keras_declines_configurations_keras_hub_does_not_provide():
+    in_fresh_python("keras_hub", """
+        adapter = create_adapter("keras")
+        base = {"vocab_size": 5, "embed_dim": 2, "max_seq_len": 4}
+        assert adapter.skip_reason("embedding_layer_forward", {"config": {**base, "pos_encoding": "sinusoidal"}})
+        assert adapter.skip_reason("embedding_layer_forward", {"config": {**base, "scale_embeddings": True}})
+        assert adapter.skip_reason("parameter_count", {"config": {"vocab_size": 5, "embed_dim": 2}})  # no default length
+        assert adapter.skip_reason("embedding_layer_forward", {"config": {**base, "pos_encoding": "learned"}}) is None
+        assert adapter.describe()["backend"] == adapter.backend
+    """)

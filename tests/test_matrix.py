@@ -1,0 +1,103 @@
+"""``embconf matrix``: several implementations side by side, in JSON (schema), Markdown and HTML.
+
+The HTML is opened in headless Chromium where it is installed: parsed (every link lands on its
+target), printed to PDF, and shot at a phone's width.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import IMPLS, ROOT, run_cli
+from embconf.reports.matrix import html, markdown
+from embconf.schemas import validator
+
+WRONG = f"tinytorch:{(IMPLS / 'wrong_overwrite.py').relative_to(ROOT)}"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory):
+    out = tmp_path_factory.mktemp("matrix")
+    result = run_cli("matrix", "--impl", "reference", "--impl", WRONG, "--select", "lookup.*", "--select", "sin.canonical.l4_d4",
+                     "--json", str(out / "m.json"), "--markdown", str(out / "m.md"), "--html", str(out / "m.html"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out, json.loads((out / "m.json").read_text()), result
+
+
+def test_the_json_follows_its_schema_and_the_renderers_need_only_it(matrix):
+    out, doc, _ = matrix
+    validator("matrix").validate(doc)
+    assert markdown.render(doc) == (out / "m.md").read_text()
+    assert html.render(doc) == (out / "m.html").read_text()
+    assert doc["command"].startswith("embconf matrix --impl reference")
+
+
+def test_cells_by_requirement_and_section(matrix):
+    _, doc, _ = matrix
+    sections = {s["number"]: s for s in doc["sections"]}
+    assert sections[2]["title"] == "Token lookup, backward"
+    bwd2 = next(r for r in sections[2]["requirements"] if r["id"] == "EMB-BWD-2")
+    ref, wrong = bwd2["cells"]["reference"], bwd2["cells"][WRONG]
+    assert ref["status"] == "pass" and ref["failing"] == []
+    assert wrong["status"] == "fail" and "lookup.backward.module_example_020" in wrong["failing"]
+    fwd4 = next(r for r in sections[1]["requirements"] if r["id"] == "EMB-FWD-4")
+    assert fwd4["cells"]["reference"]["status"] == "pass" and fwd4["cells"][WRONG]["status"] == "n/a"  # no float64 claimed
+    assert not any(r["id"].startswith("EMB-POS") for s in doc["sections"] for r in s["requirements"])  # none selected
+
+
+def test_claims_and_deviations(matrix):
+    _, doc, result = matrix
+    ref, wrong = doc["implementations"]
+    assert ref["claim"]["conforms"] and ref["claim"]["error_kinds_verified"] and not ref["deviations"]
+    assert not wrong["claim"]["conforms"] and not wrong["claim"]["error_kinds_verified"]  # TinyTorch: coarse errors
+    assert "error kinds NOT verified" in wrong["claim"]["statement"]
+    causes = [d for d in wrong["deviations"] if d["likely_cause"] == "bwd.overwrite"]
+    assert len(causes) == 1 and "EMB-BWD-2" in causes[0]["requirements"]  # stated once, for all its cases
+    assert sum(len(d["cases"]) for d in wrong["deviations"]) == len(wrong["failing"])
+    assert "does not conform" in result.stdout and "conforms to spec" in result.stdout
+
+
+def test_markdown_links_each_failing_cell_to_its_cases(matrix):
+    out, _, _ = matrix
+    text = (out / "m.md").read_text()
+    links = set(re.findall(r"\]\(#([a-z0-9-]+)\)", text))
+    anchors = set(re.findall(r'<a id="([a-z0-9-]+)"></a>', text))
+    assert links and links <= anchors
+
+
+def test_an_implementation_that_cannot_load_is_exit_2():
+    result = run_cli("matrix", "--impl", "reference", "--impl", "transformers:nosuch", "--select", "lookup.forward.ids_1d")
+    assert result.returncode == 2 and "unknown transformers table" in result.stderr
+
+
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_html_in_headless_chromium(matrix, tmp_path):
+    out, doc, _ = matrix
+    page = (out / "m.html").as_uri()
+    text = (out / "m.html").read_text()
+    assert not re.search(r"""(src|href)=["'](?!#)""", text) and "<script" not in text  # self-contained
+    dom = _chromium(tmp_path / "p1", "--dump-dom", page)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    ids = set(re.findall(r'id="([^"]+)"', dom.stdout))
+    links = set(re.findall(r'href="#([^"]+)"', dom.stdout))
+    assert links and links <= ids
+    assert dom.stdout.count('<td class="fail">') == sum(
+        cell["status"] == "fail" for s in doc["sections"] for r in s["requirements"] for cell in r["cells"].values())
+    pdf = tmp_path / "m.pdf"
+    printed = _chromium(tmp_path / "p2", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", page)
+    assert printed.returncode == 0 and pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 5000
+    shot = tmp_path / "phone.png"
+    phone = _chromium(tmp_path / "p3", "--window-size=390,844", f"--screenshot={shot}", page)
+    assert phone.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 5000
