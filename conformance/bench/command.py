@@ -16,7 +16,7 @@ class BenchUsageError(Exception):
 def add_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--impl", required=True, help="KIND:TARGET, as for run (reference, torch, functions:FILE, tinytorch:FILE, subprocess:'CMD')")
     parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), metavar="NAME",
-                        help=f"problem sizes ({', '.join(f'{k}: {v} x {d}' for k, (v, d, _) in SIZES.items())}); default: {' '.join(DEFAULT_SIZES)}")
+                        help=f"problem sizes ({', '.join(f'{k}: {v} x {d}, N {n}' for k, (v, d, n, _) in SIZES.items())}); default: {' '.join(DEFAULT_SIZES)}")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON (spec/schemas/bench.schema.json; - for stdout)")
     parser.add_argument("--plot", type=Path, metavar="FILE.svg", help="write an SVG chart of achieved bandwidth against problem size, with the memcpy roof")
     parser.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed calls before timing (default 2)")

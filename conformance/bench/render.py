@@ -23,7 +23,7 @@ def summary(row: Row) -> str:
     if row.status != MEASURED:
         said = f"{row.status.replace('_', ' ')}: {row.reason}"
     else:
-        said = f"{row.bandwidth / GB:.2f} GB/s = {row.roof_ratio:.2f} of the memcpy roof"
+        said = f"{row.bandwidth / GB:.3g} GB/s = {row.roof_ratio:.2g} of the memcpy roof"
         if row.peak_ratio is not None:
             said += (f"; allocated {row.peak_ratio:.1f}x the {output_name(row.operation)} "
                      f"({_mb(row.peak_extra)} for {_mb(row.output_bytes)}, {row.peak_method})")

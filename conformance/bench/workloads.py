@@ -16,12 +16,12 @@ ZIPF_EXPONENT = 1.0  # Zipf's law for word frequencies: the k-th most frequent t
 DISTRIBUTIONS = ("uniform", "zipf")
 OPERATIONS = ("embedding_forward", "embedding_backward")
 
-# name -> (vocabulary V, width D, what it is)
-SIZES: dict[str, tuple[int, int, str]] = {
-    "tiny": (512, 32, "a table small enough for tests"),
-    "small": (8000, 256, "a small table (a TinyTorch-scale model)"),
-    "bert-base": (30522, 768, "BERT-base's token table"),
-    "gpt2-small": (50257, 768, "GPT-2 small's token table"),
+# name -> (vocabulary V, width D, ids per call N, what it is)
+SIZES: dict[str, tuple[int, int, int, str]] = {
+    "tiny": (512, 32, 1024, "a table and batch small enough for tests"),
+    "small": (8000, 256, N_IDS, "a small table (a TinyTorch-scale model)"),
+    "bert-base": (30522, 768, N_IDS, "BERT-base's token table"),
+    "gpt2-small": (50257, 768, N_IDS, "GPT-2 small's token table"),
 }
 DEFAULT_SIZES = ("small", "bert-base", "gpt2-small")
 
@@ -85,9 +85,9 @@ class Workload:
         return self.input_bytes(operation) + self.output_bytes(operation)
 
 
-def workloads(sizes: tuple[str, ...] = DEFAULT_SIZES, n_ids: int = N_IDS) -> list[Workload]:
+def workloads(sizes: tuple[str, ...] = DEFAULT_SIZES) -> list[Workload]:
     """Every named size with both distributions, in order; UnknownSize for a name not in SIZES."""
     unknown = [s for s in sizes if s not in SIZES]
     if unknown:
         raise UnknownSize(f"unknown size {unknown[0]!r}; known sizes: {', '.join(SIZES)}")
-    return [Workload(s, SIZES[s][0], SIZES[s][1], n_ids, d) for s in dict.fromkeys(sizes) for d in DISTRIBUTIONS]
+    return [Workload(s, *SIZES[s][:3], d) for s in dict.fromkeys(sizes) for d in DISTRIBUTIONS]
