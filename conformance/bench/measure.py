@@ -71,9 +71,9 @@ class Row:
 
     @property
     def bandwidth(self) -> float:
-        """Achieved bytes per second: the minimum bytes over the median time (the transfer estimate taken off)."""
-        work = self.median - (self.transfer["seconds"] if self.transfer else 0.0)
-        return self.minimum_bytes / max(work, 1e-9)
+        """Achieved bytes per second: the minimum bytes over the median time (over the protocol: end to end,
+        the transfer included; its estimated share is reported apart)."""
+        return self.minimum_bytes / max(self.median, 1e-9)
 
     @property
     def roof_ratio(self) -> float:

@@ -28,7 +28,9 @@ def summary(row: Row) -> str:
             said += (f"; allocated {row.peak_ratio:.1f}x the {output_name(row.operation)} "
                      f"({_mb(row.peak_extra)} for {_mb(row.output_bytes)}, {row.peak_method})")
         if row.transfer:
-            said += f"; the protocol's share, {row.transfer['seconds'] * 1e3:.1f} ms, taken off"
+            share = min(row.transfer["seconds"] / row.median, 1.0)
+            said += (f" end to end; the protocol's encoding and transfer of {_mb(row.transfer['bytes'])} are about "
+                     f"{share:.0%} of it (estimated); memory not measured over the protocol")
     return f"{said}; {row.conformance}" if row.conformance else said
 
 
