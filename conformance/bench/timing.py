@@ -9,7 +9,7 @@ import gc
 import os
 import time
 import tracemalloc
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -47,6 +47,7 @@ def peak_memory(adapter: Adapter, operation: str, inputs: dict[str, Any]) -> dic
     Python's and numpy's allocations (tracemalloc) and the process's peak resident memory (Linux: the
     high-water mark, reset first). Allocators that tracemalloc does not see (torch's) show in the second."""
     gc.collect()
+    _TRIM()  # freed heap back to the system, so that an allocator reusing it still shows in the high-water mark
     before = _reset_peak_resident()
     tracemalloc.start()
     try:
@@ -70,6 +71,20 @@ def copy_bandwidth(adapter: Optional[Adapter], nbytes: int = COPY_BYTES, repeats
         np.copyto(target, source)
         times.append(time.perf_counter() - start)
     return {"bytes": 2 * source.nbytes, "times": times}
+
+
+def _load_trim() -> Callable[[], Any]:
+    """glibc's malloc_trim(0), or nothing where there is none."""
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+        return lambda: trim(0)
+    except (OSError, AttributeError):
+        return lambda: None
+
+
+_TRIM = _load_trim()
 
 
 def _failure(reply: Any) -> str:
