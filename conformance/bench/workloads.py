@@ -18,7 +18,7 @@ OPERATIONS = ("embedding_forward", "embedding_backward")
 
 # name -> (vocabulary V, width D, ids per call N, what it is)
 SIZES: dict[str, tuple[int, int, int, str]] = {
-    "tiny": (512, 32, 1024, "a table and batch small enough for tests"),
+    "tiny": (4096, 32, 1024, "a table and batch small enough for tests"),
     "small": (8000, 256, N_IDS, "a small table (a TinyTorch-scale model)"),
     "bert-base": (30522, 768, N_IDS, "BERT-base's token table"),
     "gpt2-small": (50257, 768, N_IDS, "GPT-2 small's token table"),
