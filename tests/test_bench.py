@@ -118,3 +118,27 @@ def test_a_protocol_peer_is_timed_end_to_end_with_its_transfer_apart():
     for row in result.rows:
         assert row.status == MEASURED and row.transfer["bytes"] > row.workload.input_bytes(row.operation)
         assert row.peak_extra is None and "memory not measured over the protocol" in to_json(result)["rows"][0]["summary"]
+
+
+def test_grade_bench_adds_ungraded_columns(tmp_path):
+    import csv
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import grading_samples as samples
+    from embconf.bench.column import COLUMNS
+    from embconf.cli import main
+
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    samples.write(folder, "alice", "module")
+    samples.write(folder, "bob", "module", "syntax_error")
+    assert main(["grade", str(folder), "--out", str(out), "--jobs", "1", "--bench"]) == 0
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        by_name = {row["name"]: row for row in csv.DictReader(handle)}
+    assert 0 < float(by_name["alice"]["bench_backward_roof"]) < 1 and float(by_name["alice"]["bench_backward_allocated"]) > 0
+    assert all(by_name["bob"][name] == "" for name in COLUMNS)  # not gradable: no bench
+    plain = tmp_path / "plain"
+    assert main(["grade", str(folder), "--out", str(plain), "--jobs", "1"]) == 0
+    assert "bench_" not in (plain / "gradebook.csv").read_text().splitlines()[0]  # the columns only with --bench
