@@ -3,7 +3,6 @@ the gradient; a wrong one is measured but marked; the JSON, the SVG and bad inpu
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -13,7 +12,7 @@ from embconf.bench import BenchOptions, run_bench
 from embconf.bench.measure import MEASURED, SKIPPED
 from embconf.bench.render import svg, to_json
 from embconf.isolation import IsolatedAdapter, IsolationOptions
-from embconf.proctree import resident_bytes
+from embconf.bench.timing import own_resident
 
 FAST = BenchOptions(sizes=("tiny",), warmup=1, repeats=3)
 
@@ -70,10 +69,10 @@ def test_json_follows_its_schema_and_svg_has_the_roof(benched):
 
 
 def test_a_size_over_the_memory_limit_is_skipped_with_the_reason():
-    limit = resident_bytes(os.getpid()) // 2**20 + 120
+    limit = own_resident() // 2**20 + 120
     result = run_bench("reference", BenchOptions(("tiny", "gpt2-small"), 1, 3, isolation=IsolationOptions(memory_limit_mb=limit)))
     by_size = {(r.workload.size, r.operation): r for r in result.rows}
-    assert all(r.status == MEASURED for (size, _), r in by_size.items() if size == "tiny")
+    assert all(r.status == MEASURED for (size, _), r in by_size.items() if size == "tiny"), [r.reason for r in result.rows]
     skipped = [r for (size, _), r in by_size.items() if size == "gpt2-small"]
     assert skipped and all(r.status == SKIPPED and "MB" in r.reason for r in skipped), [r.reason for r in skipped]
 

@@ -8,7 +8,6 @@ fit the memory limit is skipped with the reason; an operation that fails, crashe
 memory gives a row saying so, and the bench goes on."""
 from __future__ import annotations
 
-import os
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -18,8 +17,7 @@ from ..adapters.base import Adapter
 from ..guard import GuardedAdapter
 from ..isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
 from ..outcomes import PROBLEMS
-from ..proctree import resident_bytes
-from .timing import COPY_BYTES, copy_bandwidth, time_operation
+from .timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
 from .wire import transfer_cost
 from .workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
 
@@ -179,10 +177,10 @@ def _row(measurer: _Measurer, work: Workload, operation: str, options: BenchOpti
 
 def _headroom(impl: str, isolation: IsolationOptions) -> Optional[int]:
     """Bytes of the memory limit left to a call's arrays: the limit less what the worker holds at its
-    start (a forked worker starts at the runner's size); None without a limit."""
+    start (a forked worker starts at the runner's own size, its other children not included); None without a limit."""
     if isolation.memory_limit_mb <= 0 or parse_impl(impl)[0] in OUT_OF_PROCESS:
         return None
-    return isolation.memory_limit_mb * 2**20 - resident_bytes(os.getpid())
+    return isolation.memory_limit_mb * 2**20 - own_resident()
 
 
 def _copy_bytes(headroom: Optional[int]) -> int:

@@ -103,6 +103,14 @@ def _reset_peak_resident() -> Optional[int]:
         return None
 
 
+def own_resident() -> int:
+    """This process's resident memory alone (not its children), in bytes; 0 where it cannot be read."""
+    try:
+        return _status_bytes("VmRSS")
+    except (OSError, ValueError):
+        return 0
+
+
 def _peak_resident() -> int:
     return _status_bytes("VmHWM")
 
