@@ -1,4 +1,4 @@
-"""The ``embconf`` command line: run, list, show, validate, regenerate, mutants, explain, grade, gradescope.
+"""The ``embconf`` command line: run, list, show, validate, regenerate, mutants, explain, grade, gradescope, bench.
 
 Exit codes: 0 every applicable case passed (xfails allowed); 1 a case failed,
 errored, crashed or timed out (or xpassed under --strict); 2 bad usage, a
@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     grading.add_grade(sub.add_parser("grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report"))
     grading.add_gradescope(sub.add_parser("gradescope", help="grade one submission in Gradescope's container (writes results.json)"))
+    from .bench import command as bench
+
+    bench.add_bench(sub.add_parser("bench", help="time lookup and scatter-add against this machine's memory-copy roof; peak memory"))
     return parser
 
 
@@ -362,8 +365,18 @@ def _grading(args: argparse.Namespace, command: str) -> int:
         raise UsageError(str(exc)) from None
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench.command import BenchUsageError, bench
+
+    try:
+        return bench(args)
+    except BenchUsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate, "regenerate": cmd_regenerate,
-            "mutants": cmd_mutants, "explain": cmd_explain, "grade": cmd_grade, "gradescope": cmd_gradescope, "matrix": cmd_matrix}
+            "mutants": cmd_mutants, "explain": cmd_explain, "grade": cmd_grade, "gradescope": cmd_gradescope,
+            "matrix": cmd_matrix, "bench": cmd_bench}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

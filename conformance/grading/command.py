@@ -32,6 +32,7 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="regrade submissions whose content is unchanged")
     parser.add_argument("--shard", metavar="I/N", help="grade only the I-th of N deterministic shards of the submissions")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="OUT_DIR", help="merge the outputs of shards into --out instead of grading")
+    parser.add_argument("--bench", action="store_true", help="add embconf bench's figures (size small) as ungraded gradebook columns")
     add_common(parser)
 
 
@@ -68,7 +69,7 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     if (args.submissions is None) == (args.merge is None):
         raise GradeUsageError("give either SUBMISSIONS_DIR or --merge OUT_DIR...")
     options = _prepared(args, args.out, isolation)
-    options.jobs, options.force = args.jobs, args.force
+    options.jobs, options.force, options.bench = args.jobs, args.force, args.bench
     options.shard = parse_shard(args.shard) if args.shard else None
     records = merge(args.merge, options) if args.merge else grade_folder(args.submissions, options)
     problems = sum(r["status"] != "graded" for r in records)

@@ -37,6 +37,7 @@ class Job:
     fixtures: Path
     case_ids: tuple[str, ...]
     options: IsolationOptions
+    bench: bool = False  # also the ungraded embconf bench column (embconf grade --bench)
 
 
 @lru_cache(maxsize=4)
@@ -73,7 +74,12 @@ def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]
     except ImplementationError as exc:
         raise SubmissionProblem(load_reason(str(exc), job.work, exported)) from None
     run = run_diagnosed(adapter, cases)
-    return record_of(job.submission, job.hash, status="graded", **run_fields(run, cases, job.work))
+    fields = run_fields(run, cases, job.work)
+    if job.bench:
+        from ..bench.column import grade_column
+
+        fields["bench"] = grade_column(f"tinytorch:{module}", job.options)
+    return record_of(job.submission, job.hash, status="graded", **fields)
 
 
 def run_diagnosed(adapter: Adapter, cases: list) -> RunResult:

@@ -49,13 +49,17 @@ def write_class(out: Path, records: Sequence[Mapping[str, Any]], rubric: Rubric)
 def gradebook(scores: Sequence[Score], rubric: Rubric) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["name", "entry", "kind", "score", "max", *(item.id for item in rubric.items), *OUTCOMES, "top_mistake", "reason", "note"])
+    bench = sorted({name for result in scores for name in result.record.get("bench") or {}})  # ungraded (grade --bench)
+    writer.writerow(["name", "entry", "kind", "score", "max", *(item.id for item in rubric.items), *OUTCOMES, "top_mistake", "reason", "note",
+                     *bench])
     for result in scores:
         record = result.record
         counts = record.get("summary") or {}
+        measured = record.get("bench") or {}
         writer.writerow([_cell(record["name"]), _cell(record["entry"]), record["kind"], f"{result.total:g}", f"{result.max:g}",
                          *(f"{s.points:g}" for s in result.items), *(counts.get(o, 0) for o in OUTCOMES),
-                         _cell(top_mistake(record)), _cell(record.get("reason", "")), _cell(record.get("note", ""))])
+                         _cell(top_mistake(record)), _cell(record.get("reason", "")), _cell(record.get("note", "")),
+                         *(_cell(str(measured.get(name, ""))) for name in bench)])
     return buffer.getvalue()
 
 

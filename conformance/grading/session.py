@@ -47,6 +47,7 @@ class Options:
     jobs: int = 1
     force: bool = False
     shard: Optional[tuple[int, int]] = None
+    bench: bool = False  # the ungraded embconf bench column
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -84,7 +85,7 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
     """Grade every submission; the records (reused or new) in name order."""
     subs = submissions(folder, options)
     salt = json.dumps([__version__, RECORD_FORMAT, options.manifest, options.case_ids, options.isolation.case_timeout,
-                       options.isolation.memory_limit_mb], sort_keys=True)
+                       options.isolation.memory_limit_mb] + (["bench"] if options.bench else []), sort_keys=True)
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
     jobs, reused, digests = [], 0, {}
@@ -96,7 +97,8 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
         elif sub.problem:
             records[sub.name] = _finish(options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs))
         else:
-            jobs.append(Job(sub, digest, work / sub.name, options.base, options.fixtures, options.case_ids, options.isolation))
+            jobs.append(Job(sub, digest, work / sub.name, options.base, options.fixtures, options.case_ids, options.isolation,
+                            options.bench))
     if reused:
         say(f"{reused} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
     try:

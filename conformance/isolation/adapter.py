@@ -8,7 +8,7 @@ import os
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from ..adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
@@ -134,6 +134,32 @@ class IsolatedAdapter(Adapter):
     def close(self) -> None:
         self._discard()
         self._planned.clear()
+
+    def apply(self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[bool, Any]:
+        """Run ``function(adapter, *args)`` inside the worker, on the unguarded adapter, and return
+        (True, its result) or (False, why, in one line). ``function`` is the runner's own (a module-level
+        function, pickled by name: embconf.bench's timing loop); the worker keeps its memory limit, and
+        one that hangs past ``timeout``, dies or spoils its process is replaced."""
+        if self._sent:  # calls ran ahead of a plan the caller has left
+            self._discard()
+        self._planned.clear()
+        worker = self._ready_worker()
+        if isinstance(worker, Reply):
+            return False, worker.message
+        worker.output.reset()
+        try:
+            worker.send(("apply", function, tuple(args)))
+            message = worker.receive(min(time.monotonic() + timeout, self._run_deadline))
+        except _Failure as failure:
+            lost = self._lost(failure).message
+            late = isinstance(failure, _Late) and time.monotonic() < self._run_deadline
+            return False, f"no answer within {timeout:g} s (the worker was killed)" if late else lost
+        if not (isinstance(message, tuple) and len(message) == 4 and message[0] == "applied"):
+            self._discard()
+            return False, "the worker sent an unreadable reply"
+        if message[3]:
+            self._discard()
+        return bool(message[1]), message[2]
 
     # ----- workers
 

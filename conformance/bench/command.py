@@ -1,0 +1,63 @@
+"""``embconf bench``: its options, and the command (the CLI dispatches here)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .workloads import DEFAULT_SIZES, SIZES
+
+
+class BenchUsageError(Exception):
+    """Bad input: one line, exit code 2."""
+
+
+def add_bench(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--impl", required=True, help="KIND:TARGET, as for run (reference, torch, functions:FILE, tinytorch:FILE, subprocess:'CMD')")
+    parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), metavar="NAME",
+                        help=f"problem sizes ({', '.join(f'{k}: {v} x {d}, N {n}' for k, (v, d, n, _) in SIZES.items())}); default: {' '.join(DEFAULT_SIZES)}")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON (spec/schemas/bench.schema.json; - for stdout)")
+    parser.add_argument("--plot", type=Path, metavar="FILE.svg", help="write an SVG chart of achieved bandwidth against problem size, with the memcpy roof")
+    parser.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed calls before timing (default 2)")
+    parser.add_argument("--repeats", type=int, default=7, metavar="N", help="timed calls per row, at least 3 (default 7; fewer after 3 s)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="seconds one row's measurement may take (default 120)")
+    parser.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="resident memory the worker may hold (default 4096); larger sizes are skipped")
+    parser.add_argument("--in-process", action="store_true", help="time inside the runner rather than in a worker (no protection)")
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Run the bench; BenchUsageError (one line) for bad input, before anything runs."""
+    from ..adapters import ImplementationError
+    from ..isolation import IsolationOptions
+    from ..output import OutputError, OutputTarget
+    from ..processes import LimitError
+    from . import render
+    from .measure import BenchError, BenchOptions, run_bench
+    from .workloads import UnknownSize, workloads
+
+    try:
+        workloads(tuple(args.sizes))
+        if args.warmup < 0 or args.repeats < 3:
+            raise BenchUsageError("--warmup must be at least 0 and --repeats at least 3")
+        isolation = IsolationOptions(args.in_process, max(args.timeout, 10.0), memory_limit_mb=args.memory_limit)
+        json_target = OutputTarget.check(args.json) if args.json else None
+        plot_target = OutputTarget.check(args.plot) if args.plot else None
+    except (UnknownSize, LimitError, OutputError) as exc:
+        raise BenchUsageError(str(exc)) from None
+    out = sys.stderr if json_target is not None and json_target.is_stdout else sys.stdout
+    options = BenchOptions(tuple(args.sizes), args.warmup, args.repeats, args.timeout, isolation)
+    try:
+        result = run_bench(args.impl, options, progress=lambda row: print(f"  {row.workload.name} {row.operation}: "
+                                                                            f"{render.summary(row)}", file=sys.stderr, flush=True))
+    except (ImplementationError, BenchError) as exc:
+        raise BenchUsageError(str(exc)) from None
+    print(render.console(result), file=out)
+    try:
+        if json_target is not None:
+            json_target.write_text(json.dumps(render.to_json(result), indent=2) + "\n")
+        if plot_target is not None:
+            plot_target.write_text(render.svg(result))
+    except OutputError as exc:
+        raise BenchUsageError(str(exc)) from None
+    return 0

@@ -1,0 +1,33 @@
+"""What a ``subprocess:`` implementation's time includes besides its work: the protocol's encoding
+and transfer of the arrays. Measured here, in the runner, on the same payload: the request encoded
+as the runner sends it, and a reply-sized array encoded and decoded. The peer does the mirror image
+(decode the request, encode the reply), so the transfer is estimated as twice the runner's share."""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from ..adapters.subprocess import dump_line, run_message, to_wire
+from ..encoding import decode_array
+from .workloads import Workload
+
+
+def transfer_cost(workload: Workload, operation: str, repeats: int = 3) -> dict[str, Any]:
+    """{'bytes': request + reply line bytes, 'seconds': the estimated encode/transfer/decode time}."""
+    inputs = workload.inputs(operation)
+    rows = workload.n_ids if operation == "embedding_forward" else workload.vocab
+    output = np.zeros((rows, workload.dim), dtype=np.float32)
+    best = float("inf")
+    size = 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        request = dump_line(run_message(1, operation, inputs))
+        json.loads(request)
+        reply = dump_line({"seq": 1, "status": "ok", "outputs": {"output": to_wire(output)}})
+        decode_array(json.loads(reply)["outputs"]["output"])
+        best = min(best, time.perf_counter() - start)
+        size = len(request) + len(reply)
+    return {"bytes": size, "seconds": 2 * best}
