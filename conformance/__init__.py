@@ -6,6 +6,6 @@ __version__ = "0.1.0"
 
 def check(*args, **kwargs):
     """Check a TinyTorch embeddings module from Jupyter or a terminal (see :mod:`embconf.grading.check`)."""
-    from .grading.check import check as run_check
+    from embconf.grading.check import check as run_check
 
     return run_check(*args, **kwargs)

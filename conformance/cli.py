@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 if TYPE_CHECKING:
-    from .isolation import IsolationOptions
+    from embconf.isolation import IsolationOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -82,11 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
     _add_fixtures(explain)
 
-    from .grading import command as grading
+    from embconf.grading import command as grading
 
     grading.add_grade(sub.add_parser("grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report"))
     grading.add_gradescope(sub.add_parser("gradescope", help="grade one submission in Gradescope's container (writes results.json)"))
-    from .bench import command as bench
+    from embconf.bench import command as bench
 
     bench.add_bench(sub.add_parser("bench", help="time lookup and scatter-add against this machine's memory-copy roof; peak memory"))
     return parser
@@ -118,8 +118,8 @@ def select(cases: Iterable, globs: Sequence[str] = (), requirements: Sequence[st
 
 
 def _corpus(args: argparse.Namespace, allow_modified: bool = False):
-    from .fixtures import FixtureError, load_corpus
-    from .spec import FIXTURES_DIR
+    from embconf.fixtures import FixtureError, load_corpus
+    from embconf.spec import FIXTURES_DIR
 
     try:
         return load_corpus(args.fixtures or FIXTURES_DIR, allow_modified=allow_modified)
@@ -136,14 +136,14 @@ def _selected(args: argparse.Namespace, allow_modified: bool = False):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .adapters import DEFAULT_IMPL
-    from .guard import run_repeated
-    from .expectations import Expectations, ExpectationsError
-    from .outcomes import PROBLEMS, XPASS
-    from .output import ConsoleStream, OutputError
-    from .reports.console import Console
-    from .reports.targets import ReportTargets
-    from .diagnosis import diagnose_run
+    from embconf.adapters import DEFAULT_IMPL
+    from embconf.guard import run_repeated
+    from embconf.expectations import Expectations, ExpectationsError
+    from embconf.outcomes import PROBLEMS, XPASS
+    from embconf.output import ConsoleStream, OutputError
+    from embconf.reports.console import Console
+    from embconf.reports.targets import ReportTargets
+    from embconf.diagnosis import diagnose_run
 
     try:  # before anything runs: a bad report path costs no run
         targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)
@@ -185,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _open(impl: str, args: argparse.Namespace):
     """The adapter ``impl`` names, started; UsageError (one line) when it cannot be."""
-    from .isolation import open_adapter
+    from embconf.isolation import open_adapter
 
     return _checked(args, lambda: open_adapter(impl, _isolation(args), timeout=args.case_timeout,
                                                validate_protocol=args.validate_protocol))
@@ -193,7 +193,7 @@ def _open(impl: str, args: argparse.Namespace):
 
 def _checked(args: argparse.Namespace, step):
     """``step()``, with an implementation that cannot be loaded reported as a one-line usage error."""
-    from .adapters import ImplementationError
+    from embconf.adapters import ImplementationError
 
     try:
         return step()
@@ -205,8 +205,8 @@ def _checked(args: argparse.Namespace, step):
 
 def _isolation(args: argparse.Namespace) -> IsolationOptions:
     """The worker-process options of ``run``, checked."""
-    from .isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
-    from .processes import LimitError
+    from embconf.isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
+    from embconf.processes import LimitError
 
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
@@ -218,7 +218,7 @@ def _isolation(args: argparse.Namespace) -> IsolationOptions:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .spec import features
+    from embconf.spec import features
 
     corpus, cases = _selected(args)
     if args.what == "cases":
@@ -285,22 +285,22 @@ def _print_value(name: str, value, raw) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .validate import validate_directory
-    from .spec import FIXTURES_DIR
+    from embconf.validate import validate_directory
+    from embconf.spec import FIXTURES_DIR
 
     problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
-    from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
 
     print(f"{count} cases checked, {len(problems)} problems" + ("" if HAVE_BFLOAT16 else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
     return EXIT_FAIL if problems else EXIT_OK
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
-    from .dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
-    from .reference import generate
-    from .spec import FIXTURES_DIR
+    from embconf.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.reference import generate
+    from embconf.spec import FIXTURES_DIR
 
     if not HAVE_BFLOAT16:  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
         raise UsageError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
@@ -318,17 +318,17 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
 
 def cmd_mutants(args: argparse.Namespace) -> int:
     if args.diagnosis:
-        from .diagnosis.measure import DEFAULT_CORRECT, print_figures
+        from embconf.diagnosis.measure import DEFAULT_CORRECT, print_figures
 
         return EXIT_OK if print_figures(_corpus(args).cases, args.students, args.correct or DEFAULT_CORRECT) else EXIT_FAIL
-    from .mutants.report import print_catalogue
+    from embconf.mutants.report import print_catalogue
 
     return EXIT_OK if print_catalogue(_corpus(args).cases) else EXIT_FAIL
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from .matrix import run_matrix
-    from .reports.matrix import cli_output
+    from embconf.matrix import run_matrix
+    from embconf.reports.matrix import cli_output
 
     corpus, cases = _selected(args)
     runs = run_matrix(args.impl, cases, lambda impl: _open(impl, args),
@@ -337,7 +337,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .mutants.report import explain
+    from embconf.mutants.report import explain
 
     try:
         explain(args.id, _corpus(args).cases)
@@ -355,9 +355,9 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 
 
 def _grading(args: argparse.Namespace, command: str) -> int:
-    from .grading import command as grading
-    from .grading.session import GradeUsageError
-    from .output import OutputError
+    from embconf.grading import command as grading
+    from embconf.grading.session import GradeUsageError
+    from embconf.output import OutputError
 
     try:
         return getattr(grading, command)(args, _isolation(args))
@@ -366,7 +366,7 @@ def _grading(args: argparse.Namespace, command: str) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench.command import BenchUsageError, bench
+    from embconf.bench.command import BenchUsageError, bench
 
     try:
         return bench(args)
@@ -380,15 +380,15 @@ COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .output import ConsoleStream
-    from .untrusted import one_line
+    from embconf.output import ConsoleStream
+    from embconf.untrusted import one_line
 
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
-    from .lifetime import Terminated, ending_descendants
+    from embconf.lifetime import Terminated, ending_descendants
 
     stdout = sys.stdout
     sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave

@@ -17,12 +17,12 @@ from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
-from .adapters.base import Adapter, Capabilities, Reply
-from .expectations import Expectations
-from .fixtures import Case
-from .outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
-from .processes import RUN_TIMEOUT_MESSAGE
-from .runner import Progress, RunResult, run_cases
+from embconf.adapters.base import Adapter, Capabilities, Reply
+from embconf.expectations import Expectations
+from embconf.fixtures import Case
+from embconf.outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
+from embconf.processes import RUN_TIMEOUT_MESSAGE
+from embconf.runner import Progress, RunResult, run_cases
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
 # grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from .adapters.base import Adapter
-from .diagnosis import diagnose_run
-from .fixtures import Case
-from .guard import announce
-from .runner import RunResult, run_cases
+from embconf.adapters.base import Adapter
+from embconf.diagnosis import diagnose_run
+from embconf.fixtures import Case
+from embconf.guard import announce
+from embconf.runner import RunResult, run_cases
 
 Progress = Callable[[str, int, int], None]  # impl, case number, total
 

@@ -6,7 +6,7 @@ import math
 import signal
 from typing import Optional
 
-from .adapters.base import TIMEOUT, Reply
+from embconf.adapters.base import TIMEOUT, Reply
 
 DETAIL_LIMIT = 4000  # characters of a process's output attached to a reply
 RUN_TIMEOUT_MESSAGE = "run timeout: the whole run exceeded"  # how every reply after the run timeout begins

@@ -34,8 +34,8 @@ class Session:
     """One adapter and one expectations object for the whole pytest session."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from .isolation import open_adapter
-        from .expectations import Expectations
+        from embconf.isolation import open_adapter
+        from embconf.expectations import Expectations
 
         self.impl = config.getoption("embconf_impl")
         self.strict = config.getoption("embconf_strict")
@@ -47,8 +47,8 @@ class Session:
 
     def verdict(self) -> Any:
         """The run-level verdict over the cases run so far (None when none ran)."""
-        from .diagnosis import run_verdict
-        from .runner import RunResult
+        from embconf.diagnosis import run_verdict
+        from embconf.runner import RunResult
 
         if not self.results:
             return None
@@ -57,7 +57,7 @@ class Session:
 
 def options(config: pytest.Config):
     """The isolation options the plugin's flags give; LimitError (one line) for unusable values."""
-    from .isolation import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, IsolationOptions
+    from embconf.isolation import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, IsolationOptions
 
     def given(name: str, default: object) -> object:
         value = config.getoption(name)
@@ -76,8 +76,8 @@ class CaseItem(pytest.Item):
             self.add_marker(pytest.mark.embconf_requirement(req))
 
     def runtest(self) -> None:
-        from .outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS, CaseResult
-        from .runner import judge
+        from embconf.outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS, CaseResult
+        from embconf.runner import judge
 
         case, state = self.case, self.state
         reason = state.capabilities.applies(case.operation, case.features)
@@ -93,8 +93,8 @@ class CaseItem(pytest.Item):
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")
         if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
-            from .diagnosis import diagnose_case
-            from .reports.console import diagnosis_lines
+            from embconf.diagnosis import diagnose_case
+            from embconf.reports.console import diagnosis_lines
 
             result.diagnosis = diagnose_case(case, result)
             causes = diagnosis_lines(result).rstrip("\n")
@@ -151,12 +151,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption("embconf_impl"):
         return
-    from .adapters import ImplementationError
-    from .cli import select
-    from .expectations import ExpectationsError
-    from .fixtures import FixtureError, load_corpus
-    from .lifetime import terminating_cleanly
-    from .processes import LimitError
+    from embconf.adapters import ImplementationError
+    from embconf.cli import select
+    from embconf.expectations import ExpectationsError
+    from embconf.fixtures import FixtureError, load_corpus
+    from embconf.lifetime import terminating_cleanly
+    from embconf.processes import LimitError
 
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))

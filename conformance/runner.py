@@ -8,16 +8,16 @@ from typing import Callable, Iterable, Optional
 
 import numpy as np
 
-from .adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, UNSPECIFIED, Adapter, Capabilities, Reply
-from .compare import compare_outputs
-from .encoding import ARRAY_DTYPES
-from .expectations import Expectations
-from .fixtures import Case
-from .messages import mismatch_headline, reproduction
-from .outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
-from .outcomes import CRASH as CRASH_OUTCOME
-from .outcomes import TIMEOUT as TIMEOUT_OUTCOME
-from .untrusted import bounded_description, bounded_reply, kept_outputs
+from embconf.adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, UNSPECIFIED, Adapter, Capabilities, Reply
+from embconf.compare import compare_outputs
+from embconf.encoding import ARRAY_DTYPES
+from embconf.expectations import Expectations
+from embconf.fixtures import Case
+from embconf.messages import mismatch_headline, reproduction
+from embconf.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
+from embconf.outcomes import CRASH as CRASH_OUTCOME
+from embconf.outcomes import TIMEOUT as TIMEOUT_OUTCOME
+from embconf.untrusted import bounded_description, bounded_reply, kept_outputs
 
 Progress = Callable[[int, int, CaseResult], None]
 
@@ -31,7 +31,7 @@ class RunResult:
     duration: float = 0.0
 
     def summary(self) -> dict[str, int]:
-        from .outcomes import OUTCOMES
+        from embconf.outcomes import OUTCOMES
 
         counts = dict.fromkeys(OUTCOMES, 0)
         for result in self.results:

@@ -24,8 +24,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .adapters.base import Reply
-from .compare import Mismatch, compare_value
+from embconf.adapters.base import Reply
+from embconf.compare import Mismatch, compare_value
 
 MAX_TEXT = 8192  # characters kept of a message, stderr tail or skip reason
 MAX_NAME = 200  # characters kept of a name, version or error kind

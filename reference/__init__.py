@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .errors import ERROR_KINDS, EmbeddingError
-from .layer import embedding_layer_backward, embedding_layer_forward
-from .lookup import embedding_backward, embedding_backward_sparse, embedding_forward, embedding_forward_max_norm
-from .memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
-from .positions import learned_positions_backward, learned_positions_forward
-from .sinusoid import sinusoidal_table
+from embconf.reference.errors import ERROR_KINDS, EmbeddingError
+from embconf.reference.layer import embedding_layer_backward, embedding_layer_forward
+from embconf.reference.lookup import embedding_backward, embedding_backward_sparse, embedding_forward, embedding_forward_max_norm
+from embconf.reference.memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
+from embconf.reference.positions import learned_positions_backward, learned_positions_forward
+from embconf.reference.sinusoid import sinusoidal_table
 
 OPERATIONS: dict[str, Callable] = {
     fn.__name__: fn

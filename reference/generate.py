@@ -13,14 +13,14 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from .. import __version__
-from ..encoding import encode_array
-from ..spec import FIXTURES_DIR, named_outputs, spec_version
-from . import OPERATIONS
-from .cases import CaseSpec, all_cases
-from .emit import dump_yaml
-from .errors import EmbeddingError
-from .tolerance import for_case
+from embconf import __version__
+from embconf.encoding import encode_array
+from embconf.spec import FIXTURES_DIR, named_outputs, spec_version
+from embconf.reference import OPERATIONS
+from embconf.reference.cases import CaseSpec, all_cases
+from embconf.reference.emit import dump_yaml
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.tolerance import for_case
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "MANIFEST.json"

@@ -6,11 +6,11 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .errors import EmbeddingError
-from .lookup import validate_ids
-from .options import resolve_padding_idx
-from .positions import check_start_pos
-from .sinusoid import sinusoidal_table
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.lookup import validate_ids
+from embconf.reference.options import resolve_padding_idx
+from embconf.reference.positions import check_start_pos
+from embconf.reference.sinusoid import sinusoidal_table
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
 DEFAULTS: dict[str, Any] = {"max_seq_len": 512, "pos_encoding": "learned", "scale_embeddings": False, "padding_idx": None}

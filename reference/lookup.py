@@ -5,8 +5,8 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import EmbeddingError
-from .options import apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.options import apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx
 
 
 def validate_ids(ids: np.ndarray, vocab_size: int) -> np.ndarray:

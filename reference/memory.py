@@ -5,8 +5,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .errors import EmbeddingError
-from .layer import resolve_config
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.layer import resolve_config
 
 BYTES_PER_ELEMENT: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
 MB = 10**6  # decimal megabyte

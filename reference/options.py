@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .errors import EmbeddingError
+from embconf.reference.errors import EmbeddingError
 
 RENORM_EPSILON = 1e-7  # added to the norm before dividing (PyTorch's embedding_renorm_)
 

@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from .errors import EmbeddingError
+from embconf.reference.errors import EmbeddingError
 
 
 def check_start_pos(start_pos: object, seq_len: int, max_len: float) -> int:

@@ -13,13 +13,13 @@ import os
 import sys
 from typing import IO, Any, Mapping
 
-from .. import __version__
-from ..adapters.subprocess import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
-from ..dtypes import HAVE_BFLOAT16
-from ..encoding import decode_array, is_array
-from ..spec import features, named_outputs
-from . import OPERATIONS
-from .errors import EmbeddingError
+from embconf import __version__
+from embconf.adapters.subprocess import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
+from embconf.dtypes import HAVE_BFLOAT16
+from embconf.encoding import decode_array, is_array
+from embconf.spec import features, named_outputs
+from embconf.reference import OPERATIONS
+from embconf.reference.errors import EmbeddingError
 
 
 def hello() -> dict[str, Any]:

@@ -136,7 +136,7 @@ def frequency_scaled(summands: int, magnitude: float, dtype: str) -> dict[str, A
 
 def _renormalised(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     """EMB-NRM-5: (D + 4) u relative, for rows not within that distance of the threshold (the cases avoid it)."""
-    from .options import row_norms
+    from embconf.reference.options import row_norms
 
     w, ids, max_norm = inputs["weight"], np.asarray(inputs["ids"]).astype(np.int64), float(inputs["max_norm"])
     dtype, dim = w.dtype.name, w.shape[1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
-from .base import Adapter
+from embconf.adapters.base import Adapter
 
 ENTRY_POINT_GROUP = "embconf.adapters"
 DEFAULT_IMPL = "tinytorch:tinytorch.core.embeddings"

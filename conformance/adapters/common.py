@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from .base import SKIPPED, Adapter, Capabilities, Reply, call_python
+from embconf.adapters.base import SKIPPED, Adapter, Capabilities, Reply, call_python
 
 Handler = Callable[..., Any]
 

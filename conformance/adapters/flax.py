@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import ImplementationError
-from .base import Capabilities
-from .frameworks import FrameworkAdapter, as_array, import_framework
-from .jaxcommon import enable_x64, vjp
+from embconf.adapters import ImplementationError
+from embconf.adapters.base import Capabilities
+from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.jaxcommon import enable_x64, vjp
 
 EXTRA = "flax"
 

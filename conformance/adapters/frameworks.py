@@ -16,11 +16,11 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from . import ImplementationError
-from ..reference.errors import EmbeddingError
-from .base import Capabilities
-from .common import Handler, InProcessAdapter, module_version
-from .loading import describe_exception
+from embconf.adapters import ImplementationError
+from embconf.reference.errors import EmbeddingError
+from embconf.adapters.base import Capabilities
+from embconf.adapters.common import Handler, InProcessAdapter, module_version
+from embconf.adapters.loading import describe_exception
 
 GLUE = "glue"
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Optional
 
-from ..spec import features as spec_features
-from . import ImplementationError
-from .base import ALL_OPERATIONS, SKIPPED, Capabilities, Reply, call_python
-from .common import Handler, InProcessAdapter, module_version
-from .loading import load_module
+from embconf.spec import features as spec_features
+from embconf.adapters import ImplementationError
+from embconf.adapters.base import ALL_OPERATIONS, SKIPPED, Capabilities, Reply, call_python
+from embconf.adapters.common import Handler, InProcessAdapter, module_version
+from embconf.adapters.loading import load_module
 
 CONVENTION_PREFIX = "sinusoid-"
 

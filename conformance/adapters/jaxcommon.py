@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..reference.errors import EmbeddingError
+from embconf.reference.errors import EmbeddingError
 
 # jax.vjp's pullback given a cotangent whose type differs from the output's
 _COTANGENT = re.compile(r"unexpected JAX type.*got (\w+)\[([\d,]*)\], but expected (\w+)\[([\d,]*)\]", re.S)

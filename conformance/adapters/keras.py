@@ -30,10 +30,10 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import ImplementationError
-from ..reference.errors import EmbeddingError
-from .base import Capabilities
-from .frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters import ImplementationError
+from embconf.reference.errors import EmbeddingError
+from embconf.adapters.base import Capabilities
+from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 
 EXTRA = "keras"
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -71,7 +71,7 @@ class KerasAdapter(FrameworkAdapter):
     def _float64(self) -> bool:
         if self.backend != "jax":
             return True
-        from .jaxcommon import x64_enabled
+        from embconf.adapters.jaxcommon import x64_enabled
 
         return x64_enabled(import_framework("jax", EXTRA))
 
@@ -192,7 +192,7 @@ class KerasAdapter(FrameworkAdapter):
         return [x.grad for x in xs_t], [v.value.grad for v in layer.trainable_variables]
 
     def _jax_gradients(self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray) -> tuple[list, list]:
-        from .jaxcommon import vjp
+        from embconf.adapters.jaxcommon import vjp
 
         jax = import_framework("jax", EXTRA)
         frozen = [v.value for v in layer.non_trainable_variables]

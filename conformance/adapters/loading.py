@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, Optional
 
-from . import ImplementationError
+from embconf.adapters import ImplementationError
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 

@@ -48,15 +48,15 @@ from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 
-from . import ImplementationError
-from ..dtypes import HALF_DTYPES, numpy_dtype
-from .base import Capabilities, Reply
-from ..reference.errors import EmbeddingError
-from ..reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
-from ..reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
-from .common import InProcessAdapter, layer_kwargs
-from .frameworks import glue_checks
-from .loading import describe_exception
+from embconf.adapters import ImplementationError
+from embconf.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.adapters.base import Capabilities, Reply
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
+from embconf.reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
+from embconf.adapters.common import InProcessAdapter, layer_kwargs
+from embconf.adapters.frameworks import glue_checks
+from embconf.adapters.loading import describe_exception
 
 INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
 NO_SINUSOID = "PyTorch provides no sinusoidal table"

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..reference import OPERATIONS
-from ..spec import features
-from .base import ALL_OPERATIONS, Adapter, Capabilities, Reply, call_python
+from embconf.reference import OPERATIONS
+from embconf.spec import features
+from embconf.adapters.base import ALL_OPERATIONS, Adapter, Capabilities, Reply, call_python
 
 
 class ReferenceAdapter(Adapter):
@@ -15,7 +15,7 @@ class ReferenceAdapter(Adapter):
         self.target = target
 
     def describe(self) -> dict[str, Any]:
-        from .. import __version__
+        from embconf import __version__
 
         return {"name": "embconf reference", "version": __version__, "language": "python"}
 

@@ -29,10 +29,10 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import ImplementationError
-from .base import Capabilities
-from .common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
-from .loading import load_module
+from embconf.adapters import ImplementationError
+from embconf.adapters.base import Capabilities
+from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
+from embconf.adapters.loading import load_module
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
 FEATURES = frozenset({"float_ids", "int32_ids"})

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import ImplementationError
-from .base import Capabilities
-from .frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters import ImplementationError
+from embconf.adapters.base import Capabilities
+from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 
 EXTRA = "transformers"
 

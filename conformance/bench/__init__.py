@@ -11,8 +11,8 @@ much memory each really uses.
 """
 from __future__ import annotations
 
-from .measure import BenchError, BenchOptions, BenchResult, Row, run_bench
-from .workloads import DEFAULT_SIZES, SIZES, UnknownSize, Workload, workloads
+from embconf.bench.measure import BenchError, BenchOptions, BenchResult, Row, run_bench
+from embconf.bench.workloads import DEFAULT_SIZES, SIZES, UnknownSize, Workload, workloads
 
 __all__ = ["BenchError", "BenchOptions", "BenchResult", "DEFAULT_SIZES", "Row", "SIZES", "UnknownSize", "Workload",
            "run_bench", "workloads"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..isolation import IsolationOptions
-from .measure import MEASURED, BenchOptions, run_bench
+from embconf.isolation import IsolationOptions
+from embconf.bench.measure import MEASURED, BenchOptions, run_bench
 
 COLUMNS = ("bench_forward_roof", "bench_backward_roof", "bench_backward_allocated")
 

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from .workloads import DEFAULT_SIZES, SIZES
+from embconf.bench.workloads import DEFAULT_SIZES, SIZES
 
 
 class BenchUsageError(Exception):
@@ -28,13 +28,13 @@ def add_bench(parser: argparse.ArgumentParser) -> None:
 
 def bench(args: argparse.Namespace) -> int:
     """Run the bench; BenchUsageError (one line) for bad input, before anything runs."""
-    from ..adapters import ImplementationError
-    from ..isolation import IsolationOptions
-    from ..output import OutputError, OutputTarget
-    from ..processes import LimitError
-    from . import render
-    from .measure import BenchError, BenchOptions, run_bench
-    from .workloads import UnknownSize, workloads
+    from embconf.adapters import ImplementationError
+    from embconf.isolation import IsolationOptions
+    from embconf.output import OutputError, OutputTarget
+    from embconf.processes import LimitError
+    from embconf.bench import render
+    from embconf.bench.measure import BenchError, BenchOptions, run_bench
+    from embconf.bench.workloads import UnknownSize, workloads
 
     try:
         workloads(tuple(args.sizes))

@@ -12,14 +12,14 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..adapters import parse_impl
-from ..adapters.base import Adapter
-from ..guard import GuardedAdapter
-from ..isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
-from ..outcomes import PROBLEMS
-from .timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
-from .wire import transfer_cost
-from .workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
+from embconf.adapters import parse_impl
+from embconf.adapters.base import Adapter
+from embconf.guard import GuardedAdapter
+from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
+from embconf.outcomes import PROBLEMS
+from embconf.bench.timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
+from embconf.bench.wire import transfer_cost
+from embconf.bench.workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
 
 MEASURED, SKIPPED, FAILED, NOT_PROVIDED = "measured", "skipped", "failed", "not_provided"
 DEFAULT_WARMUP, DEFAULT_REPEATS = 2, 7
@@ -189,8 +189,8 @@ def _copy_bytes(headroom: Optional[int]) -> int:
 
 def conformance(adapter: Adapter, operations: list[str]) -> dict[str, str]:
     """Per benchmarked operation, '' when its token-lookup cases pass, else which failed (a short line)."""
-    from ..fixtures import load_corpus
-    from ..runner import run_cases
+    from embconf.fixtures import load_corpus
+    from embconf.runner import run_cases
 
     cases = [c for c in load_corpus().cases if c.id.startswith("lookup.") and c.operation in operations]
     results = run_cases(adapter, cases).results

@@ -8,7 +8,7 @@ import statistics
 from typing import Any, Optional
 from xml.sax.saxutils import escape
 
-from .measure import MEASURED, BenchResult, Row
+from embconf.bench.measure import MEASURED, BenchResult, Row
 
 FORMAT = "embconf-bench/1"
 GB = 1e9

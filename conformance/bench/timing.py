@@ -13,8 +13,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..adapters.base import OK, Adapter
-from .workloads import Workload
+from embconf.adapters.base import OK, Adapter
+from embconf.bench.workloads import Workload
 
 COPY_BYTES = 256 * 2**20  # the memcpy roof: far larger than any cache
 COPY_REPEATS = 7

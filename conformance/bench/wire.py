@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters.subprocess import dump_line, run_message, to_wire
-from ..encoding import decode_array
-from .workloads import Workload
+from embconf.adapters.subprocess import dump_line, run_message, to_wire
+from embconf.encoding import decode_array
+from embconf.bench.workloads import Workload
 
 
 def transfer_cost(workload: Workload, operation: str, repeats: int = 3) -> dict[str, Any]:

@@ -27,12 +27,12 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from ..fixtures import Case
-from ..outcomes import ERROR, FAIL, PASS, CaseResult
-from ..runner import RunResult
-from .replay import Replay, diagnose, explain, fails_passed_case, replay
-from .symptoms import describe, history_symptom
-from .verdict import Mistake, Verdict, run_verdict
+from embconf.fixtures import Case
+from embconf.outcomes import ERROR, FAIL, PASS, CaseResult
+from embconf.runner import RunResult
+from embconf.diagnosis.replay import Replay, diagnose, explain, fails_passed_case, replay
+from embconf.diagnosis.symptoms import describe, history_symptom
+from embconf.diagnosis.verdict import Mistake, Verdict, run_verdict
 
 log = logging.getLogger("embconf.diagnosis")
 BUDGET_S = 120.0  # a run's diagnosis stops after this long; later failures stay undiagnosed

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, TextIO
 
-from ..fixtures import Case
-from ..outcomes import PROBLEMS
-from ..runner import RunResult, run_cases
-from . import diagnose_run, run_verdict
+from embconf.fixtures import Case
+from embconf.outcomes import PROBLEMS
+from embconf.runner import RunResult, run_cases
+from embconf.diagnosis import diagnose_run, run_verdict
 
 FIRST_RANK_TARGET = 0.95
 DEFAULT_CORRECT = ("reference", "torch")  # always at hand; name others with --correct KIND:TARGET
@@ -46,8 +46,8 @@ class StudentResult:
 
 def rank_catalogue(cases: Sequence[Case], mutant_ids: Optional[Iterable[str]] = None) -> list[Ranking]:
     """For each mutant: on how many of its failing cases the diagnosis ranks it (or an equivalent) first."""
-    from ..mutants import catalogue
-    from ..mutants.kills import run_mutant
+    from embconf.mutants import catalogue
+    from embconf.mutants.kills import run_mutant
 
     found = []
     for mutant in catalogue():
@@ -63,7 +63,7 @@ def rank_catalogue(cases: Sequence[Case], mutant_ids: Optional[Iterable[str]] = 
 
 def judge_student(path: Path, cases: Sequence[Case]) -> StudentResult:
     """Run one corpus module through the TinyTorch adapter (in process) and judge the verdict's first mistake."""
-    from ..adapters.tinytorch import TinyTorchAdapter
+    from embconf.adapters.tinytorch import TinyTorchAdapter
 
     adapter = TinyTorchAdapter(str(path))
     expected = str(getattr(adapter.module, "SYMPTOM", ""))
@@ -84,7 +84,7 @@ def _summaries(run: RunResult, case_ids: list[str]) -> str:
 
 def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
     """{impl: (failures, diagnosed results)} for implementations that are correct."""
-    from ..adapters import ImplementationError, create_adapter
+    from embconf.adapters import ImplementationError, create_adapter
 
     found = {}
     for spec in adapter_specs:
@@ -103,7 +103,7 @@ def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dic
 
 def print_figures(cases: Sequence[Case], students: Optional[Path], correct: Sequence[str], out: TextIO = sys.stdout) -> bool:
     """Print the three figures; True when every target is met."""
-    from ..mutants.kills import kill_matrix, kill_rate
+    from embconf.mutants.kills import kill_matrix, kill_rate
 
     rate = kill_rate(kill_matrix(cases))
     rankings = rank_catalogue(cases)

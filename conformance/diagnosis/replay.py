@@ -16,12 +16,12 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_python
-from ..compare import compare_outputs, compare_value
-from ..fixtures import Case
-from ..outcomes import ERROR, FAIL, CaseResult
-from ..untrusted import RowSample, compare_kept
-from ..mutants.base import Mutant
+from embconf.adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_python
+from embconf.compare import compare_outputs, compare_value
+from embconf.fixtures import Case
+from embconf.outcomes import ERROR, FAIL, CaseResult
+from embconf.untrusted import RowSample, compare_kept
+from embconf.mutants.base import Mutant
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
 
@@ -40,7 +40,7 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
     found = Replay()
     if result.outcome not in (FAIL, ERROR) or (result.outcome == FAIL and result.error_kind is None and result.actual is None):
         return found
-    from ..mutants import catalogue, implementation
+    from embconf.mutants import catalogue, implementation
 
     direct, indirect = [], []
     sampled = any(isinstance(value, RowSample) for value in (result.actual or {}).values())
@@ -62,7 +62,7 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
 
 def mutant_reply(mutant: Mutant, case: Case, inputs: Mapping[str, Any]) -> Reply:
     """The mutant's reply on the case's inputs (fresh copies; its numerical noise silenced)."""
-    from ..mutants import implementation
+    from embconf.mutants import implementation
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):  # a mutant's numerical noise is not the user's concern
         warnings.simplefilter("ignore")
@@ -79,8 +79,8 @@ def fails_passed_case(mutant: Mutant, case: Case) -> bool:
 
 def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Replay) -> None:
     """Precision-aware replay of the sinusoid mutants: the table's fit names a mutant computed in lower precision."""
-    from ..mutants import catalogue
-    from .sinusoid_fit import CANONICAL, fit_table
+    from embconf.mutants import catalogue
+    from embconf.diagnosis.sinusoid_fit import CANONICAL, fit_table
 
     table = (result.actual or {}).get("table")
     if not isinstance(table, np.ndarray) or table.size > 1 << 22:
@@ -178,7 +178,7 @@ def _fails(case: Case, reply: Reply) -> bool:
 
 def _model_tolerance(operation: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
     """The tolerance model's bound for outputs the goldens do not hold (a result where an error was expected)."""
-    from ..reference.tolerance import for_case
+    from embconf.reference.tolerance import for_case
 
     try:
         return for_case(operation, dict(inputs), dict(outputs))

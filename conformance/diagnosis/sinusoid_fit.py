@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..reference.sinusoid import BASE
+from embconf.reference.sinusoid import BASE
 
 SAMPLE_ROWS = 48
 Form = Callable[[np.ndarray, int], np.ndarray]  # (pair index k, D) -> s_k

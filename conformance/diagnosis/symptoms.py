@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 import numpy as np
 
-from ..fixtures import Case
-from ..outcomes import ERROR, FAIL, CaseResult
-from .sinusoid_fit import fit_table
+from embconf.fixtures import Case
+from embconf.outcomes import ERROR, FAIL, CaseResult
+from embconf.diagnosis.sinusoid_fit import fit_table
 
 Symptom = dict[str, Any]
 MAX_ELEMENTS = 1 << 20  # larger outputs are not analysed element by element

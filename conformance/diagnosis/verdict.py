@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from ..fixtures import Case
-from ..outcomes import PROBLEMS
-from ..runner import RunResult
+from embconf.fixtures import Case
+from embconf.outcomes import PROBLEMS
+from embconf.runner import RunResult
 
 MAX_MISTAKES = 5
 

@@ -20,17 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from ..adapters import ImplementationError
-from ..fixtures import load_corpus
-from ..isolation import IsolationOptions, open_adapter
-from ..runner import RunResult
-from ..spec import FIXTURES_DIR
-from .job import cases_of, load_reason, run_diagnosed, run_fields
-from .notebook import Exported
-from .rubric import Rubric, load
-from .score import Score, score
-from .submissions import SubmissionProblem, classify, default_base, stage
-from .template import render
+from embconf.adapters import ImplementationError
+from embconf.fixtures import load_corpus
+from embconf.isolation import IsolationOptions, open_adapter
+from embconf.runner import RunResult
+from embconf.spec import FIXTURES_DIR
+from embconf.grading.job import cases_of, load_reason, run_diagnosed, run_fields
+from embconf.grading.notebook import Exported
+from embconf.grading.rubric import Rubric, load
+from embconf.grading.score import Score, score
+from embconf.grading.submissions import SubmissionProblem, classify, default_base, stage
+from embconf.grading.template import render
 
 TEMPLATE = Path(__file__).with_name("check_template.html")
 _names = itertools.count()
@@ -59,7 +59,7 @@ class CheckResult:
         return [c for c in self.record["cases"] if c["outcome"] in ("fail", "error", "crash", "timeout")]
 
     def __str__(self) -> str:
-        from ..reports.console import Console
+        from embconf.reports.console import Console
 
         stream = io.StringIO()
         stream.write(f"score {self.score.total:g} / {self.score.max:g}: {self.verdict}\n\n")

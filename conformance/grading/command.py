@@ -7,10 +7,10 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ..isolation import IsolationOptions
-from .rubric import RubricError, load
-from .session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
-from .submissions import classify, content_hash, default_base
+from embconf.isolation import IsolationOptions
+from embconf.grading.rubric import RubricError, load
+from embconf.grading.session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
+from embconf.grading.submissions import classify, content_hash, default_base
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
 
@@ -44,8 +44,8 @@ def add_gradescope(parser: argparse.ArgumentParser) -> None:
 
 def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) -> Options:
     """Options with the rubric and the fixtures loaded: every usage problem is raised here, before anything runs."""
-    from ..fixtures import FixtureError, load_corpus
-    from ..spec import FIXTURES_DIR
+    from embconf.fixtures import FixtureError, load_corpus
+    from embconf.spec import FIXTURES_DIR
 
     fixtures = args.fixtures or FIXTURES_DIR
     try:
@@ -79,11 +79,11 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
 
 def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     """One submission (Gradescope's container): /autograder/submission in, results.json out."""
-    from .files import check_writable, write_json
-    from .feedback import feedback
-    from .job import Job, record_of
-    from .outputs import gradescope_results
-    from .score import score
+    from embconf.grading.files import check_writable, write_json
+    from embconf.grading.feedback import feedback
+    from embconf.grading.job import Job, record_of
+    from embconf.grading.outputs import gradescope_results
+    from embconf.grading.score import score
 
     if not args.submission.is_dir():
         raise GradeUsageError(f"--submission {args.submission}: not a folder")

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Any, Mapping
 
-from .score import ItemScore, Score
+from embconf.grading.score import ItemScore, Score
 
 SHOWN_CASES = 5  # failing cases listed per item
 DETAILED, DETAIL_LINES = 2, 6  # of which the first are shown with their message (inputs, where it differs)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import output
+from embconf import output
 
 
 def write_text(path: Path, text: str) -> None:

@@ -14,15 +14,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from ..adapters import ImplementationError
-from ..adapters.base import Adapter
-from ..diagnosis import diagnose_run
-from ..guard import run_repeated
-from ..isolation import IsolationOptions, open_adapter
-from ..runner import RunResult
-from .mistakes import case_mistakes, verdict
-from .notebook import Exported
-from .submissions import Submission, SubmissionProblem, stage
+from embconf.adapters import ImplementationError
+from embconf.adapters.base import Adapter
+from embconf.diagnosis import diagnose_run
+from embconf.guard import run_repeated
+from embconf.isolation import IsolationOptions, open_adapter
+from embconf.runner import RunResult
+from embconf.grading.mistakes import case_mistakes, verdict
+from embconf.grading.notebook import Exported
+from embconf.grading.submissions import Submission, SubmissionProblem, stage
 
 RECORD_FORMAT = 2
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
@@ -42,7 +42,7 @@ class Job:
 
 @lru_cache(maxsize=4)
 def cases_of(fixtures: Path, case_ids: tuple[str, ...]) -> list:
-    from ..fixtures import load_corpus
+    from embconf.fixtures import load_corpus
 
     by_id = load_corpus(fixtures).by_id()
     return [by_id[case_id] for case_id in case_ids]
@@ -76,7 +76,7 @@ def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]
     run = run_diagnosed(adapter, cases)
     fields = run_fields(run, cases, job.work)
     if job.bench:
-        from ..bench.column import grade_column
+        from embconf.bench.column import grade_column
 
         fields["bench"] = grade_column(f"tinytorch:{module}", job.options)
     return record_of(job.submission, job.hash, status="graded", **fields)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..diagnosis import run_verdict
-from ..fixtures import Case
-from ..outcomes import FAIL, PROBLEMS, CaseResult
-from ..runner import RunResult
+from embconf.diagnosis import run_verdict
+from embconf.fixtures import Case
+from embconf.outcomes import FAIL, PROBLEMS, CaseResult
+from embconf.runner import RunResult
 
 NO_MATCH = "no known mistake matches"
 

@@ -8,11 +8,11 @@ import io
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..outcomes import OUTCOMES
-from .feedback import feedback, record_output, result_output, top_mistake
-from .files import write_json, write_text
-from .rubric import Rubric
-from .score import Score, score
+from embconf.outcomes import OUTCOMES
+from embconf.grading.feedback import feedback, record_output, result_output, top_mistake
+from embconf.grading.files import write_json, write_text
+from embconf.grading.rubric import Rubric
+from embconf.grading.score import Score, score
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a cell a spreadsheet would run as a formula
 
@@ -38,7 +38,7 @@ def gradescope_results(result: Score) -> dict[str, Any]:
 
 def write_class(out: Path, records: Sequence[Mapping[str, Any]], rubric: Rubric) -> list[Score]:
     """gradebook.csv and report.html for every record (in name order)."""
-    from .report import render
+    from embconf.grading.report import render
 
     scores = [score(record, rubric) for record in sorted(records, key=lambda r: r["name"])]
     write_text(out / "gradebook.csv", gradebook(scores, rubric))

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import quote
 
-from .. import __version__
-from ..outcomes import PASS, XPASS
-from .rubric import Rubric, requirement_sections
-from .score import Score
-from .template import render as render_template
+from embconf import __version__
+from embconf.outcomes import PASS, XPASS
+from embconf.grading.rubric import Rubric, requirement_sections
+from embconf.grading.score import Score
+from embconf.grading.template import render as render_template
 
 TEMPLATE = Path(__file__).with_name("report_template.html")
 BINS = 10

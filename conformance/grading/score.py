@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .rubric import Item, Rubric
+from embconf.grading.rubric import Item, Rubric
 
 
 @dataclass

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from .. import __version__
-from ..isolation import IsolationOptions
-from .files import check_writable
-from .job import RECORD_FORMAT, Job, grade, record_of
-from .outputs import write_class, write_submission
-from .rubric import Rubric
-from .submissions import Submission, content_hash, discover
+from embconf import __version__
+from embconf.isolation import IsolationOptions
+from embconf.grading.files import check_writable
+from embconf.grading.job import RECORD_FORMAT, Job, grade, record_of
+from embconf.grading.outputs import write_class, write_submission
+from embconf.grading.rubric import Rubric
+from embconf.grading.submissions import Submission, content_hash, discover
 
 Say = Callable[[str], None]
 

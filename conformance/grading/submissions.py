@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from .notebook import Exported, NotebookError, export, is_percent_notebook
+from embconf.grading.notebook import Exported, NotebookError, export, is_percent_notebook
 
 MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
 SKIPPED_NAMES = frozenset({"__MACOSX", "__pycache__", ".ipynb_checkpoints"})

@@ -43,12 +43,12 @@ The package, one job a module:
 """
 from __future__ import annotations
 
-from .adapter import (BATCH, DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, OUT_OF_PROCESS, START_TIMEOUT,
+from embconf.isolation.adapter import (BATCH, DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, OUT_OF_PROCESS, START_TIMEOUT,
                       IsolatedAdapter, IsolationOptions, Planned, default_start_method, open_adapter)
-from .channel import Unsendable, load_reply, sendable
-from .hangs import HangPolicy
-from .handle import _Worker
-from .worker import GlobalState, Output, worker_main
+from embconf.isolation.channel import Unsendable, load_reply, sendable
+from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.handle import _Worker
+from embconf.isolation.worker import GlobalState, Output, worker_main
 
 __all__ = [
     "BATCH", "DEFAULT_CASE_TIMEOUT", "DEFAULT_MEMORY_LIMIT_MB", "DEFAULT_RUN_TIMEOUT", "OUT_OF_PROCESS", "START_TIMEOUT",

@@ -10,14 +10,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Union
 
-from ..adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
-from ..adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
-from ..guard import GuardedAdapter
-from ..processes import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
-from .channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
-from .hangs import HangPolicy
-from .handle import _Worker
-from .worker import _fork_worker, _spawn_worker
+from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
+from embconf.adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
+from embconf.guard import GuardedAdapter
+from embconf.processes import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
+from embconf.isolation.channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
+from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.handle import _Worker
+from embconf.isolation.worker import _fork_worker, _spawn_worker
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
 DEFAULT_MEMORY_LIMIT_MB = 4096

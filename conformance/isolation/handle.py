@@ -8,9 +8,9 @@ import struct
 import time
 from typing import Any, Optional
 
-from ..processes import describe_exit
-from ..proctree import MEMORY_POLL, MemoryWatch, end_descendants
-from .channel import _Captured, _Channel, _Garbled, _Gone, _Late, _OutOfMemory, load_reply
+from embconf.processes import describe_exit
+from embconf.proctree import MEMORY_POLL, MemoryWatch, end_descendants
+from embconf.isolation.channel import _Captured, _Channel, _Garbled, _Gone, _Late, _OutOfMemory, load_reply
 
 STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
 MAX_REPLY_BYTES = 512 * 2**20

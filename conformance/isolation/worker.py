@@ -17,13 +17,13 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from ..adapters import ImplementationError, create_adapter
-from ..adapters.base import CRASH, EXCEPTION, Adapter, Capabilities, Reply, _traceback_tail
-from ..adapters.loading import describe_exception
-from ..guard import GuardedAdapter
-from ..proctree import keep_descendants
-from .channel import _Captured, _Channel, sendable
-from .handle import _Worker
+from embconf.adapters import ImplementationError, create_adapter
+from embconf.adapters.base import CRASH, EXCEPTION, Adapter, Capabilities, Reply, _traceback_tail
+from embconf.adapters.loading import describe_exception
+from embconf.guard import GuardedAdapter
+from embconf.proctree import keep_descendants
+from embconf.isolation.channel import _Captured, _Channel, sendable
+from embconf.isolation.handle import _Worker
 
 MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
 BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and TensorFlow reserve gigabytes they never use

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
-from .base import AREAS, Mutant, registry
-from .compose import Implementation
+from embconf.mutants import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
+from embconf.mutants.base import AREAS, Mutant, registry
+from embconf.mutants.compose import Implementation
 
 
 def catalogue() -> list[Mutant]:

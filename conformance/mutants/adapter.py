@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters import ImplementationError
-from ..adapters.base import Adapter, Capabilities, Reply, call_python
-from ..adapters.reference import ReferenceAdapter
-from . import get, implementation
-from .compose import Implementation
+from embconf.adapters import ImplementationError
+from embconf.adapters.base import Adapter, Capabilities, Reply, call_python
+from embconf.adapters.reference import ReferenceAdapter
+from embconf.mutants import get, implementation
+from embconf.mutants.compose import Implementation
 
 
 class ImplementationAdapter(Adapter):

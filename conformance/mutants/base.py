@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from ..reference import OPERATIONS
+from embconf.reference import OPERATIONS
 
 Operation = Callable[..., Any]
 

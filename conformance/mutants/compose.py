@@ -15,10 +15,10 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from ..reference import OPERATIONS
-from ..reference.errors import EmbeddingError
-from ..reference.layer import check_layer_inputs, token_scale
-from ..reference.lookup import validate_ids
+from embconf.reference import OPERATIONS
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.layer import check_layer_inputs, token_scale
+from embconf.reference.lookup import validate_ids
 
 F64 = np.float64
 Combine = Callable[[np.ndarray, np.ndarray, Mapping[str, Any]], np.ndarray]

@@ -5,15 +5,15 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..reference import learned_positions_forward as ref_positions
-from ..reference.errors import EmbeddingError
-from ..reference.layer import resolve_config, token_scale
-from ..reference.lookup import check_grad_shape, validate_ids
-from ..reference.positions import check_positions_input, check_start_pos
-from ..reference.sinusoid import BASE
-from .base import Mutant, mutant, register
-from .lookup import _ids_no_range_check, _scatter
-from .sinusoid import sinusoid
+from embconf.reference import learned_positions_forward as ref_positions
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.layer import resolve_config, token_scale
+from embconf.reference.lookup import check_grad_shape, validate_ids
+from embconf.reference.positions import check_positions_input, check_start_pos
+from embconf.reference.sinusoid import BASE
+from embconf.mutants.base import Mutant, mutant, register
+from embconf.mutants.lookup import _ids_no_range_check, _scatter
+from embconf.mutants.sinusoid import sinusoid
 
 FWD, BWD, POS, LAYER = "embedding_forward", "embedding_backward", "learned_positions_forward", "embedding_layer_forward"
 RANGE = "raise index_out_of_range for any id < 0 or >= vocab_size, before indexing (EMB-IDX-1/2)"
@@ -109,7 +109,7 @@ register(Mutant("pos.negative_start_from_end", "positions",
         source="keras_hub SinusoidalPositionEncoding and HF sinusoid helpers: positions = start_index + arange(T) in floating point")
 def _fractional_start(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
                       tokens: np.ndarray, start_pos: object = 0) -> np.ndarray:
-    from .compose import BASE as PARTS, layer_forward
+    from embconf.mutants.compose import BASE as PARTS, layer_forward
 
     cfg = resolve_config(config)
     if isinstance(start_pos, float) and cfg["pos_encoding"] == "sinusoidal" and start_pos >= 0:
@@ -134,7 +134,7 @@ def _fractional_sinusoid(start: float, seq_len: int, dim: int) -> np.ndarray:
         source="Keras / keras_hub TokenAndPositionEmbedding on the JAX backend: ops.take on the raw ids")
 def _layer_ids_unchecked(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
                          tokens: np.ndarray, start_pos: object = 0) -> np.ndarray:
-    from .compose import BASE as PARTS, layer_forward
+    from embconf.mutants.compose import BASE as PARTS, layer_forward
 
     ids = np.asarray(tokens)
     if ids.dtype.kind in "iu" and ids.size:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from ..fixtures import Case
-from ..outcomes import PROBLEMS, CaseResult
-from ..runner import RunResult, run_cases
-from . import catalogue
-from .adapter import MutantAdapter
-from .base import Mutant
+from embconf.fixtures import Case
+from embconf.outcomes import PROBLEMS, CaseResult
+from embconf.runner import RunResult, run_cases
+from embconf.mutants import catalogue
+from embconf.mutants.adapter import MutantAdapter
+from embconf.mutants.base import Mutant
 
 
 def covered_cases(mutant: Mutant, cases: Iterable[Case]) -> list[Case]:

@@ -7,11 +7,11 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from ..reference import embedding_layer_backward as ref_backward
-from ..reference import learned_positions_backward
-from ..reference.layer import resolve_config
-from .base import Mutant, register
-from .compose import BASE, Combine, layer_backward, layer_forward, scale_of
+from embconf.reference import embedding_layer_backward as ref_backward
+from embconf.reference import learned_positions_backward
+from embconf.reference.layer import resolve_config
+from embconf.mutants.base import Mutant, register
+from embconf.mutants.compose import BASE, Combine, layer_backward, layer_forward, scale_of
 
 FWD, BWD = "embedding_layer_forward", "embedding_layer_backward"
 RULE = "output = token_weight[tokens] * c + positions[s:s+T], c = sqrt(D) only when scale_embeddings (EMB-LAY-2/3)"

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference import embedding_backward as ref_backward
-from ..reference import embedding_backward_sparse as ref_sparse
-from ..reference import embedding_forward as ref_forward
-from ..reference.errors import EmbeddingError
-from ..reference.lookup import check_grad_shape, validate_ids
-from .base import mutant
+from embconf.reference import embedding_backward as ref_backward
+from embconf.reference import embedding_backward_sparse as ref_sparse
+from embconf.reference import embedding_forward as ref_forward
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.lookup import check_grad_shape, validate_ids
+from embconf.mutants.base import mutant
 
 FWD, BWD, SPARSE = "embedding_forward", "embedding_backward", "embedding_backward_sparse"
 

@@ -7,13 +7,13 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..reference import adam_state_bytes as ref_adam
-from ..reference import gradient_bytes as ref_gradient
-from ..reference import parameter_count as ref_parameters
-from ..reference import table_bytes as ref_table
-from ..reference.layer import POS_ENCODINGS, resolve_config
-from ..reference.memory import BYTES_PER_ELEMENT, MB, MIB, element_size
-from .base import Mutant, mutant, register
+from embconf.reference import adam_state_bytes as ref_adam
+from embconf.reference import gradient_bytes as ref_gradient
+from embconf.reference import parameter_count as ref_parameters
+from embconf.reference import table_bytes as ref_table
+from embconf.reference.layer import POS_ENCODINGS, resolve_config
+from embconf.reference.memory import BYTES_PER_ELEMENT, MB, MIB, element_size
+from embconf.mutants.base import Mutant, mutant, register
 
 TABLE, PARAMS, GRAD, ADAM = "table_bytes", "parameter_count", "gradient_bytes", "adam_state_bytes"
 UNITS = "MB = bytes / 10**6, MiB = bytes / 2**20, as floats (EMB-MEM-3)"

@@ -9,12 +9,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..reference import embedding_backward as ref_backward
-from ..reference import embedding_forward as ref_forward
-from ..reference.lookup import check_grad_shape, validate_ids
-from ..reference.options import RENORM_EPSILON, apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx, row_norms
-from ..reference.sinusoid import BASE
-from .base import mutant
+from embconf.reference import embedding_backward as ref_backward
+from embconf.reference import embedding_forward as ref_forward
+from embconf.reference.lookup import check_grad_shape, validate_ids
+from embconf.reference.options import RENORM_EPSILON, apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx, row_norms
+from embconf.reference.sinusoid import BASE
+from embconf.mutants.base import mutant
 
 FWD, BWD, NRM, SIN = "embedding_forward", "embedding_backward", "embedding_forward_max_norm", "sinusoidal_table"
 

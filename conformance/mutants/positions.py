@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference import learned_positions_backward as ref_backward
-from ..reference import learned_positions_forward as ref_forward
-from ..reference.positions import check_positions_input, check_start_pos
-from .base import mutant
+from embconf.reference import learned_positions_backward as ref_backward
+from embconf.reference import learned_positions_forward as ref_forward
+from embconf.reference.positions import check_positions_input, check_start_pos
+from embconf.mutants.base import mutant
 
 FWD, BWD = "learned_positions_forward", "learned_positions_backward"
 SLICE = "add table[start_pos : start_pos + T], broadcast over the batch (EMB-POS-1/2)"

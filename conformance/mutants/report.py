@@ -4,13 +4,13 @@ from __future__ import annotations
 import sys
 from typing import Sequence, TextIO
 
-from ..fixtures import Case
-from ..outcomes import PROBLEMS
-from ..runner import run_cases
-from . import catalogue, get
-from .adapter import MutantAdapter
-from .base import Mutant
-from .kills import kill_matrix, kill_rate
+from embconf.fixtures import Case
+from embconf.outcomes import PROBLEMS
+from embconf.runner import run_cases
+from embconf.mutants import catalogue, get
+from embconf.mutants.adapter import MutantAdapter
+from embconf.mutants.base import Mutant
+from embconf.mutants.kills import kill_matrix, kill_rate
 
 
 def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:

@@ -5,8 +5,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..reference.sinusoid import BASE, concatenated, interleaved, tensor2tensor
-from .base import Mutant, register
+from embconf.reference.sinusoid import BASE, concatenated, interleaved, tensor2tensor
+from embconf.mutants.base import Mutant, register
 
 Table = Callable[[int, int], np.ndarray]
 Exponent = Callable[[np.ndarray, int], np.ndarray]  # (pair index k, D) -> exponent of the base

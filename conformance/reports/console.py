@@ -5,9 +5,9 @@ import sys
 from collections import defaultdict
 from typing import TextIO
 
-from ..outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
-from ..diagnosis import run_verdict
-from ..runner import RunResult
+from embconf.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from embconf.diagnosis import run_verdict
+from embconf.runner import RunResult
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
 
@@ -84,8 +84,8 @@ def _req_key(req: str) -> tuple:
 
 
 def headline(run: RunResult) -> str:
-    from .. import __version__
-    from ..spec import spec_version
+    from embconf import __version__
+    from embconf.spec import spec_version
 
     impl = run.implementation
     name = " ".join(part for part in (impl.get("name", ""), impl.get("version", "")) if part)

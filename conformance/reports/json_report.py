@@ -6,11 +6,11 @@ import platform
 import sys
 from typing import Any, Union
 
-from .. import __version__
-from ..diagnosis import run_verdict
-from ..output import OutputTarget, PathLike, as_target
-from ..runner import RunResult
-from ..spec import spec_version
+from embconf import __version__
+from embconf.diagnosis import run_verdict
+from embconf.output import OutputTarget, PathLike, as_target
+from embconf.runner import RunResult
+from embconf.spec import spec_version
 
 REPORT_FORMAT = 1
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Union
 from xml.etree import ElementTree as ET
 
-from ..outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
-from ..diagnosis import run_verdict
-from ..output import OutputTarget, PathLike, as_target
-from ..runner import RunResult
+from embconf.outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
+from embconf.diagnosis import run_verdict
+from embconf.output import OutputTarget, PathLike, as_target
+from embconf.runner import RunResult
 
 
 def build(run: RunResult, name: str) -> ET.ElementTree:

@@ -11,8 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional, TextIO
 
-from ..output import OutputError, OutputTarget
-from ..runner import RunResult
+from embconf.output import OutputError, OutputTarget
+from embconf.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -34,15 +34,15 @@ class ReportTargets:
         """Write every report asked for: (notes for the console, one-line write errors). Each is independent."""
         notes, errors = [], []
         if self.json is not None:
-            from . import json_report
+            from embconf.reports import json_report
 
             _attempt(errors, lambda: json_report.write(self.json, json_report.build(run, impl, fixtures)))
         if self.junit is not None:
-            from . import junit
+            from embconf.reports import junit
 
             _attempt(errors, lambda: junit.write(self.junit, run, impl))
         if self.expectations is not None:
-            from ..expectations import write_from_run
+            from embconf.expectations import write_from_run
 
             count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, impl))
             if count is not None:

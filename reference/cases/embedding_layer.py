@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from . import CaseSpec, table, token_ids, values
+from embconf.reference.cases import CaseSpec, table, token_ids, values
 
 AREA = "embedding_layer"
 

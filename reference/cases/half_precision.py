@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ...dtypes import HALF_DTYPES, numpy_dtype
-from . import CaseSpec, rng_for, table, token_ids, values
-from .sinusoidal import sampled_rows
-from .token_lookup import i64
+from embconf.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.reference.cases import CaseSpec, rng_for, table, token_ids, values
+from embconf.reference.cases.sinusoidal import sampled_rows
+from embconf.reference.cases.token_lookup import i64
 
 AREA = "half_precision"
 SPECIALS = {  # NaN, +-inf, -0.0, 0.0, the smallest subnormal, the largest finite value, the smallest normal

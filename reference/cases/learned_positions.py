@@ -1,7 +1,7 @@
 """Learned position table cases: x + P[s:s+T], its gradients, and the input checks."""
 from __future__ import annotations
 
-from . import CaseSpec, table, values
+from embconf.reference.cases import CaseSpec, table, values
 
 AREA = "learned_positions"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from . import CaseSpec, table, values
-from .token_lookup import i64
+from embconf.reference.cases import CaseSpec, table, values
+from embconf.reference.cases.token_lookup import i64
 
 AREA = "lookup_options"
 PAD, FRQ, NRM = ("padding_idx",), ("scale_grad_by_freq",), ("max_norm",)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import CaseSpec, token_ids
+from embconf.reference.cases import CaseSpec, token_ids
 
 AREA = "memory"
 

@@ -1,7 +1,7 @@
 """Sinusoidal table cases: the canonical interleaved table, and the two named non-canonical profiles."""
 from __future__ import annotations
 
-from . import CaseSpec
+from embconf.reference.cases import CaseSpec
 
 AREA = "sinusoidal"
 

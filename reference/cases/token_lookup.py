@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import CaseSpec, table, token_ids, values
+from embconf.reference.cases import CaseSpec, table, token_ids, values
 
 AREA = "token_lookup"
 

@@ -11,10 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ... import __version__
-from ...outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
-from ...spec import SPEC_DIR, spec_version
-from ..console import _req_key
+from embconf import __version__
+from embconf.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
+from embconf.spec import SPEC_DIR, spec_version
+from embconf.reports.console import _req_key
 
 MATRIX_FORMAT = 1
 FAMILY_SECTION = {"GEN": 0, "FWD": 1, "BWD": 2, "IDX": 3, "ERR": 3, "SIN": 4, "POS": 5, "LAY": 6, "MEM": 7, "TOL": 8}
