@@ -34,7 +34,7 @@ RUNS = [  # (kind, label, --impl, the exit status a correct runner gives)
     ("worker", "slow but correct", f"functions:{IMPLS / 'slow_correct.py'}", 0),
     ("tinytorch", "clean", f"tinytorch:{ROOT / 'examples' / 'tinytorch_student' / 'tinytorch' / 'core' / 'embeddings.py'}", 0),
     ("tinytorch", "hangs on repeated ids", f"tinytorch:{IMPLS / 'tinytorch_hangs_on_repeats.py'}", 1),
-    ("protocol", "clean", f"subprocess:{PYTHON} -m embconf.reference.serve", 0),
+    ("protocol", "clean", f"subprocess:{PYTHON} -m embconf.protocol.reference_peer", 0),
     ("protocol", "hangs on one operation", f"subprocess:{PYTHON} {shlex.quote(str(PEERS / 'hang.py'))}", 1),
     ("protocol", "hangs on every case", f"subprocess:{PYTHON} {shlex.quote(str(PEERS / 'hang_all.py'))}", 1),
 ]
@@ -48,7 +48,7 @@ def timed_run(impl: str, report: Path) -> tuple[float, int, dict]:
 
 
 def main() -> int:
-    from embconf.fixtures import load_corpus
+    from embconf.corpus.fixtures import load_corpus
 
     total = len(load_corpus().cases)
     clean: dict[str, float] = {}

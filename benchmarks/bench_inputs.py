@@ -5,12 +5,12 @@
 1. Expectations: a file of ``--entries`` entries (about 10 MB: exact ids, one glob at the end) applied to
    the 239 case ids, side by side: the previous way (the safe loader, then every case matched against
    every entry with ``fnmatch``, which compiles nothing it can reuse across calls on this many patterns)
-   and today's (:class:`embconf.expectations.Expectations`: event-built YAML, exact ids in a dict,
+   and today's (:class:`embconf.corpus.expectations.Expectations`: event-built YAML, exact ids in a dict,
    globs compiled once). The previous matching is timed on the first ``--sample`` case ids (default
    10, about 30 s each on a busy machine: fnmatch's pattern cache thrashes) and scaled to all of them
    (printed as "scaled"); everything else is measured whole.
 2. Kept outputs: ``--outputs`` wrong outputs of ``--mb`` MB each, as a failing run keeps them in
-   ``CaseResult.actual``: previously the whole arrays, today :func:`embconf.untrusted.kept_outputs`.
+   ``CaseResult.actual``: previously the whole arrays, today :func:`embconf.untrusted.bounds.kept_outputs`.
    The arrays are made one at a time; the bytes kept are summed.
 """
 from __future__ import annotations
@@ -26,8 +26,8 @@ import yaml
 
 
 def bench_expectations(entries: int, sampled: int) -> None:
-    from embconf.expectations import Expectations
-    from embconf.fixtures import load_corpus
+    from embconf.corpus.expectations import Expectations
+    from embconf.corpus.fixtures import load_corpus
 
     ids = [case.id for case in load_corpus().cases]
     items = [{"case": f"no.such.case.{i:07d}", "reason": "listed to make the file large " * 3} for i in range(entries)]
@@ -62,8 +62,8 @@ def bench_expectations(entries: int, sampled: int) -> None:
 
 
 def bench_kept(outputs: int, megabytes: int) -> None:
-    from embconf.compare import compare_value
-    from embconf.untrusted import RowSample, kept_outputs
+    from embconf.run.compare import compare_value
+    from embconf.untrusted.bounds import RowSample, kept_outputs
 
     rows = megabytes * 2**20 // (4 * 256)
     expected = np.zeros((rows, 256), dtype=np.float32)

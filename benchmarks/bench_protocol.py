@@ -3,7 +3,7 @@
     python benchmarks/bench_protocol.py [--repeat N]
 
 Times ``embconf run --impl reference`` (the Python adapter) and ``embconf run
---impl subprocess:'<python> -m embconf.reference.serve'`` (the same reference
+--impl subprocess:'<python> -m embconf.protocol.reference_peer'`` (the same reference
 behind the protocol: one more interpreter, JSON and base64 both ways) as a user
 runs them, each a fresh process with start-up included, alternating, and prints
 the median wall times and their ratio. The target is a ratio of at most 1.5.
@@ -41,7 +41,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="runs of each (default 7)")
     args = parser.parse_args()
-    serve = f"{shlex.quote(sys.executable)} -m embconf.reference.serve"
+    serve = f"{shlex.quote(sys.executable)} -m embconf.protocol.reference_peer"
     runs = {"reference": embconf_command() + ["run", "--impl", "reference", "-q"],
             "protocol": embconf_command() + ["run", "--impl", f"subprocess:{serve}", "-q"]}
     times: dict[str, list[float]] = {name: [] for name in runs}

@@ -118,8 +118,8 @@ def select(cases: Iterable, globs: Sequence[str] = (), requirements: Sequence[st
 
 
 def _corpus(args: argparse.Namespace, allow_modified: bool = False):
-    from embconf.fixtures import FixtureError, load_corpus
-    from embconf.spec import FIXTURES_DIR
+    from embconf.corpus.fixtures import FixtureError, load_corpus
+    from embconf.model.vocabulary import FIXTURES_DIR
 
     try:
         return load_corpus(args.fixtures or FIXTURES_DIR, allow_modified=allow_modified)
@@ -137,10 +137,10 @@ def _selected(args: argparse.Namespace, allow_modified: bool = False):
 
 def cmd_run(args: argparse.Namespace) -> int:
     from embconf.adapters import DEFAULT_IMPL
-    from embconf.guard import run_repeated
-    from embconf.expectations import Expectations, ExpectationsError
-    from embconf.outcomes import PROBLEMS, XPASS
-    from embconf.output import ConsoleStream, OutputError
+    from embconf.run.guard import run_repeated
+    from embconf.corpus.expectations import Expectations, ExpectationsError
+    from embconf.model.outcomes import PROBLEMS, XPASS
+    from embconf.untrusted.write import ConsoleStream, OutputError
     from embconf.reports.console import Console
     from embconf.reports.targets import ReportTargets
     from embconf.diagnosis import diagnose_run
@@ -206,7 +206,7 @@ def _checked(args: argparse.Namespace, step):
 def _isolation(args: argparse.Namespace) -> IsolationOptions:
     """The worker-process options of ``run``, checked."""
     from embconf.isolation import DEFAULT_CASE_TIMEOUT, IsolationOptions
-    from embconf.processes import LimitError
+    from embconf.processes.limits import LimitError
 
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
@@ -218,7 +218,7 @@ def _isolation(args: argparse.Namespace) -> IsolationOptions:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from embconf.spec import features
+    from embconf.model.vocabulary import features
 
     corpus, cases = _selected(args)
     if args.what == "cases":
@@ -285,22 +285,22 @@ def _print_value(name: str, value, raw) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from embconf.validate import validate_directory
-    from embconf.spec import FIXTURES_DIR
+    from embconf.corpus.validate import validate_directory
+    from embconf.model.vocabulary import FIXTURES_DIR
 
     problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
-    from embconf.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
 
     print(f"{count} cases checked, {len(problems)} problems" + ("" if HAVE_BFLOAT16 else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
     return EXIT_FAIL if problems else EXIT_OK
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
-    from embconf.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
     from embconf.reference import generate
-    from embconf.spec import FIXTURES_DIR
+    from embconf.model.vocabulary import FIXTURES_DIR
 
     if not HAVE_BFLOAT16:  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
         raise UsageError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
@@ -327,8 +327,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from embconf.matrix import run_matrix
-    from embconf.reports.matrix import cli_output
+    from embconf.matrix.run import run_matrix
+    from embconf.matrix import cli_output
 
     corpus, cases = _selected(args)
     runs = run_matrix(args.impl, cases, lambda impl: _open(impl, args),
@@ -357,7 +357,7 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 def _grading(args: argparse.Namespace, command: str) -> int:
     from embconf.grading import command as grading
     from embconf.grading.session import GradeUsageError
-    from embconf.output import OutputError
+    from embconf.untrusted.write import OutputError
 
     try:
         return getattr(grading, command)(args, _isolation(args))
@@ -380,15 +380,15 @@ COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from embconf.output import ConsoleStream
-    from embconf.untrusted import one_line
+    from embconf.untrusted.write import ConsoleStream
+    from embconf.untrusted.bounds import one_line
 
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
-    from embconf.lifetime import Terminated, ending_descendants
+    from embconf.processes.lifetime import Terminated, ending_descendants
 
     stdout = sys.stdout
     sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave

@@ -35,7 +35,7 @@ class Session:
 
     def __init__(self, config: pytest.Config) -> None:
         from embconf.isolation import open_adapter
-        from embconf.expectations import Expectations
+        from embconf.corpus.expectations import Expectations
 
         self.impl = config.getoption("embconf_impl")
         self.strict = config.getoption("embconf_strict")
@@ -48,7 +48,7 @@ class Session:
     def verdict(self) -> Any:
         """The run-level verdict over the cases run so far (None when none ran)."""
         from embconf.diagnosis import run_verdict
-        from embconf.runner import RunResult
+        from embconf.run.cases import RunResult
 
         if not self.results:
             return None
@@ -76,8 +76,8 @@ class CaseItem(pytest.Item):
             self.add_marker(pytest.mark.embconf_requirement(req))
 
     def runtest(self) -> None:
-        from embconf.outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS, CaseResult
-        from embconf.runner import judge
+        from embconf.model.outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS, CaseResult
+        from embconf.run.cases import judge
 
         case, state = self.case, self.state
         reason = state.capabilities.applies(case.operation, case.features)
@@ -153,10 +153,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     from embconf.adapters import ImplementationError
     from embconf.cli import select
-    from embconf.expectations import ExpectationsError
-    from embconf.fixtures import FixtureError, load_corpus
-    from embconf.lifetime import terminating_cleanly
-    from embconf.processes import LimitError
+    from embconf.corpus.expectations import ExpectationsError
+    from embconf.corpus.fixtures import FixtureError, load_corpus
+    from embconf.processes.lifetime import terminating_cleanly
+    from embconf.processes.limits import LimitError
 
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))

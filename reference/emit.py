@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from embconf.dtypes import HALF_DTYPES, shortest_decimal
-from embconf.encoding import is_array
+from embconf.model.dtypes import HALF_DTYPES, shortest_decimal
+from embconf.model.encoding import is_array
 
 
 def float_text(value: float, dtype: str = "float64") -> str:

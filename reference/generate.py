@@ -14,8 +14,8 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf import __version__
-from embconf.encoding import encode_array
-from embconf.spec import FIXTURES_DIR, named_outputs, spec_version
+from embconf.model.encoding import encode_array
+from embconf.model.vocabulary import FIXTURES_DIR, named_outputs, spec_version
 from embconf.reference import OPERATIONS
 from embconf.reference.cases import CaseSpec, all_cases
 from embconf.reference.emit import dump_yaml

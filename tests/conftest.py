@@ -22,7 +22,7 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict
 
 @pytest.fixture(scope="session")
 def corpus():
-    from embconf.fixtures import load_corpus
+    from embconf.corpus.fixtures import load_corpus
 
     return load_corpus()
 

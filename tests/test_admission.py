@@ -7,8 +7,8 @@ from collections import Counter
 
 from conftest import EXAMPLE_STUDENT, IMPLS
 from embconf.adapters import create_adapter
-from embconf.outcomes import NOT_APPLICABLE, PASS, PROBLEMS
-from embconf.runner import run_cases
+from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS
+from embconf.run.cases import run_cases
 
 DECLINING = '''
 from embconf.reference import embedding_forward as _forward, parameter_count as _count

@@ -57,7 +57,7 @@ def test_a_wrong_backward_is_measured_and_marked(benched):
 
 
 def test_json_follows_its_schema_and_svg_has_the_roof(benched):
-    from embconf.schemas import validator
+    from embconf.model.schemas import validator
 
     for result in benched.values():
         validator("bench").validate(to_json(result))
@@ -112,7 +112,7 @@ def test_cli_writes_json_and_svg(tmp_path):
 
 
 def test_a_protocol_peer_is_timed_end_to_end_with_its_transfer_apart():
-    result = run_bench("subprocess:python -m embconf.reference.serve", FAST)
+    result = run_bench("subprocess:python -m embconf.protocol.reference_peer", FAST)
     assert result.where == "the runner, over the protocol"
     for row in result.rows:
         assert row.status == MEASURED and row.transfer["bytes"] > row.workload.input_bytes(row.operation)

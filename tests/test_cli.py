@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import IMPLS, run_cli
-from embconf.spec import spec_version
+from embconf.model.vocabulary import spec_version
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def test_reference_passes_every_case(reference_run, corpus):
 
 
 def test_json_report_validates_against_its_schema(reference_run):
-    from embconf.schemas import validator
+    from embconf.model.schemas import validator
 
     _, report, _ = reference_run
     errors = list(validator("report").iter_errors(report))
@@ -143,7 +143,8 @@ def test_write_expectations_from_a_run_then_gate_on_them(tmp_path):
 def test_without_ml_dtypes_regenerate_is_one_line_and_validate_still_passes(monkeypatch, capsys):
     """A plain install has no ml_dtypes: regenerating cannot build bfloat16 goldens (exit 2, one line);
     validating the committed corpus reports no problem for the bfloat16 payloads it cannot decode."""
-    from embconf import cli, dtypes, encoding
+    from embconf import cli
+    from embconf.model import dtypes, encoding
 
     monkeypatch.setattr(dtypes, "HAVE_BFLOAT16", False)
     monkeypatch.setattr(encoding, "HAVE_BFLOAT16", False)

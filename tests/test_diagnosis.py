@@ -17,12 +17,12 @@ import pytest
 from conftest import IMPLS, ROOT, run_cli
 from embconf.diagnosis import diagnose_run, run_verdict
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
-from embconf.fixtures import Case
+from embconf.corpus.fixtures import Case
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
-from embconf.outcomes import FAIL, CaseResult
+from embconf.model.outcomes import FAIL, CaseResult
 from embconf.reports.console import Console
-from embconf.runner import run_cases
+from embconf.run.cases import run_cases
 
 STUDENTS = Path(__file__).resolve().parent / "students"
 CLAMPING = f"functions:{IMPLS / 'clamping_lookup.py'}"
@@ -130,7 +130,7 @@ def test_diagnosis_never_raises_and_is_bounded(cases, caplog):
     case = next(c for c in cases if c.id == "lookup.forward.module_example")
     odd = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": object()})
     nan = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": np.full((3, 3), np.nan, np.float32)})
-    from embconf.runner import RunResult
+    from embconf.run.cases import RunResult
     from embconf.adapters.reference import ReferenceAdapter
 
     run = RunResult([odd, nan], ReferenceAdapter().capabilities(), {"name": "odd"})

@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from embconf.fixtures import FixtureError, load_corpus
+from embconf.corpus.fixtures import FixtureError, load_corpus
 from embconf.reference import generate
 from embconf.reference.emit import float_text
-from embconf.spec import FIXTURES_DIR, SPEC_DIR
-from embconf.validate import defined_requirements, validate_directory
+from embconf.model.vocabulary import FIXTURES_DIR, SPEC_DIR
+from embconf.corpus.validate import defined_requirements, validate_directory
 
 MIN_CASES = 150
 
@@ -62,7 +62,7 @@ def test_every_requirement_has_a_case_and_every_case_cites_defined_requirements(
 
 
 def test_spec_versions_agree():
-    from embconf.spec import spec_version
+    from embconf.model.vocabulary import spec_version
 
     assert f"spec_version: {spec_version()}" in (SPEC_DIR / "SPEC.md").read_text()
     for path in FIXTURES_DIR.glob("*.yaml"):
@@ -71,7 +71,7 @@ def test_spec_versions_agree():
 
 def test_error_kinds_agree_with_the_reference():
     from embconf.reference.errors import ERROR_KINDS
-    from embconf.spec import error_kinds
+    from embconf.model.vocabulary import error_kinds
 
     assert list(ERROR_KINDS) == error_kinds()
 
@@ -85,7 +85,7 @@ def test_coverage_of_the_edges(corpus):
     assert {1, 2, 7} <= dims
     assert any(v.get("max_len") == 32768 for v in inputs.values())
     errors = {case.expected_error for case in corpus.cases if case.expected_error}
-    from embconf.spec import error_kinds
+    from embconf.model.vocabulary import error_kinds
 
     assert errors == set(error_kinds())
     memory_rows = {v.get("num_rows") for v in inputs.values()}

@@ -79,7 +79,7 @@ def test_the_matrix_records_the_deviations_the_issue_reported():
 
 def test_torch_glue_decisions_are_marked_per_case(tmp_path):
     pytest.importorskip("torch")
-    from embconf.schemas import validator
+    from embconf.model.schemas import validator
 
     report = run_json(tmp_path, "torch", "--select", "pos.*", "--select", "layer.error.*", "--select", "mem.error.*",
                       "--select", "lookup.error.*", "--select", "options.max_norm.error_*")

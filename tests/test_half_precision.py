@@ -9,19 +9,19 @@ import numpy as np
 import pytest
 
 from embconf.adapters import create_adapter
-from embconf.dtypes import HAVE_BFLOAT16, numpy_dtype, shortest_decimal
-from embconf.encoding import decode_array, encode_array
-from embconf.fixtures import load_corpus
+from embconf.model.dtypes import HAVE_BFLOAT16, numpy_dtype, shortest_decimal
+from embconf.model.encoding import decode_array, encode_array
+from embconf.corpus.fixtures import load_corpus
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import killing, run_mutant
-from embconf.outcomes import FAIL, PASS
+from embconf.model.outcomes import FAIL, PASS
 from embconf.reference import embedding_layer_forward
 from embconf.reference.lookup import validate_ids
 from embconf.reference.sinusoid import interleaved
 from embconf.reference.tolerance import accumulation_roundoff, unit_roundoff
-from embconf.runner import run_cases
+from embconf.run.cases import run_cases
 
 pytestmark = pytest.mark.skipif(not HAVE_BFLOAT16, reason="ml_dtypes (the bfloat16 extra) is not installed")
 DTYPES = ("float16", "bfloat16")

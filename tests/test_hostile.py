@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
 from embconf.adapters.base import OK, Reply
-from embconf.encoding import EncodingError, decode_array
-from embconf.fixtures import FixtureError, parse_fixture_file
-from embconf.guard import aliased_outputs, describe_change, modified_inputs
+from embconf.model.encoding import EncodingError, decode_array
+from embconf.corpus.fixtures import FixtureError, parse_fixture_file
+from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
 HOSTILE = ROOT / "tests" / "hostile"
 FORWARD, FORWARD_0D = "lookup.forward.module_example", "lookup.forward.ids_0d"
@@ -160,7 +160,7 @@ def test_views_are_caught_except_the_identity_gradient():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, bad):
     """compare.py already rejects NaN/Inf where the golden is finite (the guard need not)."""
-    from embconf.runner import judge
+    from embconf.run.cases import judge
 
     case = cases_by_id[FORWARD]
     output = case.expected_outputs["output"].copy()
@@ -258,7 +258,7 @@ def test_the_fixture_loader_raises_only_fixture_error(raw, validate):
             case.inputs()
 
 
-subprocess_adapter = pytest.importorskip("embconf.adapters.subprocess")
+subprocess_adapter = pytest.importorskip("embconf.protocol.adapter")
 
 
 def _reply_reader():

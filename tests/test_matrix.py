@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import IMPLS, ROOT, run_cli
-from embconf.reports.matrix import html, markdown
-from embconf.schemas import validator
+from embconf.matrix import html, markdown
+from embconf.model.schemas import validator
 
 WRONG = f"tinytorch:{(IMPLS / 'wrong_overwrite.py').relative_to(ROOT)}"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -17,15 +17,15 @@ import pytest
 from embconf.adapters import create_adapter
 from embconf.adapters.reference import ReferenceAdapter
 from embconf.diagnosis import diagnose_run
-from embconf.fixtures import Case, load_corpus
+from embconf.corpus.fixtures import Case, load_corpus
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import kill_matrix, kill_rate
-from embconf.outcomes import FAIL, PROBLEMS
+from embconf.model.outcomes import FAIL, PROBLEMS
 from embconf.reference import embedding_forward
 from embconf.reports.console import Console
-from embconf.runner import RunResult, run_cases
+from embconf.run.cases import RunResult, run_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "examples/tinytorch_student/tinytorch/core/embeddings.py"
@@ -71,7 +71,7 @@ def test_every_mutant_is_killed(matrix: dict) -> None:
 def test_every_requirement_is_proven_to_catch_a_wrong_implementation(matrix: dict) -> None:
     """Each requirement is cited by a case that kills some mutant (the sinusoid profiles, which the
     reference-like mutants do not claim, are proven in test_profiles.py)."""
-    from embconf.validate import defined_requirements
+    from embconf.corpus.validate import defined_requirements
 
     proven = {req for kills in matrix.values() for result in kills for req in result.requirements}
     assert sorted(defined_requirements() - proven - {"EMB-SIN-V1", "EMB-SIN-V2"}) == []

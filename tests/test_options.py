@@ -16,16 +16,16 @@ import pytest
 
 from conftest import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES
 from embconf.adapters import create_adapter
-from embconf.fixtures import load_corpus
-from embconf.guard import GuardedAdapter
+from embconf.corpus.fixtures import load_corpus
+from embconf.run.guard import GuardedAdapter
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import killing, run_mutant
-from embconf.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
+from embconf.model.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.reference import embedding_backward, embedding_forward, embedding_forward_max_norm
 from embconf.reference.errors import EmbeddingError
-from embconf.runner import run_cases
+from embconf.run.cases import run_cases
 
 OPTION_FEATURES = {"padding_idx", "max_norm", "scale_grad_by_freq"}
 # Each mistake of the issue, and a case written to catch it.

@@ -18,7 +18,7 @@ from conftest import ROOT, SPEC_1_1_FEATURES, run_cli
 
 PEERS = Path(__file__).resolve().parent / "peers"
 PYTHON = shlex.quote(sys.executable)
-SERVE = f"{PYTHON} -m embconf.reference.serve"
+SERVE = f"{PYTHON} -m embconf.protocol.reference_peer"
 NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
 SCHEMAS = ROOT / "spec" / "schemas"
 
@@ -193,7 +193,7 @@ def test_options_reach_only_the_adapters_that_declare_them():
 
 
 def test_the_stderr_tail_is_bounded():
-    from embconf.adapters.subprocess import _StderrTail
+    from embconf.protocol.adapter import _StderrTail
 
     tail = _StderrTail(keep=1000)
     tail.append(b"early\n")
@@ -213,13 +213,13 @@ def schema(name: str) -> dict:
 
 
 def validator(name: str):
-    from embconf.schemas import validator as compiled
+    from embconf.model.schemas import validator as compiled
 
     return compiled(f"protocol-{name}")
 
 
 def test_the_schemas_use_the_vocabulary():
-    from embconf.spec import error_kinds, features, operations
+    from embconf.model.vocabulary import error_kinds, features, operations
 
     plain = sorted(f for f in features() if not f.startswith("sinusoid-"))
     assert schema("run")["$defs"]["operation"]["enum"] == list(operations())
@@ -230,7 +230,7 @@ def test_the_schemas_use_the_vocabulary():
 
 
 def test_every_request_the_runner_sends_conforms(corpus):
-    from embconf.adapters.subprocess import STOP_MESSAGE, run_message, start_message
+    from embconf.protocol.adapter import STOP_MESSAGE, run_message, start_message
 
     assert not list(validator("start").iter_errors(start_message()))
     assert not list(validator("stop").iter_errors(STOP_MESSAGE))
@@ -254,7 +254,7 @@ def test_the_worked_exchange_in_the_document_conforms():
 
 
 def test_stdout_is_split_into_lines_up_to_the_cap():
-    from embconf.adapters.subprocess import _Process
+    from embconf.protocol.adapter import _Process
 
     script = "import sys; sys.stdout.write('a\\nbb\\n' + 'c' * 50 + '\\nd\\n'); sys.stdout.flush()"
     process = _Process([sys.executable, "-c", script], max_line=20)

@@ -23,7 +23,7 @@ import yaml
 
 from conftest import IMPLS, ROOT, run_cli
 from embconf.cli import main
-from embconf.schemas import validator
+from embconf.model.schemas import validator
 
 HOSTILE = ROOT / "tests" / "hostile"
 ONE_CASE = "lookup.forward.module_example"
@@ -274,7 +274,7 @@ def test_a_bad_expectations_file_is_one_line_and_exit_2(tmp_path, capsys, name, 
 
 
 def test_expectations_match_the_first_entry_in_file_order_exact_or_glob():
-    from embconf.expectations import Entry, Expectations
+    from embconf.corpus.expectations import Entry, Expectations
 
     expectations = Expectations([Entry("lookup.*", "glob first"), Entry("lookup.forward.a", "exact"),
                                  Entry("sin.x", "exact first"), Entry("sin.*", "glob")])
@@ -286,7 +286,7 @@ def test_expectations_match_the_first_entry_in_file_order_exact_or_glob():
 
 
 def test_a_10_mb_expectations_file_is_applied_quickly(tmp_path):
-    from embconf.expectations import Expectations
+    from embconf.corpus.expectations import Expectations
 
     entries = [{"case": f"no.such.case.{i:07d}", "reason": "listed to make the file large " * 3} for i in range(90_000)]
     entries += [{"case": ONE_CASE, "reason": "known"}, {"case": "sin.*", "reason": "a glob at the end"}]
@@ -448,7 +448,7 @@ def test_a_lone_surrogate_reaches_console_json_and_junit_safely(tmp_path, env):
 
 
 def test_bound_text_keeps_head_or_tail_and_says_what_was_cut():
-    from embconf.untrusted import MAX_TEXT, bound_text
+    from embconf.untrusted.bounds import MAX_TEXT, bound_text
 
     text = "a" * MAX_TEXT + "b" * (3 << 20)
     assert bound_text(text) == "a" * MAX_TEXT + "... [3.0 MB cut]"
@@ -458,7 +458,7 @@ def test_bound_text_keeps_head_or_tail_and_says_what_was_cut():
 
 
 def test_an_implementations_description_is_bounded():
-    from embconf.untrusted import MAX_NAME, bounded_description
+    from embconf.untrusted.bounds import MAX_NAME, bounded_description
 
     described = bounded_description({"name": "n" * 10**6, "version": "\udcff1", "language": None})
     assert len(described["name"]) < MAX_NAME + 30 and described["version"] == "\\udcff1" and described["language"] is None
@@ -467,8 +467,8 @@ def test_an_implementations_description_is_bounded():
 # ---------------------------------------------------------------- kept outputs (defect 14)
 
 def test_a_large_output_is_kept_as_a_bounded_sample_with_its_mismatching_row():
-    from embconf.compare import compare_value
-    from embconf.untrusted import SAMPLE_BYTES, RowSample, compare_kept, kept_outputs
+    from embconf.run.compare import compare_value
+    from embconf.untrusted.bounds import SAMPLE_BYTES, RowSample, compare_kept, kept_outputs
 
     want = np.arange(1 << 22, dtype=np.float32).reshape(1 << 16, 64)  # 16 MiB
     got = want.copy()
@@ -491,9 +491,9 @@ def test_diagnosis_still_names_the_mistake_on_a_sampled_output(cases_by_id):
     at most its goldens' sizes), so the swapped sin/cos is named; kept as a sample, it is still named."""
     from embconf.diagnosis import diagnose
     from embconf.reference import sinusoidal_table
-    from embconf.runner import judge
+    from embconf.run.cases import judge
     from embconf.adapters.base import OK, Capabilities, Reply
-    from embconf.untrusted import RowSample, kept_outputs
+    from embconf.untrusted.bounds import RowSample, kept_outputs
 
     case = cases_by_id["sin.canonical.l32768_d64"]
     table = sinusoidal_table(**case.inputs())

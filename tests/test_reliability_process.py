@@ -20,8 +20,8 @@ from typing import Optional
 import pytest
 
 from conftest import ROOT, run_cli
-from embconf.encoding import EncodingError, decode_array
-from embconf.schemas import validator
+from embconf.model.encoding import EncodingError, decode_array
+from embconf.model.schemas import validator
 
 HOSTILE = ROOT / "tests" / "hostile"
 PEERS = ROOT / "tests" / "peers"
@@ -64,7 +64,7 @@ def assert_one_line(result, exit_code: int, *words: str) -> None:
 
 def selected_ids(*patterns: str) -> list[str]:
     from embconf.cli import select
-    from embconf.fixtures import load_corpus
+    from embconf.corpus.fixtures import load_corpus
 
     return [case.id for case in select(load_corpus().cases, patterns)]
 
@@ -107,8 +107,8 @@ def test_a_peer_that_crashes_once_costs_only_that_case_and_one_restart(tmp_path)
 
 
 def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart(tmp_path, corpus):
-    from embconf.adapters.subprocess import SubprocessAdapter
-    from embconf.guard import run_repeated
+    from embconf.protocol.adapter import SubprocessAdapter
+    from embconf.run.guard import run_repeated
 
     cases = [case for case in corpus.cases if case.id.startswith("lookup.")]
     adapter = SubprocessAdapter(peer("crash_once", str(tmp_path / "crashed")).removeprefix("subprocess:"))
@@ -262,7 +262,7 @@ def test_an_unusable_timeout_flag_is_refused_in_one_line(tmp_path, flag, value):
 
 @pytest.mark.parametrize("value", BAD_SECONDS + ["ten"])
 def test_an_unusable_embconf_timeout_is_refused_in_one_line(tmp_path, value):
-    result, cases, _ = embconf(tmp_path, f"subprocess:{PYTHON} -m embconf.reference.serve", select=(FORWARD,),
+    result, cases, _ = embconf(tmp_path, f"subprocess:{PYTHON} -m embconf.protocol.reference_peer", select=(FORWARD,),
                                env={"EMBCONF_TIMEOUT": value})
     assert_one_line(result, 2, "EMBCONF_TIMEOUT")
 

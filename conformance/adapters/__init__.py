@@ -24,7 +24,7 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "keras": ("embconf.adapters.keras", "KerasAdapter", False),
     "tinygrad": ("embconf.adapters.tinygrad", "TinygradAdapter", False),
     "transformers": ("embconf.adapters.transformers", "TransformersAdapter", True),
-    "subprocess": ("embconf.adapters.subprocess", "SubprocessAdapter", True),
+    "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }
 

@@ -12,8 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from embconf.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
-from embconf.spec import error_kinds, named_outputs, operations
+from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+from embconf.model.vocabulary import error_kinds, named_outputs, operations
 
 # The ways an implementation can answer one request.
 OK, ERROR_KIND, SKIPPED, EXCEPTION, CRASH, TIMEOUT = "ok", "error_kind", "skipped", "exception", "crash", "timeout"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Optional
 
-from embconf.spec import features as spec_features
+from embconf.model.vocabulary import features as spec_features
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import ALL_OPERATIONS, SKIPPED, Capabilities, Reply, call_python
 from embconf.adapters.common import Handler, InProcessAdapter, module_version

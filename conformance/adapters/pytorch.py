@@ -49,7 +49,7 @@ from typing import Any, Iterator, Mapping, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
 from embconf.adapters.base import Capabilities, Reply
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them

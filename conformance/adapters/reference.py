@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from embconf.reference import OPERATIONS
-from embconf.spec import features
+from embconf.model.vocabulary import features
 from embconf.adapters.base import ALL_OPERATIONS, Adapter, Capabilities, Reply, call_python
 
 

@@ -30,8 +30,8 @@ def bench(args: argparse.Namespace) -> int:
     """Run the bench; BenchUsageError (one line) for bad input, before anything runs."""
     from embconf.adapters import ImplementationError
     from embconf.isolation import IsolationOptions
-    from embconf.output import OutputError, OutputTarget
-    from embconf.processes import LimitError
+    from embconf.untrusted.write import OutputError, OutputTarget
+    from embconf.processes.limits import LimitError
     from embconf.bench import render
     from embconf.bench.measure import BenchError, BenchOptions, run_bench
     from embconf.bench.workloads import UnknownSize, workloads

@@ -14,9 +14,9 @@ from typing import Any, Callable, Optional
 
 from embconf.adapters import parse_impl
 from embconf.adapters.base import Adapter
-from embconf.guard import GuardedAdapter
+from embconf.run.guard import GuardedAdapter
 from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
-from embconf.outcomes import PROBLEMS
+from embconf.model.outcomes import PROBLEMS
 from embconf.bench.timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
 from embconf.bench.wire import transfer_cost
 from embconf.bench.workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
@@ -189,8 +189,8 @@ def _copy_bytes(headroom: Optional[int]) -> int:
 
 def conformance(adapter: Adapter, operations: list[str]) -> dict[str, str]:
     """Per benchmarked operation, '' when its token-lookup cases pass, else which failed (a short line)."""
-    from embconf.fixtures import load_corpus
-    from embconf.runner import run_cases
+    from embconf.corpus.fixtures import load_corpus
+    from embconf.run.cases import run_cases
 
     cases = [c for c in load_corpus().cases if c.id.startswith("lookup.") and c.operation in operations]
     results = run_cases(adapter, cases).results

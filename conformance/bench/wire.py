@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters.subprocess import dump_line, run_message, to_wire
-from embconf.encoding import decode_array
+from embconf.protocol.adapter import dump_line, run_message, to_wire
+from embconf.model.encoding import decode_array
 from embconf.bench.workloads import Workload
 
 

@@ -27,9 +27,9 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from embconf.fixtures import Case
-from embconf.outcomes import ERROR, FAIL, PASS, CaseResult
-from embconf.runner import RunResult
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import ERROR, FAIL, PASS, CaseResult
+from embconf.run.cases import RunResult
 from embconf.diagnosis.replay import Replay, diagnose, explain, fails_passed_case, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import Mistake, Verdict, run_verdict

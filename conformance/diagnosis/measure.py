@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, TextIO
 
-from embconf.fixtures import Case
-from embconf.outcomes import PROBLEMS
-from embconf.runner import RunResult, run_cases
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import PROBLEMS
+from embconf.run.cases import RunResult, run_cases
 from embconf.diagnosis import diagnose_run, run_verdict
 
 FIRST_RANK_TARGET = 0.95

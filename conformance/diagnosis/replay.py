@@ -17,10 +17,10 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from embconf.adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_python
-from embconf.compare import compare_outputs, compare_value
-from embconf.fixtures import Case
-from embconf.outcomes import ERROR, FAIL, CaseResult
-from embconf.untrusted import RowSample, compare_kept
+from embconf.run.compare import compare_outputs, compare_value
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import ERROR, FAIL, CaseResult
+from embconf.untrusted.bounds import RowSample, compare_kept
 from embconf.mutants.base import Mutant
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows

@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 import numpy as np
 
-from embconf.fixtures import Case
-from embconf.outcomes import ERROR, FAIL, CaseResult
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.diagnosis.sinusoid_fit import fit_table
 
 Symptom = dict[str, Any]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from embconf.fixtures import Case
-from embconf.outcomes import PROBLEMS
-from embconf.runner import RunResult
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import PROBLEMS
+from embconf.run.cases import RunResult
 
 MAX_MISTAKES = 5
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from embconf.adapters import ImplementationError
-from embconf.fixtures import load_corpus
+from embconf.corpus.fixtures import load_corpus
 from embconf.isolation import IsolationOptions, open_adapter
-from embconf.runner import RunResult
-from embconf.spec import FIXTURES_DIR
+from embconf.run.cases import RunResult
+from embconf.model.vocabulary import FIXTURES_DIR
 from embconf.grading.job import cases_of, load_reason, run_diagnosed, run_fields
 from embconf.grading.notebook import Exported
 from embconf.grading.rubric import Rubric, load

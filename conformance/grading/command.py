@@ -44,8 +44,8 @@ def add_gradescope(parser: argparse.ArgumentParser) -> None:
 
 def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) -> Options:
     """Options with the rubric and the fixtures loaded: every usage problem is raised here, before anything runs."""
-    from embconf.fixtures import FixtureError, load_corpus
-    from embconf.spec import FIXTURES_DIR
+    from embconf.corpus.fixtures import FixtureError, load_corpus
+    from embconf.model.vocabulary import FIXTURES_DIR
 
     fixtures = args.fixtures or FIXTURES_DIR
     try:

@@ -1,4 +1,4 @@
-"""Every file grading writes goes through :func:`write_text`, which writes through the suite's safe writer (:mod:`embconf.output`)."""
+"""Every file grading writes goes through :func:`write_text`, which writes through the suite's safe writer (:mod:`embconf.untrusted.write`)."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from embconf import output
+from embconf.untrusted import write as output
 
 
 def write_text(path: Path, text: str) -> None:

@@ -17,9 +17,9 @@ from typing import Any, Optional
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import Adapter
 from embconf.diagnosis import diagnose_run
-from embconf.guard import run_repeated
+from embconf.run.guard import run_repeated
 from embconf.isolation import IsolationOptions, open_adapter
-from embconf.runner import RunResult
+from embconf.run.cases import RunResult
 from embconf.grading.mistakes import case_mistakes, verdict
 from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
@@ -42,7 +42,7 @@ class Job:
 
 @lru_cache(maxsize=4)
 def cases_of(fixtures: Path, case_ids: tuple[str, ...]) -> list:
-    from embconf.fixtures import load_corpus
+    from embconf.corpus.fixtures import load_corpus
 
     by_id = load_corpus(fixtures).by_id()
     return [by_id[case_id] for case_id in case_ids]

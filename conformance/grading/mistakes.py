@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from embconf.diagnosis import run_verdict
-from embconf.fixtures import Case
-from embconf.outcomes import FAIL, PROBLEMS, CaseResult
-from embconf.runner import RunResult
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import FAIL, PROBLEMS, CaseResult
+from embconf.run.cases import RunResult
 
 NO_MATCH = "no known mistake matches"
 

@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from embconf.outcomes import OUTCOMES
+from embconf.model.outcomes import OUTCOMES
 from embconf.grading.feedback import feedback, record_output, result_output, top_mistake
 from embconf.grading.files import write_json, write_text
 from embconf.grading.rubric import Rubric

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 from embconf import __version__
-from embconf.outcomes import PASS, XPASS
+from embconf.model.outcomes import PASS, XPASS
 from embconf.grading.rubric import Rubric, requirement_sections
 from embconf.grading.score import Score
 from embconf.grading.template import render as render_template

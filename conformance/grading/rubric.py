@@ -19,8 +19,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import yaml
 
-from embconf.outcomes import NOT_APPLICABLE, PASS, XPASS
-from embconf.spec import SPEC_DIR
+from embconf.model.outcomes import NOT_APPLICABLE, PASS, XPASS
+from embconf.model.vocabulary import SPEC_DIR
 
 DEFAULT_RUBRIC = Path(__file__).with_name("default_rubric.yaml")
 SETTINGS = ("credit", "not_applicable", "missing", "visibility")
@@ -86,7 +86,7 @@ def load(path: Optional[Path], cases: Sequence[Any]) -> Rubric:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise RubricError(f"{where}: not valid YAML{at} ({getattr(exc, 'problem', None) or exc})") from None
-    from embconf.schemas import validator
+    from embconf.model.schemas import validator
 
     errors = sorted(validator("rubric").iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

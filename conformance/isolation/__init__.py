@@ -7,9 +7,9 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 
 - loads the implementation itself (``create_adapter``); a failure to load comes back as one
   :class:`~embconf.adapters.ImplementationError` line;
-- runs every call through :class:`~embconf.guard.GuardedAdapter` (copies in, mutation and view checks);
+- runs every call through :class:`~embconf.run.guard.GuardedAdapter` (copies in, mutation and view checks);
 - is held to a memory limit on what it really uses: the runner sums the resident memory of the worker
-  and everything below it (:mod:`embconf.proctree`) while it waits, and kills the tree over the limit;
+  and everything below it (:mod:`embconf.processes.tree`) while it waits, and kills the tree over the limit;
   its address space is capped far higher (``RLIMIT_AS`` at the limit + 8 GiB), a backstop against an
   allocation too fast to measure, so JAX's and TensorFlow's unused reservations do not count;
 - is a child subreaper that dies with the runner, so what it starts (daemons too) ends with it;

@@ -12,8 +12,8 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from embconf.adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
-from embconf.guard import GuardedAdapter
-from embconf.processes import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
+from embconf.run.guard import GuardedAdapter
+from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 from embconf.isolation.channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.handle import _Worker

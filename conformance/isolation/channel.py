@@ -13,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.adapters.loading import describe_exception
-from embconf.processes import DETAIL_LIMIT
+from embconf.processes.limits import DETAIL_LIMIT
 
 OUTPUT_KEEP = 64 * 1024  # bytes of a worker's output kept
 DRAIN_CHUNKS = 16  # reads of 64 KiB per wake-up, so a flood cannot starve the reply

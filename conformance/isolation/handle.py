@@ -8,8 +8,8 @@ import struct
 import time
 from typing import Any, Optional
 
-from embconf.processes import describe_exit
-from embconf.proctree import MEMORY_POLL, MemoryWatch, end_descendants
+from embconf.processes.limits import describe_exit
+from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants
 from embconf.isolation.channel import _Captured, _Channel, _Garbled, _Gone, _Late, _OutOfMemory, load_reply
 
 STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed

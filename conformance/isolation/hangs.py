@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from embconf.adapters.base import TIMEOUT, Adapter, Capabilities, Planned, Reply
-from embconf.processes import RUN_TIMEOUT_MESSAGE
+from embconf.processes.limits import RUN_TIMEOUT_MESSAGE
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
 IN_A_ROW = 4  # timeouts with no reply between them before no case is run

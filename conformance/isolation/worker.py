@@ -20,8 +20,8 @@ import numpy as np
 from embconf.adapters import ImplementationError, create_adapter
 from embconf.adapters.base import CRASH, EXCEPTION, Adapter, Capabilities, Reply, _traceback_tail
 from embconf.adapters.loading import describe_exception
-from embconf.guard import GuardedAdapter
-from embconf.proctree import keep_descendants
+from embconf.run.guard import GuardedAdapter
+from embconf.processes.tree import keep_descendants
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
 

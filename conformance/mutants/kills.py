@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from embconf.fixtures import Case
-from embconf.outcomes import PROBLEMS, CaseResult
-from embconf.runner import RunResult, run_cases
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import PROBLEMS, CaseResult
+from embconf.run.cases import RunResult, run_cases
 from embconf.mutants import catalogue
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant

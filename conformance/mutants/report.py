@@ -4,9 +4,9 @@ from __future__ import annotations
 import sys
 from typing import Sequence, TextIO
 
-from embconf.fixtures import Case
-from embconf.outcomes import PROBLEMS
-from embconf.runner import run_cases
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import PROBLEMS
+from embconf.run.cases import run_cases
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant

@@ -5,9 +5,9 @@ import sys
 from collections import defaultdict
 from typing import TextIO
 
-from embconf.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.diagnosis import run_verdict
-from embconf.runner import RunResult
+from embconf.run.cases import RunResult
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
 
@@ -85,7 +85,7 @@ def _req_key(req: str) -> tuple:
 
 def headline(run: RunResult) -> str:
     from embconf import __version__
-    from embconf.spec import spec_version
+    from embconf.model.vocabulary import spec_version
 
     impl = run.implementation
     name = " ".join(part for part in (impl.get("name", ""), impl.get("version", "")) if part)

@@ -8,9 +8,9 @@ from typing import Any, Union
 
 from embconf import __version__
 from embconf.diagnosis import run_verdict
-from embconf.output import OutputTarget, PathLike, as_target
-from embconf.runner import RunResult
-from embconf.spec import spec_version
+from embconf.untrusted.write import OutputTarget, PathLike, as_target
+from embconf.run.cases import RunResult
+from embconf.model.vocabulary import spec_version
 
 REPORT_FORMAT = 1
 
@@ -37,5 +37,5 @@ def build(run: RunResult, impl_spec: str, fixtures: dict[str, Any]) -> dict[str,
 
 
 def write(target: Union[PathLike, OutputTarget], report: dict[str, Any]) -> None:
-    """Write the report by the rules of :mod:`embconf.output` (atomic for a regular file)."""
+    """Write the report by the rules of :mod:`embconf.untrusted.write` (atomic for a regular file)."""
     as_target(target).write_text(json.dumps(report, indent=2, default=str) + "\n")

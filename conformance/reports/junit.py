@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Union
 from xml.etree import ElementTree as ET
 
-from embconf.outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
+from embconf.model.outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
 from embconf.diagnosis import run_verdict
-from embconf.output import OutputTarget, PathLike, as_target
-from embconf.runner import RunResult
+from embconf.untrusted.write import OutputTarget, PathLike, as_target
+from embconf.run.cases import RunResult
 
 
 def build(run: RunResult, name: str) -> ET.ElementTree:
@@ -49,7 +49,7 @@ def _clean(text: str) -> str:
 
 
 def write(target: Union[PathLike, OutputTarget], run: RunResult, name: str) -> None:
-    """Write the XML by the rules of :mod:`embconf.output` (atomic for a regular file)."""
+    """Write the XML by the rules of :mod:`embconf.untrusted.write` (atomic for a regular file)."""
     tree = build(run, name)
     ET.indent(tree)
     text = ET.tostring(tree.getroot(), encoding="unicode")

@@ -11,8 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional, TextIO
 
-from embconf.output import OutputError, OutputTarget
-from embconf.runner import RunResult
+from embconf.untrusted.write import OutputError, OutputTarget
+from embconf.run.cases import RunResult
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class ReportTargets:
 
             _attempt(errors, lambda: junit.write(self.junit, run, impl))
         if self.expectations is not None:
-            from embconf.expectations import write_from_run
+            from embconf.corpus.expectations import write_from_run
 
             count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, impl))
             if count is not None:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.dtypes import numpy_dtype  # bfloat16 through ml_dtypes (spec section 13)
+from embconf.model.dtypes import numpy_dtype  # bfloat16 through ml_dtypes (spec section 13)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from embconf.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
 from embconf.reference.cases import CaseSpec, rng_for, table, token_ids, values
 from embconf.reference.cases.sinusoidal import sampled_rows
 from embconf.reference.cases.token_lookup import i64

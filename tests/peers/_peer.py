@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from embconf.reference.serve import respond, write
+from embconf.protocol.reference_peer import respond, write
 
 Hook = Callable[[dict[str, Any]], bool]
 

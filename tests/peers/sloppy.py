@@ -1,6 +1,6 @@
 """Correct answers, but every run reply carries an extra field the protocol does not define."""
 from _peer import serve, write
-from embconf.reference.serve import respond
+from embconf.protocol.reference_peer import respond
 
 
 def hook(message):

@@ -4,7 +4,7 @@ grad_weight of 65 dimensions on embedding_backward). Correct otherwise."""
 import sys
 
 from _peer import backward, raw, serve
-from embconf.reference.serve import respond
+from embconf.protocol.reference_peer import respond
 
 MODE = sys.argv[1]
 DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"

@@ -1,6 +1,6 @@
 """Replies to embedding_backward with the wrong seq (a correct reply otherwise)."""
 from _peer import backward, serve
-from embconf.reference.serve import respond, write
+from embconf.protocol.reference_peer import respond, write
 
 
 def hook(message):

@@ -1,7 +1,7 @@
 """Wrong arrays: embedding_forward gets one value fewer than its shape needs (malformed);
 embedding_backward a well-formed gradient missing its last row (a wrong shape)."""
 from _peer import serve, write
-from embconf.reference.serve import respond
+from embconf.protocol.reference_peer import respond
 
 
 def hook(message):

@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from embconf.proctree import end_descendants, keep_descendants, reap_orphans
+from embconf.processes.tree import end_descendants, keep_descendants, reap_orphans
 
 ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 

@@ -9,15 +9,15 @@ from typing import Callable, Iterable, Optional
 import numpy as np
 
 from embconf.adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, UNSPECIFIED, Adapter, Capabilities, Reply
-from embconf.compare import compare_outputs
-from embconf.encoding import ARRAY_DTYPES
-from embconf.expectations import Expectations
-from embconf.fixtures import Case
-from embconf.messages import mismatch_headline, reproduction
-from embconf.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
-from embconf.outcomes import CRASH as CRASH_OUTCOME
-from embconf.outcomes import TIMEOUT as TIMEOUT_OUTCOME
-from embconf.untrusted import bounded_description, bounded_reply, kept_outputs
+from embconf.run.compare import compare_outputs
+from embconf.model.encoding import ARRAY_DTYPES
+from embconf.corpus.expectations import Expectations
+from embconf.corpus.fixtures import Case
+from embconf.run.messages import mismatch_headline, reproduction
+from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
+from embconf.model.outcomes import CRASH as CRASH_OUTCOME
+from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
+from embconf.untrusted.bounds import bounded_description, bounded_reply, kept_outputs
 
 Progress = Callable[[int, int, CaseResult], None]
 
@@ -31,7 +31,7 @@ class RunResult:
     duration: float = 0.0
 
     def summary(self) -> dict[str, int]:
-        from embconf.outcomes import OUTCOMES
+        from embconf.model.outcomes import OUTCOMES
 
         counts = dict.fromkeys(OUTCOMES, 0)
         for result in self.results:

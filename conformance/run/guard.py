@@ -18,11 +18,11 @@ from typing import Any, Iterable, Mapping, Optional
 import numpy as np
 
 from embconf.adapters.base import Adapter, Capabilities, Reply
-from embconf.expectations import Expectations
-from embconf.fixtures import Case
-from embconf.outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
-from embconf.processes import RUN_TIMEOUT_MESSAGE
-from embconf.runner import Progress, RunResult, run_cases
+from embconf.corpus.expectations import Expectations
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
+from embconf.processes.limits import RUN_TIMEOUT_MESSAGE
+from embconf.run.cases import Progress, RunResult, run_cases
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
 # grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.

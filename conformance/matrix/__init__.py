@@ -1,6 +1,6 @@
 """The conformance matrix: implementations side by side, requirement by requirement.
 
-:func:`build` turns the runs of :mod:`embconf.matrix` into one JSON document
+:func:`build` turns the runs of :mod:`embconf.matrix.run` into one JSON document
 (spec/schemas/matrix.schema.json); the renderers read only that document, so a saved JSON can be
 rendered again: :mod:`.markdown` and :mod:`.html`.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embconf.reports.matrix.model import MATRIX_FORMAT, build, write_json
+from embconf.matrix.model import MATRIX_FORMAT, build, write_json
 
 __all__ = ["MATRIX_FORMAT", "build", "write_json"]
 
@@ -19,7 +19,7 @@ def cli_output(runs: list, corpus: Any, case_count: int, args: Any) -> int:
     import shlex
     import sys
 
-    from embconf.reports.matrix import html, markdown
+    from embconf.matrix import html, markdown
 
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": case_count}
     document = build(runs, fixtures, command="embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else "")

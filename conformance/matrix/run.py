@@ -1,5 +1,5 @@
 """Running several implementations over the same cases, one after another, each isolated as
-``embconf run`` runs it: the data of ``embconf matrix`` (rendered by :mod:`embconf.reports.matrix`)."""
+``embconf run`` runs it: the data of ``embconf matrix`` (rendered by :mod:`embconf.matrix`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,9 +7,9 @@ from typing import Callable, Optional, Sequence
 
 from embconf.adapters.base import Adapter
 from embconf.diagnosis import diagnose_run
-from embconf.fixtures import Case
-from embconf.guard import announce
-from embconf.runner import RunResult, run_cases
+from embconf.corpus.fixtures import Case
+from embconf.run.guard import announce
+from embconf.run.cases import RunResult, run_cases
 
 Progress = Callable[[str, int, int], None]  # impl, case number, total
 

@@ -6,7 +6,7 @@ protocol name and version, and of its outputs. The runner keeps none of them unb
 - :func:`bound_text` caps a text at :data:`MAX_TEXT` characters (names and versions at
   :data:`MAX_NAME`), saying what was cut (``... [4.9 MB cut]``), and backslash-escapes lone surrogates,
   so every text is safe for the console, JSON and JUnit alike.
-- :func:`kept_outputs` decides what of a reply's outputs a :class:`~embconf.outcomes.CaseResult` keeps
+- :func:`kept_outputs` decides what of a reply's outputs a :class:`~embconf.model.outcomes.CaseResult` keeps
   (``actual``, for diagnosis and ``--repeat``): arrays whole up to :data:`KEEP_WHOLE_BYTES`, or up to
   the size of the output the case expects (so what a run keeps is bounded by its goldens, and a wrong
   table of the expected shape can still be fitted whole by diagnosis), a larger array as a :class:`RowSample` (at most :data:`SAMPLE_ROWS` rows of axis 0, among them every row a
@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from embconf.adapters.base import Reply
-from embconf.compare import Mismatch, compare_value
+from embconf.run.compare import Mismatch, compare_value
 
 MAX_TEXT = 8192  # characters kept of a message, stderr tail or skip reason
 MAX_NAME = 200  # characters kept of a name, version or error kind

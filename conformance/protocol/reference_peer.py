@@ -1,6 +1,6 @@
 """The reference implementation over the wire protocol (spec/PROTOCOL.md).
 
-    embconf run --impl subprocess:'python -m embconf.reference.serve'
+    embconf run --impl subprocess:'python -m embconf.protocol.reference_peer'
 
 Reads one JSON request per line on stdin and writes one reply per line on
 stdout. A spec error (EmbeddingError) is an error reply; any other exception is
@@ -14,10 +14,10 @@ import sys
 from typing import IO, Any, Mapping
 
 from embconf import __version__
-from embconf.adapters.subprocess import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
-from embconf.dtypes import HAVE_BFLOAT16
-from embconf.encoding import decode_array, is_array
-from embconf.spec import features, named_outputs
+from embconf.protocol.adapter import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
+from embconf.model.dtypes import HAVE_BFLOAT16
+from embconf.model.encoding import decode_array, is_array
+from embconf.model.vocabulary import features, named_outputs
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 

@@ -5,9 +5,9 @@ import hashlib
 import re
 from pathlib import Path
 
-from embconf.fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest, validate_document
-from embconf.spec import SPEC_DIR
-from embconf.untrusted import one_line
+from embconf.corpus.fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest, validate_document
+from embconf.model.vocabulary import SPEC_DIR
+from embconf.untrusted.bounds import one_line
 
 REQUIREMENT_DEFINITION = re.compile(r"\*\*(EMB-[A-Z]+-[A-Z]?[0-9]+)\*\*")
 

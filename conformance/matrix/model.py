@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from embconf import __version__
-from embconf.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
-from embconf.spec import SPEC_DIR, spec_version
+from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
+from embconf.model.vocabulary import SPEC_DIR, spec_version
 from embconf.reports.console import _req_key
 
 MATRIX_FORMAT = 1
@@ -35,7 +35,7 @@ def slug(text: str) -> str:
 
 
 def build(runs: Sequence[Any], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None) -> dict[str, Any]:
-    """The matrix document of ``runs`` (:class:`embconf.matrix.MatrixRun`)."""
+    """The matrix document of ``runs`` (:class:`embconf.matrix.run.MatrixRun`)."""
     import numpy
 
     generated = generated or datetime.now(timezone.utc)

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16, WIRE_LAYOUT, from_wire, numpy_dtype, to_wire
+from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16, WIRE_LAYOUT, from_wire, numpy_dtype, to_wire
 
 ARRAY_DTYPES: dict[str, str] = dict(WIRE_LAYOUT)  # spec 1.1 adds float16 and bfloat16 (raw bit patterns, EMB-HLF-2)
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}

@@ -7,7 +7,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from embconf.reports.matrix.model import anchor, capabilities_text, cell_text, failing_by_requirement, title
+from embconf.matrix.model import anchor, capabilities_text, cell_text, failing_by_requirement, title
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1rem;max-width:80rem;color:#111}

@@ -15,9 +15,9 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from embconf.input_files import InputError, load_yaml, read_bounded
-from embconf.output import OutputTarget, PathLike, as_target
-from embconf.outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
+from embconf.untrusted.read import InputError, load_yaml, read_bounded
+from embconf.untrusted.write import OutputTarget, PathLike, as_target
+from embconf.model.outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 
 
 MAX_BYTES = 64 << 20  # an expectations file; one entry per case of a 10 000-case corpus is about 2 MB

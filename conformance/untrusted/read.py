@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from embconf.untrusted import one_line
+from embconf.untrusted.bounds import one_line
 
 MAX_DEPTH = 32  # nesting of mappings and lists; the committed files nest at most 6 deep
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

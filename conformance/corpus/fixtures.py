@@ -12,11 +12,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from embconf.dtypes import BFLOAT16_HINT
-from embconf.encoding import EncodingError, decode_array, is_array
-from embconf.input_files import InputError, load_json, load_yaml, read_bounded
-from embconf.spec import FIXTURES_DIR, operations, spec_version
-from embconf.untrusted import one_line
+from embconf.model.dtypes import BFLOAT16_HINT
+from embconf.model.encoding import EncodingError, decode_array, is_array
+from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
+from embconf.model.vocabulary import FIXTURES_DIR, operations, spec_version
+from embconf.untrusted.bounds import one_line
 
 MANIFEST_NAME = "MANIFEST.json"
 
@@ -257,7 +257,7 @@ def line_of(text: str, case_id: str) -> int:
 
 def validate_document(document: Any, text: str) -> list[str]:
     """Schema and semantic problems of a parsed fixture file, each with line and case id."""
-    from embconf.schemas import validator
+    from embconf.model.schemas import validator
 
     problems: list[str] = []
     for error in validator("fixture").iter_errors(document):
@@ -291,7 +291,7 @@ def _case_at(document: Any, path: list[Any]):
 
 
 def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
-    from embconf.spec import error_kinds, features, input_names, optional_inputs
+    from embconf.model.vocabulary import error_kinds, features, input_names, optional_inputs
 
     spec_op = operations()[case["operation"]]
     problems = [f"unknown input {name!r} for {case['operation']}" for name in case["inputs"] if name not in input_names(case["operation"])]

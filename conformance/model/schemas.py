@@ -5,7 +5,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from embconf.spec import SCHEMAS_DIR
+from embconf.model.vocabulary import SCHEMAS_DIR
 
 
 @lru_cache(maxsize=None)

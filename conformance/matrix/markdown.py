@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from embconf.reports.matrix.model import anchor, capabilities_text, cell_text, failing_by_requirement, title
+from embconf.matrix.model import anchor, capabilities_text, cell_text, failing_by_requirement, title
 
 MARK = {"pass": "✅", "fail": "❌", "n/a": "·"}
 

@@ -5,8 +5,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.compare import Mismatch
-from embconf.fixtures import Case
+from embconf.run.compare import Mismatch
+from embconf.corpus.fixtures import Case
 
 MAX_INLINE = 12  # arrays up to this many elements are shown whole in a message
 

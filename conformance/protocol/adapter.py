@@ -24,13 +24,13 @@ from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
-from embconf.encoding import NON_FINITE, EncodingError, non_finite_name, decode_array, encode_array
-from embconf.spec import error_kinds, features, operations, output_names, spec_version
+from embconf.model.encoding import NON_FINITE, EncodingError, non_finite_name, decode_array, encode_array
+from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
-from embconf.processes import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit,
+from embconf.processes.limits import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit,
                          run_timeout_reply)
-from embconf.proctree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
+from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
 
 PROTOCOL_VERSION = 1
 PROTOCOL_MINOR = 1  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16 (PROTOCOL.md)
@@ -85,8 +85,8 @@ def to_wire(value: Any) -> Any:
 
 
 def start_message() -> dict[str, Any]:
-    from embconf.encoding import ARRAY_DTYPES
-    from embconf.spec import features
+    from embconf.model.encoding import ARRAY_DTYPES
+    from embconf.model.vocabulary import features
 
     return {"cmd": "start", "protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR, "spec_version": spec_version(),
             "dtypes": list(ARRAY_DTYPES), "features": sorted(features())}
@@ -615,7 +615,7 @@ def capabilities_from(hello: dict[str, Any]) -> Capabilities:
 
 def schema_problem(name: str, message: Any) -> Optional[str]:
     """The first violation of ``spec/schemas/protocol-<name>.schema.json``, or None."""
-    from embconf.schemas import validator
+    from embconf.model.schemas import validator
 
     error = next(iter(validator(f"protocol-{name}").iter_errors(message)), None)
     if error is None:

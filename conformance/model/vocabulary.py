@@ -9,7 +9,7 @@ from typing import Any
 
 def _data_dir(name: str) -> Path:
     """``spec/`` or ``fixtures/``: beside this package in a checkout, ``embconf/<name>_data`` in a wheel."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the embconf package
     for candidate in (here.parent / name, here / f"{name}_data"):
         if candidate.is_dir():
             return candidate

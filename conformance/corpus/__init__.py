@@ -1,0 +1,9 @@
+"""The golden cases: loaded from ``fixtures/``, checked against the manifest and the schema, selected, and
+the expectations (known failures) applied to them.
+
+Rooms:
+- ``fixtures``: :class:`Case` and :func:`load_corpus` (hashes, decoding, one-line problems).
+- ``validate``: ``embconf validate``, every fixture file against the schema and the spec.
+- ``select``: choosing cases by id glob, requirement and feature.
+- ``expectations``: the YAML file of cases known to fail, applied to results.
+"""

@@ -1,0 +1,12 @@
+"""The ground floor: the spec's nouns in code. Everything else imports from here; this imports nothing above it.
+
+Rooms:
+- ``vocabulary``: where ``spec/`` and ``fixtures/`` live, and ``spec/vocabulary.json`` read once (operations,
+  features, error kinds, and the spec's structure: areas, requirement families, sections).
+- ``dtypes``, ``encoding``: the value types of the spec and their fixture and wire encodings.
+- ``schemas``: the JSON Schemas of ``spec/schemas``.
+- ``outcomes``: what one case ends in (:class:`Outcome`) and the result of one case.
+- ``record``: the run record (every case, the causes of its failures, its verdict) that every report derives from.
+- ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), and what it claims.
+- ``errors``: :class:`UserError`, the one exception meaning "say it in one line, exit 2".
+"""

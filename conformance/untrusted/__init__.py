@@ -1,0 +1,7 @@
+"""The edge: everything that comes from outside (files, replies, text) is read, bounded and written here.
+
+Rooms:
+- ``read``: fixture, expectations and rubric files read with size and nesting bounds, one-line errors.
+- ``write``: report files and the console written so that nothing is lost (atomic files, a reader that leaves).
+- ``bounds``: untrusted text and values cut to size (one line, kept outputs, row samples).
+"""
