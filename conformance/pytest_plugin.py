@@ -4,8 +4,9 @@ Items are named by case id, so a project's existing pytest run and its
 ``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed
 (fail, error, crash, timeout, and xpass under --embconf-strict), skipped
 (not_applicable) and xfailed. Without --embconf-impl the plugin does nothing. The implementation
-runs as under ``embconf run``: in a worker process (or its own, for ``subprocess:``) with the same
-case timeout, run timeout, memory limit and hang policy, and SIGTERM ends the session cleanly.
+runs through :mod:`embconf.session` as under ``embconf run``: in a worker process (or its own, for
+``subprocess:``) with the same case timeout, run timeout, memory limit and hang policy, the calls planned
+ahead, and SIGTERM ends the session cleanly. The verdict at the end is the run record's.
 """
 from __future__ import annotations
 
@@ -31,28 +32,31 @@ class EmbconfFailure(Exception):
 
 
 class Session:
-    """One adapter and one expectations object for the whole pytest session."""
+    """One implementation, opened through the pipeline, and one expectations object for the whole pytest session."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from embconf.isolation import open_adapter
+        from embconf import session
         from embconf.corpus.expectations import Expectations
 
         self.impl = config.getoption("embconf_impl")
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
         self.expectations = Expectations.load(path) if path else None
-        self.adapter = open_adapter(self.impl, options(config), timeout=config.getoption("embconf_case_timeout"))  # as `embconf run` does
+        self.options = session.RunOptions(options(config), config.getoption("embconf_case_timeout"), expectations=self.expectations)
+        self.adapter = session.open_implementation(self.impl, self.options)  # as `embconf run` does
         self.capabilities = self.adapter.capabilities()
-        self.results: list[Any] = []  # every case's result, diagnosed, for the run's verdict
+        self.results: list[Any] = []  # every case's result, for the run's verdict
+        self.cases: list[Any] = []
 
     def verdict(self) -> Any:
-        """The run-level verdict over the cases run so far (None when none ran)."""
-        from embconf.diagnosis import run_verdict
-        from embconf.run.cases import RunResult
+        """The run record's verdict over the cases run so far (None when none ran)."""
+        from embconf.model.record import RunRecord
+        from embconf.session import diagnose
 
         if not self.results:
             return None
-        return run_verdict(RunResult(self.results, self.capabilities, self.adapter.describe()))
+        record = RunRecord(self.results, self.capabilities, self.adapter.describe(), impl=self.impl)
+        return diagnose(record, self.cases).verdict
 
 
 def options(config: pytest.Config):
@@ -76,18 +80,13 @@ class CaseItem(pytest.Item):
             self.add_marker(pytest.mark.embconf_requirement(req))
 
     def runtest(self) -> None:
-        from embconf.model.outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS, CaseResult
-        from embconf.run.cases import judge
+        from embconf.model.outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS
+        from embconf.session import run_case
 
         case, state = self.case, self.state
-        reason = state.capabilities.applies(case.operation, case.features)
-        if reason:
-            result = CaseResult(case.id, case.requirements, case.features, case.operation, NOT_APPLICABLE, reason)
-        else:
-            result = judge(case, state.adapter.call(case.operation, case.inputs()), state.capabilities)
-        if state.expectations is not None:
-            state.expectations.apply(result)
+        result = run_case(state.adapter, case, state.expectations, state.capabilities)
         state.results.append(result)
+        state.cases.append(case)
         if result.outcome == NOT_APPLICABLE:
             pytest.skip(f"not_applicable: {result.message}")
         if result.outcome == XFAIL:
@@ -96,7 +95,7 @@ class CaseItem(pytest.Item):
             from embconf.diagnosis import diagnose_case
             from embconf.reports.console import diagnosis_lines
 
-            result.diagnosis = diagnose_case(case, result)
+            result.causes = diagnose_case(case, result)
             causes = diagnosis_lines(result).rstrip("\n")
             raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\n{causes}" if causes else "") + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
 
@@ -152,7 +151,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption("embconf_impl"):
         return
     from embconf.adapters import ImplementationError
-    from embconf.cli import select
+    from embconf.corpus.select import select
     from embconf.corpus.expectations import ExpectationsError
     from embconf.corpus.fixtures import FixtureError, load_corpus
     from embconf.processes.lifetime import terminating_cleanly
@@ -170,4 +169,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     config.add_cleanup(lambda: signals.__exit__(None, None, None))
     cases = select(corpus.cases, config.getoption("embconf_select"))
     collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
-    items.extend(collector.collect())
+    collected = list(collector.collect())
+    items.extend(collected)
+    from embconf.session import plan
+
+    plan(state.adapter, [item.case for item in collected])  # run ahead, as `embconf run` does; another order voids it

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,13 @@ def _cause(entry: dict) -> str:
     return entry.get("mutant") or ("symptom:" + entry["symptom"] if "symptom" in entry else entry.get("id", "?"))
 
 
+def _relative(found: dict) -> dict:
+    """Keys without the checkout's own path, so two checkouts compare."""
+    return {re.sub(r"^(\w+):/.*?/(tests|examples)/", r"\1\2/", impl): value for impl, value in found.items()}
+
+
 def compare(before: dict, after: dict) -> int:
+    before, after = _relative(before), _relative(after)
     bad = 0
     for impl in sorted(set(before) | set(after)):
         a, b = before.get(impl), after.get(impl)

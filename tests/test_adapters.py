@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_cli
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_cli
 from embconf.adapters import ImplementationError, create_adapter
-from embconf.adapters.base import ERROR_KIND, OK, SKIPPED, UNSPECIFIED
+from embconf.model.contract import Status, UNSPECIFIED
 from embconf.adapters.loading import load_module, package_location
 
 EXAMPLE_IMPL = f"tinytorch:{EXAMPLE_STUDENT.relative_to(ROOT)}"
@@ -242,9 +242,9 @@ def test_functions_typed_errors_and_exceptions(tmp_path):
     """))
     weight, ids = np.zeros((2, 2), np.float32), np.array([9])
     typed = adapter.call("embedding_forward", {"weight": weight, "ids": ids})
-    assert (typed.status, typed.error_kind) == (ERROR_KIND, "index_out_of_range")
+    assert (typed.status, typed.error_kind) == (Status.REJECTED, "index_out_of_range")
     other = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.zeros((1, 2), np.float32)})
-    assert other.status == "exception" and "ValueError: no kind" in other.message
+    assert other.status == Status.RAISED and "ValueError: no kind" in other.message
 
 
 # ----- the tinytorch adapter ----------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_tinytorch_declares_only_what_the_module_has(tmp_path):
     """))
     assert adapter.capabilities().operations == {"sinusoidal_table"}
     reply = adapter.call("sinusoidal_table", {"max_len": 2, "embed_dim": 4, "dtype": "float32"})
-    assert reply.status == OK and reply.outputs["table"].dtype == np.float64  # reported as produced, not cast
+    assert reply.status == Status.OUTPUTS and reply.outputs["table"].dtype == np.float64  # reported as produced, not cast
 
 
 @pytest.mark.parametrize("body, words", [("x = 1\n", "none of the TinyTorch embeddings API"),
@@ -289,17 +289,17 @@ def test_tinytorch_reports_a_missing_gradient_as_none(tmp_path):
     """))
     weight = np.ones((3, 2), np.float32)
     reply = adapter.call("embedding_backward", {"weight": weight, "ids": np.array([0, 2]), "grad_output": np.ones((2, 2), np.float32)})
-    assert reply.status == OK and reply.outputs["grad_weight"] is None
+    assert reply.status == Status.OUTPUTS and reply.outputs["grad_weight"] is None
 
 
 def test_tinytorch_value_errors_are_coarse_rejections():
     adapter = create_adapter(EXAMPLE_IMPL)
     reply = adapter.call("embedding_forward", {"weight": np.zeros((3, 2), np.float32), "ids": np.array([3])})
-    assert (reply.status, reply.error_kind) == (ERROR_KIND, UNSPECIFIED) and "out of range" in reply.message
+    assert (reply.status, reply.error_kind) == (Status.REJECTED, UNSPECIFIED) and "out of range" in reply.message
     reply = adapter.call("embedding_layer_forward", {
         "config": {"vocab_size": 3, "embed_dim": 2, "pos_encoding": "rope"}, "token_weight": np.zeros((3, 2), np.float32),
         "position_table": None, "tokens": np.array([0]), "start_pos": 0})
-    assert (reply.status, reply.error_kind) == (ERROR_KIND, UNSPECIFIED)  # raised by the constructor
+    assert (reply.status, reply.error_kind) == (Status.REJECTED, UNSPECIFIED)  # raised by the constructor
 
 
 def test_tinytorch_flags_a_trainable_sinusoidal_constant(tmp_path):
@@ -317,7 +317,7 @@ def test_tinytorch_flags_a_trainable_sinusoidal_constant(tmp_path):
         "config": {"vocab_size": 3, "embed_dim": 2, "max_seq_len": 4, "pos_encoding": "sinusoidal"},
         "token_weight": np.zeros((3, 2), np.float32), "position_table": None, "tokens": np.array([0, 1]),
         "start_pos": 0, "grad_output": np.ones((2, 2), np.float32)})
-    assert reply.status == OK and reply.outputs["grad_position_table"] is not None
+    assert reply.status == Status.OUTPUTS and reply.outputs["grad_position_table"] is not None
 
 
 def test_tinytorch_parameter_count_reads_the_students_objects():
@@ -341,9 +341,9 @@ def test_torch_maps_errors_and_skips_sinusoidal_layers():
     pytest.importorskip("torch")
     adapter = create_adapter("torch")
     reply = adapter.call("embedding_forward", {"weight": np.zeros((3, 2), np.float32), "ids": np.array([-1])})
-    assert (reply.status, reply.error_kind) == (ERROR_KIND, "index_out_of_range")
+    assert (reply.status, reply.error_kind) == (Status.REJECTED, "index_out_of_range")
     config = {"vocab_size": 3, "embed_dim": 2, "max_seq_len": 4, "pos_encoding": "sinusoidal"}
-    assert adapter.call("parameter_count", {"config": config}).status == SKIPPED
+    assert adapter.call("parameter_count", {"config": config}).status == Status.SKIPPED
     assert "sinusoidal_table" not in adapter.capabilities().operations
     huge = adapter.call("parameter_count", {"config": {"vocab_size": 256000, "embed_dim": 2304, "max_seq_len": 8192,
                                                        "pos_encoding": "learned"}})

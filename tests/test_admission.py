@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conftest import EXAMPLE_STUDENT, IMPLS
+from helpers import EXAMPLE_STUDENT, IMPLS
 from embconf.adapters import create_adapter
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.run.cases import run_cases

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import IMPLS, run_cli
+from helpers import IMPLS, run_cli
 from embconf.bench import BenchOptions, run_bench
 from embconf.bench.measure import MEASURED, SKIPPED
 from embconf.bench.render import svg, to_json

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import IMPLS, run_cli
+from helpers import IMPLS, run_cli
 from embconf.model.vocabulary import spec_version
 
 

@@ -14,17 +14,15 @@ import jsonschema
 import numpy as np
 import pytest
 
-from conftest import IMPLS, ROOT, run_cli
-from embconf.diagnosis import diagnose_run, run_verdict
+from helpers import IMPLS, ROOT, STUDENTS, first_cause, run_cli, run_diagnosed
+from embconf.diagnosis import diagnose_run
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
 from embconf.corpus.fixtures import Case
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.reports.console import Console
-from embconf.run.cases import run_cases
 
-STUDENTS = Path(__file__).resolve().parent / "students"
 CLAMPING = f"functions:{IMPLS / 'clamping_lookup.py'}"
 
 
@@ -62,25 +60,22 @@ def _float32_flipped_sign(max_len: int, embed_dim: int, dtype: str = "float32") 
 
 def test_a_catalogued_mistake_computed_in_float32_is_recognised(cases):
     chosen = [c for c in cases if c.operation == "sinusoidal_table" and c.id.startswith("sin.canonical.") and "float64" not in c.id]
-    run = run_cases(ImplementationAdapter(Implementation({"sinusoidal_table": _float32_flipped_sign}), "float32 flipped sign"), chosen)
-    diagnose_run(run, chosen)
+    run = run_diagnosed(ImplementationAdapter(Implementation({"sinusoidal_table": _float32_flipped_sign}), "float32 flipped sign"), chosen)
     failing = [r for r in run.results if r.outcome == FAIL]
-    named = [r for r in failing if r.diagnosis and r.diagnosis[0].get("mutant") == "sin.exponent_sign"]
-    assert len(failing) >= 10 and len(named) >= 0.9 * len(failing), [(r.id, r.diagnosis[:1]) for r in failing if r not in named]
+    named = [r for r in failing if first_cause(r) == "sin.exponent_sign"]
+    assert len(failing) >= 10 and len(named) >= 0.9 * len(failing), [(r.id, first_cause(r)) for r in failing if r not in named]
 
 
 def _clamping_run(cases):
     from embconf.adapters import create_adapter
 
     chosen = [c for c in cases if c.id.startswith("lookup.")]
-    run = run_cases(create_adapter(CLAMPING), chosen)
-    diagnose_run(run, chosen)
-    return run
+    return run_diagnosed(create_adapter(CLAMPING), chosen)
 
 
 def test_the_verdict_names_the_mistake_behind_the_failures(cases):
-    verdict = run_verdict(_clamping_run(cases))
-    assert verdict.mistakes[0].id == "fwd.clamped" and len(verdict.mistakes[0].cases) >= 5
+    verdict = _clamping_run(cases).verdict
+    assert verdict.causes[0].id == "fwd.clamped" and len(verdict.causes[0].cases) >= 5
     assert verdict.summary.startswith(f"1 likely mistake explains {verdict.explained} of {verdict.failures} failures: clamps out-of-range ids")
 
 
@@ -121,7 +116,7 @@ def test_messages_say_what_differs_once(cases):
     from embconf.adapters.tinytorch import TinyTorchAdapter
 
     chosen = [c for c in cases if c.id == "pos.backward.batch3"]
-    result = run_cases(TinyTorchAdapter(str(STUDENTS / "detached_positions.py")), chosen).results[0]
+    result = run_diagnosed(TinyTorchAdapter(str(STUDENTS / "detached_positions.py")), chosen).results[0]
     assert result.outcome == FAIL and "wrong missing" not in result.message
     assert result.message.count("is None") == 1
 
@@ -130,10 +125,10 @@ def test_diagnosis_never_raises_and_is_bounded(cases, caplog):
     case = next(c for c in cases if c.id == "lookup.forward.module_example")
     odd = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": object()})
     nan = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": np.full((3, 3), np.nan, np.float32)})
-    from embconf.run.cases import RunResult
     from embconf.adapters.reference import ReferenceAdapter
+    from embconf.model.record import RunRecord
 
-    run = RunResult([odd, nan], ReferenceAdapter().capabilities(), {"name": "odd"})
+    run = RunRecord([odd, nan], ReferenceAdapter().capabilities(), {"name": "odd"})
     diagnose_run(run, [case])  # must not raise
     with caplog.at_level(logging.WARNING, logger="embconf.diagnosis"):
         diagnose_run(run, [case], budget_s=0.0)
@@ -143,18 +138,16 @@ def test_diagnosis_never_raises_and_is_bounded(cases, caplog):
 def test_a_correct_run_has_an_empty_verdict(cases):
     from embconf.adapters.reference import ReferenceAdapter
 
-    run = run_cases(ReferenceAdapter(), cases[:20])
-    diagnose_run(run, cases)
+    run = run_diagnosed(ReferenceAdapter(), cases[:20])
     stream = io.StringIO()
     Console(stream, colour=False, quiet=True).report(run)
-    assert run_verdict(run).summary == "no failures" and "Verdict" not in stream.getvalue()
+    assert run.verdict.summary == "no failures" and "Verdict" not in stream.getvalue()
 
 
 def test_a_gradient_that_depends_on_an_option_says_which(cases):
     from embconf.adapters.tinytorch import TinyTorchAdapter
 
     chosen = [c for c in cases if c.operation == "embedding_layer_backward"]
-    run = run_cases(TinyTorchAdapter(str(IMPLS / "scale_cuts_graph.py")), chosen)
-    diagnose_run(run, chosen)
-    summary = run_verdict(run).mistakes[0].title
+    run = run_diagnosed(TinyTorchAdapter(str(IMPLS / "scale_cuts_graph.py")), chosen)
+    summary = run.verdict.causes[0].title
     assert "the token table received no gradient" in summary and "it gets one when scale_embeddings is False" in summary

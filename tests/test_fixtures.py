@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from helpers import run_cli
 from embconf.corpus.fixtures import FixtureError, load_corpus
 from embconf.reference import generate
 from embconf.reference.emit import float_text

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from embconf.adapters import ImplementationError, create_adapter
 
 MATRIX = json.loads((ROOT / "docs" / "matrix.json").read_text())

@@ -52,7 +52,7 @@ def test_cells_exported_elsewhere_are_left_out(tmp_path):
 def _record(outcomes: dict[str, str], provided: bool = True) -> dict:
     return {"name": "s", "entry": "s.py", "kind": "module", "status": "graded", "reason": "", "verdict": {"summary": "", "mistakes": []},
             "cases": [{"id": cid, "requirements": ["EMB-FWD-1"], "operation": "embedding_forward", "outcome": outcome, "provided": provided,
-                       "message": "", "mistakes": []} for cid, outcome in outcomes.items()]}
+                       "message": "", "cause": None} for cid, outcome in outcomes.items()]}
 
 
 @pytest.mark.parametrize("settings, outcomes, provided, points", [

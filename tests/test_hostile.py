@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, run_cli
-from embconf.adapters.base import OK, Reply
+from helpers import ROOT, run_cli
+from embconf.model.contract import Reply, Status
 from embconf.model.encoding import EncodingError, decode_array
 from embconf.corpus.fixtures import FixtureError, parse_fixture_file
 from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
@@ -165,7 +165,7 @@ def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, 
     case = cases_by_id[FORWARD]
     output = case.expected_outputs["output"].copy()
     output[1, 2] = bad
-    result = judge(case, Reply(OK, outputs={"output": output}), None)
+    result = judge(case, Reply(Status.OUTPUTS, outputs={"output": output}), None)
     assert result.outcome == "fail" and "differs at index [1, 2]" in result.message
 
 
@@ -178,7 +178,7 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
     adapter = isolation.open_adapter("reference")
     try:
         case = cases_by_id[BACKWARD]
-        assert adapter.call(case.operation, case.inputs()).status == OK
+        assert adapter.call(case.operation, case.inputs()).status == Status.OUTPUTS
     finally:
         adapter.close()
     [(operation, inputs)] = sent[0][1]  # one call, not announced: a batch of one
@@ -186,7 +186,7 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
 
 
 def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_plan(cases_by_id):
-    from embconf.adapters.base import CRASH
+    from embconf.model.contract import Status
     from embconf.isolation import IsolatedAdapter
 
     order = [FORWARD, BACKWARD, SINUSOID, FORWARD_0D, BACKWARD]
@@ -198,8 +198,8 @@ def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_
         off_plan = [adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()) for c in (BACKWARD, FORWARD, SINUSOID)]
     finally:
         adapter.close()
-    assert statuses == [CRASH, OK, OK, CRASH, OK]
-    assert [reply.status for reply in off_plan] == [OK, CRASH, OK] and off_plan[2].outputs["table"].shape == (16, 8)
+    assert statuses == [Status.DIED, Status.OUTPUTS, Status.OUTPUTS, Status.DIED, Status.OUTPUTS]
+    assert [reply.status for reply in off_plan] == [Status.OUTPUTS, Status.DIED, Status.OUTPUTS] and off_plan[2].outputs["table"].shape == (16, 8)
 
 
 # ----- fuzzing: malformed input gives the documented error, never a crash ------------------------------

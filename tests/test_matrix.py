@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMPLS, ROOT, run_cli
+from helpers import IMPLS, ROOT, run_cli
 from embconf.matrix import html, markdown
 from embconf.model.schemas import validator
 

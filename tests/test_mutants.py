@@ -16,7 +16,6 @@ import pytest
 
 from embconf.adapters import create_adapter
 from embconf.adapters.reference import ReferenceAdapter
-from embconf.diagnosis import diagnose_run
 from embconf.corpus.fixtures import Case, load_corpus
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
@@ -25,10 +24,10 @@ from embconf.mutants.kills import kill_matrix, kill_rate
 from embconf.model.outcomes import FAIL, PROBLEMS
 from embconf.reference import embedding_forward
 from embconf.reports.console import Console
-from embconf.run.cases import RunResult, run_cases
+from embconf.model.record import RunRecord
+from helpers import EXAMPLE_STUDENT, ROOT, first_cause, run_diagnosed, run_undiagnosed
 
-ROOT = Path(__file__).resolve().parents[1]
-STUDENT = ROOT / "examples/tinytorch_student/tinytorch/core/embeddings.py"
+STUDENT = EXAMPLE_STUDENT
 EMBCONF = [sys.executable, "-m", "embconf"]
 
 
@@ -37,7 +36,7 @@ def cases() -> list[Case]:
     return load_corpus().cases
 
 
-def _problems(run: RunResult) -> list[str]:
+def _problems(run: RunRecord) -> list[str]:
     return [f"{r.id}: {r.outcome}: {r.message[:300]}" for r in run.results if r.outcome in PROBLEMS]
 
 
@@ -48,12 +47,12 @@ def test_catalogue_is_well_formed() -> None:
     for m in mutants:
         assert m.description and m.hint and 1 <= len(m.overrides) <= 2, m.id
         assert all(get(other).names(m.id) for other in m.equivalent), f"{m.id}: equivalence must be declared both ways"
-    assert {m.area for m in mutants} == {"lookup", "backward", "sinusoid", "positions", "layer", "memory"}
+    assert {m.area for m in mutants} == {"token_lookup", "sinusoidal", "learned_positions", "embedding_layer", "memory"}
 
 
 def test_composition_without_mutation_is_the_reference(cases: list[Case]) -> None:
     """Mutants run only on the cases they cover; elsewhere they are this composition, which must pass everything."""
-    assert _problems(run_cases(ImplementationAdapter(Implementation()), cases)) == []
+    assert _problems(run_undiagnosed(ImplementationAdapter(Implementation()), cases)) == []
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +79,8 @@ def test_every_requirement_is_proven_to_catch_a_wrong_implementation(matrix: dic
 def test_convention_is_named(cases: list[Case]) -> None:
     case = next(c for c in cases if c.id == "sin.canonical.l16_d8")
     for convention in ("concatenated", "tensor2tensor"):
-        run = run_cases(MutantAdapter(f"sin.{convention}"), [case])
-        diagnose_run(run, [case])
-        summary = run.results[0].diagnosis[0]["summary"]
+        run = run_diagnosed(MutantAdapter(f"sin.{convention}"), [case])
+        summary = run.results[0].causes[0].summary
         assert summary.startswith(f"follows the {convention} convention; the spec's canonical table is interleaved (EMB-SIN-2)")
 
 
@@ -90,23 +88,21 @@ def test_error_kinds_are_diagnosed(cases: list[Case]) -> None:
     """A wrong error kind and a result where an error was expected are both matched."""
     chosen = [c for c in cases if c.id in ("lookup.error.negative_one", "lookup.error.float_half")]
     for mutant_id, case_id in (("fwd.negative_wrong_kind", "lookup.error.negative_one"), ("fwd.float_truncated", "lookup.error.float_half")):
-        run = run_cases(create_adapter(f"mutant:{mutant_id}"), chosen)
-        diagnose_run(run, chosen)
+        run = run_diagnosed(create_adapter(f"mutant:{mutant_id}"), chosen)
         result = next(r for r in run.results if r.id == case_id)
-        assert result.outcome == FAIL and result.diagnosis[0]["mutant"] == mutant_id
+        assert result.outcome == FAIL and first_cause(result) == mutant_id
 
 
 def test_unknown_mistake_says_so(cases: list[Case]) -> None:
     odd = Implementation({"embedding_forward": lambda weight, ids: embedding_forward(weight, ids) + np.float32(1000)})
     chosen = [c for c in cases if c.id == "lookup.forward.module_example"]
-    run = run_cases(ImplementationAdapter(odd, "unknown mistake"), chosen)
-    diagnose_run(run, chosen)
-    assert run.results[0].outcome == FAIL and run.results[0].diagnosis == []
+    run = run_diagnosed(ImplementationAdapter(odd, "unknown mistake"), chosen)
+    assert run.results[0].outcome == FAIL and run.results[0].causes == []
     out = _console_text(run)
     assert "no known mistake matches" in out
 
 
-def _console_text(run: RunResult) -> str:
+def _console_text(run: RunRecord) -> str:
     import io
 
     stream = io.StringIO()
@@ -119,12 +115,11 @@ def _console_text(run: RunResult) -> str:
 def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Callable) -> None:
     adapter = make()
     try:
-        run = run_cases(adapter, cases)
+        run = run_diagnosed(adapter, cases)
     finally:
         adapter.close()
-    diagnose_run(run, cases)
     assert _problems(run) == []
-    assert [r.id for r in run.results if r.diagnosis] == []
+    assert [r.id for r in run.results if r.causes] == []
 
 
 def _torch_adapter():

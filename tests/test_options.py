@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
 from embconf.run.guard import GuardedAdapter

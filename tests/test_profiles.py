@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 
 TABLES = '''
 import numpy as np

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SPEC_1_1_FEATURES, run_cli
+from helpers import ROOT, SPEC_1_1_FEATURES, run_cli
 
 PEERS = Path(__file__).resolve().parent / "peers"
 PYTHON = shlex.quote(sys.executable)

@@ -5,7 +5,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from conftest import IMPLS
+from helpers import IMPLS
 
 
 def run_pytest(tmp_path, *args: str) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import IMPLS, ROOT, run_cli
+from helpers import IMPLS, ROOT, run_cli
 from embconf.cli import main
 from embconf.model.schemas import validator
 
@@ -492,16 +492,16 @@ def test_diagnosis_still_names_the_mistake_on_a_sampled_output(cases_by_id):
     from embconf.diagnosis import diagnose
     from embconf.reference import sinusoidal_table
     from embconf.run.cases import judge
-    from embconf.adapters.base import OK, Capabilities, Reply
+    from embconf.model.contract import Capabilities, Reply, Status
     from embconf.untrusted.bounds import RowSample, kept_outputs
 
     case = cases_by_id["sin.canonical.l32768_d64"]
     table = sinusoidal_table(**case.inputs())
     swapped = table.copy()
     swapped[:, 0::2], swapped[:, 1::2] = table[:, 1::2], table[:, 0::2]
-    result = judge(case, Reply(OK, {"table": swapped}), Capabilities(frozenset({"sinusoidal_table"})))
+    result = judge(case, Reply(Status.OUTPUTS, {"table": swapped}), Capabilities(frozenset({"sinusoidal_table"})))
     assert result.outcome == "fail" and isinstance(result.actual["table"], np.ndarray)
-    assert "sin" in diagnose(case, result)[0]["mutant"]
+    assert "sin" in diagnose(case, result)[0].key
     result.actual = kept_outputs({"table": swapped}, result.mismatches)  # without the case's allowance: sampled
     assert isinstance(result.actual["table"], RowSample) and result.actual["table"].values.nbytes <= 1 << 20
-    assert "sin" in diagnose(case, result)[0]["mutant"]
+    assert "sin" in diagnose(case, result)[0].key

@@ -19,7 +19,7 @@ from typing import Optional
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from embconf.model.encoding import EncodingError, decode_array
 from embconf.model.schemas import validator
 
@@ -63,7 +63,7 @@ def assert_one_line(result, exit_code: int, *words: str) -> None:
 
 
 def selected_ids(*patterns: str) -> list[str]:
-    from embconf.cli import select
+    from embconf.corpus.select import select
     from embconf.corpus.fixtures import load_corpus
 
     return [case.id for case in select(load_corpus().cases, patterns)]
@@ -108,12 +108,12 @@ def test_a_peer_that_crashes_once_costs_only_that_case_and_one_restart(tmp_path)
 
 def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart(tmp_path, corpus):
     from embconf.protocol.adapter import SubprocessAdapter
-    from embconf.run.guard import run_repeated
+    from helpers import run_undiagnosed
 
     cases = [case for case in corpus.cases if case.id.startswith("lookup.")]
     adapter = SubprocessAdapter(peer("crash_once", str(tmp_path / "crashed")).removeprefix("subprocess:"))
     try:
-        run, _ = run_repeated(adapter, cases, None, 1)
+        run = run_undiagnosed(adapter, cases)
     finally:
         adapter.close()
     problems = [(r.id, r.outcome) for r in run.results if r.outcome not in ("pass", "not_applicable")]

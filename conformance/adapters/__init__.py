@@ -6,10 +6,12 @@ group ``embconf.adapters`` and are then named like the built-ins.
 """
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import importlib
 from typing import Any, Callable
 
-from embconf.adapters.base import Adapter
+from embconf.model.contract import Adapter
 
 ENTRY_POINT_GROUP = "embconf.adapters"
 DEFAULT_IMPL = "tinytorch:tinytorch.core.embeddings"
@@ -29,7 +31,7 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
 }
 
 
-class ImplementationError(Exception):
+class ImplementationError(UserError):
     """The implementation cannot be named, found or loaded (exit code 2, one line)."""
 
 

@@ -11,12 +11,14 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from embconf.adapters.base import SKIPPED, Adapter, Capabilities, Reply, call_python
+from embconf.model.contract import Capabilities, Reply, Status
+
+from embconf.adapters.base import AdapterBase, call_python
 
 Handler = Callable[..., Any]
 
 
-class InProcessAdapter(Adapter):
+class InProcessAdapter(AdapterBase):
     """An adapter whose operations are Python callables in this process."""
 
     def __init__(self, target: str, handlers: Mapping[str, Handler], capabilities: Capabilities,
@@ -43,10 +45,10 @@ class InProcessAdapter(Adapter):
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         handler = self.handlers.get(operation)
         if handler is None:
-            return Reply(SKIPPED, message=f"{self.kind} does not provide {operation}")
+            return Reply(Status.SKIPPED, message=f"{self.kind} does not provide {operation}")
         reason = self.skip_reason(operation, inputs)
         if reason:
-            return Reply(SKIPPED, message=reason)
+            return Reply(Status.SKIPPED, message=reason)
         return call_python(operation, handler, coarse=self.is_coarse_rejection, **inputs)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.reference.errors import EmbeddingError
-from embconf.adapters.base import Capabilities
+from embconf.model.contract import Capabilities
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import describe_exception
 

@@ -21,7 +21,8 @@ from typing import Any, Optional
 
 from embconf.model.vocabulary import features as spec_features
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import ALL_OPERATIONS, SKIPPED, Capabilities, Reply, call_python
+from embconf.model.contract import Capabilities, Reply, Status
+from embconf.adapters.base import ALL_OPERATIONS, call_python
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
 
@@ -52,7 +53,7 @@ class FunctionsAdapter(InProcessAdapter):
                 raise
 
         reply = call_python(operation, run, **inputs)
-        return Reply(SKIPPED, message=f"declined: {declined[0]}") if declined else reply
+        return Reply(Status.SKIPPED, message=f"declined: {declined[0]}") if declined else reply
 
 
 def operation_functions(module: ModuleType, target: str) -> dict[str, Handler]:

@@ -32,7 +32,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.reference.errors import EmbeddingError
-from embconf.adapters.base import Capabilities
+from embconf.model.contract import Capabilities
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 
 EXTRA = "keras"

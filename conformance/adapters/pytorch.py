@@ -50,7 +50,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
-from embconf.adapters.base import Capabilities, Reply
+from embconf.model.contract import Capabilities, Reply
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
 from embconf.reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm

@@ -5,10 +5,11 @@ from typing import Any
 
 from embconf.reference import OPERATIONS
 from embconf.model.vocabulary import features
-from embconf.adapters.base import ALL_OPERATIONS, Adapter, Capabilities, Reply, call_python
+from embconf.model.contract import Capabilities, Reply
+from embconf.adapters.base import ALL_OPERATIONS, AdapterBase, call_python
 
 
-class ReferenceAdapter(Adapter):
+class ReferenceAdapter(AdapterBase):
     kind = "reference"
 
     def __init__(self, target: str = "") -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import Capabilities
+from embconf.model.contract import Capabilities
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 
 EXTRA = "tinygrad"

@@ -30,7 +30,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import Capabilities
+from embconf.model.contract import Capabilities
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
 from embconf.adapters.loading import load_module
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import Capabilities
+from embconf.model.contract import Capabilities
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 
 EXTRA = "transformers"

@@ -1,16 +1,25 @@
 """``embconf bench``: its options, and the command (the CLI dispatches here)."""
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from embconf.bench.workloads import DEFAULT_SIZES, SIZES
 
 
-class BenchUsageError(Exception):
+class BenchUsageError(UserError):
     """Bad input: one line, exit code 2."""
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("bench", help="time lookup and scatter-add against this machine's memory-copy roof; peak memory")
+    add_bench(parser)
+    parser.set_defaults(handler=bench)
 
 
 def add_bench(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from embconf.adapters import parse_impl
-from embconf.adapters.base import Adapter
+from embconf.model.contract import Adapter
 from embconf.run.guard import GuardedAdapter
 from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
 from embconf.model.outcomes import PROBLEMS
@@ -188,12 +188,13 @@ def _copy_bytes(headroom: Optional[int]) -> int:
 
 
 def conformance(adapter: Adapter, operations: list[str]) -> dict[str, str]:
-    """Per benchmarked operation, '' when its token-lookup cases pass, else which failed (a short line)."""
+    """Per benchmarked operation, '' when its token-lookup cases pass, else which failed (a short line).
+    The cases run through the pipeline (:func:`embconf.session.run`) on the bench's own open adapter."""
     from embconf.corpus.fixtures import load_corpus
-    from embconf.run.cases import run_cases
+    from embconf.session import RunOptions, run
 
     cases = [c for c in load_corpus().cases if c.id.startswith("lookup.") and c.operation in operations]
-    results = run_cases(adapter, cases).results
+    results = run(adapter, cases, RunOptions(diagnose=False)).results
     verdicts = {}
     for operation in operations:
         bad = [r.id for r in results if r.operation == operation and r.outcome in PROBLEMS]

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from embconf.adapters.base import OK, Adapter
+from embconf.model.contract import Adapter, Status
 from embconf.bench.workloads import Workload
 
 COPY_BYTES = 256 * 2**20  # the memcpy roof: far larger than any cache
@@ -88,7 +88,7 @@ _TRIM = _load_trim()
 
 
 def _failure(reply: Any) -> str:
-    if reply.status != OK:
+    if reply.status != Status.OUTPUTS:
         return f"{reply.status}: {reply.message or reply.error_kind}"[:300]
     return ""
 

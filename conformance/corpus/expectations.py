@@ -6,6 +6,8 @@ that fails (fail, error, crash, timeout) becomes ``xfail``; one that passes beco
 """
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import fnmatch
 import re
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ MAX_BYTES = 64 << 20  # an expectations file; one entry per case of a 10 000-cas
 _GLOB_CHARS = re.compile(r"[*?[]")
 
 
-class ExpectationsError(Exception):
+class ExpectationsError(UserError):
     """A malformed expectations file (exit code 2)."""
 
 
@@ -128,5 +130,5 @@ def write_from_run(target: Union[PathLike, OutputTarget], results: list[CaseResu
 def _reason(result: CaseResult) -> str:
     headline = result.message.split("\n", 1)[0]
     headline = headline.split(": ", 1)[1] if headline.startswith(result.id) and ": " in headline else headline
-    cause = f" (likely {result.diagnosis[0]['mutant']})" if result.diagnosis and "mutant" in result.diagnosis[0] else ""
+    cause = f" (likely {result.causes[0].key})" if result.causes and result.causes[0].is_mutant else ""
     return f"{result.outcome}: {headline[:160]}{cause}"

@@ -6,6 +6,8 @@ is then validated against the fixture schema before use.
 """
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +23,7 @@ from embconf.untrusted.bounds import one_line
 MANIFEST_NAME = "MANIFEST.json"
 
 
-class FixtureError(Exception):
+class FixtureError(UserError):
     """A fixture problem: the run cannot be trusted (exit code 2)."""
 
 

@@ -2,20 +2,15 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 
 from embconf.corpus.fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest, validate_document
-from embconf.model.vocabulary import SPEC_DIR
+from embconf.model.vocabulary import requirement_subjects
 from embconf.untrusted.bounds import one_line
 
-REQUIREMENT_DEFINITION = re.compile(r"\*\*(EMB-[A-Z]+-[A-Z]?[0-9]+)\*\*")
-
-
-def defined_requirements(spec_text: str | None = None) -> set[str]:
-    """Requirement ids the spec defines (written in bold: **EMB-FWD-1**)."""
-    text = spec_text if spec_text is not None else (SPEC_DIR / "SPEC.md").read_text()
-    return set(REQUIREMENT_DEFINITION.findall(text))
+def defined_requirements() -> set[str]:
+    """Requirement ids the spec defines (``spec/vocabulary.json``, checked against SPEC.md by the tests)."""
+    return set(requirement_subjects())
 
 
 def validate_directory(directory: Path) -> tuple[list[str], int]:
@@ -56,7 +51,7 @@ def validate_directory(directory: Path) -> tuple[list[str], int]:
             if isinstance(requirements, list):
                 unknown = [r for r in requirements if isinstance(r, str) and r not in known]
                 if unknown:
-                    problems.append(f"{path}: case {one_line(str(case.get('id')), 100)}: requirement(s) {unknown} not defined in spec/SPEC.md")
+                    problems.append(f"{path}: case {one_line(str(case.get('id')), 100)}: requirement(s) {unknown} not defined by the spec (spec/vocabulary.json)")
     for name in sorted(set(listed) - {p.name for p in present}):
         problems.append(f"{directory / name}: listed in {MANIFEST_NAME} but missing")
     return problems, count

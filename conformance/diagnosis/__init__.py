@@ -23,29 +23,31 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import Any, Iterable, Optional
+from dataclasses import replace
+from typing import Iterable, Optional
 
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.model.outcomes import ERROR, FAIL, PASS, CaseResult
-from embconf.run.cases import RunResult
-from embconf.diagnosis.replay import Replay, diagnose, explain, fails_passed_case, replay
+from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
+from embconf.model.record import Cause, RunRecord
+from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
-from embconf.diagnosis.verdict import Mistake, Verdict, run_verdict
+from embconf.diagnosis.verdict import run_verdict
 
 log = logging.getLogger("embconf.diagnosis")
 BUDGET_S = 120.0  # a run's diagnosis stops after this long; later failures stay undiagnosed
-DIAGNOSED = (FAIL, ERROR)
 
 
-def diagnose_run(run: RunResult, cases: Iterable[Case], budget_s: float = BUDGET_S) -> None:
-    """Fill ``diagnosis`` on every failing or erroring result of ``run`` (nothing is loaded when nothing failed)."""
+def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET_S) -> None:
+    """Fill ``causes`` on every failing or erroring result of ``run`` and set its verdict (nothing is loaded
+    when nothing failed)."""
     if not any(result.outcome in DIAGNOSED for result in run.results):
+        run.verdict = run_verdict(run)
         return
     by_id = {case.id: case for case in cases}
     deadline = time.monotonic() + budget_s
-    found: dict[str, tuple[Replay, list[dict[str, Any]]]] = {}
+    found: dict[str, tuple[Replay, list[Cause]]] = {}
     earlier: list[tuple[Case, CaseResult]] = []
     for result in run.results:
         case = by_id.get(result.id)
@@ -65,25 +67,27 @@ def diagnose_run(run: RunResult, cases: Iterable[Case], budget_s: float = BUDGET
         _conditional_gradients(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no option analysis: %s: %s", type(exc).__name__, exc)
+    run.verdict = run_verdict(run)
 
 
-def _conditional_gradients(run: RunResult, by_id: dict[str, Case]) -> None:
+def _conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
     """A parameter that got no gradient on some cases: does it get one exactly when a config option differs?"""
     for result in run.results:
-        for entry in result.diagnosis:
-            if not entry.get("symptom", "").startswith("no_gradient:"):
+        for number, cause in enumerate(result.causes):
+            if cause.is_mutant or not cause.key.startswith("no_gradient:"):
                 continue
-            _, operation, name = entry["symptom"].split(":", 2)
+            _, operation, name = cause.key.split(":", 2)
             got, missed = _options_by_outcome(run, by_id, operation, name)
             for option in sorted({k for config in got + missed for k in config}):
                 without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
                 if got and missed and not without & with_:
-                    entry["summary"] += f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
-                    entry["measured"]["option"] = option
+                    when = f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
+                    result.causes[number] = replace(cause, summary=cause.summary + when, title=cause.title + when,
+                                                    measured={**cause.measured, "option": option})
                     break
 
 
-def _options_by_outcome(run: RunResult, by_id: dict[str, Case], operation: str, name: str) -> tuple[list[dict], list[dict]]:
+def _options_by_outcome(run: RunRecord, by_id: dict[str, Case], operation: str, name: str) -> tuple[list[dict], list[dict]]:
     """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
     got, missed = [], []
     for result in run.results:
@@ -96,22 +100,22 @@ def _options_by_outcome(run: RunResult, by_id: dict[str, Case], operation: str, 
     return got, missed
 
 
-def diagnose_case(case: Case, result: CaseResult) -> list[dict[str, Any]]:
-    """One result's diagnosis on its own (no run context): catalogue matches, then symptoms."""
+def diagnose_case(case: Case, result: CaseResult) -> list[Cause]:
+    """One result's causes on its own (no run context): catalogue matches, then symptoms."""
     measured = _measure(case, result, [])
     if measured is None:
         return []
     matches, symptoms = measured
-    return [explain(m, matches.notes.get(m.id, "")) for m in matches.matches] + symptoms
+    return matches.causes() + symptoms
 
 
-def _measure(case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResult]]) -> Optional[tuple[Replay, list[dict[str, Any]]]]:
+def _measure(case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResult]]) -> Optional[tuple[Replay, list[Cause]]]:
     """(catalogue replay, symptoms) of one result; None when diagnosing it failed (logged)."""
     try:
         inputs = case.inputs()
         matches = replay(case, result, inputs)
         symptoms = describe(case, inputs, result)
-        if result.outcome == FAIL and not any(s["symptom"].startswith("stale_buffer") for s in symptoms):
+        if result.outcome == FAIL and not any(s.key.startswith("stale_buffer") for s in symptoms):
             symptoms = history_symptom(case, result, reversed(earlier)) + symptoms
         return matches, symptoms
     except Exception as exc:  # untrusted outputs must never break the run
@@ -122,7 +126,7 @@ def _measure(case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResul
 PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most
 
 
-def _rank(run: RunResult, found: dict[str, tuple[Replay, list[dict[str, Any]]]], by_id: dict[str, Case]) -> None:
+def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case]) -> None:
     """Drop contradicted mutants (they fail a failing case differently, or fail a case the implementation
     passed), order the rest by the run's support, symptoms after them."""
     contradicted = set().union(*(replayed.contradicted for replayed, _ in found.values())) if found else set()
@@ -134,11 +138,10 @@ def _rank(run: RunResult, found: dict[str, tuple[Replay, list[dict[str, Any]]]],
             continue
         replayed, symptoms = found[result.id]
         order = {m.id: i for i, m in enumerate(replayed.matches)}
-        kept = sorted((m for m in replayed.matches if m.id not in contradicted), key=lambda m: (-support[m.id], order[m.id]))
-        result.diagnosis = [explain(m, replayed.notes.get(m.id, "")) for m in kept] + symptoms
+        result.causes = replayed.causes(contradicted, lambda m: (-support[m.id], order[m.id])) + symptoms
 
 
-def _contradicted_by_passes(run: RunResult, by_id: dict[str, Case], candidates: list) -> set[str]:
+def _contradicted_by_passes(run: RunRecord, by_id: dict[str, Case], candidates: list) -> set[str]:
     """The candidate mutants that fail some case the implementation passed (bounded, never raising)."""
     passed = [by_id[r.id] for r in run.results if r.outcome == PASS and r.id in by_id]
     out: set[str] = set()
@@ -152,4 +155,4 @@ def _contradicted_by_passes(run: RunResult, by_id: dict[str, Case], candidates: 
     return out
 
 
-__all__ = ["Mistake", "Verdict", "diagnose", "diagnose_case", "diagnose_run", "run_verdict"]
+__all__ = ["diagnose", "diagnose_case", "diagnose_run", "run_verdict"]

@@ -17,8 +17,7 @@ from typing import Iterable, Optional, Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS
-from embconf.run.cases import RunResult, run_cases
-from embconf.diagnosis import diagnose_run, run_verdict
+from embconf.model.record import RunRecord
 
 FIRST_RANK_TARGET = 0.95
 DEFAULT_CORRECT = ("reference", "torch")  # always at hand; name others with --correct KIND:TARGET
@@ -53,10 +52,9 @@ def rank_catalogue(cases: Sequence[Case], mutant_ids: Optional[Iterable[str]] = 
     for mutant in catalogue():
         if mutant_ids is not None and mutant.id not in mutant_ids:
             continue
-        run = run_mutant(mutant, cases)
-        diagnose_run(run, cases)
+        run = run_mutant(mutant, cases, diagnose=True)
         failing = [r for r in run.results if r.outcome in PROBLEMS]
-        first = sum(1 for r in failing if r.diagnosis and mutant.names(r.diagnosis[0].get("mutant", "")))
+        first = sum(1 for r in failing if r.causes and r.causes[0].is_mutant and mutant.names(r.causes[0].key))
         found.append(Ranking(mutant.id, first, len(failing)))
     return found
 
@@ -65,39 +63,37 @@ def judge_student(path: Path, cases: Sequence[Case]) -> StudentResult:
     """Run one corpus module through the TinyTorch adapter (in process) and judge the verdict's first mistake."""
     from embconf.adapters.tinytorch import TinyTorchAdapter
 
+    from embconf.session import run
+
     adapter = TinyTorchAdapter(str(path))
     expected = str(getattr(adapter.module, "SYMPTOM", ""))
-    run = run_cases(adapter, cases)
-    diagnose_run(run, cases)
-    verdict = run_verdict(run)
-    first = verdict.mistakes[0] if verdict.mistakes else None
-    wrong = any(not m.id.startswith("symptom:") for m in verdict.mistakes)
-    correct = first is not None and first.id.startswith("symptom:") and bool(expected) and expected in first.title + " " + _summaries(run, first.cases)
+    record = run(adapter, cases, impl=f"tinytorch:{path}")
+    verdict = record.verdict
+    first = verdict.causes[0] if verdict.causes else None
+    wrong = any(cause.is_mutant for cause in verdict.causes)
+    correct = first is not None and not first.is_mutant and bool(expected) and expected in first.title + " " + _summaries(record, first.cases)
     return StudentResult(path.name, expected, verdict.summary, correct, wrong)
 
 
-def _summaries(run: RunResult, case_ids: list[str]) -> str:
+def _summaries(run: RunRecord, case_ids: Sequence[str]) -> str:
     """The symptom texts of the first case a mistake explains (the measured numbers behind its title)."""
     result = next((r for r in run.results if r.id in case_ids), None)
-    return " ".join(d.get("summary", "") for d in result.diagnosis if "symptom" in d) if result else ""
+    return " ".join(cause.summary for cause in result.causes if not cause.is_mutant) if result else ""
 
 
 def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
     """{impl: (failures, diagnosed results)} for implementations that are correct."""
-    from embconf.adapters import ImplementationError, create_adapter
+    from embconf.adapters import ImplementationError
+    from embconf.isolation import IsolationOptions
+    from embconf.session import RunOptions, run_implementation
 
     found = {}
     for spec in adapter_specs:
         try:
-            adapter = create_adapter(spec)
+            record = run_implementation(spec, cases, RunOptions(IsolationOptions(in_process=True)))
         except ImplementationError:
             continue  # an optional framework that is not installed
-        try:
-            run = run_cases(adapter, cases)
-        finally:
-            adapter.close()
-        diagnose_run(run, cases)
-        found[spec] = (sum(1 for r in run.results if r.outcome in PROBLEMS), sum(1 for r in run.results if r.diagnosis))
+        found[spec] = (len(record.problems), sum(1 for r in record.results if r.causes))
     return found
 
 

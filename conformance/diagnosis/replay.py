@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from embconf.adapters.base import ERROR_KIND, EXCEPTION, OK, UNSPECIFIED, Reply, call_python
+from embconf.model.contract import Reply, Status, UNSPECIFIED
+
+from embconf.adapters.base import call_python
 from embconf.run.compare import compare_outputs, compare_value
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
+from embconf.model.record import Cause
 from embconf.untrusted.bounds import RowSample, compare_kept
 from embconf.mutants.base import Mutant
 
@@ -33,6 +36,11 @@ class Replay:
     matches: list[Mutant] = field(default_factory=list)
     contradicted: set[str] = field(default_factory=set)
     notes: dict[str, str] = field(default_factory=dict)  # mutant id -> how it matched ("computed in float32")
+
+    def causes(self, contradicted: frozenset[str] | set[str] = frozenset(), order: Optional[Callable[[Mutant], Any]] = None) -> list[Cause]:
+        """The matching mutants as causes, without the contradicted ones, in ``order`` (default: as matched)."""
+        kept = [m for m in self.matches if m.id not in contradicted]
+        return [m.explain(self.notes.get(m.id, "")) for m in (sorted(kept, key=order) if order else kept)]
 
 
 def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
@@ -100,18 +108,12 @@ def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Repla
                 found.notes[mutant.id] = f"computed in {fit.precision}"
 
 
-def diagnose(case: Case, result: CaseResult) -> list[dict[str, Any]]:
+def diagnose(case: Case, result: CaseResult) -> list[Cause]:
     """The mutants whose reply matches the implementation's on this failing case, best first."""
     found = replay(case, result, case.inputs())
-    return [explain(mutant, found.notes.get(mutant.id, "")) for mutant in found.matches]
+    return found.causes()
 
 
-def explain(mutant: Mutant, note: str = "") -> dict[str, Any]:
-    """The mutant's diagnosis entry, with how it matched when that was not exactly."""
-    entry = mutant.explain()
-    if note:
-        entry["summary"] = f"{mutant.description} ({note}) -> {mutant.hint}" if not mutant.convention else f"{entry['summary']} ({note})"
-    return entry
 
 
 def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,10 +123,10 @@ def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _matches(case: Case, inputs: Mapping[str, Any], reply: Reply, result: CaseResult) -> bool:
     if result.outcome == ERROR:  # an untyped exception: the same exception with the same message
-        return reply.status == EXCEPTION and bool(reply.message) and reply.message in (result.message.splitlines() or [""])[0]
+        return reply.status == Status.RAISED and bool(reply.message) and reply.message in (result.message.splitlines() or [""])[0]
     if result.error_kind is not None:
-        return reply.status == ERROR_KIND and result.error_kind in (reply.error_kind, UNSPECIFIED)
-    if reply.status != OK:
+        return reply.status == Status.REJECTED and result.error_kind in (reply.error_kind, UNSPECIFIED)
+    if reply.status != Status.OUTPUTS:
         return False
     tolerance = case.tolerance or _model_tolerance(case.operation, inputs, reply.outputs)
     actual = result.actual or {}
@@ -171,8 +173,8 @@ def _differs_on_sample(outputs: Mapping[str, Any], actual: Mapping[str, Any], to
 
 def _fails(case: Case, reply: Reply) -> bool:
     """Whether the mutant itself fails the case (a mutant that passes explains nothing)."""
-    if case.expected_error is not None or reply.status != OK:
-        return reply.status != ERROR_KIND or reply.error_kind != case.expected_error
+    if case.expected_error is not None or reply.status != Status.OUTPUTS:
+        return reply.status != Status.REJECTED or reply.error_kind != case.expected_error
     return bool(compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance))
 
 

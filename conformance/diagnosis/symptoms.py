@@ -18,9 +18,10 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
+from embconf.model.record import Cause, CauseKind
 from embconf.diagnosis.sinusoid_fit import fit_table
 
-Symptom = dict[str, Any]
+Symptom = Cause  # a measured symptom (CauseKind.SYMPTOM)
 MAX_ELEMENTS = 1 << 20  # larger outputs are not analysed element by element
 ROW_SEARCH_BUDGET = 5e7  # ids x table elements compared when finding which row each output row is
 
@@ -28,16 +29,17 @@ OWNER = {"grad_weight": "the table", "grad_token_weight": "the token table", "gr
          "grad_position_table": "the learned position table", "grad_x": "x", "values": "the row-sparse gradient"}
 
 
-def symptom(key: str, summary: str, hint: str = "", alternatives: Optional[Mapping[str, str]] = None, **measured: Any) -> Symptom:
+def symptom(key: str, summary: str, hint: str = "", alternatives: Optional[Mapping[str, str]] = None,
+            title: Optional[str] = None, **measured: Any) -> Symptom:
     """One stated symptom; ``key`` identifies it across cases (for the run's verdict).
 
-    ``alternatives`` ({key: title}) are equally true readings of the same measurement (a factor
-    that equals both 1/D and 1/B here); the verdict keeps the one most cases share.
+    ``summary`` is what was measured on this case; ``title`` (default: the summary) says the mistake without
+    naming the case, as the verdict shows it once for every case it explains. ``alternatives`` ({key: title})
+    are equally true readings of the same measurement (a factor that equals both 1/D and 1/B here); the
+    verdict keeps the one most cases share.
     """
-    found = {"symptom": key, "summary": summary, "hint": hint, "measured": {k: _plain(v) for k, v in measured.items()}}
-    if alternatives:
-        found["alternatives"] = dict(alternatives)
-    return found
+    return Cause(CauseKind.SYMPTOM, key, title or summary, summary, hint, {k: _plain(v) for k, v in measured.items()},
+                 dict(alternatives or {}))
 
 
 def _plain(value: Any) -> Any:
@@ -494,5 +496,7 @@ def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case
                     and np.any(before) and np.allclose(leftover, before.astype(np.float64), rtol=1e-5, atol=1e-6):
                 return [symptom(f"stale_buffer:{case.operation}:{name}",
                                 f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): a buffer kept across calls and never zeroed",
-                                "allocate a fresh zero gradient on every backward call (EMB-BWD-2)", earlier=other_case.id)]
+                                "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
+                                title=f"'{name}' is the right gradient plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
+                                earlier=other_case.id)]
     return []

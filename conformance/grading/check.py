@@ -22,10 +22,10 @@ from typing import Any, Mapping, Optional, Union
 
 from embconf.adapters import ImplementationError
 from embconf.corpus.fixtures import load_corpus
-from embconf.isolation import IsolationOptions, open_adapter
-from embconf.run.cases import RunResult
+from embconf.isolation import IsolationOptions
+from embconf.model.record import RunRecord
 from embconf.model.vocabulary import FIXTURES_DIR
-from embconf.grading.job import cases_of, load_reason, run_diagnosed, run_fields
+from embconf.grading.job import cases_of, load_reason, run_fields, run_submission
 from embconf.grading.notebook import Exported
 from embconf.grading.rubric import Rubric, load
 from embconf.grading.score import Score, score
@@ -43,7 +43,7 @@ class CheckError(Exception):
 
 @dataclass
 class CheckResult:
-    run: RunResult
+    run: RunRecord
     record: dict[str, Any]
     score: Score
 
@@ -68,7 +68,7 @@ class CheckResult:
 
     def _repr_html_(self) -> str:
         failures = [{"id": c["id"], "outcome": c["outcome"], "message": c["message"],
-                     "cause": (c["mistakes"][0]["summary"] if c["mistakes"] else "no known mistake matches")} for c in self.failures()]
+                     "cause": (c["cause"]["title"] if c.get("cause") else "no known mistake matches")} for c in self.failures()]
         items = [{"name": s.item.name, "points": f"{s.points:g}", "max": f"{s.item.points:g}", "ok": "ok" if s.lost <= 0 else "lost"}
                  for s in self.score.items]
         return render(TEMPLATE.read_text(encoding="utf-8"), {
@@ -95,17 +95,16 @@ def check(target: Target = None, *, rubric: Optional[Path] = None, base: Optiona
                 run = pool.submit(_run, impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported).result()
         if target is not None and not isinstance(target, Mapping):  # name what the student gave, not the staged copy
             run.implementation = {**run.implementation, "name": getattr(target, "__name__", str(target))}
-        record = {"name": "check", "entry": str(target), "kind": "", "status": "graded", "reason": "", **run_fields(run, cases, Path(tmp))}
+        record = {"name": "check", "entry": str(target), "kind": "", "status": "graded", "reason": "", **run_fields(run, Path(tmp))}
     return CheckResult(run, record, score(record, chosen))
 
 
 def _run(impl: str, options: IsolationOptions, fixtures: Path, case_ids: tuple[str, ...], tmp: Path,
-         exported: Optional[Exported]) -> RunResult:
+         exported: Optional[Exported]) -> RunRecord:
     try:
-        adapter = open_adapter(impl, options)
+        return run_submission(impl, cases_of(fixtures, case_ids), options)
     except ImplementationError as exc:
         raise CheckError(load_reason(str(exc), tmp, exported)) from None
-    return run_diagnosed(adapter, cases_of(fixtures, case_ids))
 
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):

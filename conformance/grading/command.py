@@ -1,13 +1,14 @@
-"""The ``embconf grade`` and ``embconf gradescope`` arguments and commands (cli.py only dispatches here)."""
+"""``embconf grade`` and ``embconf gradescope``: their options and commands (``embconf.cli`` only dispatches here)."""
 from __future__ import annotations
 
 import argparse
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from embconf.isolation import IsolationOptions
+from embconf.isolation.options import add_limits, isolation_options
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
 from embconf.grading.submissions import classify, content_hash, default_base
@@ -19,10 +20,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rubric", type=Path, help="YAML rubric (default: the suite's TinyTorch module 11 rubric; see README)")
     parser.add_argument("--base", type=Path, help="folder holding the tinytorch/ package that single modules and notebooks are graded on (default: the suite's example student)")
     parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
-    parser.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS", help="seconds each case may take (default 10)")
-    parser.add_argument("--run-timeout", type=float, default=GRADE_RUN_TIMEOUT, metavar="SECONDS", help=f"seconds one submission may take (default {GRADE_RUN_TIMEOUT:g})")
-    parser.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="address-space limit of each worker process in MB, 0 for none (default 4096)")
-    parser.set_defaults(in_process=False, repeat=1)  # as `embconf run` would run it, always isolated
+    add_limits(parser, GRADE_RUN_TIMEOUT, in_process=False, run_scope="one submission")  # always isolated
 
 
 def add_grade(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +59,15 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
         raise GradeUsageError(f"--base {args.base}: no tinytorch/core package in it")
     return Options(out, rubric, fixtures, tuple(rubric.case_ids(corpus.cases)), corpus.manifest_sha256, isolation,
                    base.resolve() if base else None)
+
+
+def register(sub: Any) -> None:
+    grade_parser = sub.add_parser("grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report")
+    add_grade(grade_parser)
+    grade_parser.set_defaults(handler=lambda args: grade(args, isolation_options(args)))
+    gradescope_parser = sub.add_parser("gradescope", help="grade one submission in Gradescope's container (writes results.json)")
+    add_gradescope(gradescope_parser)
+    gradescope_parser.set_defaults(handler=lambda args: gradescope(args, isolation_options(args)))
 
 
 def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:

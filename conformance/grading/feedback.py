@@ -51,12 +51,12 @@ def _lost(item_score: ItemScore) -> list[str]:
 
 
 def likely_mistakes(cases: list[Mapping[str, Any]]) -> Counter:
-    """(summary, hint) of each failed case's best-ranked mistake, counted."""
+    """(title, hint) of each failed case's cause in the run's verdict, counted: one line per mistake."""
     found: Counter = Counter()
     for case in cases:
-        mistakes = case.get("mistakes") or []
-        if mistakes:
-            found[(mistakes[0].get("description") or mistakes[0]["summary"], mistakes[0].get("hint", ""))] += 1
+        cause = case.get("cause")
+        if cause:
+            found[(cause["title"], cause.get("hint", ""))] += 1
         elif not case.get("provided", True):
             found[(f"{case['operation']} is missing from the submission", "implement it with the TinyTorch API's names")] += 1
         else:
@@ -77,7 +77,7 @@ def _no_match(case: Mapping[str, Any]) -> str:
 
 def top_mistake(record: Mapping[str, Any]) -> str:
     mistakes = record.get("verdict", {}).get("mistakes") or []
-    return mistakes[0]["summary"] if mistakes else ""
+    return mistakes[0]["title"] if mistakes else ""
 
 
 def result_output(item_score: ItemScore) -> str:

@@ -1,5 +1,6 @@
-"""Grading one submission: stage it, run it exactly as ``embconf run`` does (isolated worker, timeouts,
-memory limit, diagnosis), and return its record, a plain dict that is cached and merged as JSON.
+"""Grading one submission: stage it, run it through :mod:`embconf.session` exactly as ``embconf run`` does
+(isolated worker, timeouts, memory limit, diagnosis), and return its grading record: a plain dict derived
+from the run record, cached and merged as JSON.
 
 A submission that cannot be staged or loaded gets a ``problem`` record with its reason; nothing a
 submission does can raise out of :func:`grade` (each runs in a worker process of its own).
@@ -15,16 +16,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import Adapter
-from embconf.diagnosis import diagnose_run
-from embconf.run.guard import run_repeated
-from embconf.isolation import IsolationOptions, open_adapter
-from embconf.run.cases import RunResult
-from embconf.grading.mistakes import case_mistakes, verdict
+from embconf.isolation import IsolationOptions
+from embconf.model.record import RunRecord
+from embconf.grading.mistakes import case_cause, verdict
 from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
 
 
@@ -70,11 +68,10 @@ def grade(job: Job) -> dict[str, Any]:
 def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]:
     cases = cases_of(job.fixtures, job.case_ids)
     try:
-        adapter = open_adapter(f"tinytorch:{module}", job.options)
+        run = run_submission(f"tinytorch:{module}", cases, job.options)
     except ImplementationError as exc:
         raise SubmissionProblem(load_reason(str(exc), job.work, exported)) from None
-    run = run_diagnosed(adapter, cases)
-    fields = run_fields(run, cases, job.work)
+    fields = run_fields(run, job.work)
     if job.bench:
         from embconf.bench.column import grade_column
 
@@ -82,23 +79,21 @@ def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]
     return record_of(job.submission, job.hash, status="graded", **fields)
 
 
-def run_diagnosed(adapter: Adapter, cases: list) -> RunResult:
-    """Every case run (announced ahead, as ``embconf run`` runs them) and the failures diagnosed; the adapter is closed."""
-    try:
-        run, _ = run_repeated(adapter, cases, None, 1)
-        diagnose_run(run, cases)
-    finally:
-        adapter.close()
-    return run
+def run_submission(impl: str, cases: list, options: IsolationOptions) -> RunRecord:
+    """The submission run through the pipeline, as ``embconf run`` runs it; ImplementationError when it cannot load."""
+    from embconf.session import RunOptions, run_implementation
+
+    return run_implementation(impl, cases, RunOptions(isolation=options), fixtures={"cases": len(cases)})
 
 
-def run_fields(run: RunResult, cases: list, work: Optional[Path] = None) -> dict[str, Any]:
-    """The record's summary, verdict and cases of a run (messages naming ``work`` made relative)."""
+def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
+    """The grading record's summary, verdict and cases, derived from the run record (messages naming ``work``
+    made relative)."""
     provided = run.capabilities.operations
-    records = [{"id": r.id, "requirements": list(r.requirements), "operation": r.operation, "outcome": r.outcome,
+    records = [{"id": r.id, "requirements": list(r.requirements), "operation": r.operation, "outcome": r.outcome.value,
                 "provided": r.operation in provided, "message": _clean(r.message, work)[:MESSAGE_CHARS],
-                "mistakes": case_mistakes(r)} for r in run.results]
-    found = verdict(run, cases)
+                "cause": case_cause(run, r)} for r in run.results]
+    found = verdict(run)
     found["summary"] = _clean(found["summary"], work)
     return {"summary": run.summary(), "verdict": found, "cases": records}
 

@@ -10,7 +10,8 @@ from urllib.parse import quote
 
 from embconf import __version__
 from embconf.model.outcomes import PASS, XPASS
-from embconf.grading.rubric import Rubric, requirement_sections
+from embconf.grading.rubric import Rubric
+from embconf.model.vocabulary import requirement_order
 from embconf.grading.score import Score
 from embconf.grading.template import render as render_template
 
@@ -71,7 +72,7 @@ def requirement_rates(graded: Sequence[Score]) -> list[dict[str, Any]]:
             seen[req] += 1
             passed[req] += ok
     rows = []
-    for number, req in enumerate(sorted(seen, key=_requirement_order)):
+    for number, req in enumerate(sorted(seen, key=requirement_order)):
         rate = passed[req] / seen[req]
         rows.append({"requirement": req, "passed": passed[req], "of": seen[req], "percent": f"{100 * rate:.0f}",
                      "y": number * ROW_H + 2, "ty": number * ROW_H + 14, "bar_x": LABEL_W, "bar_w": round(RATE_W * rate, 1),
@@ -82,30 +83,26 @@ def requirement_rates(graded: Sequence[Score]) -> list[dict[str, Any]]:
 def class_mistakes(graded: Sequence[Score]) -> list[dict[str, Any]]:
     """Each mistake of the run-level verdicts, with the students who made it, most common first."""
     students: dict[str, list[str]] = defaultdict(list)
-    shown: dict[str, tuple[str, str]] = {}  # summary -> (what is wrong, the hint)
+    shown: dict[str, tuple[str, str]] = {}  # cause id (or title, when unexplained) -> (what is wrong, the hint)
     for result in graded:
         for mistake in result.record["verdict"].get("mistakes", []):
-            students[mistake["summary"]].append(result.record["name"])
-            shown[mistake["summary"]] = (mistake.get("description") or mistake["summary"], mistake.get("hint", ""))
+            key = mistake["id"] or mistake["title"]
+            students[key].append(result.record["name"])
+            shown[key] = (mistake["title"], mistake.get("hint", ""))
     total = len(graded) or 1
-    ranked = sorted(students.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    return [{"summary": shown[summary][0], "hint": shown[summary][1], "count": len(names), "percent": f"{100 * len(names) / total:.0f}",
+    ranked = sorted(students.items(), key=lambda kv: (-len(kv[1]), shown[kv[0]][0]))
+    return [{"summary": shown[key][0], "hint": shown[key][1], "count": len(names), "percent": f"{100 * len(names) / total:.0f}",
              "students": [{"name": n, "anchor": _anchor(n)} for n in names[:SHOWN_STUDENTS]],
-             "more": max(len(names) - SHOWN_STUDENTS, 0)} for summary, names in ranked]
+             "more": max(len(names) - SHOWN_STUDENTS, 0)} for key, names in ranked]
 
 
 def _student(result: Score) -> dict[str, Any]:
     record = result.record
     mistakes = record.get("verdict", {}).get("mistakes") or []
     return {"name": record["name"], "anchor": _anchor(record["name"]), "score": f"{result.total:g}", "entry": record["entry"],
-            "feedback": "feedback/" + quote(record["name"]) + ".md", "top": mistakes[0]["summary"] if mistakes else "",
+            "feedback": "feedback/" + quote(record["name"]) + ".md", "top": mistakes[0]["title"] if mistakes else "",
             "reason": record.get("reason", ""), "problem": "problem" if record["status"] != "graded" else ""}
 
 
 def _anchor(name: str) -> str:
     return "s-" + quote(name, safe="")
-
-
-def _requirement_order(req: str) -> tuple:
-    section = requirement_sections().get(req, "99")
-    return (int(section), req.rsplit("-", 1)[0], int(req.rsplit("-", 1)[1]) if req.rsplit("-", 1)[1].isdigit() else 99, req)

@@ -10,24 +10,24 @@ An item none of whose cases counts earns nothing. Settings at the top are defaul
 """
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import fnmatch
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import yaml
 
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, XPASS
-from embconf.model.vocabulary import SPEC_DIR
+from embconf.model.vocabulary import requirement_subjects, section_of
 
 DEFAULT_RUBRIC = Path(__file__).with_name("default_rubric.yaml")
 SETTINGS = ("credit", "not_applicable", "missing", "visibility")
 DEFAULTS = {"credit": "partial", "not_applicable": "exclude", "missing": "fail", "visibility": "visible"}
 
 
-class RubricError(Exception):
+class RubricError(UserError):
     """A rubric that cannot be used: one line naming the file and the problem."""
 
 
@@ -106,9 +106,9 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
         seen.add(raw["id"])
         requirements = list(raw.get("requirements", []))
         for section in raw.get("sections", []):
-            found = [req for req, sec in sections.items() if sec == str(section)]
+            found = [req for req, sec in sections.items() if str(sec) == str(section)]
             if not found:
-                raise RubricError(f"{where}: item {raw['id']!r}: SPEC.md has no section {section!r} with requirements")
+                raise RubricError(f"{where}: item {raw['id']!r}: the spec has no section {section!r} with requirements")
             requirements += found
         item = Item(raw["id"], raw.get("name", raw["id"]), float(raw["points"]), tuple(requirements), tuple(raw.get("cases", [])),
                     tuple(raw.get("operations", [])), **{key: raw.get(key, defaults[key]) for key in SETTINGS})
@@ -118,17 +118,6 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
     return Rubric(str(data.get("title", "embconf grade")), tuple(items), source)
 
 
-@lru_cache(maxsize=None)
-def requirement_sections() -> dict[str, str]:
-    """Requirement id -> number of its SPEC.md section ("1" ... "11")."""
-    found, section = {}, ""
-    for line in (SPEC_DIR / "SPEC.md").read_text(encoding="utf-8").splitlines():
-        heading = re.match(r"^## (\d+)\.", line)
-        if heading:
-            section = heading.group(1)
-        elif line.startswith("## "):
-            section = ""
-        requirement = re.match(r"^\*\*(EMB-[A-Z]+-[A-Z0-9]+)\*\*", line)
-        if requirement and section:
-            found.setdefault(requirement.group(1), section)
-    return found
+def requirement_sections() -> dict[str, int]:
+    """Requirement id -> the number of its spec section (``spec/vocabulary.json``)."""
+    return {req: section_of(req) for req in requirement_subjects()}

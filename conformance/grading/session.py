@@ -10,6 +10,8 @@ the records of several OUT_DIRs into one.
 """
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import concurrent.futures
 import hashlib
 import json
@@ -31,7 +33,7 @@ from embconf.grading.submissions import Submission, content_hash, discover
 Say = Callable[[str], None]
 
 
-class GradeUsageError(Exception):
+class GradeUsageError(UserError):
     """Bad usage found before anything runs (exit 2, one line)."""
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
-from embconf.adapters.base import CRASH, EXCEPTION, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
+from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
+from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.run.guard import GuardedAdapter
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 from embconf.isolation.channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
@@ -66,7 +67,7 @@ def default_start_method() -> str:
     return "fork" if hasattr(os, "fork") else "spawn"
 
 
-class IsolatedAdapter(Adapter):
+class IsolatedAdapter(AdapterBase):
     """An adapter whose implementation runs in one reused child worker process.
 
     A caller that announces its next calls (:meth:`plan`) lets the worker run them in batches: each
@@ -198,13 +199,13 @@ class IsolatedAdapter(Adapter):
         return worker
 
     def _ready_worker(self) -> Union["_Worker", Reply]:
-        """The live worker, started anew if the last one died; a CRASH reply when none can be started."""
+        """The live worker, started anew if the last one died; a Status.DIED reply when none can be started."""
         if self._worker is None and not self._broken:
             try:
                 self._worker = self._launch()
             except ImplementationError as exc:
                 self._broken = f"a new worker could not be started: {exc}"
-        return self._worker if self._worker is not None else Reply(CRASH, message=self._broken)
+        return self._worker if self._worker is not None else Reply(Status.DIED, message=self._broken)
 
     def _lost(self, failure: "_Failure") -> Reply:
         """The reply for the call whose worker hung, died or garbled its answer; the worker is discarded."""
@@ -218,12 +219,12 @@ class IsolatedAdapter(Adapter):
         if isinstance(failure, _Late):
             if time.monotonic() >= self._run_deadline:
                 return self._run_timeout(detail)
-            return Reply(TIMEOUT, message=f"no reply within {self.case_timeout:g} s (the worker was killed)", detail=detail)
+            return Reply(Status.STOPPED, reason=Reason.CASE_TIMEOUT, message=f"no reply within {self.case_timeout:g} s (the worker was killed)", detail=detail)
         if isinstance(failure, _OutOfMemory):
-            return Reply(CRASH, message=str(failure), detail=detail)
+            return Reply(Status.DIED, message=str(failure), detail=detail)
         if isinstance(failure, _Garbled):
-            return Reply(EXCEPTION, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
-        return Reply(CRASH, message=f"the worker process {how}", detail=detail)
+            return Reply(Status.RAISED, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
+        return Reply(Status.DIED, message=f"the worker process {how}", detail=detail)
 
     def _run_timeout(self, detail: str = "") -> Reply:
         return run_timeout_reply(self.run_timeout, detail)

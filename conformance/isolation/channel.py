@@ -175,7 +175,8 @@ def _aligned(start: int, raws: list[memoryview]) -> list[Any]:
 _NUMPY_MODULES = frozenset({"numpy", "numpy.core.multiarray", "numpy._core.multiarray", "numpy.core.numeric", "numpy._core.numeric"})
 _NUMPY_NAMES = frozenset({"dtype", "ndarray", "scalar", "_reconstruct", "_frombuffer"})
 _ALLOWED = frozenset({
-    ("embconf.adapters.base", "Reply"), ("embconf.adapters.base", "Capabilities"), (__name__, "Unsendable"),
+    ("embconf.model.contract", "Reply"), ("embconf.model.contract", "Capabilities"),
+    ("embconf.model.contract", "Status"), ("embconf.model.contract", "Reason"), (__name__, "Unsendable"),
     ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
     ("ml_dtypes", "bfloat16"),  # the dtype of bfloat16 arrays (spec 1.1, EMB-HLF-2): a scalar type, no code runs
 })

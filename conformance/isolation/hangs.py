@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from embconf.adapters.base import TIMEOUT, Adapter, Capabilities, Planned, Reply
-from embconf.processes.limits import RUN_TIMEOUT_MESSAGE
+from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
+
+from embconf.adapters.base import AdapterBase
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
 IN_A_ROW = 4  # timeouts with no reply between them before no case is run
 TOTAL = 5  # timeouts in a run before no case is run (with 10 s each: under a minute of hanging)
 
 
-class HangPolicy(Adapter):
+class HangPolicy(AdapterBase):
     """Wraps an adapter with timeouts, and stops calling it as the module docstring says."""
 
     def __init__(self, inner: Adapter) -> None:
@@ -53,13 +54,13 @@ class HangPolicy(Adapter):
             forget = getattr(self.inner, "forget", None)
             if forget is not None:
                 forget(operation)
-            return Reply(TIMEOUT, message=refusal)
+            return Reply(Status.STOPPED, reason=Reason.HANG_POLICY, message=refusal)
         reply = self.inner.call(operation, inputs)
-        if reply.status == TIMEOUT and not reply.message.startswith(RUN_TIMEOUT_MESSAGE):
+        if reply.status == Status.STOPPED and reply.reason != Reason.RUN_TIMEOUT:
             self.by_operation[operation] = self.by_operation.get(operation, 0) + 1
             self.in_a_row += 1
             self.total += 1
-        elif reply.status != TIMEOUT:
+        elif reply.status != Status.STOPPED:
             self.in_a_row = 0
         return reply
 

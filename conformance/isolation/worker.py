@@ -18,7 +18,8 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from embconf.adapters import ImplementationError, create_adapter
-from embconf.adapters.base import CRASH, EXCEPTION, Adapter, Capabilities, Reply, _traceback_tail
+from embconf.model.contract import Adapter, Capabilities, Reply, Status
+from embconf.adapters.base import _traceback_tail
 from embconf.adapters.loading import describe_exception
 from embconf.run.guard import GuardedAdapter
 from embconf.processes.tree import keep_descendants
@@ -174,11 +175,11 @@ def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
 
 
 def _call(adapter: Adapter, operation: str, inputs: dict[str, Any]) -> Reply:
-    """The adapter's reply; SystemExit, KeyboardInterrupt and the like become an EXCEPTION reply."""
+    """The adapter's reply; SystemExit, KeyboardInterrupt and the like become an Status.RAISED reply."""
     try:
         return adapter.call(operation, inputs)
     except BaseException as exc:
-        return Reply(EXCEPTION, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
+        return Reply(Status.RAISED, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
 
 
 def _apply(adapter: Adapter, function: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
@@ -195,13 +196,13 @@ def _after_call(reply: Reply, state: "GlobalState", memory_limit_mb: int) -> tup
     """(the reply to send, whether the worker must be replaced): global state changed, or memory ran out."""
     changes = state.changes()
     if changes:
-        said = reply.message if reply.status == EXCEPTION else "returned normally"
-        return Reply(EXCEPTION, message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
+        said = reply.message if reply.status == Status.RAISED else "returned normally"
+        return Reply(Status.RAISED, message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
                      detail=reply.detail), True
-    if reply.status == EXCEPTION and MEMORY_ERROR.match(reply.message):
+    if reply.status == Status.RAISED and MEMORY_ERROR.match(reply.message):
         limit = (f"the limit is {memory_limit_mb} MB; the allocation would have passed the address-space backstop of "
                  f"{backstop_mb(memory_limit_mb)} MB" if memory_limit_mb > 0 else "no limit was set")
-        return Reply(CRASH, message=f"ran out of memory ({limit}): {reply.message}", detail=reply.detail), True
+        return Reply(Status.DIED, message=f"ran out of memory ({limit}): {reply.message}", detail=reply.detail), True
     state.restore_random()
     return reply, False
 

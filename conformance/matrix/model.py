@@ -1,5 +1,9 @@
 """The matrix document: per requirement (grouped by spec section) one cell per implementation, and
-per implementation its claim and its distinct deviations with their likely causes."""
+per implementation its claim and its distinct deviations with their likely causes.
+
+Everything is derived from each implementation's run record: a deviation is a cause of the record's verdict
+(the causes ``embconf run`` names for the same run), or, for failures no cause explains, their common message.
+Sections and subjects come from ``spec/vocabulary.json``."""
 from __future__ import annotations
 
 import json
@@ -7,39 +11,27 @@ import platform
 import re
 from collections import defaultdict
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from embconf import __version__
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
-from embconf.model.vocabulary import SPEC_DIR, spec_version
-from embconf.reports.console import _req_key
+from embconf.model.record import RunRecord, Verdict
+from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
 MATRIX_FORMAT = 1
-FAMILY_SECTION = {"GEN": 0, "FWD": 1, "BWD": 2, "IDX": 3, "ERR": 3, "SIN": 4, "POS": 5, "LAY": 6, "MEM": 7, "TOL": 8}
-DECLINED = "skipped by the implementation"
-
-
-@lru_cache(maxsize=1)
-def spec_outline() -> tuple[dict[int, str], dict[str, str]]:
-    """Section titles by number, and requirement subjects (SPEC.md Appendix B)."""
-    text = (SPEC_DIR / "SPEC.md").read_text(encoding="utf-8")
-    sections = {int(n): title.strip() for n, title in re.findall(r"^## (\d+)\. (.+)$", text, re.M)}
-    subjects = dict(re.findall(r"^\| (EMB-[A-Z]+-[A-Z]?\d+) \| ([^|]+?) \|", text, re.M))
-    return sections, subjects
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def build(runs: Sequence[Any], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None) -> dict[str, Any]:
-    """The matrix document of ``runs`` (:class:`embconf.matrix.run.MatrixRun`)."""
+def build(runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None) -> dict[str, Any]:
+    """The matrix document of the run records (one column each, named by ``record.impl``)."""
     import numpy
 
     generated = generated or datetime.now(timezone.utc)
-    columns = [_implementation(r.impl, r.run) for r in runs]
+    columns = [_implementation(r) for r in runs]
     return {
         "matrix_format": MATRIX_FORMAT,
         "suite": {"name": "embedding-conformance", "version": __version__},
@@ -53,11 +45,11 @@ def build(runs: Sequence[Any], fixtures: dict[str, Any], command: str = "", gene
     }
 
 
-def _implementation(impl: str, run: Any) -> dict[str, Any]:
-    results: list[CaseResult] = run.results
+def _implementation(run: RunRecord) -> dict[str, Any]:
+    impl, results = run.impl, run.results
     caps = run.capabilities.to_json()
     summary = run.summary()
-    declined = sum(r.outcome == NOT_APPLICABLE and r.message.startswith(DECLINED) for r in results)
+    declined = sum(r.outcome == NOT_APPLICABLE and r.declined for r in results)
     glue = [r.id for r in results if r.decided_by and r.outcome == PASS]
     problems = [r for r in results if r.outcome in PROBLEMS or r.outcome in (XFAIL, XPASS)]
     applicable = sum(r.outcome != NOT_APPLICABLE for r in results)
@@ -75,8 +67,8 @@ def _implementation(impl: str, run: Any) -> dict[str, Any]:
         "capabilities": {**caps, "notes": list(run.capabilities.notes)},
         "summary": summary, "applicable": applicable, "declined": declined, "glue_decided": glue,
         "claim": {"spec_version": spec_version(), "conforms": conforms, "error_kinds_verified": verified, "statement": statement},
-        "deviations": _deviations(problems),
-        "failing": [{"id": r.id, "outcome": r.outcome, "requirements": list(r.requirements), "message": _first_line(r.message)}
+        "deviations": _deviations(problems, run.verdict),
+        "failing": [{"id": r.id, "outcome": r.outcome.value, "requirements": list(r.requirements), "message": _first_line(r.message)}
                     for r in problems],
     }
 
@@ -92,24 +84,25 @@ def _symptom(result: CaseResult) -> str:
     return re.sub(r"-?\d+(\.\d+)?", "N", text)[:160]
 
 
-def _deviations(problems: list[CaseResult]) -> list[dict[str, Any]]:
-    """Problems grouped by their likely cause (the first diagnosed mutant or measured symptom), else by their message."""
-    groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
+def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, Any]]:
+    """Problems grouped by the verdict's cause that explains them (the causes ``embconf run`` names), else by
+    their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
+    groups: dict[str, list[CaseResult]] = defaultdict(list)
+    causes = {}
     for result in problems:
-        cause = result.diagnosis[0] if result.diagnosis else None
-        if cause:  # a catalogued mistake, or a measured symptom (diagnosis/symptoms.py)
-            key = ("mutant", cause["mutant"]) if "mutant" in cause else ("diagnosed", "symptom:" + cause.get("symptom", ""))
-        else:
-            key = ("symptom", f"{result.outcome}: {_symptom(result)}")
+        cause = verdict.cause_of(result.id)
+        key = cause.id if cause is not None else f"{result.outcome}: {_symptom(result)}"
+        if cause is not None:
+            causes[key] = cause
         groups[key].append(result)
     deviations = []
-    for (kind, key), members in groups.items():
-        cause = members[0].diagnosis[0] if kind in ("mutant", "diagnosed") else None
-        requirements = sorted({req for r in members for req in r.requirements}, key=_req_key)
+    for key, members in groups.items():
+        cause = causes.get(key)
+        requirements = sorted({req for r in members for req in r.requirements}, key=requirement_order)
         deviations.append({
-            "summary": cause["summary"] if cause else key,
-            "likely_cause": cause.get("mutant") if cause else None,
-            "hint": (cause or {}).get("hint", ""),
+            "summary": (cause.summary if cause.is_mutant else cause.title) if cause is not None else key,
+            "likely_cause": cause.id if cause is not None else None,
+            "hint": cause.hint if cause is not None else "",
             "requirements": requirements,
             "cases": [r.id for r in members],
         })
@@ -131,19 +124,20 @@ def _count(results: list[CaseResult]) -> dict[str, int]:
     return counts
 
 
-def _sections(runs: Sequence[Any], columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    titles, subjects = spec_outline()
+def _sections(runs: Sequence[RunRecord], columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The spec's sections that have requirements, in order, each with a row per requirement the runs touched.
+    A requirement the vocabulary does not know is an error: the corpus was validated against it."""
+    titles, subjects = sections(), requirement_subjects()
     by_req: dict[str, dict[str, list[CaseResult]]] = defaultdict(lambda: defaultdict(list))
-    for matrix_run in runs:
-        for result in matrix_run.run.results:
+    for run in runs:
+        for result in run.results:
             for req in result.requirements:
-                by_req[req][matrix_run.impl].append(result)
-    sections: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for req in sorted(by_req, key=_req_key):
-        number = FAMILY_SECTION.get(req.split("-")[1], max(titles, default=0) + 1)
-        sections[number].append({"id": req, "subject": subjects.get(req, ""),
-                                 "cells": {c["impl"]: _cell(by_req[req].get(c["impl"], [])) for c in columns}})
-    return [{"number": n, "title": titles.get(n, "Other"), "requirements": reqs} for n, reqs in sorted(sections.items())]
+                by_req[req][run.impl].append(result)
+    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for req in sorted(by_req, key=requirement_order):
+        grouped[section_of(req)].append({"id": req, "subject": subjects.get(req, ""),
+                                         "cells": {c["impl"]: _cell(by_req[req].get(c["impl"], [])) for c in columns}})
+    return [{"number": n, "title": titles[n], "requirements": reqs} for n, reqs in sorted(grouped.items())]
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
@@ -187,4 +181,4 @@ def failing_by_requirement(column: dict[str, Any]) -> list[tuple[str, list[dict[
     for case in column["failing"]:
         for req in case["requirements"]:
             grouped[req].append(case)
-    return sorted(grouped.items(), key=lambda kv: _req_key(kv[0]))
+    return sorted(grouped.items(), key=lambda kv: requirement_order(kv[0]))

@@ -1,13 +1,38 @@
-"""The outcomes a case can end in, and the result record of one case."""
+"""What one case ends in (:class:`Outcome`), and the result record of one case (:class:`CaseResult`)."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-PASS, FAIL, ERROR, CRASH, TIMEOUT = "pass", "fail", "error", "crash", "timeout"
-NOT_APPLICABLE, XFAIL, XPASS = "not_applicable", "xfail", "xpass"
-OUTCOMES: tuple[str, ...] = (PASS, FAIL, ERROR, CRASH, TIMEOUT, NOT_APPLICABLE, XFAIL, XPASS)
+if TYPE_CHECKING:
+    from embconf.model.contract import Reason
+    from embconf.model.record import Cause
+
+
+class Outcome(str, enum.Enum):
+    """The judgement of one case. A ``str``, so it compares, sorts and serialises as its spec name."""
+
+    PASS = "pass"
+    FAIL = "fail"  # wrong values, a wrong error, or a broken contract (a modified input)
+    ERROR = "error"  # an exception that names no error kind
+    CRASH = "crash"  # the implementation's process died
+    TIMEOUT = "timeout"  # no answer in time (or not run: the hang policy, the run timeout)
+    NOT_APPLICABLE = "not_applicable"  # outside the declared capabilities, or declined
+    XFAIL = "xfail"  # failed, as the expectations file says it does
+    XPASS = "xpass"  # listed as failing, but passed
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+
+PASS, FAIL, ERROR, CRASH, TIMEOUT = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT
+NOT_APPLICABLE, XFAIL, XPASS = Outcome.NOT_APPLICABLE, Outcome.XFAIL, Outcome.XPASS
+OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
 PROBLEMS = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run fail
+DIAGNOSED = frozenset({FAIL, ERROR})  # what diagnosis explains (a crash or a timeout has no values to measure)
 
 
 @dataclass
@@ -16,27 +41,33 @@ class CaseResult:
     requirements: tuple[str, ...]
     features: tuple[str, ...]
     operation: str
-    outcome: str
+    outcome: Outcome
     message: str = ""
     duration: float = 0.0
     expectation: Optional[str] = None  # the reason an expectations file gave
-    diagnosis: list[dict[str, Any]] = field(default_factory=list)
+    causes: list[Cause] = field(default_factory=list)  # why it failed, best first (diagnosis)
     stderr: str = ""
     mismatches: list[Any] = field(default_factory=list, repr=False)
     actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
     error_kind: Optional[str] = None  # the error kind the implementation raised, kept for diagnosis
     decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged
+    reason: Optional[Reason] = None  # why the runner stopped the call (a timeout's cause)
+    declined: bool = False  # not_applicable because the implementation skipped it, within its capabilities
+
+    @property
+    def is_problem(self) -> bool:
+        return self.outcome in PROBLEMS
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
             "id": self.id, "requirements": list(self.requirements), "features": list(self.features),
-            "operation": self.operation, "outcome": self.outcome, "message": self.message,
+            "operation": self.operation, "outcome": self.outcome.value, "message": self.message,
             "duration_s": round(self.duration, 6),
         }
         if self.expectation is not None:
             record["expectation"] = self.expectation
-        if self.diagnosis:
-            record["diagnosis"] = self.diagnosis
+        if self.causes:
+            record["diagnosis"] = [cause.to_json() for cause in self.causes]
         if self.stderr:
             record["stderr"] = self.stderr
         if self.decided_by:

@@ -71,3 +71,52 @@ def optional_inputs(operation: str) -> dict[str, str]:
 def input_names(operation: str) -> list[str]:
     """Every input an operation may receive: its inputs, then its optional inputs."""
     return operations()[operation]["inputs"] + list(optional_inputs(operation))
+
+
+# ----- the spec's structure: areas, sections, requirement families ------------------------------------
+
+def areas() -> dict[str, dict[str, Any]]:
+    """The spec's areas in spec order: {area: {"title", "fixture_file"}} (an area is one fixture file, or ``general``)."""
+    return vocabulary()["areas"]
+
+
+def operation_area(operation: str) -> str:
+    return operations()[operation]["area"]
+
+
+def sections() -> dict[int, str]:
+    """The spec's numbered sections: {number: title}."""
+    return {section["number"]: section["title"] for section in vocabulary()["sections"]}
+
+
+def requirement_families() -> dict[str, dict[str, Any]]:
+    """{family: {"section", "area", "title"}} in spec order (``FWD`` of ``EMB-FWD-2``)."""
+    return vocabulary()["requirement_families"]
+
+
+def requirement_subjects() -> dict[str, str]:
+    """{requirement id: its subject} (SPEC.md Appendix B)."""
+    return vocabulary()["requirements"]
+
+
+def family_of(requirement: str) -> str:
+    """``FWD`` for ``EMB-FWD-2``."""
+    return (requirement.split("-") + ["", ""])[1]
+
+
+def section_of(requirement: str) -> int:
+    """The spec section a requirement belongs to; KeyError for a family the vocabulary does not know."""
+    return requirement_families()[family_of(requirement)]["section"]
+
+
+def area_of(requirement: str) -> str:
+    return requirement_families()[family_of(requirement)]["area"]
+
+
+def requirement_order(requirement: str) -> tuple[Any, ...]:
+    """Spec order: families as the spec's sections run, numbered rules before named profiles (SIN-V1).
+    A family the vocabulary does not know sorts last."""
+    _, family, number = (requirement.split("-", 2) + ["", ""])[:3]
+    families = list(requirement_families())
+    rank = families.index(family) if family in families else len(families)
+    return (rank, family, not number.isdigit(), int(number) if number.isdigit() else 0, number)

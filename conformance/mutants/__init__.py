@@ -10,13 +10,15 @@ from __future__ import annotations
 from functools import lru_cache
 
 from embconf.mutants import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
-from embconf.mutants.base import AREAS, Mutant, registry
+from embconf.model.vocabulary import areas
+from embconf.mutants.base import Mutant, registry
 from embconf.mutants.compose import Implementation
 
 
 def catalogue() -> list[Mutant]:
-    """Every mutant, in a stable order: by area, then as registered."""
-    return sorted(registry().values(), key=lambda m: AREAS.index(m.area))
+    """Every mutant, in a stable order: by spec area (``spec/vocabulary.json``), then as registered."""
+    order = list(areas())
+    return sorted(registry().values(), key=lambda m: order.index(m.area))
 
 
 def get(mutant_id: str) -> Mutant:

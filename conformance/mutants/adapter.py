@@ -4,13 +4,14 @@ from __future__ import annotations
 from typing import Any
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import Adapter, Capabilities, Reply, call_python
+from embconf.model.contract import Capabilities, Reply
+from embconf.adapters.base import AdapterBase, call_python
 from embconf.adapters.reference import ReferenceAdapter
 from embconf.mutants import get, implementation
 from embconf.mutants.compose import Implementation
 
 
-class ImplementationAdapter(Adapter):
+class ImplementationAdapter(AdapterBase):
     """Runs an :class:`Implementation` in-process, with the reference's capabilities."""
 
     kind = "implementation"

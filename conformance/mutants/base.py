@@ -12,9 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from embconf.model.record import Cause, CauseKind
+from embconf.model.vocabulary import operation_area, operations
 from embconf.reference import OPERATIONS
 
 Operation = Callable[..., Any]
+OPERATION_ORDER = list(operations())
 
 # Which operations each composed operation is built from (see compose.py).
 DEPENDS: dict[str, frozenset[str]] = {
@@ -23,15 +26,11 @@ DEPENDS: dict[str, frozenset[str]] = {
     "embedding_layer_backward": frozenset({"embedding_backward", "learned_positions_backward"}),
 }
 
-AREAS: tuple[str, ...] = ("lookup", "backward", "sinusoid", "positions", "layer", "memory")
-
-
 @dataclass(frozen=True)
 class Mutant:
     """One known mistake: what is wrong, how to fix it, and the operations it replaces."""
 
     id: str
-    area: str
     description: str
     hint: str
     overrides: Mapping[str, Operation] = field(repr=False)
@@ -39,6 +38,11 @@ class Mutant:
     convention: Optional[str] = None  # a published sinusoid convention this mutant follows
     source: str = ""  # a public bug report showing the mistake in the wild
     family: Mapping[str, Any] = field(default_factory=dict)  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
+
+    @property
+    def area(self) -> str:
+        """The spec area of the operations it replaces (``spec/vocabulary.json``)."""
+        return operation_area(min(self.overrides, key=OPERATION_ORDER.index))
 
     def covers(self, operation: str) -> bool:
         """Whether this mutant can change the result of ``operation`` (directly or through a part)."""
@@ -55,8 +59,12 @@ class Mutant:
             return f"follows the {self.convention} convention; the spec's canonical table is interleaved (EMB-SIN-2) -> {self.hint}"
         return f"{self.description} -> {self.hint}"
 
-    def explain(self) -> dict[str, str]:
-        return {"mutant": self.id, "summary": self.summary, "description": self.description, "hint": self.hint}
+    def explain(self, note: str = "") -> Cause:
+        """This mistake as the cause of a failing case; ``note`` says how it matched when not exactly ("computed in float32")."""
+        summary = self.summary
+        if note:
+            summary = f"{self.description} ({note}) -> {self.hint}" if not self.convention else f"{summary} ({note})"
+        return Cause(CauseKind.MUTANT, self.id, self.description, summary, self.hint)
 
     def names(self, mutant_id: str) -> bool:
         """Whether ``mutant_id`` is this mutant or one declared equivalent to it."""
@@ -69,20 +77,20 @@ _REGISTRY: dict[str, Mutant] = {}
 def register(new: Mutant) -> Mutant:
     if new.id in _REGISTRY:
         raise AssertionError(f"duplicate mutant id {new.id}")
-    if new.area not in AREAS:
-        raise AssertionError(f"{new.id}: unknown area {new.area!r}")
     unknown = set(new.overrides) - set(OPERATIONS)
     if unknown or not new.overrides:
         raise AssertionError(f"{new.id}: overrides must name spec operations, got {sorted(new.overrides)}")
+    if len({operation_area(op) for op in new.overrides}) != 1:
+        raise AssertionError(f"{new.id}: overrides operations of several areas {sorted(new.overrides)}")
     _REGISTRY[new.id] = new
     return new
 
 
-def mutant(mutant_id: str, area: str, description: str, hint: str, operation: str, **extra: Any) -> Callable[[Operation], Operation]:
+def mutant(mutant_id: str, description: str, hint: str, operation: str, **extra: Any) -> Callable[[Operation], Operation]:
     """Register the decorated function (with the spec's signature of ``operation``) as a mutant overriding it."""
 
     def decorate(fn: Operation) -> Operation:
-        register(Mutant(mutant_id, area, description, hint, {operation: fn}, **extra))
+        register(Mutant(mutant_id, description, hint, {operation: fn}, **extra))
         return fn
 
     return decorate

@@ -20,7 +20,7 @@ RANGE = "raise index_out_of_range for any id < 0 or >= vocab_size, before indexi
 INT64 = np.iinfo(np.int64)
 
 
-@mutant("fwd.missing_id_zero_row", "lookup", "gives an all-zero row for an id that indexes no row (a masked sum over a one-hot of the ids)",
+@mutant("fwd.missing_id_zero_row", "gives an all-zero row for an id that indexes no row (a masked sum over a one-hot of the ids)",
         RANGE, FWD, source="tinygrad nn.Embedding: (one_hot(ids) * weight).sum() matches no row for an id outside [0, V)")
 def _missing_id_zero_row(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     index = _ids_no_range_check(ids)
@@ -30,7 +30,7 @@ def _missing_id_zero_row(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return out
 
 
-@mutant("bwd.drops_missing_ids", "backward", "silently drops the gradient of an id that indexes no row instead of raising",
+@mutant("bwd.drops_missing_ids", "silently drops the gradient of an id that indexes no row instead of raising",
         RANGE + "; the backward checks the ids as the forward does", BWD,
         source="JAX/Flax: the scatter behind jnp.take's gradient drops out-of-bounds updates (mode='fill' / 'drop')")
 def _drops_missing_ids(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
@@ -52,14 +52,14 @@ def _saturated(ids: np.ndarray) -> np.ndarray:
         return np.trunc(np.nan_to_num(ids.astype(np.float64), nan=0.0, posinf=float(INT64.max), neginf=float(INT64.min))).astype(np.int64)
 
 
-@mutant("fwd.saturating_cast", "lookup", "casts float ids with a saturating conversion (NaN -> row 0, +-inf -> INT_MAX/INT_MIN, 2.7 -> 2) before the range check",
+@mutant("fwd.saturating_cast", "casts float ids with a saturating conversion (NaN -> row 0, +-inf -> INT_MAX/INT_MIN, 2.7 -> 2) before the range check",
         "check float ids are finite integers first and raise invalid_index (EMB-IDX-4); only then cast", FWD,
         source="XLA's convert (jnp.asarray(ids, int32) in Flax/Keras-JAX) saturates NaN and infinities instead of failing")
 def _saturating_cast(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return weight[validate_ids(_saturated(ids), weight.shape[0])]
 
 
-@mutant("bwd.float_truncated", "backward", "the backward casts float ids with astype(int): 0.5 and 1.5 scatter into rows 0 and 1",
+@mutant("bwd.float_truncated", "the backward casts float ids with astype(int): 0.5 and 1.5 scatter into rows 0 and 1",
         "the backward checks float ids as the forward does: finite integers only, else invalid_index (EMB-IDX-4)", BWD,
         source="Keras layers.Embedding: inputs cast with ops.cast(inputs, 'int32'), which truncates float ids")
 def _backward_float_truncated(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
@@ -92,19 +92,17 @@ def _positions_window(wrap_negative: bool):
     return forward
 
 
-register(Mutant("pos.window_shifted_back", "positions",
-                "shifts the window back to fit when start_pos + T overruns the table (rows L-T .. L-1) instead of raising",
+register(Mutant("pos.window_shifted_back", "shifts the window back to fit when start_pos + T overruns the table (rows L-T .. L-1) instead of raising",
                 "raise sequence_too_long when start_pos + T > max_seq_len (EMB-POS-6); never move the window",
                 {POS: _positions_window(wrap_negative=False)},
                 source="jax.lax.dynamic_slice (Flax position embeddings): an out-of-bounds start is clamped to L - T"))
-register(Mutant("pos.negative_start_from_end", "positions",
-                "counts a negative start_pos from the end of the table (then clamps the window into it) instead of raising",
+register(Mutant("pos.negative_start_from_end", "counts a negative start_pos from the end of the table (then clamps the window into it) instead of raising",
                 "reject start_pos < 0 with invalid_start_pos (EMB-POS-7)",
                 {POS: _positions_window(wrap_negative=True)},
                 source="jax.lax.dynamic_slice / NumPy-style indexing: a negative start indexes from the end"))
 
 
-@mutant("layer.fractional_start", "layer", "accepts a fractional start_pos and computes sinusoid positions start_pos + t as fractions",
+@mutant("layer.fractional_start", "accepts a fractional start_pos and computes sinusoid positions start_pos + t as fractions",
         "check that start_pos is an integer (not bool, not float) and raise invalid_start_pos (EMB-POS-7, EMB-LAY-9)", LAYER,
         source="keras_hub SinusoidalPositionEncoding and HF sinusoid helpers: positions = start_index + arange(T) in floating point")
 def _fractional_start(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
@@ -129,7 +127,7 @@ def _fractional_sinusoid(start: float, seq_len: int, dim: int) -> np.ndarray:
     return table
 
 
-@mutant("layer.ids_unchecked", "layer", "the layer indexes its table with the tokens unchecked: a negative token wraps to a row from the end, one >= V fails inside numpy",
+@mutant("layer.ids_unchecked", "the layer indexes its table with the tokens unchecked: a negative token wraps to a row from the end, one >= V fails inside numpy",
         "check the tokens as the lookup does and raise index_out_of_range (EMB-IDX-1/2, EMB-LAY-7)", LAYER,
         source="Keras / keras_hub TokenAndPositionEmbedding on the JAX backend: ops.take on the raw ids")
 def _layer_ids_unchecked(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],

@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS, CaseResult
-from embconf.run.cases import RunResult, run_cases
+from embconf.model.record import RunRecord
 from embconf.mutants import catalogue
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
@@ -19,12 +19,14 @@ def covered_cases(mutant: Mutant, cases: Iterable[Case]) -> list[Case]:
     return [case for case in cases if mutant.covers(case.operation)]
 
 
-def run_mutant(mutant: Mutant, cases: Iterable[Case]) -> RunResult:
-    """The runner's results for ``mutant`` on the cases it covers."""
-    return run_cases(MutantAdapter(mutant.id), covered_cases(mutant, cases))
+def run_mutant(mutant: Mutant, cases: Iterable[Case], diagnose: bool = False) -> RunRecord:
+    """The pipeline's record for ``mutant`` on the cases it covers (in process: a mutant is the suite's own code)."""
+    from embconf.session import RunOptions, run
+
+    return run(MutantAdapter(mutant.id), covered_cases(mutant, cases), RunOptions(diagnose=diagnose), f"mutant:{mutant.id}")
 
 
-def killing(run: RunResult) -> list[CaseResult]:
+def killing(run: RunRecord) -> list[CaseResult]:
     """The results that kill: any failure, error, crash or timeout."""
     return [result for result in run.results if result.outcome in PROBLEMS]
 

@@ -18,7 +18,7 @@ RULE = "output = token_weight[tokens] * c + positions[s:s+T], c = sqrt(D) only w
 
 
 def layer(mutant_id: str, description: str, hint: str, operation: str, fn: Callable[..., Any], source: str = "") -> None:
-    register(Mutant(mutant_id, "layer", description, hint, {operation: fn}, source=source))
+    register(Mutant(mutant_id, description, hint, {operation: fn}, source=source))
 
 
 def combined(combine: Combine) -> Callable[..., np.ndarray]:

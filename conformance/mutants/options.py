@@ -36,14 +36,14 @@ def _checked(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, paddi
 
 # ----- padding_idx ------------------------------------------------------------------------------------------
 
-@mutant("opt.padding_grad_kept", "backward", "accepts padding_idx but still accumulates the padding row's gradient",
+@mutant("opt.padding_grad_kept", "accepts padding_idx but still accumulates the padding row's gradient",
         "zero the padding row of the gradient after the scatter-add, however often the padding id occurs (EMB-PAD-2)", BWD)
 def _padding_grad_kept(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, padding_idx: Any = None, scale_grad_by_freq: bool = False) -> np.ndarray:
     resolve_padding_idx(padding_idx, weight.shape[0])
     return ref_backward(weight, ids, grad_output, scale_grad_by_freq=scale_grad_by_freq)
 
 
-@mutant("opt.padding_zeroed_forward", "lookup", "returns zeros for the padding id in the forward (masking) instead of the stored row",
+@mutant("opt.padding_zeroed_forward", "returns zeros for the padding id in the forward (masking) instead of the stored row",
         "the forward returns the padding row as stored; padding_idx only stops its gradient (EMB-PAD-1)", FWD)
 def _padding_zeroed_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: Any = None, scale_grad_by_freq: bool = False) -> np.ndarray:
     out = ref_forward(weight, ids, padding_idx, scale_grad_by_freq)
@@ -53,7 +53,7 @@ def _padding_zeroed_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: An
     return out
 
 
-@mutant("opt.padding_negative_unnormalised", "backward", "compares ids with a negative padding_idx as given, so -1 matches no id and row V-1 keeps its gradient",
+@mutant("opt.padding_negative_unnormalised", "compares ids with a negative padding_idx as given, so -1 matches no id and row V-1 keeps its gradient",
         "normalise a negative padding_idx to padding_idx + V before use (EMB-PAD-3)", BWD)
 def _padding_negative_unnormalised(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, padding_idx: Any = None,
                                    scale_grad_by_freq: bool = False) -> np.ndarray:
@@ -66,7 +66,7 @@ def _padding_negative_unnormalised(weight: np.ndarray, ids: np.ndarray, grad_out
 
 # ----- max_norm ---------------------------------------------------------------------------------------------
 
-@mutant("opt.max_norm_every_row", "lookup", "renormalises every row of the table over max_norm, not only the rows the ids reference",
+@mutant("opt.max_norm_every_row", "renormalises every row of the table over max_norm, not only the rows the ids reference",
         "rescale only the rows referenced by ids (torch.embedding_renorm_ takes the ids); leave the others untouched (EMB-NRM-3)", NRM)
 def _max_norm_every_row(weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     max_norm, norm_type = check_renorm_args(max_norm, norm_type)
@@ -75,7 +75,7 @@ def _max_norm_every_row(weight: np.ndarray, ids: np.ndarray, max_norm: float, no
     return after[index], after
 
 
-@mutant("opt.max_norm_after_lookup", "lookup", "renormalises the gathered rows (a copy) after the lookup, so the table itself is never updated",
+@mutant("opt.max_norm_after_lookup", "renormalises the gathered rows (a copy) after the lookup, so the table itself is never updated",
         "renormalise the referenced rows of the table in place before the lookup; the table after the call is an output (EMB-NRM-3)", NRM)
 def _max_norm_after_lookup(weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     max_norm, norm_type = check_renorm_args(max_norm, norm_type)
@@ -83,7 +83,7 @@ def _max_norm_after_lookup(weight: np.ndarray, ids: np.ndarray, max_norm: float,
     return renormed(weight, index, max_norm, norm_type)[index], weight.copy()
 
 
-@mutant("opt.max_norm_inclusive", "lookup", "rescales rows whose norm equals max_norm too (norm >= max_norm)",
+@mutant("opt.max_norm_inclusive", "rescales rows whose norm equals max_norm too (norm >= max_norm)",
         "rescale only rows whose norm exceeds max_norm strictly (EMB-NRM-2)", NRM)
 def _max_norm_inclusive(weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     max_norm, norm_type = check_renorm_args(max_norm, norm_type)
@@ -98,7 +98,7 @@ def _max_norm_inclusive(weight: np.ndarray, ids: np.ndarray, max_norm: float, no
 
 # ----- scale_grad_by_freq -----------------------------------------------------------------------------------
 
-@mutant("opt.freq_per_sequence", "backward", "counts each id's frequency within its own sequence instead of the whole batch",
+@mutant("opt.freq_per_sequence", "counts each id's frequency within its own sequence instead of the whole batch",
         "count occurrences over all of ids (every sequence together) before dividing (EMB-FRQ-1)", BWD)
 def _freq_per_sequence(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, padding_idx: Any = None, scale_grad_by_freq: bool = False) -> np.ndarray:
     index, padding_row, by_freq = _checked(weight, ids, grad_output, padding_idx, scale_grad_by_freq)
@@ -113,7 +113,7 @@ def _freq_per_sequence(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndar
     return apply_options(total, index, padding_row, False).astype(weight.dtype)
 
 
-@mutant("opt.freq_in_forward", "lookup", "applies scale_grad_by_freq in the forward: repeated ids return rows divided by their count",
+@mutant("opt.freq_in_forward", "applies scale_grad_by_freq in the forward: repeated ids return rows divided by their count",
         "frequency scaling changes only the gradient; the forward copies rows unchanged (EMB-FRQ-2)", FWD)
 def _freq_in_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: Any = None, scale_grad_by_freq: bool = False) -> np.ndarray:
     out = ref_forward(weight, ids, padding_idx, scale_grad_by_freq)
@@ -126,7 +126,7 @@ def _freq_in_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: Any = Non
 
 # ----- half precision ---------------------------------------------------------------------------------------
 
-@mutant("half.sequential_accumulation", "backward", "accumulates the gradient in the table's own dtype, one term after another (PyTorch's CPU index_add_ in bfloat16)",
+@mutant("half.sequential_accumulation", "accumulates the gradient in the table's own dtype, one term after another (PyTorch's CPU index_add_ in bfloat16)",
         "accumulate repeated ids in float32 or wider and round once; a bfloat16 running sum stops growing at 256 (EMB-HLF-3)", BWD)
 def _sequential_accumulation(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, padding_idx: Any = None,
                              scale_grad_by_freq: bool = False) -> np.ndarray:
@@ -137,7 +137,7 @@ def _sequential_accumulation(weight: np.ndarray, ids: np.ndarray, grad_output: n
     return apply_options(total.astype(np.float64), index, padding_row, by_freq).astype(weight.dtype)
 
 
-@mutant("half.positions_in_dtype", "sinusoid", "builds positions in the requested dtype (arange(max_len, dtype)): float16 positions stop increasing at 2048, bfloat16 ones at 256",
+@mutant("half.positions_in_dtype", "builds positions in the requested dtype (arange(max_len, dtype)): float16 positions stop increasing at 2048, bfloat16 ones at 256",
         "compute positions and angles in float32 or wider and round the table once (EMB-HLF-4)", SIN)
 def _positions_in_dtype(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
     positions = np.arange(max_len, dtype=np.float64).astype(dtype).astype(np.float64)

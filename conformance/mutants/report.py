@@ -20,7 +20,7 @@ def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
     for mutant in catalogue():
         kills = matrix[mutant.id]
         status = f"killed by {len(kills)} case{'s' if len(kills) != 1 else ''}" if kills else "SURVIVED"
-        out.write(f"{mutant.id:<{width}}  {mutant.area:<9}  {status:<20}  {mutant.description}\n")
+        out.write(f"{mutant.id:<{width}}  {mutant.area:<17}  {status:<20}  {mutant.description}\n")
     survivors = [mutant_id for mutant_id, kills in matrix.items() if not kills]
     out.write(f"\n{len(matrix)} mutants, {len(matrix) - len(survivors)} killed, {len(survivors)} survived: kill rate {100 * kill_rate(matrix):.1f}%\n")
     if survivors:

@@ -68,7 +68,7 @@ def _operation(table: Table) -> Callable[..., np.ndarray]:
 def sinusoid(mutant_id: str, description: str, hint: str, table: Table, convention: Optional[str] = None, source: str = "",
              family: Optional[dict[str, Any]] = None) -> None:
     """Register a table mistake; ``family`` places it in the diagnosis's sinusoid family (recognised in any precision)."""
-    register(Mutant(mutant_id, "sinusoid", description, hint, {"sinusoidal_table": _operation(table)}, convention=convention, source=source,
+    register(Mutant(mutant_id, description, hint, {"sinusoidal_table": _operation(table)}, convention=convention, source=source,
                     family=family or {}))
 
 

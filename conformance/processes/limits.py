@@ -2,11 +2,13 @@
 worker and the protocol adapter."""
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import math
 import signal
 from typing import Optional
 
-from embconf.adapters.base import TIMEOUT, Reply
+from embconf.model.contract import Reason, Reply, Status
 
 DETAIL_LIMIT = 4000  # characters of a process's output attached to a reply
 RUN_TIMEOUT_MESSAGE = "run timeout: the whole run exceeded"  # how every reply after the run timeout begins
@@ -15,7 +17,7 @@ MAX_SECONDS = 7 * 24 * 3600.0  # the longest timeout accepted: a week
 MIN_MEMORY_LIMIT_MB = 64  # below this no Python process starts (a forked worker begins at the runner's size)
 
 
-class LimitError(ValueError):
+class LimitError(UserError, ValueError):
     """A timeout or memory limit that cannot be used; the message is one line naming the option."""
 
 
@@ -41,7 +43,7 @@ def checked_memory_mb(name: str, value: int) -> int:
 
 def run_timeout_reply(run_timeout: float, detail: str = "") -> Reply:
     """The reply to every call once the run timeout has passed (worker and protocol peers alike)."""
-    return Reply(TIMEOUT, message=f"{RUN_TIMEOUT_MESSAGE} {run_timeout:g} s", detail=detail)
+    return Reply(Status.STOPPED, reason=Reason.RUN_TIMEOUT, message=f"{RUN_TIMEOUT_MESSAGE} {run_timeout:g} s", detail=detail)
 
 
 def describe_exit(code: Optional[int]) -> str:

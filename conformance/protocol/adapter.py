@@ -27,7 +27,8 @@ import numpy as np
 from embconf.model.encoding import NON_FINITE, EncodingError, non_finite_name, decode_array, encode_array
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, Adapter, CallPlan, Capabilities, Planned, Reply
+from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
+from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.processes.limits import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit,
                          run_timeout_reply)
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
@@ -48,7 +49,7 @@ GIVE_UP = "implementation restarted too often; giving up"
 class _Failure(Exception):
     """Why no usable reply arrived; ``status`` is the Reply status it becomes."""
 
-    status = EXCEPTION
+    status = Status.RAISED
 
     def reply(self, detail: str = "") -> Reply:
         return Reply(self.status, message=str(self), detail=detail)
@@ -56,15 +57,18 @@ class _Failure(Exception):
 
 class _ProtocolError(_Failure):
     def reply(self, detail: str = "") -> Reply:
-        return Reply(EXCEPTION, message=f"protocol error: {self}", detail=detail)
+        return Reply(Status.RAISED, message=f"protocol error: {self}", detail=detail)
 
 
 class _Timeout(_Failure):
-    status = TIMEOUT
+    status = Status.STOPPED
+
+    def reply(self, detail: str = "") -> Reply:
+        return Reply(self.status, reason=Reason.CASE_TIMEOUT, message=str(self), detail=detail)
 
 
 class _Crash(_Failure):
-    status = CRASH
+    status = Status.DIED
 
 
 class _OutOfMemory(_Crash):
@@ -342,7 +346,7 @@ def _limits(timeout: Optional[float], run_timeout: float, max_line: Optional[int
         raise ImplementationError(str(exc)) from None
 
 
-class SubprocessAdapter(Adapter):
+class SubprocessAdapter(AdapterBase):
     """``subprocess:'COMMAND ARGS'``: a program speaking the wire protocol, started once per run."""
 
     kind = "subprocess"
@@ -429,7 +433,7 @@ class SubprocessAdapter(Adapter):
                 return run_timeout_reply(self.run_timeout, detail)
             return failure.reply(detail)
         self._inflight.popleft()
-        if reply.status == EXCEPTION:
+        if reply.status == Status.RAISED:
             reply.detail = process.stderr.since(self._mark)
         self._clock, self._mark = time.monotonic(), process.stderr.total
         return reply
@@ -481,18 +485,18 @@ class SubprocessAdapter(Adapter):
         return hello
 
     def _running(self) -> _Process | Reply:
-        """The live process, restarted if need be; a CRASH reply once restarts are used up."""
+        """The live process, restarted if need be; a Status.DIED reply once restarts are used up."""
         if self._process is not None:
             return self._process
         if self._charged:
             if self.restarts >= self.max_restarts:
-                return Reply(CRASH, message=GIVE_UP)
+                return Reply(Status.DIED, reason=Reason.RESTARTS_EXHAUSTED, message=GIVE_UP)
             self.restarts += 1
         try:
             self._process, _ = self._launch()
         except ImplementationError as exc:
             self._charged = True
-            return Reply(CRASH, message=f"restart {self.restarts} failed: {exc}")
+            return Reply(Status.DIED, message=f"restart {self.restarts} failed: {exc}")
         return self._process
 
     def _discard(self, restore: bool = True, charge: bool = True) -> None:
@@ -515,23 +519,23 @@ class SubprocessAdapter(Adapter):
         if self.validate_protocol:
             problem = schema_problem("run-reply", message) or output_names_problem(message, operation)
             if problem:
-                return Reply(EXCEPTION, message=f"protocol violation: {problem}")
+                return Reply(Status.RAISED, message=f"protocol violation: {problem}")
         body = message[kind]
         if kind == "skipped":
-            return Reply(SKIPPED, message=str(body.get("reason", "")))
+            return Reply(Status.SKIPPED, message=str(body.get("reason", "")))
         if kind == "error":
             if body["kind"] not in error_kinds():
-                return Reply(EXCEPTION, message=f"unknown error kind {body['kind']!r} (not in the spec's taxonomy): {body.get('message', '')}")
-            return Reply(ERROR_KIND, error_kind=body["kind"], message=str(body.get("message", "")))
+                return Reply(Status.RAISED, message=f"unknown error kind {body['kind']!r} (not in the spec's taxonomy): {body.get('message', '')}")
+            return Reply(Status.REJECTED, error_kind=body["kind"], message=str(body.get("message", "")))
         outputs = {}
         for name, value in body.items():
             try:
                 outputs[name] = from_wire(value)
             except EncodingError as exc:
-                return Reply(EXCEPTION, message=f"malformed array in output '{name}': {exc}")
+                return Reply(Status.RAISED, message=f"malformed array in output '{name}': {exc}")
             except TypeError as exc:
-                return Reply(EXCEPTION, message=f"output '{name}': {exc}")
-        return Reply(OK, outputs=outputs)
+                return Reply(Status.RAISED, message=f"output '{name}': {exc}")
+        return Reply(Status.OUTPUTS, outputs=outputs)
 
 
 def from_wire(value: Any) -> Any:

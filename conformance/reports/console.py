@@ -6,8 +6,8 @@ from collections import defaultdict
 from typing import TextIO
 
 from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
-from embconf.diagnosis import run_verdict
-from embconf.run.cases import RunResult
+from embconf.model.record import RunRecord
+from embconf.model.vocabulary import requirement_order
 
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
 
@@ -34,20 +34,20 @@ class Console:
         elif number == total or number % max(total // 10, 1) == 0:
             self.stream.write(f"[{number}/{total}] cases run\n")
 
-    def report(self, run: RunResult, fixtures_note: str = "") -> None:
+    def report(self, run: RunRecord, fixtures_note: str = "") -> None:
         write = self.stream.write
         write(headline(run) + "\n")
         if fixtures_note:
             write(fixtures_note + "\n")
         write("\nBy requirement:\n")
-        for req, counts in sorted(by_requirement(run.results).items(), key=lambda kv: _req_key(kv[0])):
+        for req, counts in sorted(by_requirement(run.results).items(), key=lambda kv: requirement_order(kv[0])):
             bad = sum(counts[o] for o in PROBLEMS) + counts[XPASS]
             status = self.paint("FAIL", "fail") if bad else (self.paint("ok", "pass") if counts[PASS] else self.paint("n/a", "not_applicable"))
             detail = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
             write(f"  {req:<12} {status:<4}  {detail}\n")
         problems = [r for r in run.results if r.outcome in PROBLEMS or r.outcome == XPASS]
         if problems:
-            write(f"\nVerdict: {run_verdict(run).summary}\n")
+            write(f"\nVerdict: {run.verdict.summary}\n")
             write(f"\nFailures ({len(problems)}):\n")
             for result in problems:
                 write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
@@ -67,23 +67,13 @@ class Console:
 
 def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
     """The diagnosis under a failure: known mistakes as 'likely cause', measured symptoms as 'measured'."""
-    lines = [f"  {'likely cause' if 'mutant' in d else 'measured'}: {d.get('summary', '')}\n" for d in result.diagnosis[:limit]]
+    lines = [f"  {'likely cause' if cause.is_mutant else 'measured'}: {cause.summary}\n" for cause in result.causes[:limit]]
     if not lines and result.outcome in (FAIL, ERROR) and (result.actual is not None or result.error_kind is not None or result.outcome == ERROR):
         lines.append("  likely cause: no known mistake matches, and no symptom could be measured\n")
     return "".join(lines)
 
 
-FAMILIES = ("GEN", "FWD", "BWD", "IDX", "ERR", "SIN", "POS", "LAY", "MEM", "TOL")
-
-
-def _req_key(req: str) -> tuple:
-    """Spec order: families as the spec's sections run, numbered rules before named profiles (SIN-V1)."""
-    _, family, number = (req.split("-", 2) + ["", ""])[:3]
-    rank = FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
-    return (rank, family, not number.isdigit(), int(number) if number.isdigit() else 0, number)
-
-
-def headline(run: RunResult) -> str:
+def headline(run: RunRecord) -> str:
     from embconf import __version__
     from embconf.model.vocabulary import spec_version
 

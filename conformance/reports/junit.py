@@ -1,24 +1,24 @@
-"""JUnit XML, one testsuite per fixture area, one testcase per case, for CI dashboards."""
+"""JUnit XML, one testsuite per spec area (``spec/vocabulary.json``), one testcase per case, for CI dashboards."""
 from __future__ import annotations
 
 from typing import Union
 from xml.etree import ElementTree as ET
 
 from embconf.model.outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
-from embconf.diagnosis import run_verdict
 from embconf.untrusted.write import OutputTarget, PathLike, as_target
-from embconf.run.cases import RunResult
+from embconf.model.record import RunRecord
+from embconf.model.vocabulary import operation_area
 
 
-def build(run: RunResult, name: str) -> ET.ElementTree:
+def build(run: RunRecord, name: str) -> ET.ElementTree:
     root = ET.Element("testsuites", name=f"embconf {name}")
-    verdict = run_verdict(run)
+    verdict = run.verdict
     properties = ET.SubElement(root, "properties")
     ET.SubElement(properties, "property", name="embconf.verdict", value=_clean(verdict.summary))
     suites: dict[str, ET.Element] = {}
     counts: dict[str, dict[str, int]] = {}
     for result in run.results:
-        area = result.id.split(".")[0]
+        area = operation_area(result.operation)
         if area not in suites:
             suites[area] = ET.SubElement(root, "testsuite", name=f"embconf.{area}")
             counts[area] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -48,7 +48,7 @@ def _clean(text: str) -> str:
                    and not 0xD800 <= ord(ch) <= 0xDFFF)  # nor lone surrogates (not encodable)
 
 
-def write(target: Union[PathLike, OutputTarget], run: RunResult, name: str) -> None:
+def write(target: Union[PathLike, OutputTarget], run: RunRecord, name: str) -> None:
     """Write the XML by the rules of :mod:`embconf.untrusted.write` (atomic for a regular file)."""
     tree = build(run, name)
     ET.indent(tree)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, TextIO
 
 from embconf.untrusted.write import OutputError, OutputTarget
-from embconf.run.cases import RunResult
+from embconf.model.record import RunRecord
 
 
 @dataclass(frozen=True)
@@ -30,21 +30,21 @@ class ReportTargets:
         """stderr when a report is written to stdout, else stdout."""
         return sys.stderr if any(t is not None and t.is_stdout for t in (self.json, self.junit, self.expectations)) else sys.stdout
 
-    def write(self, run: RunResult, impl: str, fixtures: dict[str, Any]) -> tuple[list[str], list[str]]:
+    def write(self, run: RunRecord) -> tuple[list[str], list[str]]:
         """Write every report asked for: (notes for the console, one-line write errors). Each is independent."""
         notes, errors = [], []
         if self.json is not None:
             from embconf.reports import json_report
 
-            _attempt(errors, lambda: json_report.write(self.json, json_report.build(run, impl, fixtures)))
+            _attempt(errors, lambda: json_report.write(self.json, run))
         if self.junit is not None:
             from embconf.reports import junit
 
-            _attempt(errors, lambda: junit.write(self.junit, run, impl))
+            _attempt(errors, lambda: junit.write(self.junit, run, run.impl))
         if self.expectations is not None:
             from embconf.corpus.expectations import write_from_run
 
-            count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, impl))
+            count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, run.impl))
             if count is not None:
                 notes.append(f"wrote {count} expectations to {self.expectations.name}")
         return notes, errors

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 import numpy as np
 
-from embconf.adapters.base import CRASH, ERROR_KIND, EXCEPTION, OK, SKIPPED, TIMEOUT, UNSPECIFIED, Adapter, Capabilities, Reply
+from embconf.model.contract import UNSPECIFIED, Adapter, Capabilities, Reason, Reply, Status
 from embconf.run.compare import compare_outputs
 from embconf.model.encoding import ARRAY_DTYPES
 from embconf.corpus.expectations import Expectations
@@ -17,46 +16,31 @@ from embconf.run.messages import mismatch_headline, reproduction
 from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
 from embconf.model.outcomes import CRASH as CRASH_OUTCOME
 from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
+from embconf.model.record import RunRecord
 from embconf.untrusted.bounds import bounded_description, bounded_reply, kept_outputs
 
 Progress = Callable[[int, int, CaseResult], None]
 
 
-@dataclass
-class RunResult:
-    results: list[CaseResult]
-    capabilities: Capabilities
-    implementation: dict
-    unmatched_expectations: list[str] = field(default_factory=list)
-    duration: float = 0.0
-
-    def summary(self) -> dict[str, int]:
-        from embconf.model.outcomes import OUTCOMES
-
-        counts = dict.fromkeys(OUTCOMES, 0)
-        for result in self.results:
-            counts[result.outcome] += 1
-        return counts
-
-
 def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     """The outcome of one case given the implementation's reply (expectations not yet applied)."""
     reply = bounded_reply(reply)
-    result = CaseResult(case.id, case.requirements, case.features, case.operation, PASS, stderr=reply.detail if reply.status in (CRASH, TIMEOUT) else "")
+    result = CaseResult(case.id, case.requirements, case.features, case.operation, PASS, reason=reply.reason,
+                        stderr=reply.detail if reply.status in (Status.DIED, Status.STOPPED) else "")
     expected_error = case.expected_error
-    if reply.violations and reply.status in (OK, ERROR_KIND):  # e.g. it modified an input: wrong whatever it returned
+    if reply.violations and reply.status in (Status.OUTPUTS, Status.REJECTED):  # e.g. it modified an input: wrong whatever it returned
         result.outcome, result.message = FAIL, reproduction(case, "; ".join(reply.violations))
-    elif reply.status == SKIPPED:
-        result.outcome, result.message = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}"
-    elif reply.status == TIMEOUT:
-        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, reply.message if reply.message.startswith("not run:") else f"timed out: {reply.message}")
-    elif reply.status == CRASH:
+    elif reply.status == Status.SKIPPED:
+        result.outcome, result.message, result.declined = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}", True
+    elif reply.status == Status.STOPPED:
+        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, reply.message if reply.reason == Reason.HANG_POLICY else f"timed out: {reply.message}")
+    elif reply.status == Status.DIED:
         result.outcome, result.message = CRASH_OUTCOME, reproduction(case, f"the implementation crashed: {reply.message}")
-    elif reply.status == EXCEPTION:
+    elif reply.status == Status.RAISED:
         wanted = f"expected error {expected_error}" if expected_error else "expected a result"
         result.outcome = ERROR
         result.message = reproduction(case, f"{reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
-    elif reply.status == ERROR_KIND:
+    elif reply.status == Status.REJECTED:
         result.error_kind, result.decided_by = reply.error_kind, reply.decided_by
         if expected_error is None:
             result.outcome, result.message = FAIL, reproduction(case, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result")
@@ -64,7 +48,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
             result.message = f"rejected as expected; the error kind ({expected_error}) is not checked for this adapter"
         elif reply.error_kind != expected_error:
             result.outcome, result.message = FAIL, reproduction(case, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}")
-    elif reply.status == OK:
+    elif reply.status == Status.OUTPUTS:
         if expected_error is not None:
             result.outcome = FAIL
             result.message = reproduction(case, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)")
@@ -88,29 +72,35 @@ def _expected_bytes(case: Case) -> dict[str, int]:
     return sizes
 
 
+def run_case(adapter: Adapter, case: Case, expectations: Optional[Expectations] = None,
+             caps: Optional[Capabilities] = None) -> CaseResult:
+    """One case: not sent when it does not apply, else called and judged; the expectations applied."""
+    caps = caps or adapter.capabilities()
+    reason = caps.applies(case.operation, case.features)
+    if reason:
+        result = CaseResult(case.id, case.requirements, case.features, case.operation, NOT_APPLICABLE, reason)
+    else:
+        started = time.perf_counter()
+        result = judge(case, adapter.call(case.operation, case.inputs()), caps)
+        result.duration = time.perf_counter() - started
+    if expectations is not None:
+        expectations.apply(result)
+    return result
+
+
 def run_cases(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Expectations] = None,
-              progress: Optional[Progress] = None) -> RunResult:
-    """Run every case (not_applicable ones are not sent) and apply the expectations."""
+              progress: Optional[Progress] = None) -> RunRecord:
+    """One pass over the cases, in order: the undiagnosed record (the whole pipeline is :mod:`embconf.session`)."""
     started = time.perf_counter()
     caps = adapter.capabilities()
     cases = list(cases)
     results: list[CaseResult] = []
     for number, case in enumerate(cases, 1):
-        reason = caps.applies(case.operation, case.features)
-        if reason:
-            result = CaseResult(case.id, case.requirements, case.features, case.operation, NOT_APPLICABLE, reason)
-        else:
-            t0 = time.perf_counter()
-            reply = adapter.call(case.operation, case.inputs())
-            result = judge(case, reply, caps)
-            result.duration = time.perf_counter() - t0
-        if expectations is not None:
-            expectations.apply(result)
-        results.append(result)
+        results.append(run_case(adapter, case, expectations, caps))
         if progress:
-            progress(number, len(cases), result)
+            progress(number, len(cases), results[-1])
     unmatched = expectations.unmatched() if expectations is not None else []
-    return RunResult(results, caps, bounded_description(adapter.describe()), unmatched, time.perf_counter() - started)
+    return RunRecord(results, caps, bounded_description(adapter.describe()), unmatched, time.perf_counter() - started)
 
 
-__all__ = ["RunResult", "judge", "run_cases", "XFAIL", "XPASS"]
+__all__ = ["judge", "run_case", "run_cases"]

@@ -6,23 +6,17 @@ the copies with the originals (bitwise, so NaN payloads and -0.0 count) and chec
 array shares memory with an input. What it finds goes into ``Reply.violations``, which the runner
 turns into a ``fail``: the call answered, but broke the spec's contract. It must run where the
 implementation runs (inside the isolation worker), since a view does not survive pickling.
-:func:`run_repeated` runs the selection (several times for ``--repeat``, reporting cases whose result
-changes), announcing the calls to adapters that can run ahead (:meth:`IsolatedAdapter.plan`).
 """
 from __future__ import annotations
 
 import copy
-import hashlib
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.adapters.base import Adapter, Capabilities, Reply
-from embconf.corpus.expectations import Expectations
-from embconf.corpus.fixtures import Case
-from embconf.model.outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
-from embconf.processes.limits import RUN_TIMEOUT_MESSAGE
-from embconf.run.cases import Progress, RunResult, run_cases
+from embconf.model.contract import Capabilities, Reply
+
+from embconf.adapters.base import AdapterBase
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
 # grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.
@@ -30,7 +24,7 @@ MAY_ALIAS = frozenset({("learned_positions_backward", "grad_x", "grad_output")})
 SHARE_WORK = 10**6  # bound on np.shares_memory's effort; undecided overlaps count as shared
 
 
-class GuardedAdapter(Adapter):
+class GuardedAdapter(AdapterBase):
     """Wraps an adapter: the implementation gets copies, and what it does to them is checked."""
 
     def __init__(self, inner: Adapter) -> None:
@@ -112,84 +106,3 @@ def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
         return bool(np.shares_memory(a, b, max_work=SHARE_WORK))
     except Exception:  # numpy's TooHardError: the overlap is too costly to decide, so assume the worst
         return True
-
-
-# ----- nondeterminism: --repeat N ------------------------------------------------------------------
-
-def run_repeated(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Expectations], times: int,
-                 progress: Optional[Progress] = None, strict: bool = False) -> tuple[RunResult, dict[str, str]]:
-    """Run the cases ``times`` times: the first run's results, with every case whose outcome or outputs
-    changed noted (failed under ``strict``), and those notes by case id. The run timeout holds across
-    the repetitions: a case it cuts off in a later one is a ``timeout`` (not a change), and no further
-    repetition starts."""
-    cases = list(cases)
-    announce(adapter, cases)
-    first = run_cases(adapter, cases, expectations, progress)
-    seen = {result.id: fingerprint(result) for result in first.results}
-    notes: dict[str, str] = {}
-    for number in range(2, times + 1):
-        announce(adapter, cases)
-        again = run_cases(adapter, cases, expectations)
-        first.duration += again.duration
-        cut = {result.id: result for result in again.results if cut_off(result)}
-        for result in again.results:
-            change = "" if result.id in notes or result.id in cut else difference(seen[result.id], fingerprint(result))
-            if change:
-                notes[result.id] = f"nondeterministic: {change} between run 1 and run {number} of {times}"
-        for result in first.results:
-            if result.id in cut and result.outcome not in PROBLEMS:
-                result.outcome = TIMEOUT
-                result.message = f"{cut[result.id].message}\n(in run {number} of {times} of --repeat)"
-        if cut:
-            break
-    for result in first.results:
-        if result.id in notes:
-            mark_nondeterministic(result, notes[result.id], strict)
-    return first, notes
-
-
-def cut_off(result: CaseResult) -> bool:
-    """Whether the run timeout ended this case (the adapters' "run timeout: ..." reply)."""
-    return result.outcome == TIMEOUT and RUN_TIMEOUT_MESSAGE in result.message
-
-
-def announce(adapter: Adapter, cases: list[Case]) -> None:
-    """Tell an adapter that can run calls ahead (``plan``, as IsolatedAdapter has) which calls
-    run_cases is about to make: the applicable cases, in order."""
-    plan = getattr(adapter, "plan", None)
-    if plan is not None:
-        caps = adapter.capabilities()
-        plan([(case.operation, case.inputs) for case in cases if caps.applies(case.operation, case.features) is None])
-
-
-def mark_nondeterministic(result: CaseResult, note: str, strict: bool) -> None:
-    """Add the note to the case; under ``strict`` a case that otherwise succeeded fails."""
-    if strict and result.outcome not in PROBLEMS:
-        result.outcome, result.message = FAIL, f"{result.id}: {note} (--strict)"
-    else:
-        result.message = f"{result.message}\n{note}" if result.message else note
-
-
-Fingerprint = tuple[str, tuple[tuple[str, Any], ...]]
-
-
-def fingerprint(result: CaseResult) -> Fingerprint:
-    """The outcome and a bitwise digest of every output: equal exactly when the runs agree."""
-    outputs = tuple((name, _digest(value)) for name, value in sorted((result.actual or {}).items()))
-    return result.outcome, outputs
-
-
-def _digest(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return str(value.dtype), value.shape, hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
-    return repr(value)
-
-
-def difference(before: Fingerprint, after: Fingerprint) -> str:
-    """What changed between two fingerprints, in words ('' when nothing did)."""
-    if before[0] != after[0]:
-        return f"outcome {before[0]} then {after[0]}"
-    changed = [name for (name, a), (_, b) in zip(before[1], after[1]) if a != b]
-    if changed or len(before[1]) != len(after[1]):
-        return f"output(s) {', '.join(repr(n) for n in changed) or 'set'} differ bitwise"
-    return ""

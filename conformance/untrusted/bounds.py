@@ -24,7 +24,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from embconf.adapters.base import Reply
+from embconf.model.contract import Reply
 from embconf.run.compare import Mismatch, compare_value
 
 MAX_TEXT = 8192  # characters kept of a message, stderr tail or skip reason

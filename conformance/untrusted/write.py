@@ -24,6 +24,8 @@ or ``write_text(path, text)`` for both steps at once. The rules:
 """
 from __future__ import annotations
 
+from embconf.model.errors import UserError
+
 import errno
 import fcntl
 import os
@@ -37,7 +39,7 @@ from typing import Optional, TextIO, Union
 STDOUT = "-"
 
 
-class OutputError(Exception):
+class OutputError(UserError):
     """A named output that cannot be written; the message is one line naming the path and the reason."""
 
 

@@ -1,0 +1,164 @@
+"""``embconf list``, ``show``, ``validate`` and ``regenerate``, and the options every command that reads the
+corpus shares (``--fixtures`` and the selection)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from embconf.model.errors import UserError
+
+EXIT_OK, EXIT_FAIL = 0, 1
+
+
+def add_fixtures(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    add_fixtures(parser)
+    parser.add_argument("--select", "-k", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB (repeatable)")
+    parser.add_argument("--requirement", "-r", action="append", default=[], metavar="ID", help="only cases pinning requirement ID or GLOB (repeatable)")
+    parser.add_argument("--feature", "-f", action="append", default=[], metavar="NAME", help="only cases tagged with feature NAME (repeatable; 'none' for untagged)")
+
+
+def corpus_of(args: argparse.Namespace, allow_modified: bool = False) -> Any:
+    """The corpus ``--fixtures`` names (default: the suite's own); UserError (one line) when it cannot be used."""
+    from embconf.corpus.fixtures import FixtureError, load_corpus
+    from embconf.model.vocabulary import FIXTURES_DIR
+
+    try:
+        return load_corpus(args.fixtures or FIXTURES_DIR, allow_modified=allow_modified)
+    except FixtureError as exc:
+        raise UserError(f"fixture problem: {exc}") from None
+
+
+def selected(args: argparse.Namespace, allow_modified: bool = False) -> tuple[Any, list]:
+    """The corpus and the cases the selection options choose; UserError when none."""
+    from embconf.corpus.select import select
+
+    corpus = corpus_of(args, allow_modified)
+    cases = select(corpus.cases, args.select, args.requirement, args.feature)
+    if not cases:
+        raise UserError("the selection matches no case (see `embconf list`)")
+    return corpus, cases
+
+
+def register(sub: Any) -> None:
+    lst = sub.add_parser("list", help="list cases, requirements or features")
+    lst.add_argument("what", nargs="?", choices=("cases", "requirements", "features"), default="cases")
+    add_selection(lst)
+    lst.set_defaults(handler=list_command)
+
+    show = sub.add_parser("show", help="print one case's inputs and expected values")
+    show.add_argument("case_id")
+    add_fixtures(show)
+    show.set_defaults(handler=show_command)
+
+    validate = sub.add_parser("validate", help="check every fixture file against the schema and the spec")
+    add_fixtures(validate)
+    validate.set_defaults(handler=validate_command)
+
+    regen = sub.add_parser("regenerate", help="write the fixtures from the reference (or --check them)")
+    regen.add_argument("--check", action="store_true", help="regenerate in memory; exit 1 naming every case that differs")
+    add_fixtures(regen)
+    regen.set_defaults(handler=regenerate_command)
+
+
+def list_command(args: argparse.Namespace) -> int:
+    from embconf.model.vocabulary import features, requirement_order
+
+    _, cases = selected(args)
+    if args.what == "cases":
+        for case in cases:
+            tags = f"  [{', '.join(case.features)}]" if case.features else ""
+            print(f"{case.id:<48} {case.operation:<28} {' '.join(case.requirements)}{tags}")
+        print(f"{len(cases)} cases")
+    elif args.what == "requirements":
+        counts: dict[str, int] = {}
+        for case in cases:
+            for req in case.requirements:
+                counts[req] = counts.get(req, 0) + 1
+        for req in sorted(counts, key=requirement_order):
+            print(f"{req:<12} {counts[req]} cases")
+    else:
+        for name, meaning in features().items():
+            print(f"{name:<24} {sum(name in c.features for c in cases):>3} cases  {meaning}")
+    return EXIT_OK
+
+
+def show_command(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    corpus = corpus_of(args)
+    case = corpus.by_id().get(args.case_id)
+    if case is None:
+        close = [c.id for c in corpus.cases if args.case_id in c.id][:5]
+        raise UserError(f"no case {args.case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)"))
+    np.set_printoptions(threshold=200, linewidth=110, precision=9, floatmode="maxprec")
+    print(f"{case.id}  ({case.source})\n  {case.description}")
+    print(f"operation:    {case.operation}\nrequirements: {', '.join(case.requirements)}\nfeatures:     {', '.join(case.features) or '-'}")
+    print("inputs:")
+    for name, value in case.inputs().items():
+        _print_value(name, value, case.raw_inputs[name])
+    if case.expected_error:
+        print(f"expected error: {case.expected_error}")
+    else:
+        print("expected outputs:")
+        for name, value in case.expected_outputs.items():
+            _print_value(name, value, case.raw_expected["outputs"][name])
+            print(f"    tolerance: {_tolerance_text(case.tolerance.get(name, {}))}")
+    return EXIT_OK
+
+
+def _tolerance_text(tol: dict) -> str:
+    if tol.get("kind") != "close":
+        return "exact"
+    text = f"|actual - expected| <= {tol['atol']:.3g} + {tol['rtol']:.3g} * |expected|"
+    if "position" in tol:
+        p = tol["position"]
+        text += f" + {p['ulps']:g} * spacing(pos), pos = {p['offset']} + index on axis {p['axis']}"
+    return text + (f"\n      ({tol['rule']})" if tol.get("rule") else "")
+
+
+def _print_value(name: str, value: Any, raw: Any) -> None:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        rows = f", rows {raw['rows'][:8]}{'...' if len(raw['rows']) > 8 else ''} of shape {raw['shape']}" if "rows" in raw else ""
+        print(f"  {name}: {value.dtype} {list(value.shape)}{rows}")
+        print("    " + str(value).replace("\n", "\n    "))
+    else:
+        print(f"  {name}: {value!r}")
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    from embconf.corpus.validate import validate_directory
+    from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.model.vocabulary import FIXTURES_DIR
+
+    problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"{count} cases checked, {len(problems)} problems" + ("" if HAVE_BFLOAT16 else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def regenerate_command(args: argparse.Namespace) -> int:
+    from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.model.vocabulary import FIXTURES_DIR
+    from embconf.reference import generate
+
+    if not HAVE_BFLOAT16:  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
+        raise UserError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
+    directory = args.fixtures or FIXTURES_DIR
+    if args.check:
+        problems = generate.differences(directory)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)")
+        return EXIT_FAIL if problems else EXIT_OK
+    files = generate.write(directory)
+    print(f"wrote {len(files)} files to {directory}")
+    return EXIT_OK

@@ -1,0 +1,48 @@
+"""``embconf matrix``: several implementations run one after another through :mod:`embconf.session`, each
+isolated as ``embconf run`` runs it, laid side by side (:mod:`embconf.matrix.model`)."""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from embconf.corpus.command import add_selection
+from embconf.isolation.options import add_limits
+
+
+def register(sub: Any) -> None:
+    matrix = sub.add_parser("matrix", help="run several implementations and lay them side by side, requirement by requirement")
+    matrix.add_argument("--impl", action="append", required=True, metavar="KIND:TARGET", help="an implementation (repeatable: one column each)")
+    add_selection(matrix)
+    for flag in ("--markdown", "--html", "--json"):
+        matrix.add_argument(flag, type=Path, metavar="FILE", help=f"write the matrix as {flag[2:]} here")
+    add_limits(matrix, run_scope="each implementation's run")
+    matrix.set_defaults(handler=matrix_command)
+
+
+def matrix_command(args: argparse.Namespace) -> int:
+    """Write the files asked for and print each column's claim; exit 0 (a matrix records failures, it does
+    not fail on them)."""
+    from embconf.corpus.command import selected
+    from embconf.matrix import html, markdown
+    from embconf.matrix.model import build, write_json
+    from embconf.run.command import run_options
+    from embconf.session import run_implementation
+
+    corpus, cases = selected(args)
+    options = run_options(args)
+    fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+    records = []
+    for impl in args.impl:
+        records.append(run_implementation(impl, cases, options, fixtures=fixtures))
+        print(f"{impl}: {len(cases)} cases run", file=sys.stderr)
+    command = "embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else ""
+    document = build(records, fixtures, command=command)
+    for path, writer in ((args.json, write_json), (args.markdown, markdown.write), (args.html, html.write)):
+        if path:
+            writer(path, document)
+    for column in document["implementations"]:
+        print(f"{column['impl']:<28} {column['claim']['statement']}")
+    return 0

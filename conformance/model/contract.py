@@ -1,0 +1,136 @@
+"""The adapter contract: what an implementation claims (:class:`Capabilities`), how it answers one call
+(:class:`Reply`, with a :class:`Status` and, where the runner stopped it, a :class:`Reason`), and the
+:class:`Adapter` Protocol every adapter satisfies. Optional abilities are their own small protocols.
+
+A reply's status is how the call ended; a case's outcome (:class:`~embconf.model.outcomes.Outcome`) is the
+judgement of that reply against the golden case: distinct types with distinct names.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
+
+from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+
+
+class Status(enum.Enum):
+    """How one call ended. The first three are the wire protocol's three reply forms."""
+
+    OUTPUTS = "outputs"  # it returned outputs
+    REJECTED = "rejected"  # it rejected the input with a spec error kind (the wire's ``error``)
+    SKIPPED = "skipped"  # it declined the call (not_applicable)
+    RAISED = "raised"  # it raised an exception that names no error kind
+    DIED = "died"  # its process died (a crash)
+    STOPPED = "stopped"  # the runner stopped it or did not run it: ``Reply.reason`` says why
+
+
+class Reason(enum.Enum):
+    """Why the runner stopped a call, or did not make it."""
+
+    CASE_TIMEOUT = "case_timeout"  # the call took longer than the case timeout
+    RUN_TIMEOUT = "run_timeout"  # the whole run's time was spent
+    HANG_POLICY = "hang_policy"  # not run: earlier calls timed out (isolation.hangs)
+    RESTARTS_EXHAUSTED = "restarts_exhausted"  # the process died too often to be started again
+
+
+# The error kind of a rejection whose kind the adapter cannot tell (a coarse error detail).
+UNSPECIFIED = "unspecified"
+
+
+@dataclass
+class Reply:
+    status: Status
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error_kind: Optional[str] = None
+    message: str = ""
+    detail: str = ""  # a traceback tail, or what a crashed process printed
+    violations: list[str] = field(default_factory=list)  # rules broken though the call succeeded (run.guard): a fail
+    decided_by: str = ""  # "glue": the adapter's own code, not the implementation, raised this typed error
+    reason: Optional[Reason] = None  # set when the runner stopped the call (status STOPPED or DIED)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an implementation claims: a case outside these is not_applicable, never a failure."""
+
+    operations: frozenset[str]
+    features: frozenset[str] = frozenset()
+    sinusoid_convention: str = "interleaved"
+    error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
+    notes: tuple[str, ...] = ()
+
+    def applies(self, operation: str, case_features: Iterable[str]) -> Optional[str]:
+        """None when a case applies, else the reason it does not."""
+        if operation not in self.operations:
+            return f"the implementation does not provide {operation}"
+        missing = [f for f in case_features if f not in self.all_features]
+        if missing:
+            return f"needs optional feature(s) {', '.join(missing)}"
+        if "bfloat16" in case_features and not HAVE_BFLOAT16:  # the harness cannot hold the arrays (EMB-HLF-2)
+            return BFLOAT16_HINT
+        return None
+
+    @property
+    def all_features(self) -> frozenset[str]:
+        """The claimed features plus the implied ones: the convention's profile, and a stored table unless computed."""
+        implied = set() if "sinusoid_computed" in self.features else {"sinusoid_stored"}
+        if self.sinusoid_convention != "interleaved":
+            implied.add(f"sinusoid-{self.sinusoid_convention}")
+        return self.features | implied
+
+    @property
+    def dtypes(self) -> list[str]:
+        """The float dtypes it handles: float32 always (EMB-FWD-3), float64, float16 and bfloat16 with their features."""
+        return ["float32"] + [d for d in ("float64", "float16", "bfloat16") if d in self.features]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"operations": sorted(self.operations), "features": sorted(self.features), "dtypes": self.dtypes,
+                "sinusoid_convention": self.sinusoid_convention, "error_detail": self.error_detail}
+
+
+Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """One implementation, ready to answer calls. ``kind`` and ``target`` are the two halves of ``KIND:TARGET``.
+
+    ``call`` never raises for anything the implementation does: every way it can end is a :class:`Reply`.
+    ``close`` releases processes and resources; calling it twice is harmless.
+    """
+
+    kind: str
+    target: str
+
+    def describe(self) -> dict[str, Any]:
+        """Name, version and language of the implementation, for reports."""
+        ...
+
+    def capabilities(self) -> Capabilities:
+        """What it claims; cases outside it are not_applicable."""
+        ...
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        """Run one operation of the spec on decoded inputs."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+@runtime_checkable
+class Planning(Protocol):
+    """An adapter that can run calls ahead of their turn (a worker batch, protocol requests written ahead)."""
+
+    def plan(self, calls: Iterable[Planned]) -> None:
+        """The calls about to be made, in order; a call that is not the next one announced voids the plan."""
+        ...
+
+
+@runtime_checkable
+class Applying(Protocol):
+    """An adapter that runs one of the runner's own functions next to the implementation (``embconf bench``)."""
+
+    def apply(self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[bool, Any]:
+        ...

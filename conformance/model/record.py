@@ -1,0 +1,144 @@
+"""The run record: every case's result, the causes of its failures and the run's verdict, with what was run
+and where. One run makes one record; the JSON report, the console, JUnit, grading and the matrix derive
+from it and never recompute it.
+"""
+from __future__ import annotations
+
+import enum
+import platform
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Optional
+
+from embconf.model.contract import Capabilities
+from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Outcome
+from embconf.model.version import __version__
+
+REPORT_FORMAT = 1
+
+
+class CauseKind(enum.Enum):
+    MUTANT = "mutant"  # a catalogued mistake, replayed: its exact fix is known
+    SYMPTOM = "symptom"  # a measurement of what is wrong (a factor, the rows that differ, ...)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why cases failed: a catalogue mistake or a measured symptom.
+
+    ``key`` is the mutant id or the symptom's key; ``id`` adds the kind (``symptom:stale_buffer``) so that
+    the two never collide. ``title`` is what the mistake is in one line; ``summary`` is the line shown under
+    a failing case (a mutant's carries its fix, a symptom's its measurement). ``cases`` are the cases it
+    explains: one case in a case's diagnosis, all of them in the verdict.
+    """
+
+    kind: CauseKind
+    key: str
+    title: str
+    summary: str
+    hint: str = ""
+    measured: Mapping[str, Any] = field(default_factory=dict)
+    alternatives: Mapping[str, str] = field(default_factory=dict)  # equally true readings: key -> title
+    cases: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.key if self.kind is CauseKind.MUTANT else f"symptom:{self.key}"
+
+    @property
+    def is_mutant(self) -> bool:
+        return self.kind is CauseKind.MUTANT
+
+    def readings(self) -> list[Cause]:
+        """This cause and each alternative reading of the same measurement, as causes of their own."""
+        own = replace(self, title=self.alternatives.get(self.key, self.title)) if self.alternatives else self
+        return [own] + [replace(self, key=key, title=title, alternatives={}) for key, title in self.alternatives.items() if key != self.key]
+
+    def to_json(self) -> dict[str, Any]:
+        """A case's diagnosis entry (spec/schemas/report.schema.json)."""
+        if self.is_mutant:
+            return {"mutant": self.key, "summary": self.summary, "description": self.title, "hint": self.hint}
+        entry: dict[str, Any] = {"symptom": self.key, "summary": self.summary, "hint": self.hint, "measured": dict(self.measured)}
+        if self.alternatives:
+            entry["alternatives"] = dict(self.alternatives)
+        return entry
+
+    def verdict_json(self) -> dict[str, Any]:
+        """A verdict entry: which mistake, and every case it explains."""
+        return {"id": self.id, "title": self.title, "hint": self.hint, "cases": list(self.cases)}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The few causes that explain a run's failures, in the order to fix them."""
+
+    summary: str
+    causes: tuple[Cause, ...]
+    explained: int
+    failures: int
+
+    def cause_of(self, case_id: str) -> Optional[Cause]:
+        """The first cause (in fixing order) that explains ``case_id``, if any."""
+        return next((cause for cause in self.causes if case_id in cause.cases), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"summary": self.summary, "explained": self.explained, "failures": self.failures,
+                "mistakes": [cause.verdict_json() for cause in self.causes]}
+
+
+NO_FAILURES = Verdict("no failures", (), 0, 0)
+
+
+@dataclass
+class RunRecord:
+    """One run of one implementation over a selection of cases."""
+
+    results: list[CaseResult]
+    capabilities: Capabilities
+    implementation: dict[str, Any]  # the adapter's description: name, version, language
+    unmatched_expectations: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    impl: str = ""  # the KIND:TARGET string that named it
+    verdict: Verdict = NO_FAILURES  # set by diagnosis (embconf.session)
+    fixtures: dict[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
+    nondeterministic: dict[str, str] = field(default_factory=dict)  # case id -> what changed under --repeat
+
+    def summary(self) -> dict[str, int]:
+        counts = dict.fromkeys((o.value for o in OUTCOMES), 0)
+        for result in self.results:
+            counts[result.outcome.value] += 1
+        return counts
+
+    @property
+    def problems(self) -> list[CaseResult]:
+        return [r for r in self.results if r.outcome in PROBLEMS]
+
+    @property
+    def applicable(self) -> list[CaseResult]:
+        return [r for r in self.results if r.outcome != NOT_APPLICABLE]
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(r.outcome == outcome for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON report (spec/schemas/report.schema.json)."""
+        import numpy
+
+        from embconf.model.vocabulary import spec_version
+
+        return {
+            "report_format": REPORT_FORMAT,
+            "suite": {"name": "embedding-conformance", "version": __version__},
+            "spec_version": spec_version(),
+            "implementation": {**self.implementation, "impl": self.impl},
+            "adapter": self.impl.partition(":")[0],
+            "capabilities": self.capabilities.to_json(),
+            "environment": {"python": platform.python_version(), "numpy": numpy.__version__,
+                            "platform": platform.platform(), "executable": sys.executable},
+            "fixtures": self.fixtures,
+            "duration_s": round(self.duration, 6),
+            "summary": self.summary(),
+            "unmatched_expectations": self.unmatched_expectations,
+            "verdict": self.verdict.to_json(),
+            "cases": [result.to_json() for result in self.results],
+        }

@@ -1,0 +1,108 @@
+"""The run pipeline, the one every entry point uses: open an implementation, plan, run, repeat, diagnose,
+close, and return one :class:`~embconf.model.record.RunRecord`.
+
+``embconf run``, ``embconf matrix``, grading (``grade``, ``gradescope``, ``embconf.check``), ``embconf
+bench``'s conformance pass and the pytest plugin all run cases through here, so the same implementation gets
+the same outcomes and the same causes whichever of them ran it. Reports are derived from the record.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
+
+from embconf.corpus.expectations import Expectations
+from embconf.corpus.fixtures import Case
+from embconf.isolation import IsolationOptions, open_adapter
+from embconf.model.contract import Adapter, Planning
+from embconf.model.outcomes import PROBLEMS, TIMEOUT
+from embconf.model.record import RunRecord
+from embconf.run.cases import Progress, run_case, run_cases
+from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic
+
+__all__ = ["RunOptions", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: where the implementation runs and under which limits, how often, and what is judged."""
+
+    isolation: IsolationOptions = field(default_factory=IsolationOptions)
+    case_timeout: Optional[float] = None  # given on the command line (protocol peers: else $EMBCONF_TIMEOUT)
+    validate_protocol: bool = False
+    repeat: int = 1
+    strict: bool = False  # a result that changes under --repeat fails
+    expectations: Optional[Expectations] = None
+    diagnose: bool = True
+
+
+def open_implementation(impl: str, options: RunOptions = RunOptions()) -> Adapter:
+    """The implementation ``impl`` names (``KIND:TARGET``), started as ``options`` say; ImplementationError
+    (one line) when it cannot be loaded."""
+    return open_adapter(impl, options.isolation, timeout=options.case_timeout, validate_protocol=options.validate_protocol)
+
+
+def run(adapter: Adapter, cases: Sequence[Case], options: RunOptions = RunOptions(), impl: str = "",
+        progress: Optional[Progress] = None, fixtures: Optional[dict[str, Any]] = None) -> RunRecord:
+    """Every case run on an open adapter (``options.repeat`` times), diagnosed, as one record. The run timeout
+    holds across the repetitions: a case it cuts off in a later one is a ``timeout`` (not a change), and no
+    further repetition starts. The adapter stays open."""
+    cases = list(cases)
+    plan(adapter, cases)
+    record = run_cases(adapter, cases, options.expectations, progress)
+    record.impl, record.fixtures = impl, dict(fixtures or {})
+    _repeat(adapter, cases, options, record)
+    if options.diagnose:
+        diagnose(record, cases)
+    return record
+
+
+def run_implementation(impl: str, cases: Sequence[Case], options: RunOptions = RunOptions(),
+                       progress: Optional[Progress] = None, fixtures: Optional[dict[str, Any]] = None) -> RunRecord:
+    """Open ``impl``, run the cases, close it: the whole pipeline (ImplementationError when it cannot load)."""
+    adapter = open_implementation(impl, options)
+    try:
+        return run(adapter, cases, options, impl, progress, fixtures)
+    finally:
+        adapter.close()
+
+
+def diagnose(record: RunRecord, cases: Iterable[Case]) -> RunRecord:
+    """The causes of every failure and the run's verdict, filled in (loaded only when something failed)."""
+    from embconf.diagnosis import diagnose_run
+
+    diagnose_run(record, cases)
+    return record
+
+
+def plan(adapter: Adapter, cases: Sequence[Case]) -> None:
+    """Tell an adapter that runs calls ahead (:class:`~embconf.model.contract.Planning`) which calls come
+    next: the applicable cases, in order."""
+    if isinstance(adapter, Planning):
+        caps = adapter.capabilities()
+        adapter.plan([(case.operation, case.inputs) for case in cases if caps.applies(case.operation, case.features) is None])
+
+
+def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
+    """Runs 2..N of ``--repeat``: a case whose outcome or outputs change is noted (failed under strict)."""
+    times = options.repeat
+    seen = {result.id: fingerprint(result) for result in record.results}
+    notes: dict[str, str] = {}
+    for number in range(2, times + 1):
+        plan(adapter, cases)
+        again = run_cases(adapter, cases, options.expectations)
+        record.duration += again.duration
+        cut = {result.id: result for result in again.results if cut_off(result)}
+        for result in again.results:
+            change = "" if result.id in notes or result.id in cut else difference(seen[result.id], fingerprint(result))
+            if change:
+                notes[result.id] = f"nondeterministic: {change} between run 1 and run {number} of {times}"
+        for result in record.results:
+            if result.id in cut and result.outcome not in PROBLEMS:
+                result.outcome, result.reason = TIMEOUT, cut[result.id].reason
+                result.message = f"{cut[result.id].message}\n(in run {number} of {times} of --repeat)"
+        if cut:
+            break
+    for result in record.results:
+        if result.id in notes:
+            mark_nondeterministic(result, notes[result.id], options.strict)
+    record.nondeterministic = notes

@@ -1,0 +1,52 @@
+"""The tests' one shared vocabulary: where things are, running the command line as a user would, and running
+cases through the pipeline (:mod:`embconf.session`) as every entry point does."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+EXAMPLE_STUDENT = ROOT / "examples" / "tinytorch_student" / "tinytorch" / "core" / "embeddings.py"
+IMPLS = TESTS / "impls"
+STUDENTS = TESTS / "students"
+# spec 1.1's optional features: declined by most examples
+SPEC_1_1_FEATURES = frozenset({"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"})
+
+
+def run_cli(*args: str, cwd: Optional[Path] = None, timeout: float = 300, env: Optional[dict] = None) -> subprocess.CompletedProcess:
+    """``embconf ARGS`` in a fresh interpreter, capturing output."""
+    return subprocess.run([sys.executable, "-m", "embconf", *args], cwd=cwd or ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def run_diagnosed(adapter: Any, cases: Sequence[Any], **options: Any) -> Any:
+    """The run record of ``cases`` on an open adapter, through the pipeline (planned, run, diagnosed)."""
+    from embconf.session import RunOptions, run
+
+    return run(adapter, cases, RunOptions(**options))
+
+
+def run_undiagnosed(adapter: Any, cases: Sequence[Any]) -> Any:
+    """One plain pass over the cases (no diagnosis): for what diagnosis must not change."""
+    return run_diagnosed(adapter, cases, diagnose=False)
+
+
+def cause_ids(result: Any) -> list[str]:
+    """The ids of a result's causes, best first (``mutant-id`` or ``symptom:KEY``)."""
+    return [cause.id for cause in result.causes]
+
+
+def first_cause(result: Any) -> str:
+    """The id of a result's best-ranked cause ('' when it has none)."""
+    return result.causes[0].id if result.causes else ""
+
+
+def problems(results: Iterable[Any]) -> list[str]:
+    """The ids of the results that fail the run (fail, error, crash, timeout)."""
+    from embconf.model.outcomes import PROBLEMS
+
+    return [r.id for r in results if r.outcome in PROBLEMS]
