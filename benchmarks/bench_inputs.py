@@ -10,7 +10,7 @@
    10, about 30 s each on a busy machine: fnmatch's pattern cache thrashes) and scaled to all of them
    (printed as "scaled"); everything else is measured whole.
 2. Kept outputs: ``--outputs`` wrong outputs of ``--mb`` MB each, as a failing run keeps them in
-   ``CaseResult.actual``: previously the whole arrays, today :func:`embconf.untrusted.bounds.kept_outputs`.
+   ``CaseResult.actual``: previously the whole arrays, today :func:`embconf.untrusted.text.kept_outputs`.
    The arrays are made one at a time; the bytes kept are summed.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ def bench_expectations(entries: int, sampled: int) -> None:
 
 def bench_kept(outputs: int, megabytes: int) -> None:
     from embconf.run.compare import compare_value
-    from embconf.untrusted.bounds import RowSample, kept_outputs
+    from embconf.run.kept import RowSample, kept_outputs
 
     rows = megabytes * 2**20 // (4 * 256)
     expected = np.zeros((rows, 256), dtype=np.float32)

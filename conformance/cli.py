@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from embconf.model.errors import UserError
     from embconf.processes.lifetime import Terminated, ending_descendants
-    from embconf.untrusted.bounds import one_line
+    from embconf.untrusted.text import one_line
     from embconf.untrusted.write import ConsoleStream
 
     parser = build_parser()

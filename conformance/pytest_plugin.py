@@ -63,7 +63,7 @@ def options(config: pytest.Config):
     """The isolation options the plugin's flags give; LimitError (one line) for unusable values."""
     from embconf.isolation import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, IsolationOptions
 
-    def given(name: str, default: object) -> object:
+    def given(name: str, default: Any) -> Any:
         value = config.getoption(name)
         return default if value is None else value
 
@@ -99,7 +99,7 @@ class CaseItem(pytest.Item):
             causes = diagnosis_lines(result).rstrip("\n")
             raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\n{causes}" if causes else "") + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Optional[str] = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, EmbconfFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -166,7 +166,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     config.stash[_STATE] = state
     signals = terminating_cleanly()  # SIGTERM: pytest's interrupt path, which closes the adapter
     signals.__enter__()
-    config.add_cleanup(lambda: signals.__exit__(None, None, None))
+    config.add_cleanup(lambda: None if signals.__exit__(None, None, None) else None)
     cases = select(corpus.cases, config.getoption("embconf_select"))
     collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
     collected = list(collector.collect())

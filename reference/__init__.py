@@ -5,7 +5,7 @@ the spec names it; it computes in float64 and rounds once to the case's dtype.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from embconf.reference.errors import ERROR_KINDS, EmbeddingError
 from embconf.reference.layer import embedding_layer_backward, embedding_layer_forward
@@ -14,7 +14,7 @@ from embconf.reference.memory import adam_state_bytes, gradient_bytes, parameter
 from embconf.reference.positions import learned_positions_backward, learned_positions_forward
 from embconf.reference.sinusoid import sinusoidal_table
 
-OPERATIONS: dict[str, Callable] = {
+OPERATIONS: dict[str, Callable[..., Any]] = {
     fn.__name__: fn
     for fn in (
         embedding_forward,

@@ -48,7 +48,7 @@ def scalar_text(value: Any, dtype: str = "float64") -> str:
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(value):
             raise ValueError("non-finite scalars are written as strings in arrays only")
-        return float_text(value, dtype)
+        return float_text(float(value), dtype)
     if isinstance(value, str):
         return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar
     raise TypeError(f"cannot write {type(value).__name__} to a fixture")

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from embconf import __version__
+from embconf.model.version import __version__
 from embconf.model.encoding import encode_array
 from embconf.model.vocabulary import FIXTURES_DIR, named_outputs, spec_version
 from embconf.reference import OPERATIONS

@@ -48,6 +48,7 @@ def check_layer_inputs(config: Mapping[str, Any], token_weight: np.ndarray, posi
 
 def _positions(cfg: dict[str, Any], position_table: Optional[np.ndarray], s: int, seq_len: int) -> np.ndarray:
     if cfg["pos_encoding"] == "learned":
+        assert position_table is not None  # check_layer_inputs requires it
         return position_table[s : s + seq_len].astype(np.float64)
     if cfg["pos_encoding"] == "sinusoidal":
         return sinusoidal_table(s + seq_len, cfg["embed_dim"], dtype="float64")[s:]
@@ -80,6 +81,7 @@ def embedding_layer_backward(config: Mapping[str, Any], token_weight: np.ndarray
         grad_w[cfg["padding_idx"]] = 0.0
     if cfg["pos_encoding"] != "learned":
         return grad_w.astype(token_weight.dtype), None
+    assert position_table is not None  # check_layer_inputs requires it
     grad_p = np.zeros(position_table.shape, dtype=np.float64)
     grad_p[s : s + batched.shape[1]] = grad.sum(axis=0)
     return grad_w.astype(token_weight.dtype), grad_p.astype(position_table.dtype)

@@ -2,24 +2,26 @@
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
 from embconf.reference.errors import EmbeddingError
 
 
-def check_start_pos(start_pos: object, seq_len: int, max_len: float) -> int:
+def check_start_pos(start_pos: Any, seq_len: int, max_len: float) -> int:
     """Return ``start_pos`` as int after the checks of EMB-POS-6/7 (also used by the layer)."""
     if isinstance(start_pos, bool) or not isinstance(start_pos, numbers.Integral):
         raise EmbeddingError("invalid_start_pos", f"start_pos must be an integer, got {start_pos!r}")
-    if start_pos < 0:
-        raise EmbeddingError("invalid_start_pos", f"start_pos must be >= 0, got {start_pos}")
-    if start_pos + seq_len > max_len:
+    start = int(start_pos)
+    if start < 0:
+        raise EmbeddingError("invalid_start_pos", f"start_pos must be >= 0, got {start}")
+    if start + seq_len > max_len:
         raise EmbeddingError(
             "sequence_too_long",
-            f"start_pos {start_pos} + sequence length {seq_len} exceeds max_seq_len {max_len}",
+            f"start_pos {start} + sequence length {seq_len} exceeds max_seq_len {max_len}",
         )
-    return int(start_pos)
+    return start
 
 
 def check_positions_input(table: np.ndarray, x: np.ndarray, start_pos: object) -> int:

@@ -12,6 +12,8 @@ from typing import Callable
 
 import numpy as np
 
+from embconf.model.dtypes import numpy_dtype
+
 BASE = 10000.0
 
 CANONICAL = "interleaved"
@@ -58,4 +60,4 @@ CONVENTIONS: dict[str, Callable[[int, int], np.ndarray]] = {
 
 def sinusoidal_table(max_len: int, embed_dim: int, dtype: str = "float32", convention: str = CANONICAL) -> np.ndarray:
     """The (max_len, embed_dim) table of ``convention``, computed in float64 and rounded once to ``dtype``."""
-    return CONVENTIONS[convention](max_len, embed_dim).astype(dtype)
+    return CONVENTIONS[convention](max_len, embed_dim).astype(numpy_dtype(dtype))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -144,10 +145,19 @@ def test_without_ml_dtypes_regenerate_is_one_line_and_validate_still_passes(monk
     """A plain install has no ml_dtypes: regenerating cannot build bfloat16 goldens (exit 2, one line);
     validating the committed corpus reports no problem for the bfloat16 payloads it cannot decode."""
     from embconf import cli
-    from embconf.model import dtypes, encoding
+    from embconf.model import dtypes
 
-    monkeypatch.setattr(dtypes, "HAVE_BFLOAT16", False)
-    monkeypatch.setattr(encoding, "HAVE_BFLOAT16", False)
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # as if not installed
+    dtypes.have_bfloat16.cache_clear()
+    monkeypatch.setattr(dtypes, "_bfloat16", lambda: (_ for _ in ()).throw(ImportError("no ml_dtypes")))
+    try:
+        assert not dtypes.have_bfloat16()
+        _without_ml_dtypes(cli, capsys)
+    finally:
+        dtypes.have_bfloat16.cache_clear()
+
+
+def _without_ml_dtypes(cli, capsys) -> None:
     assert cli.main(["regenerate", "--check"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ml_dtypes" in err[0]

@@ -123,7 +123,7 @@ def in_fresh_python(module: str, body: str) -> None:
     import subprocess
     import textwrap
 
-    code = "import numpy as np\nfrom embconf.adapters import create_adapter\nfrom embconf.adapters.base import ERROR_KIND, EXCEPTION, OK\n"
+    code = "import numpy as np\nfrom embconf.adapters import create_adapter\nfrom embconf.model.contract import Status\n"
     result = subprocess.run([sys.executable, "-c", code + textwrap.dedent(body)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -131,7 +131,7 @@ def in_fresh_python(module: str, body: str) -> None:
 def test_tinygrad_keeps_0d_ids_0d():
     in_fresh_python("tinygrad", """
         reply = create_adapter("tinygrad").call("embedding_forward", {"weight": np.eye(3, dtype=np.float32), "ids": np.array(1)})
-        assert reply.status == OK and reply.outputs["output"].shape == (3,), reply
+        assert reply.status == Status.OUTPUTS and reply.outputs["output"].shape == (3,), reply
     """)
 
 
@@ -140,11 +140,11 @@ def test_flax_maps_only_a_wrong_cotangent_shape():
         adapter = create_adapter("flax")
         weight, ids = np.ones((4, 2), np.float32), np.array([0, 1, 1])
         wrong_shape = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.ones((3, 3), np.float32)})
-        assert (wrong_shape.status, wrong_shape.error_kind) == (ERROR_KIND, "shape_mismatch"), wrong_shape
+        assert (wrong_shape.status, wrong_shape.error_kind) == (Status.REJECTED, "shape_mismatch"), wrong_shape
         wrong_dtype = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.ones((3, 2), np.int32)})
-        assert wrong_dtype.status == EXCEPTION, wrong_dtype  # a dtype refusal names no kind
+        assert wrong_dtype.status == Status.RAISED, wrong_dtype  # a dtype refusal names no kind
         negative = adapter.call("embedding_forward", {"weight": np.arange(8, dtype=np.float32).reshape(4, 2), "ids": np.array([-1])})
-        assert negative.status == OK and negative.outputs["output"].tolist() == [[6.0, 7.0]]  # Flax's wrap, unaided
+        assert negative.status == Status.OUTPUTS and negative.outputs["output"].tolist() == [[6.0, 7.0]]  # Flax's wrap, unaided
         assert "float64" not in adapter.capabilities().features
         assert "float64" in create_adapter("flax:x64").capabilities().features
     """)

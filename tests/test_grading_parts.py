@@ -210,3 +210,22 @@ def test_check_a_notebook_namespace_and_a_notebook_file(tmp_path):
 def test_results_of_a_class_validate_as_json(class_report):
     for path in (class_report / "results").iterdir():
         assert isinstance(json.loads(path.read_text(encoding="utf-8"))["tests"], list)
+
+
+def test_feedback_names_one_mistake_once_with_the_causes_embconf_run_names(corpus):
+    """A gradient buffer kept across calls fails many cases: the feedback says so once per item, in words that
+    name no case, and the gradebook's verdict is the run record's."""
+    from embconf.grading.feedback import feedback
+    from embconf.grading.job import run_fields, run_submission
+    from embconf.isolation import IsolationOptions
+
+    student = Path(__file__).resolve().parent / "students" / "grad_buffer_reused.py"
+    run = run_submission(f"tinytorch:{student}", corpus.cases, IsolationOptions())
+    record = {"name": "s", "entry": student.name, "kind": "module", "status": "graded", "reason": "", "note": "", **run_fields(run)}
+    assert [m["id"] for m in record["verdict"]["mistakes"] if m["id"]] == [c.id for c in run.verdict.causes]
+    text = feedback(score(record, load(None, corpus.cases)), "title")
+    bullets = [line for line in text.splitlines() if line.startswith("- Likely mistake")]
+    assert bullets and all("buffer kept across calls" in line for line in bullets)
+    for section in text.split("### ")[1:]:
+        assert sum(line.startswith("- Likely mistake") for line in section.splitlines()) <= 1
+    assert not any(case.id in line for line in bullets for case in corpus.cases)

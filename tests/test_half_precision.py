@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from embconf.adapters import create_adapter
-from embconf.model.dtypes import HAVE_BFLOAT16, numpy_dtype, shortest_decimal
+from embconf.model.dtypes import have_bfloat16, numpy_dtype, shortest_decimal
 from embconf.model.encoding import decode_array, encode_array
 from embconf.corpus.fixtures import load_corpus
 from embconf.mutants import get
@@ -23,7 +23,7 @@ from embconf.reference.sinusoid import interleaved
 from embconf.reference.tolerance import accumulation_roundoff, unit_roundoff
 from embconf.run.cases import run_cases
 
-pytestmark = pytest.mark.skipif(not HAVE_BFLOAT16, reason="ml_dtypes (the bfloat16 extra) is not installed")
+pytestmark = pytest.mark.skipif(not have_bfloat16(), reason="ml_dtypes (the bfloat16 extra) is not installed")
 DTYPES = ("float16", "bfloat16")
 MANY = {f"half.{d}.backward.many_repeats" for d in DTYPES}
 

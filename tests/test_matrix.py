@@ -101,3 +101,29 @@ def test_the_html_in_headless_chromium(matrix, tmp_path):
     shot = tmp_path / "phone.png"
     phone = _chromium(tmp_path / "p3", "--window-size=390,844", f"--screenshot={shot}", page)
     assert phone.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 5000
+
+
+def test_run_and_matrix_name_the_same_causes_for_the_same_implementation(tmp_path):
+    """One pipeline, one record: the causes a column lists are the verdict `embconf run` reports."""
+    student = f"tinytorch:{(ROOT / 'tests' / 'students' / 'grad_buffer_reused.py').relative_to(ROOT)}"
+    for impl in (WRONG, student, f"functions:{(IMPLS / 'clamping_lookup.py').relative_to(ROOT)}"):
+        report = tmp_path / "r.json"
+        run_cli("run", "--impl", impl, "-q", "--report-json", str(report))
+        run_cli("matrix", "--impl", impl, "--json", str(tmp_path / "m.json"))
+        verdict = json.loads(report.read_text())["verdict"]
+        column = json.loads((tmp_path / "m.json").read_text())["implementations"][0]
+        named = {d["likely_cause"] for d in column["deviations"] if d["likely_cause"]}
+        assert verdict["mistakes"] and named == {m["id"] for m in verdict["mistakes"]}, impl
+        explained = {case for m in verdict["mistakes"] for case in m["cases"]}
+        grouped = {case for d in column["deviations"] if d["likely_cause"] for case in d["cases"]}
+        assert grouped <= explained, impl
+
+
+def test_every_section_of_the_matrix_is_a_spec_section(matrix):
+    from embconf.model.vocabulary import sections
+
+    _, doc, _ = matrix
+    assert all(sections()[s["number"]] == s["title"] for s in doc["sections"])
+    assert "Other" not in (ROOT / "docs" / "matrix.md").read_text().split("## Deviations")[0]
+    published = json.loads((ROOT / "docs" / "matrix.json").read_text())
+    assert [s["title"] for s in published["sections"]] == [sections()[s["number"]] for s in published["sections"]]

@@ -448,7 +448,7 @@ def test_a_lone_surrogate_reaches_console_json_and_junit_safely(tmp_path, env):
 
 
 def test_bound_text_keeps_head_or_tail_and_says_what_was_cut():
-    from embconf.untrusted.bounds import MAX_TEXT, bound_text
+    from embconf.untrusted.text import MAX_TEXT, bound_text
 
     text = "a" * MAX_TEXT + "b" * (3 << 20)
     assert bound_text(text) == "a" * MAX_TEXT + "... [3.0 MB cut]"
@@ -458,7 +458,7 @@ def test_bound_text_keeps_head_or_tail_and_says_what_was_cut():
 
 
 def test_an_implementations_description_is_bounded():
-    from embconf.untrusted.bounds import MAX_NAME, bounded_description
+    from embconf.untrusted.text import MAX_NAME, bounded_description
 
     described = bounded_description({"name": "n" * 10**6, "version": "\udcff1", "language": None})
     assert len(described["name"]) < MAX_NAME + 30 and described["version"] == "\\udcff1" and described["language"] is None
@@ -468,7 +468,7 @@ def test_an_implementations_description_is_bounded():
 
 def test_a_large_output_is_kept_as_a_bounded_sample_with_its_mismatching_row():
     from embconf.run.compare import compare_value
-    from embconf.untrusted.bounds import SAMPLE_BYTES, RowSample, compare_kept, kept_outputs
+    from embconf.run.kept import SAMPLE_BYTES, RowSample, compare_kept, kept_outputs
 
     want = np.arange(1 << 22, dtype=np.float32).reshape(1 << 16, 64)  # 16 MiB
     got = want.copy()
@@ -493,7 +493,7 @@ def test_diagnosis_still_names_the_mistake_on_a_sampled_output(cases_by_id):
     from embconf.reference import sinusoidal_table
     from embconf.run.cases import judge
     from embconf.model.contract import Capabilities, Reply, Status
-    from embconf.untrusted.bounds import RowSample, kept_outputs
+    from embconf.run.kept import RowSample, kept_outputs
 
     case = cases_by_id["sin.canonical.l32768_d64"]
     table = sinusoidal_table(**case.inputs())

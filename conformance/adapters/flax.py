@@ -20,6 +20,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.model.contract import Capabilities
+from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 from embconf.adapters.jaxcommon import enable_x64, vjp
 
@@ -40,7 +41,7 @@ class FlaxAdapter(FrameworkAdapter):
         features = {"int32_ids"} | ({"float64"} if target == "x64" else set())
         caps = Capabilities(frozenset({"embedding_forward", "embedding_backward"}), frozenset(features),
                             notes=(f"jax {self.jax.__version__}, x64 mode {'on' if target == 'x64' else 'off'}",))
-        handlers = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
+        handlers: dict[str, Handler] = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
         super().__init__(f"flax:{target}" if target else "flax", flax, handlers, caps,
                          self.display_name + (" (jax x64)" if target == "x64" else ""))
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.model.contract import Capabilities
+from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 
 EXTRA = "tinygrad"
@@ -41,7 +42,7 @@ class TinygradAdapter(FrameworkAdapter):
         _check_compiler()
         caps = Capabilities(frozenset({"embedding_forward", "embedding_backward"}), frozenset({"float64", "int32_ids"}),
                             notes=(f"device {DEVICE}",))
-        handlers = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
+        handlers: dict[str, Handler] = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
         super().__init__("tinygrad", tinygrad, handlers, caps)
         self._version = _version()
 

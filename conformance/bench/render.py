@@ -79,7 +79,7 @@ def svg(result: BenchResult) -> str:
     """Achieved GB/s (log) against the minimum bytes moved (log), one point per measured row, the roof dashed."""
     rows = [r for r in result.rows if r.status == MEASURED]
     roof = result.roof_bandwidth / GB
-    xs = [r.minimum_bytes for r in rows] or [1e6]
+    xs: list[float] = [r.minimum_bytes for r in rows] or [1e6]
     ys = [r.bandwidth / GB for r in rows] + [roof]
     x_lo, x_hi = _decades(min(xs), max(xs))
     y_lo, y_hi = _decades(min(ys), max(ys) * 1.5)

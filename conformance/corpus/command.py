@@ -135,22 +135,22 @@ def _print_value(name: str, value: Any, raw: Any) -> None:
 
 def validate_command(args: argparse.Namespace) -> int:
     from embconf.corpus.validate import validate_directory
-    from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
     from embconf.model.vocabulary import FIXTURES_DIR
 
     problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
-    print(f"{count} cases checked, {len(problems)} problems" + ("" if HAVE_BFLOAT16 else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
+    print(f"{count} cases checked, {len(problems)} problems" + ("" if have_bfloat16() else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
     return EXIT_FAIL if problems else EXIT_OK
 
 
 def regenerate_command(args: argparse.Namespace) -> int:
-    from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+    from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
     from embconf.model.vocabulary import FIXTURES_DIR
     from embconf.reference import generate
 
-    if not HAVE_BFLOAT16:  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
+    if not have_bfloat16():  # the corpus has bfloat16 cases; without ml_dtypes they cannot be built
         raise UserError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
     directory = args.fixtures or FIXTURES_DIR
     if args.check:

@@ -18,7 +18,7 @@ from embconf.model.dtypes import BFLOAT16_HINT
 from embconf.model.encoding import EncodingError, decode_array, is_array
 from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
 from embconf.model.vocabulary import FIXTURES_DIR, operations, spec_version
-from embconf.untrusted.bounds import one_line
+from embconf.untrusted.text import one_line
 
 MANIFEST_NAME = "MANIFEST.json"
 

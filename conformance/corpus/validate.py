@@ -6,7 +6,7 @@ from pathlib import Path
 
 from embconf.corpus.fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest, validate_document
 from embconf.model.vocabulary import requirement_subjects
-from embconf.untrusted.bounds import one_line
+from embconf.untrusted.text import one_line
 
 def defined_requirements() -> set[str]:
     """Requirement ids the spec defines (``spec/vocabulary.json``, checked against SPEC.md by the tests)."""

@@ -24,7 +24,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import replace
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from embconf.model.record import Cause, RunRecord
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import run_verdict
+
+if TYPE_CHECKING:
+    from embconf.mutants.base import Mutant
 
 log = logging.getLogger("embconf.diagnosis")
 BUDGET_S = 120.0  # a run's diagnosis stops after this long; later failures stay undiagnosed
@@ -89,7 +92,8 @@ def _conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
 
 def _options_by_outcome(run: RunRecord, by_id: dict[str, Case], operation: str, name: str) -> tuple[list[dict], list[dict]]:
     """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
-    got, missed = [], []
+    got: list[dict] = []
+    missed: list[dict] = []
     for result in run.results:
         case = by_id.get(result.id)
         if case is None or case.operation != operation or result.actual is None or not isinstance(case.expected_outputs.get(name), np.ndarray):
@@ -137,8 +141,13 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         if result.id not in found:
             continue
         replayed, symptoms = found[result.id]
-        order = {m.id: i for i, m in enumerate(replayed.matches)}
-        result.causes = replayed.causes(contradicted, lambda m: (-support[m.id], order[m.id])) + symptoms
+        result.causes = replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
+
+
+def _ranking(support: Counter, replayed: Replay) -> Callable[[Mutant], tuple[int, int]]:
+    """Most support in the run first, then the order they matched this case in."""
+    order = {m.id: i for i, m in enumerate(replayed.matches)}
+    return lambda m: (-support[m.id], order[m.id])
 
 
 def _contradicted_by_passes(run: RunRecord, by_id: dict[str, Case], candidates: list) -> set[str]:

@@ -23,7 +23,7 @@ from embconf.run.compare import compare_outputs, compare_value
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.model.record import Cause
-from embconf.untrusted.bounds import RowSample, compare_kept
+from embconf.run.kept import RowSample, compare_kept
 from embconf.mutants.base import Mutant
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
@@ -48,9 +48,10 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
     found = Replay()
     if result.outcome not in (FAIL, ERROR) or (result.outcome == FAIL and result.error_kind is None and result.actual is None):
         return found
-    from embconf.mutants import catalogue, implementation
+    from embconf.mutants import catalogue
 
-    direct, indirect = [], []
+    direct: list[Mutant] = []
+    indirect: list[Mutant] = []
     sampled = any(isinstance(value, RowSample) for value in (result.actual or {}).values())
     for mutant in catalogue():
         if not mutant.covers(case.operation):

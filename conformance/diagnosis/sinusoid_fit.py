@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class Fit:
     layout: str
     precision: str
 
-    def params(self) -> dict[str, object]:
+    def params(self) -> dict[str, Any]:
         return {"base": self.base, "form": self.form, "sign": self.sign, "origin": self.origin, "layout": self.layout}
 
     def departures(self) -> list[str]:

@@ -71,7 +71,7 @@ def _ipynb_cells(path: Path) -> list[tuple[str, str]]:
 
 def _percent_cells(text: str) -> list[tuple[str, str]]:
     cells: list[tuple[str, list[str]]] = []
-    kind, lines = "code", []
+    kind, lines = "code", list[str]()
     for line in text.splitlines():
         marker = PERCENT_CELL.match(line)
         if marker:
@@ -97,9 +97,9 @@ def export(path: Path) -> Exported:
         for name, argument in directives:
             if name == "default_exp":
                 default_exp = argument.split()[0] if argument else ""
-        exported = [argument.split()[0] if argument else "" for name, argument in directives if name in EXPORTS]
-        if exported:
-            chosen.append((number, exported[0], source))
+        targets = [argument.split()[0] if argument else "" for name, argument in directives if name in EXPORTS]
+        if targets:
+            chosen.append((number, targets[0], source))
     kept = [(number, body) for number, target, body in chosen if _is_target(target or default_exp)]
     if not kept:
         where = f" (default_exp is {default_exp!r})" if default_exp and not _is_target(default_exp) else ""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
-from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.run.guard import GuardedAdapter
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply

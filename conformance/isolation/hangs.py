@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 
 from embconf.adapters.base import AdapterBase
 

@@ -43,7 +43,8 @@ def render(doc: dict[str, Any]) -> str:
                 cells.append(f"[{text}](#{anchor(c, req['id'])})" if cell["status"] == "fail" else text)
             lines.append(f"| **{req['id']}** {_escape(req['subject'])} | " + " | ".join(cells) + " |")
     lines += ["", "## Deviations", "", "Each implementation's distinct deviations, stated once, with their likely cause "
-              "(a known mistake of the mutant catalogue, `embconf explain MUTANT`) where one matches. "
+              "(a known mistake of the mutant catalogue, `embconf explain MUTANT`, or a measured symptom, `symptom:KEY`) where one "
+              "matches: the causes `embconf run` names for the same run. "
               "`embconf show CASE` prints a case; `embconf run --impl IMPL --select CASE` reproduces it."]
     for c in columns:
         lines += ["", f"### `{c['impl']}`: {_escape(title(c))}", ""]
@@ -52,8 +53,8 @@ def render(doc: dict[str, Any]) -> str:
             continue
         for d in c["deviations"]:
             cause = f" Likely cause: `{d['likely_cause']}`." if d["likely_cause"] else ""
-            cases = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else "")
-            lines.append(f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {cases}).{cause}")
+            shown = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else "")
+            lines.append(f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}")
         lines += ["", "Failing cases by requirement:", ""]
         for req, cases in failing_by_requirement(c):
             listed = "; ".join(f"`{case['id']}` ({case['outcome']})" for case in cases)

@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
-from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16
+from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
 
 
 class Status(enum.Enum):
@@ -67,7 +67,7 @@ class Capabilities:
         missing = [f for f in case_features if f not in self.all_features]
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
-        if "bfloat16" in case_features and not HAVE_BFLOAT16:  # the harness cannot hold the arrays (EMB-HLF-2)
+        if "bfloat16" in case_features and not have_bfloat16():  # the harness cannot hold the arrays (EMB-HLF-2)
             return BFLOAT16_HINT
         return None
 

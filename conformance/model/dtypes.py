@@ -1,31 +1,50 @@
 """The float dtypes of the spec and how half precision is held in NumPy (spec section 13, EMB-HLF-2).
 
 float16 is NumPy's own. bfloat16 is not: the harness holds it as ``ml_dtypes.bfloat16``,
-an optional extra (``pip install 'embedding-conformance[bfloat16]'``); importing this
-module registers it with NumPy when it is installed. The encoding of fixtures and of the
-wire protocol needs no library: a bfloat16 payload is the raw 16-bit patterns.
+an optional extra (``pip install 'embedding-conformance[bfloat16]'``), imported only when a bfloat16
+array is made (importing it costs more than the rest of a run's start-up). Without it bfloat16 cases
+are not_applicable. The encoding of fixtures and of the wire protocol needs no library: a bfloat16
+payload is the raw 16-bit patterns.
 """
 from __future__ import annotations
 
+import importlib.util
+from functools import lru_cache
+
 import numpy as np
 
-try:  # registers np.dtype("bfloat16")
-    import ml_dtypes
-except ImportError:  # the optional extra is missing: bfloat16 cases are not_applicable
-    ml_dtypes = None
-
-HAVE_BFLOAT16 = ml_dtypes is not None
 BFLOAT16_HINT = "bfloat16 arrays need ml_dtypes: pip install 'embedding-conformance[bfloat16]'"
 HALF_DTYPES = ("float16", "bfloat16")
 # dtype name -> the little-endian layout of its payload (bfloat16: its raw bit patterns)
 WIRE_LAYOUT: dict[str, str] = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2", "int32": "<i4", "int64": "<i8"}
 
 
+@lru_cache(maxsize=None)
+def have_bfloat16() -> bool:
+    """Whether ml_dtypes can be imported (looked up, not imported)."""
+    try:
+        return importlib.util.find_spec("ml_dtypes") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=None)
+def _bfloat16() -> np.dtype:
+    import ml_dtypes  # registers the dtype with NumPy
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 def numpy_dtype(name: str) -> np.dtype:
     """The NumPy dtype of a spec dtype name (ValueError for bfloat16 without ml_dtypes)."""
-    if name == "bfloat16" and not HAVE_BFLOAT16:
+    if name != "bfloat16":
+        return np.dtype(name)
+    if not have_bfloat16():
         raise ValueError(BFLOAT16_HINT)
-    return np.dtype(name)
+    try:
+        return _bfloat16()
+    except ImportError:
+        raise ValueError(BFLOAT16_HINT) from None
 
 
 def to_wire(payload: np.ndarray, name: str) -> bytes:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.model.dtypes import BFLOAT16_HINT, HAVE_BFLOAT16, WIRE_LAYOUT, from_wire, numpy_dtype, to_wire
+from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16, WIRE_LAYOUT, from_wire, numpy_dtype, to_wire
 
 ARRAY_DTYPES: dict[str, str] = dict(WIRE_LAYOUT)  # spec 1.1 adds float16 and bfloat16 (raw bit patterns, EMB-HLF-2)
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -67,7 +67,7 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
     dtype = encoded.get("dtype")
     if not isinstance(dtype, str) or dtype not in ARRAY_DTYPES:
         raise EncodingError(f"unknown array dtype {dtype!r}; expected one of {sorted(ARRAY_DTYPES)}")
-    if dtype == "bfloat16" and not HAVE_BFLOAT16:
+    if dtype == "bfloat16" and not have_bfloat16():
         raise EncodingError(BFLOAT16_HINT)
     shape = encoded.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):

@@ -25,7 +25,8 @@ class Outcome(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
-    __format__ = str.__format__
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
 
 PASS, FAIL, ERROR, CRASH, TIMEOUT = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT

@@ -29,12 +29,12 @@ class Implementation:
     """The reference's operations with ``overrides`` in place; composed operations use this object's parts."""
 
     def __init__(self, overrides: Optional[Mapping[str, Callable[..., Any]]] = None) -> None:
-        composed = {
+        composed: dict[str, Callable[..., Any]] = {
             "embedding_backward_sparse": partial(backward_sparse, self),
             "embedding_layer_forward": partial(layer_forward, self),
             "embedding_layer_backward": partial(layer_backward, self),
         }
-        self.operations: dict[str, Callable[..., Any]] = {**OPERATIONS, **composed, **(overrides or {})}
+        self.operations: dict[str, Callable[..., Any]] = {**OPERATIONS, **composed, **dict(overrides or {})}
 
     def __getitem__(self, operation: str) -> Callable[..., Any]:
         return self.operations[operation]
@@ -61,6 +61,7 @@ def positions(impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.n
     """The (T, D) float64 position rows from this implementation's learned or sinusoidal part."""
     dim = cfg["embed_dim"]
     if cfg["pos_encoding"] == "learned":
+        assert table is not None  # the layer's checks require a table for learned positions
         return impl["learned_positions_forward"](table.astype(F64), np.zeros((1, seq_len, dim)), start)[0]
     if cfg["pos_encoding"] == "sinusoidal":
         return impl["sinusoidal_table"](start + seq_len, dim, "float64")[start:]
@@ -68,7 +69,7 @@ def positions(impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.n
 
 
 def layer_forward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                  tokens: np.ndarray, start_pos: object = 0, *, combine: Combine = add_scaled, squeeze: bool = True) -> np.ndarray:
+                  tokens: np.ndarray, start_pos: Any = 0, *, combine: Combine = add_scaled, squeeze: bool = True) -> np.ndarray:
     """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
     cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     rows = impl["embedding_forward"](token_weight.astype(F64), batched)
@@ -77,7 +78,7 @@ def layer_forward(impl: Implementation, config: Mapping[str, Any], token_weight:
 
 
 def layer_backward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                   tokens: np.ndarray, start_pos: object, grad_output: np.ndarray, *,
+                   tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray, *,
                    grad_scale: Scale = scale_of) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """grad_scale(cfg) times this implementation's scatter-add; its learned-position gradient; None otherwise."""
     cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
@@ -89,6 +90,7 @@ def layer_backward(impl: Implementation, config: Mapping[str, Any], token_weight
     grad_w = impl["embedding_backward"](token_weight.astype(F64), batched, grad, **padding) * grad_scale(cfg)
     if cfg["pos_encoding"] != "learned":
         return grad_w.astype(token_weight.dtype), None
+    assert position_table is not None  # the layer's checks require a table for learned positions
     grad_p = impl["learned_positions_backward"](position_table.astype(F64), np.zeros(grad.shape), start, grad)[1]
     return grad_w.astype(token_weight.dtype), grad_p.astype(position_table.dtype)
 

@@ -71,7 +71,7 @@ def _backward_float_truncated(weight: np.ndarray, ids: np.ndarray, grad_output: 
     return _scatter(weight, index, grad_output).astype(weight.dtype)
 
 
-def _dynamic_start(start_pos: object, seq_len: int, max_len: int, wrap_negative: bool) -> int:
+def _dynamic_start(start_pos: Any, seq_len: int, max_len: int, wrap_negative: bool) -> int:
     """lax.dynamic_slice's start: clamped into [0, L - T] (a negative start counted from the end first)."""
     if isinstance(start_pos, bool) or not isinstance(start_pos, (int, np.integer)):
         return check_start_pos(start_pos, seq_len, max_len)
@@ -83,7 +83,7 @@ def _dynamic_start(start_pos: object, seq_len: int, max_len: int, wrap_negative:
 
 def _positions_window(wrap_negative: bool):
     """learned_positions_forward with dynamic_slice's window: clamped into the table, not rejected."""
-    def forward(table: np.ndarray, x: np.ndarray, start_pos: object = 0) -> np.ndarray:
+    def forward(table: np.ndarray, x: np.ndarray, start_pos: Any = 0) -> np.ndarray:
         integral = isinstance(start_pos, (int, np.integer)) and not isinstance(start_pos, bool)
         if not integral or (start_pos < 0 and not wrap_negative):
             return ref_positions(table, x, start_pos)  # the reference's checks raise
@@ -106,7 +106,7 @@ register(Mutant("pos.negative_start_from_end", "counts a negative start_pos from
         "check that start_pos is an integer (not bool, not float) and raise invalid_start_pos (EMB-POS-7, EMB-LAY-9)", LAYER,
         source="keras_hub SinusoidalPositionEncoding and HF sinusoid helpers: positions = start_index + arange(T) in floating point")
 def _fractional_start(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                      tokens: np.ndarray, start_pos: object = 0) -> np.ndarray:
+                      tokens: np.ndarray, start_pos: Any = 0) -> np.ndarray:
     from embconf.mutants.compose import BASE as PARTS, layer_forward
 
     cfg = resolve_config(config)
@@ -131,7 +131,7 @@ def _fractional_sinusoid(start: float, seq_len: int, dim: int) -> np.ndarray:
         "check the tokens as the lookup does and raise index_out_of_range (EMB-IDX-1/2, EMB-LAY-7)", LAYER,
         source="Keras / keras_hub TokenAndPositionEmbedding on the JAX backend: ops.take on the raw ids")
 def _layer_ids_unchecked(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                         tokens: np.ndarray, start_pos: object = 0) -> np.ndarray:
+                         tokens: np.ndarray, start_pos: Any = 0) -> np.ndarray:
     from embconf.mutants.compose import BASE as PARTS, layer_forward
 
     ids = np.asarray(tokens)

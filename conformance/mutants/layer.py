@@ -43,7 +43,7 @@ def _concatenate(tokens: np.ndarray, positions: np.ndarray, cfg: Mapping[str, An
     return np.concatenate([tokens * scale_of(cfg), np.broadcast_to(positions, tokens.shape)], axis=-1)
 
 
-def _fitted(config: Mapping[str, Any], tokens: np.ndarray, start_pos: object) -> tuple[dict[str, Any], int, bool]:
+def _fitted(config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any) -> tuple[dict[str, Any], int, bool]:
     """(resolved config, T, whether start_pos + T overruns a position table)."""
     cfg = resolve_config(config)
     length = tokens.shape[-1] if tokens.ndim else 0
@@ -52,7 +52,7 @@ def _fitted(config: Mapping[str, Any], tokens: np.ndarray, start_pos: object) ->
 
 
 def _truncates(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-               start_pos: object = 0) -> np.ndarray:
+               start_pos: Any = 0) -> np.ndarray:
     cfg, _, overruns = _fitted(config, tokens, start_pos)
     if overruns:
         tokens = tokens[..., : max(cfg["max_seq_len"] - start_pos, 0)]
@@ -60,7 +60,7 @@ def _truncates(config: Mapping[str, Any], token_weight: np.ndarray, position_tab
 
 
 def _table_extended(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-                    start_pos: object = 0) -> np.ndarray:
+                    start_pos: Any = 0) -> np.ndarray:
     cfg, length, overruns = _fitted(config, tokens, start_pos)
     if overruns and cfg["pos_encoding"] == "sinusoidal":
         config = {**cfg, "max_seq_len": start_pos + length}
@@ -68,12 +68,12 @@ def _table_extended(config: Mapping[str, Any], token_weight: np.ndarray, positio
 
 
 def _start_pos_ignored(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-                       start_pos: object = 0) -> np.ndarray:
+                       start_pos: Any = 0) -> np.ndarray:
     return BASE[FWD](config, token_weight, position_table, tokens, 0)
 
 
 def _sinusoid_grad(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-                   start_pos: object, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+                   start_pos: Any, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
     grad_w, grad_p = ref_backward(config, token_weight, position_table, tokens, start_pos, grad_output)
     cfg = resolve_config(config)
     if cfg["pos_encoding"] == "sinusoidal":

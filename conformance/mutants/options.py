@@ -13,6 +13,7 @@ from embconf.reference import embedding_backward as ref_backward
 from embconf.reference import embedding_forward as ref_forward
 from embconf.reference.lookup import check_grad_shape, validate_ids
 from embconf.reference.options import RENORM_EPSILON, apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx, row_norms
+from embconf.model.dtypes import numpy_dtype
 from embconf.reference.sinusoid import BASE
 from embconf.mutants.base import mutant
 
@@ -140,10 +141,10 @@ def _sequential_accumulation(weight: np.ndarray, ids: np.ndarray, grad_output: n
 @mutant("half.positions_in_dtype", "builds positions in the requested dtype (arange(max_len, dtype)): float16 positions stop increasing at 2048, bfloat16 ones at 256",
         "compute positions and angles in float32 or wider and round the table once (EMB-HLF-4)", SIN)
 def _positions_in_dtype(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
-    positions = np.arange(max_len, dtype=np.float64).astype(dtype).astype(np.float64)
+    positions = np.arange(max_len, dtype=np.float64).astype(numpy_dtype(dtype)).astype(np.float64)
     table = np.empty((max_len, embed_dim))
     pairs = np.arange((embed_dim + 1) // 2, dtype=np.float64)
     angles = positions[:, None] * BASE ** (-2.0 * pairs / embed_dim)
     table[:, 0::2] = np.sin(angles)
     table[:, 1::2] = np.cos(angles[:, : embed_dim // 2])
-    return table.astype(dtype)
+    return table.astype(numpy_dtype(dtype))

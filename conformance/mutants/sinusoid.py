@@ -5,6 +5,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from embconf.model.dtypes import numpy_dtype
 from embconf.reference.sinusoid import BASE, concatenated, interleaved, tensor2tensor
 from embconf.mutants.base import Mutant, register
 
@@ -61,7 +62,7 @@ def _float16(max_len: int, dim: int) -> np.ndarray:
 
 def _operation(table: Table) -> Callable[..., np.ndarray]:
     def sinusoidal_table(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
-        return table(max_len, embed_dim).astype(dtype)
+        return table(max_len, embed_dim).astype(numpy_dtype(dtype))
     return sinusoidal_table
 
 

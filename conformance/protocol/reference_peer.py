@@ -15,7 +15,7 @@ from typing import IO, Any, Mapping
 
 from embconf import __version__
 from embconf.protocol.adapter import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
-from embconf.model.dtypes import HAVE_BFLOAT16
+from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
 from embconf.model.vocabulary import features, named_outputs
 from embconf.reference import OPERATIONS
@@ -24,7 +24,7 @@ from embconf.reference.errors import EmbeddingError
 
 def hello() -> dict[str, Any]:
     """The start reply: every operation, every feature that is not a sinusoid profile."""
-    claimed = [f for f in features() if not f.startswith("sinusoid") and (f != "bfloat16" or HAVE_BFLOAT16)]  # bfloat16 needs ml_dtypes
+    claimed = [f for f in features() if not f.startswith("sinusoid") and (f != "bfloat16" or have_bfloat16())]  # bfloat16 needs ml_dtypes
     capabilities = {"operations": sorted(OPERATIONS), "features": sorted(claimed), "sinusoid_convention": "interleaved"}
     return {"protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR,
             "implementation": {"name": "embconf reference", "version": __version__, "language": "python", "capabilities": capabilities}}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from typing import TextIO
+from typing import Protocol
 
 from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.model.record import RunRecord
@@ -12,8 +12,20 @@ from embconf.model.vocabulary import requirement_order
 COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
 
 
+class Stream(Protocol):
+    """Where the console writes: a text file, or :class:`~embconf.untrusted.write.ConsoleStream`."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
+
+
 class Console:
-    def __init__(self, stream: TextIO = sys.stdout, colour: bool | None = None, quiet: bool = False) -> None:
+    """The console report of a run record: progress while it runs, then by requirement, verdict and failures."""
+
+    def __init__(self, stream: Stream = sys.stdout, colour: bool | None = None, quiet: bool = False) -> None:
         self.stream = stream
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.colour = self.tty if colour is None else colour

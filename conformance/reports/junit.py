@@ -10,7 +10,8 @@ from embconf.model.record import RunRecord
 from embconf.model.vocabulary import operation_area
 
 
-def build(run: RunRecord, name: str) -> ET.ElementTree:
+def build(run: RunRecord, name: str) -> ET.Element:
+    """The ``testsuites`` element of the run."""
     root = ET.Element("testsuites", name=f"embconf {name}")
     verdict = run.verdict
     properties = ET.SubElement(root, "properties")
@@ -39,7 +40,7 @@ def build(run: RunRecord, name: str) -> ET.ElementTree:
     for area, element in suites.items():
         for key, value in counts[area].items():
             element.set(key, str(value))
-    return ET.ElementTree(root)
+    return root
 
 
 def _clean(text: str) -> str:
@@ -50,7 +51,7 @@ def _clean(text: str) -> str:
 
 def write(target: Union[PathLike, OutputTarget], run: RunRecord, name: str) -> None:
     """Write the XML by the rules of :mod:`embconf.untrusted.write` (atomic for a regular file)."""
-    tree = build(run, name)
-    ET.indent(tree)
-    text = ET.tostring(tree.getroot(), encoding="unicode")
+    root = build(run, name)
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode")
     as_target(target).write_text("<?xml version='1.0' encoding='utf-8'?>\n" + text + "\n")

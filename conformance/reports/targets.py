@@ -32,7 +32,8 @@ class ReportTargets:
 
     def write(self, run: RunRecord) -> tuple[list[str], list[str]]:
         """Write every report asked for: (notes for the console, one-line write errors). Each is independent."""
-        notes, errors = [], []
+        notes: list[str] = []
+        errors: list[str] = []
         if self.json is not None:
             from embconf.reports import json_report
 

@@ -17,7 +17,8 @@ from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPA
 from embconf.model.outcomes import CRASH as CRASH_OUTCOME
 from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
 from embconf.model.record import RunRecord
-from embconf.untrusted.bounds import bounded_description, bounded_reply, kept_outputs
+from embconf.untrusted.text import bounded_description, bounded_reply
+from embconf.run.kept import kept_outputs
 
 Progress = Callable[[int, int, CaseResult], None]
 

@@ -70,7 +70,7 @@ def _compare_scalar(name: str, want: Any, got: Any, tol: Mapping[str, Any]) -> O
         return Mismatch(name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got)
     if math.isnan(float(got)) or math.isinf(float(got)):
         return Mismatch(name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, failing=1, total=1)
-    error = abs(float(got) - float(want)) if isinstance(want, float) else abs(int(got) - want)
+    error = abs(float(got) - float(want)) if isinstance(want, float) else abs(int(float(got)) - want)
     bound = _scalar_bound(want, tol)
     if error > bound:
         return Mismatch(name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, error=float(error), bound=bound, failing=1, total=1)

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.model.contract import Capabilities, Reply
+from embconf.model.contract import Adapter, Capabilities, Reply
 
 from embconf.adapters.base import AdapterBase
 
@@ -103,6 +103,6 @@ def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
     if not np.may_share_memory(a, b):
         return False
     try:
-        return bool(np.shares_memory(a, b, max_work=SHARE_WORK))
+        return bool(np.shares_memory(a, b, max_work=SHARE_WORK))  # type: ignore[arg-type]  # numpy's stub allows only -1 and 0; any bound works
     except Exception:  # numpy's TooHardError: the overlap is too costly to decide, so assume the worst
         return True

@@ -1,7 +1,7 @@
 """Failure messages that are minimal reproductions: what was asked, where it differs, by how much."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def mismatch_headline(mismatches: list[Mismatch]) -> str:
     return "; ".join(said)
 
 
-def reproduction(case: Case, headline: str, mismatches: list[Mismatch] = ()) -> str:
+def reproduction(case: Case, headline: str, mismatches: Sequence[Mismatch] = ()) -> str:
     """The whole failure message of a case (its inputs are decoded only here, when something failed).
 
     Mismatches other than values are one line each and already make the headline (mismatch_headline),

@@ -3,5 +3,6 @@
 Rooms:
 - ``read``: fixture, expectations and rubric files read with size and nesting bounds, one-line errors.
 - ``write``: report files and the console written so that nothing is lost (atomic files, a reader that leaves).
-- ``bounds``: untrusted text and values cut to size (one line, kept outputs, row samples).
+- ``text``: untrusted texts cut to size (one line, names, messages, a reply's texts); what a result keeps of
+  outputs is :mod:`embconf.run.kept`.
 """

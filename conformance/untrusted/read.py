@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from embconf.untrusted.bounds import one_line
+from embconf.untrusted.text import one_line
 
 MAX_DEPTH = 32  # nesting of mappings and lists; the committed files nest at most 6 deep
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -73,7 +73,35 @@ def load_yaml(raw: "bytes | str", name: str) -> Any:
     try:
         return _build(yaml.parse(raw, Loader=_Loader), name)
     except yaml.YAMLError as exc:
+        if _flow_depth(raw) > MAX_DEPTH:  # the parser may stop deep nesting first, in its own words: say it in ours
+            raise InputError(f"{name}: nested more than {MAX_DEPTH} levels deep") from None
         raise InputError(f"{name}: not valid YAML: {one_line(str(exc))}") from None
+
+
+def _flow_depth(raw: "bytes | str") -> int:
+    """The deepest nesting of flow collections (``[`` and ``{`` outside quotes and comments), measured on a
+    document the parser refused: a lower bound on how deep it is nested."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    depth = deepest = 0
+    quote = ""
+    previous = "\n"
+    comment = False
+    for char in text:
+        if comment:
+            comment = char != "\n"
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and previous in " \t\n":
+            comment = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        previous = char
+    return deepest
 
 
 _MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"

@@ -97,6 +97,8 @@ class OutputTarget:
         try:
             if self.stream_fd is not None:
                 _write_fd(self.stream_fd, data)
+            elif self.path is None:
+                raise OutputError(f"{self.name}: nowhere to write")
             elif self.in_place:
                 _write_in_place(self.path, data)
             else:

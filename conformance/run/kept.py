@@ -1,22 +1,14 @@
-"""Bounding what the runner keeps from outside: implementation texts and outputs, and error texts.
+"""What a case result keeps of an implementation's outputs (``actual``, for diagnosis and ``--repeat``).
 
-An implementation decides the size of its exception messages, its stderr, its skip reasons, its
-protocol name and version, and of its outputs. The runner keeps none of them unbounded:
-
-- :func:`bound_text` caps a text at :data:`MAX_TEXT` characters (names and versions at
-  :data:`MAX_NAME`), saying what was cut (``... [4.9 MB cut]``), and backslash-escapes lone surrogates,
-  so every text is safe for the console, JSON and JUnit alike.
-- :func:`kept_outputs` decides what of a reply's outputs a :class:`~embconf.model.outcomes.CaseResult` keeps
-  (``actual``, for diagnosis and ``--repeat``): arrays whole up to :data:`KEEP_WHOLE_BYTES`, or up to
-  the size of the output the case expects (so what a run keeps is bounded by its goldens, and a wrong
-  table of the expected shape can still be fitted whole by diagnosis), a larger array as a :class:`RowSample` (at most :data:`SAMPLE_ROWS` rows of axis 0, among them every row a
-  mismatch was found in, in at most :data:`SAMPLE_BYTES`, plus a SHA-256 of the whole array).
-  Diagnosis compares a mutant with a sample on the sampled rows only (:func:`compare_kept`): for outputs
-  above the bound a mutant that differs only on other rows can be named as the likely cause.
+:func:`kept_outputs` keeps arrays whole up to :data:`KEEP_WHOLE_BYTES`, or up to the size of the output the
+case expects (so what a run keeps is bounded by its goldens, and a wrong table of the expected shape can still
+be fitted whole by diagnosis), a larger array as a :class:`RowSample` (at most :data:`SAMPLE_ROWS` rows of axis
+0, among them every row a mismatch was found in, in at most :data:`SAMPLE_BYTES`, plus a SHA-256 of the whole
+array). Diagnosis compares a mutant with a sample on the sampled rows only (:func:`compare_kept`): for outputs
+above the bound a mutant that differs only on other rows can be named as the likely cause.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import numbers
 from dataclasses import dataclass
@@ -24,60 +16,13 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from embconf.model.contract import Reply
 from embconf.run.compare import Mismatch, compare_value
+from embconf.untrusted.text import MAX_NAME, bound_text
 
-MAX_TEXT = 8192  # characters kept of a message, stderr tail or skip reason
-MAX_NAME = 200  # characters kept of a name, version or error kind
 KEEP_WHOLE_BYTES = 1 << 20  # outputs up to 1 MiB are kept whole
 SAMPLE_ROWS = 64  # rows kept of a larger output
 SAMPLE_BYTES = 1 << 20  # bytes kept of a larger output
 MAX_ROW_ELEMENTS = 4096  # a mismatch keeps copies of its rows up to this many elements
-
-
-def safe_text(text: str) -> str:
-    """``text`` with lone surrogates (not encodable anywhere) backslash-escaped."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def bound_text(text: Any, limit: int = MAX_TEXT, keep: str = "head") -> str:
-    """At most ``limit`` characters of ``text`` (its start, or its end for ``keep="tail"``), saying what was cut."""
-    if not isinstance(text, str):
-        text = str(text) if isinstance(text, (numbers.Number, type(None))) else f"<{type(text).__name__}>"
-    if len(text) <= limit:
-        return safe_text(text)
-    if keep == "tail":
-        cut, kept = text[:-limit], text[-limit:]
-        return f"[{_size(cut)} cut] ...{safe_text(kept)}"
-    kept, cut = text[:limit], text[limit:]
-    return f"{safe_text(kept)}... [{_size(cut)} cut]"
-
-
-def bounded_reply(reply: Reply) -> Reply:
-    """``reply`` with its texts bounded: message and violations (their start), detail (its end), error kind."""
-    return dataclasses.replace(
-        reply, message=bound_text(reply.message), detail=bound_text(reply.detail, keep="tail"),
-        error_kind=None if reply.error_kind is None else bound_text(reply.error_kind, MAX_NAME),
-        violations=[bound_text(v) for v in reply.violations[:32]])
-
-
-def bounded_description(description: Mapping[str, Any]) -> dict[str, Any]:
-    """An implementation's self-description (name, version, language...) with every text bounded."""
-    return {bound_text(key, MAX_NAME): bound_text(value, MAX_NAME) if isinstance(value, str) else value
-            for key, value in list(description.items())[:32]}
-
-
-def one_line(text: str, limit: int = 500) -> str:
-    """``text`` as one bounded line (for error messages quoting a parser or a file)."""
-    return bound_text(" ".join(str(text).split()), limit)
-
-
-def _size(text: str) -> str:
-    count = len(text.encode("utf-8", "surrogatepass"))
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count} bytes"
 
 
 @dataclass(frozen=True, eq=False)

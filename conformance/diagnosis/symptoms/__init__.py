@@ -1,0 +1,117 @@
+"""Symptoms: what a failing result's error looks like, measured from the case's inputs, the expected and the actual.
+
+Where the catalogue names a known mistake, a symptom describes the shape of any
+error in the domain's terms: a constant factor and what it equals (D, sqrt(D),
+int(sqrt(D)), 1/B ...), which rows differ, which table row each output row is,
+a parameter that received no gradient, a dtype that was not cast back, which
+boundary a check gets wrong, where an untyped exception came from. Each
+detector returns a statement only when its measurement holds on the whole
+output; otherwise nothing (a symptom is never guessed).
+
+Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, constant factors, sinusoid fits),
+``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
+exceptions); this module dispatches a result to them and measures a buffer kept across calls.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from embconf.corpus.fixtures import Case
+from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, Symptom, symptom
+from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
+from embconf.diagnosis.symptoms.rows import layer_parts, lookup_rows, position_gradient, position_rows, table_gradient_rows
+from embconf.diagnosis.symptoms.values import constant_factor, dtype_symptom, shape_symptoms, sinusoid_table
+from embconf.model.outcomes import ERROR, FAIL, CaseResult
+
+__all__ = ["Symptom", "describe", "history_symptom", "symptom"]
+
+def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
+    """Every symptom measured on ``result`` (a non-pass outcome of ``case``)."""
+    if result.outcome == ERROR:
+        return exception(case, inputs, result)
+    if result.outcome != FAIL:
+        return []
+    if result.error_kind is not None:
+        return rejected(case, inputs, result) if case.expected_error is None else []
+    if result.actual is None:  # failed on a rule (an input modified, a view returned), not on its outputs
+        return []
+    actual = result.actual
+    if case.expected_error is not None:
+        return accepted(case, inputs, actual)
+    found: list[Symptom] = []
+    missing = {m.output for m in result.mismatches if getattr(m, "kind", "") == "missing"}  # None judged as no value
+    for name, want in case.expected_outputs.items():
+        got = actual.get(name)
+        if isinstance(want, np.ndarray) and (got is not None or name in missing):
+            found += _array(case, inputs, name, want, got)
+    return found
+
+
+
+
+def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: Any) -> list[Symptom]:
+    if got is None and not name.startswith("grad"):
+        return [symptom(f"none:{case.operation}:{name}", f"'{name}' is None: the operation returned no value for it")]
+    if got is None:
+        owner = OWNER.get(name, f"'{name}'")
+        return [symptom(f"no_gradient:{case.operation}:{name}",
+                        f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
+                        "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data")]
+    if not isinstance(got, np.ndarray):
+        return []
+    raw = case.raw_expected["outputs"][name]
+    rows = raw.get("rows") if isinstance(raw, Mapping) else None
+    if rows is not None and got.shape == tuple(raw["shape"]):  # the goldens pin sampled rows of a large output
+        if got.dtype == want.dtype and case.operation == "sinusoidal_table":
+            return sinusoid_table(case, inputs, name, want, got)
+        got = got[np.asarray(rows, dtype=np.int64)]
+    if want.size > MAX_ELEMENTS or got.size > MAX_ELEMENTS:
+        return []
+    if got.dtype != want.dtype:
+        return [dtype_symptom(case, name, want, got)]
+    if got.shape != want.shape:
+        return shape_symptoms(case, name, want, got)
+    if want.dtype.kind != "f":
+        return []
+    for detector in (constant_factor,) + DETECTORS.get(case.operation, ()):
+        found = detector(case, inputs, name, want, got)
+        if found:
+            return found
+    return []
+
+
+
+
+DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
+    "embedding_forward": (lookup_rows,),
+    "embedding_backward": (table_gradient_rows,),
+    "embedding_layer_backward": (table_gradient_rows,),
+    "learned_positions_forward": (position_rows,),
+    "learned_positions_backward": (position_gradient,),
+    "embedding_layer_forward": (layer_parts,),
+    "sinusoidal_table": (sinusoid_table,),
+}
+
+
+
+def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case, CaseResult]]) -> list[Symptom]:
+    """The gradient is this call's plus the gradient an earlier call returned: a buffer reused across calls."""
+    for name, want in case.expected_outputs.items():
+        got = (result.actual or {}).get(name)
+        if not isinstance(want, np.ndarray) or not isinstance(got, np.ndarray) or got.shape != want.shape or not name.startswith("grad"):
+            continue
+        leftover = got.astype(np.float64) - want.astype(np.float64)
+        if not np.any(np.abs(leftover) > 1e-6):
+            continue
+        for other_case, other in earlier:
+            before = (other.actual or {}).get(name)
+            if other_case.operation == case.operation and isinstance(before, np.ndarray) and before.shape == got.shape \
+                    and np.any(before) and np.allclose(leftover, before.astype(np.float64), rtol=1e-5, atol=1e-6):
+                return [symptom(f"stale_buffer:{case.operation}:{name}",
+                                f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): a buffer kept across calls and never zeroed",
+                                "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
+                                title=f"'{name}' is the right gradient plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
+                                earlier=other_case.id)]
+    return []

@@ -1,0 +1,130 @@
+"""Symptoms of a whole output: a dtype not cast back, a wrong shape, a constant factor and what it equals,
+a sinusoid table fitted to its family."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from embconf.corpus.fixtures import Case
+from embconf.diagnosis.sinusoid_fit import fit_table
+from embconf.diagnosis.symptoms.base import Symptom, symptom
+
+def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> Symptom:
+    same = got.shape == want.shape and want.dtype.kind == "f" and got.dtype.kind in "fiu" and close_in_ulps(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
+    values = "cast to " + str(want.dtype) + ", the values are right" if same else "the values differ as well"
+    return symptom(f"dtype:{case.operation}:{got.dtype}->{want.dtype}",
+                   f"'{name}' is {got.dtype} where {want.dtype} is expected; {values}" + (": a result computed in a wider dtype and not cast back" if same else ""),
+                   f"return {want.dtype} (the dtype the spec gives this output): .astype({want.dtype.name}) once at the end" if same else "",
+                   got=str(got.dtype), expected=str(want.dtype))
+
+
+def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    relation = ""
+    if got.shape == (1,) + want.shape:
+        relation = "an extra leading axis of length 1 (a batch of one was not squeezed)"
+    elif want.shape == (1,) + got.shape:
+        relation = "the leading batch axis of length 1 is missing"
+    elif got.ndim == want.ndim and got.shape[::-1] == want.shape:
+        relation = "the axes are reversed (transposed)"
+    elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1] and got.shape[-1] % want.shape[-1] == 0:
+        relation = f"the last axis is {got.shape[-1] // want.shape[-1]} times as wide"
+    if not relation:
+        return []
+    return [symptom(f"shape:{case.operation}:{relation}", f"'{name}' has shape {list(got.shape)} for {list(want.shape)}: {relation}")]
+
+
+def close_in_ulps(a: np.ndarray, b: np.ndarray, dtype: np.dtype, ulps: float = 8.0) -> bool:
+    eps = float(np.finfo(dtype).eps)
+    scale = max(float(np.nanmax(np.abs(b))) if b.size else 0.0, 1e-30)
+    with np.errstate(invalid="ignore"):
+        return bool(np.all((np.abs(a - b) <= ulps * eps * (np.abs(b) + scale * 1e-3)) | (np.isnan(a) & np.isnan(b))))
+
+
+def constant_factor(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """actual = r * expected for one r (on the non-zero elements; zeros stay zero)."""
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    if not (np.isfinite(w).all() and np.isfinite(g).all()):
+        return []
+    nonzero = np.abs(w) > 1e-30
+    if not nonzero.any() or np.any(g[~nonzero] != 0):
+        return []
+    ratio = float(np.median(g[nonzero] / w[nonzero]))
+    if ratio == 1.0 or not close_in_ulps(g, ratio * w, want.dtype, ulps=64.0):
+        return []
+    base = base_scale(case, inputs)
+    sizes = sizes_of(case, inputs)
+    if base != 1.0:
+        absolute = ratio * base
+        names = factor_names(absolute, sizes)
+        text = f"'{name}' is {ratio:.6g} x the expected: the tokens are scaled by {absolute:.6g}{equals_text(names, sizes)} instead of sqrt(D) = {base:.6g}"
+        return [symptom(f"token_scale:{names[0] if names else round(absolute, 4)}", text, factor=ratio,
+                        alternatives={f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in names})]
+    names = factor_names(ratio, sizes)
+    text = f"'{name}' is exactly {ratio:.6g}{equals_text(names, sizes)} times the expected value"
+    prefix = f"factor:{case.operation}:{name}"
+    readings = {f"{prefix}:{n}": f"'{name}' is {n} times the expected value ({case.operation})" for n in names}
+    readings[f"{prefix}:{ratio:.6g}"] = f"'{name}' is {ratio:.6g} times the expected value ({case.operation})"  # the number itself
+    return [symptom(f"{prefix}:{names[0] if names else f'{ratio:.6g}'}", text, factor=ratio, alternatives=readings)]
+
+
+def base_scale(case: Case, inputs: Mapping[str, Any]) -> float:
+    """The token factor the spec expects in a layer case (sqrt(D) when scaling), 1 elsewhere."""
+    config = inputs.get("config")
+    if isinstance(config, Mapping) and config.get("scale_embeddings") and case.operation.startswith("embedding_layer"):
+        return math.sqrt(float(config["embed_dim"]))
+    return 1.0
+
+
+def sizes_of(case: Case, inputs: Mapping[str, Any]) -> dict[str, int]:
+    """The sizes a factor may equal: D, B, N (ids), T."""
+    sizes: dict[str, int] = {}
+    for key in ("weight", "table", "token_weight"):
+        if isinstance(inputs.get(key), np.ndarray) and inputs[key].ndim == 2:
+            sizes["D"] = int(inputs[key].shape[1])
+    if isinstance(inputs.get("config"), Mapping):
+        sizes["D"] = int(inputs["config"].get("embed_dim", sizes.get("D", 0)))
+    ids = next((inputs[k] for k in ("ids", "tokens") if isinstance(inputs.get(k), np.ndarray)), None)
+    if ids is not None:
+        sizes["N"] = int(ids.size)
+        if ids.ndim >= 2:
+            sizes["B"], sizes["T"] = int(ids.shape[0]), int(ids.shape[-1])
+    if isinstance(inputs.get("x"), np.ndarray) and inputs["x"].ndim == 3:
+        sizes["B"], sizes["T"] = int(inputs["x"].shape[0]), int(inputs["x"].shape[1])
+    return {k: v for k, v in sizes.items() if v > 1}
+
+
+def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
+    """Every simple expression of the case's sizes that a factor equals (D, sqrt(D), int(sqrt(D)), 1/B ...)."""
+    names: dict[str, float] = {"2": 2.0, "1/2": 0.5, "-1": -1.0, "0": 0.0}
+    for size, n in sizes.items():
+        names.update({size: n, f"1/{size}": 1.0 / n})
+        if size == "D":
+            names.update({"sqrt(D)": math.sqrt(n), "1/sqrt(D)": 1 / math.sqrt(n), "D/2": n / 2})
+            if math.isqrt(n) ** 2 != n:
+                names.update({"int(sqrt(D))": float(math.isqrt(n)), "1/int(sqrt(D))": 1.0 / math.isqrt(n)})
+    hits = [name for name, v in names.items() if math.isclose(value, v, rel_tol=1e-5, abs_tol=1e-9)]
+    return [h for h in hits if h not in ("2", "1/2")] or hits
+
+
+def equals_text(names: list[str], sizes: Mapping[str, int]) -> str:
+    if not names:
+        return ""
+    return f" (= {' = '.join(names)} for {', '.join(f'{k} = {v}' for k, v in sizes.items())})"
+
+
+
+
+def sinusoid_table(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    fit = fit_table(got, int(inputs["max_len"]), int(inputs["embed_dim"]))
+    if fit is None:
+        return []
+    words = fit.departures()
+    precision = f"computed in {fit.precision}" if fit.precision != "float64" else ""
+    if not words and not precision:
+        return []
+    text = "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
+    text += (f", {precision}" if words else f" {precision}") if precision else ""
+    return [symptom("sinusoid:" + ";".join(words + [precision]), text, hint="w_k = 10000^(-2k/D); sin at column 2k, cos at 2k+1, positions from 0 (EMB-SIN-2)",
+                    **fit.params(), precision=fit.precision)]
