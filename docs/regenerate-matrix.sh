@@ -2,7 +2,7 @@
 # Regenerates docs/matrix.md, docs/matrix.json and docs/matrix.html: every built-in framework adapter,
 # the example TinyTorch package and the reference, measured side by side. Needs the extras installed:
 #   pip install -r requirements-matrix.txt -e .   (the measured versions; and clang on PATH for tinygrad)
-# tests/test_frameworks.py re-runs each column and fails when its failing cases differ from docs/matrix.json.
+# tests/adapters/test_frameworks.py re-runs each column and fails when its failing cases differ from docs/matrix.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec embconf matrix \

@@ -1,5 +1,5 @@
 """Student: the sinusoid uses base 1000 instead of 10000, computed in float32 like the rest of TinyTorch."""
-SYMPTOM = 'base 1000'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'base 1000'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: checks start_pos + seq_len >= max_seq_len, so the window that ends exactly at the table's end is refused."""
-SYMPTOM = '= max_seq_len'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = '= max_seq_len'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import solution
 

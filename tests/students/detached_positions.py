@@ -1,5 +1,5 @@
 """Student: rebuilds the position slice as a new Tensor (Tensor(table.data[...])), which cuts it out of the graph."""
-SYMPTOM = 'no gradient'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'no gradient'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import Tensor, solution
 

@@ -1,5 +1,5 @@
 """Student: the position gradient takes only the first sequence of the batch (grad_output[0])."""
-SYMPTOM = 'first sequence'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'first sequence'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: rounds float ids to the nearest integer (np.round) instead of rejecting non-integer ids."""
-SYMPTOM = 'rounded'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'rounded'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

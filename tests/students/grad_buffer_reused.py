@@ -1,5 +1,5 @@
 """Student: keeps one gradient buffer per table shape and never zeroes it between backward calls."""
-SYMPTOM = 'earlier call'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'earlier call'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: divides the table gradient by the batch size (ids.shape[0]), as if the loss were a mean over it."""
-SYMPTOM = '1/B'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = '1/B'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: the position layer's backward passes 2 * grad_output to x (it adds the gradient of both operands)."""
-SYMPTOM = "2 times"  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = "2 times"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: computes the exponent with integer division (2 * i // d_model), so every frequency is 1."""
-SYMPTOM = 'frequency 1'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'frequency 1'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: adds the row of start_pos to every token instead of one row per position."""
-SYMPTOM = 'one row'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'one row'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import solution
 

@@ -1,5 +1,5 @@
 """Student: adds the position rows in reverse order (table[start + T - 1 - t] at position t)."""
-SYMPTOM = "reverse"  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = "reverse"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import solution
 

@@ -1,5 +1,5 @@
 """Student: scales the token embeddings by int(math.sqrt(D)), a whole number, instead of sqrt(D)."""
-SYMPTOM = 'int(sqrt(D))'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'int(sqrt(D))'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import math
 

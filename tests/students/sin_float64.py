@@ -1,5 +1,5 @@
 """Student: builds the sinusoid table with np.zeros (float64) and returns it without casting to float32."""
-SYMPTOM = 'float64'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'float64'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import math
 

@@ -1,5 +1,5 @@
 """Student: uses pos / 2 as the position (thinking each pair of columns shares a position)."""
-SYMPTOM = "position"  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = "position"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Student: never validates start_pos, so a fractional start_pos reaches the slice and raises TypeError there."""
-SYMPTOM = 'TypeError'  # what a correct symptom diagnosis says (tests/test_students.py)
+SYMPTOM = 'TypeError'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import solution
 

@@ -124,7 +124,7 @@ def test_grade_bench_adds_ungraded_columns(tmp_path):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grading"))
     import grading_samples as samples
     from embconf.bench.column import COLUMNS
     from embconf.cli import main

@@ -69,7 +69,7 @@ def test_every_mutant_is_killed(matrix: dict) -> None:
 
 def test_every_requirement_is_proven_to_catch_a_wrong_implementation(matrix: dict) -> None:
     """Each requirement is cited by a case that kills some mutant (the sinusoid profiles, which the
-    reference-like mutants do not claim, are proven in test_profiles.py)."""
+    reference-like mutants do not claim, are proven in tests/spec/test_profiles.py)."""
     from embconf.corpus.validate import defined_requirements
 
     proven = {req for kills in matrix.values() for result in kills for req in result.requirements}

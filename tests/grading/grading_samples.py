@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tinytorch_student"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinytorch_student"
 MODULE = EXAMPLE / "tinytorch" / "core" / "embeddings.py"
 
 # mistake -> (text in the correct module, its replacement)

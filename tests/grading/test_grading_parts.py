@@ -219,7 +219,7 @@ def test_feedback_names_one_mistake_once_with_the_causes_embconf_run_names(corpu
     from embconf.grading.job import run_fields, run_submission
     from embconf.isolation import IsolationOptions
 
-    student = Path(__file__).resolve().parent / "students" / "grad_buffer_reused.py"
+    student = Path(__file__).resolve().parents[1] / "students" / "grad_buffer_reused.py"
     run = run_submission(f"tinytorch:{student}", corpus.cases, IsolationOptions())
     record = {"name": "s", "entry": student.name, "kind": "module", "status": "graded", "reason": "", "note": "", **run_fields(run)}
     assert [m["id"] for m in record["verdict"]["mistakes"] if m["id"]] == [c.id for c in run.verdict.causes]

@@ -16,7 +16,7 @@ import pytest
 
 from helpers import ROOT, SPEC_1_1_FEATURES, run_cli
 
-PEERS = Path(__file__).resolve().parent / "peers"
+PEERS = Path(__file__).resolve().parents[1] / "peers"
 PYTHON = shlex.quote(sys.executable)
 SERVE = f"{PYTHON} -m embconf.protocol.reference_peer"
 NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
