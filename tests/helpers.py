@@ -2,6 +2,7 @@
 cases through the pipeline (:mod:`embconf.session`) as every entry point does."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,19 @@ def run_cli(*args: str, cwd: Optional[Path] = None, timeout: float = 300, env: O
     """``embconf ARGS`` in a fresh interpreter, capturing output."""
     return subprocess.run([sys.executable, "-m", "embconf", *args], cwd=cwd or ROOT, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def run_report(tmp_path: Path, impl: str, *args: str, env: Optional[dict] = None, timeout: float = 300) -> tuple[subprocess.CompletedProcess, Any]:
+    """(completed process, JSON report or None) of ``embconf run --impl IMPL ARGS --report-json``, as a user runs it."""
+    report = tmp_path / "report.json"
+    report.unlink(missing_ok=True)
+    result = run_cli("run", "--impl", impl, "--no-colour", "--report-json", str(report), *args, env=env, timeout=timeout)
+    return result, (json.loads(report.read_text()) if report.exists() else None)
+
+
+def outcomes(report: Any) -> dict[str, str]:
+    """{case id: outcome} of a JSON report."""
+    return {case["id"]: case["outcome"] for case in report["cases"]}
 
 
 def run_diagnosed(adapter: Any, cases: Sequence[Any], **options: Any) -> Any:

@@ -2,7 +2,6 @@
 checkout, through the editable install, and fails only once installed from a wheel)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

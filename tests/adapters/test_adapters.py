@@ -5,7 +5,6 @@ the adapters' finer behaviour is checked directly.
 """
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 from pathlib import Path
@@ -13,20 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_cli
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_cli, run_report
 from embconf.adapters import ImplementationError, create_adapter
 from embconf.model.contract import Status, UNSPECIFIED
 from embconf.adapters.loading import load_module, package_location
 
 EXAMPLE_IMPL = f"tinytorch:{EXAMPLE_STUDENT.relative_to(ROOT)}"
 NUMPY_FUNCTIONS = f"functions:{(IMPLS / 'numpy_functions.py').relative_to(ROOT)}"
-
-
-def run_report(tmp_path: Path, impl: str, *extra: str, env: dict | None = None):
-    """(completed process, JSON report) of ``embconf run --impl IMPL``."""
-    report = tmp_path / "report.json"
-    result = run_cli("run", "--impl", impl, "--no-colour", "--report-json", str(report), *extra, env=env)
-    return result, (json.loads(report.read_text()) if report.exists() else None)
 
 
 @pytest.fixture(autouse=True)

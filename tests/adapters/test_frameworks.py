@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, run_cli
+from helpers import ROOT, run_cli, run_report
 from embconf.adapters import ImplementationError, create_adapter
 
 MATRIX = json.loads((ROOT / "docs" / "matrix.json").read_text())
@@ -35,10 +35,9 @@ def installed(impl: str) -> bool:
 
 
 def run_json(tmp_path, impl: str, *extra: str) -> dict:
-    report = tmp_path / "report.json"
-    result = run_cli("run", "--impl", impl, "-q", "--case-timeout", "120", "--report-json", str(report), *extra, timeout=900)
-    assert report.exists(), result.stdout[-2000:] + result.stderr[-2000:]
-    return json.loads(report.read_text())
+    result, report = run_report(tmp_path, impl, "-q", "--case-timeout", "120", *extra, timeout=900)
+    assert report is not None, result.stdout[-2000:] + result.stderr[-2000:]
+    return report
 
 
 # ----- every column of the published matrix, measured again ----------------------------------

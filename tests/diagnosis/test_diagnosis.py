@@ -8,7 +8,6 @@ import logging
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import jsonschema
 import numpy as np

@@ -6,15 +6,12 @@ that do not claim the features get not_applicable and nothing else.
 """
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
 from embconf.run.guard import GuardedAdapter
@@ -125,11 +122,9 @@ IMPLEMENTATIONS = [
 def test_implementations_without_the_features_are_not_applicable_and_clean(name, impl, needs, tmp_path):
     if needs and shutil.which(needs) is None:
         pytest.skip(f"{needs} is not installed")
-    report = tmp_path / "report.json"
-    result = subprocess.run([sys.executable, "-m", "embconf", "run", "--impl", impl, "--report-json", str(report)],
-                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+    result, report = run_report(tmp_path, impl, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["cases"]}
+    outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
     new = [c.id for c in load_corpus().cases if SPEC_1_1_FEATURES & set(c.features)]
     assert {outcomes[i] for i in new} == {NOT_APPLICABLE}
     assert not [i for i, o in outcomes.items() if o in PROBLEMS]

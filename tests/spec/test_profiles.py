@@ -3,11 +3,10 @@ passes its own profile, fails the canonical table with a diagnosis naming its co
 implementation that mislabels its convention fails the profile it claims."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from helpers import run_cli
+from helpers import run_report
 
 TABLES = '''
 import numpy as np
@@ -45,9 +44,8 @@ def sinusoidal_table(max_len, embed_dim, dtype):
 def run_sinusoid_impl(tmp_path, convention: str, computes: str) -> tuple[int, dict[str, dict]]:
     module = tmp_path / f"sin_{convention}_{computes}.py"
     module.write_text(TABLES.format(convention=convention, computes=computes))
-    report = tmp_path / "report.json"
-    result = run_cli("run", "--impl", f"functions:{module}", "--select", "sin.*", "-q", "--report-json", str(report))
-    return result.returncode, {c["id"]: c for c in json.loads(report.read_text())["cases"]}
+    result, report = run_report(tmp_path, f"functions:{module}", "--select", "sin.*", "-q")
+    return result.returncode, {c["id"]: c for c in report["cases"]}
 
 
 @pytest.mark.parametrize("convention", ["concatenated", "tensor2tensor"])
