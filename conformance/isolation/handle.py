@@ -8,7 +8,7 @@ import struct
 import time
 from typing import Any, Optional
 
-from embconf.processes.limits import describe_exit
+from embconf.processes.ending import describe_exit
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants
 from embconf.isolation.channel import _Captured, _Channel, _Garbled, _Gone, _Late, _OutOfMemory, load_reply
 

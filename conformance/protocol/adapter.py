@@ -29,7 +29,8 @@ from embconf.model.vocabulary import error_kinds, features, operations, output_n
 from embconf.adapters import ImplementationError
 from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
 from embconf.adapters.base import AdapterBase, CallPlan
-from embconf.processes.limits import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds, describe_exit,
+from embconf.processes.ending import describe_exit
+from embconf.processes.limits import (DEFAULT_RUN_TIMEOUT, DETAIL_LIMIT, LimitError, checked_memory_mb, checked_seconds,
                          run_timeout_reply)
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
 
