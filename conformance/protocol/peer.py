@@ -73,6 +73,7 @@ class Peer:
             pass
 
     def _drain(self) -> None:
+        """Keep the tail of stderr until it closes."""
         try:
             while chunk := self.popen.stderr.read1(65536):
                 self.stderr.append(chunk)
@@ -138,9 +139,11 @@ class Peer:
                 pass
 
     def _kill_tree(self) -> None:
+        """SIGKILL everything below the process, the process, and its process group (POSIX)."""
         kill_tree(self.popen.pid, self._kill_child, group=os.name == "posix")
 
     def _kill_child(self) -> None:
+        """SIGKILL the process itself, unless it has been reaped."""
         if self.popen.poll() is None:
             self.popen.kill()
 
