@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from embconf.protocol.adapter import dump_line, run_message, to_wire
+from embconf.protocol.codec import dump_line, to_wire
+from embconf.protocol.messages import run_message
 from embconf.model.encoding import decode_array
 from embconf.bench.workloads import Workload
 

@@ -14,8 +14,8 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.run.guard import GuardedAdapter
+from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
-from embconf.isolation.channel import _Failure, _Garbled, _Gone, _Late, _OutOfMemory
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.handle import _Worker
 from embconf.isolation.worker import _fork_worker, _spawn_worker
@@ -124,7 +124,7 @@ class IsolatedAdapter(AdapterBase):
             if not self._sent:
                 self._dispatch(worker, operation, inputs)
             reply, fatal = _checked_reply(worker.receive(min(self._clock + self.case_timeout, self._run_deadline)))
-        except _Failure as failure:
+        except ChildFailure as failure:
             return self._lost(failure)
         self._sent.popleft()
         self._clock = time.monotonic()
@@ -151,9 +151,9 @@ class IsolatedAdapter(AdapterBase):
         try:
             worker.send(("apply", function, tuple(args)))
             message = worker.receive(min(time.monotonic() + timeout, self._run_deadline))
-        except _Failure as failure:
+        except ChildFailure as failure:
             lost = self._lost(failure).message
-            late = isinstance(failure, _Late) and time.monotonic() < self._run_deadline
+            late = isinstance(failure, Late) and time.monotonic() < self._run_deadline
             return False, f"no answer within {timeout:g} s (the worker was killed)" if late else lost
         if not (isinstance(message, tuple) and len(message) == 4 and message[0] == "applied"):
             self._discard()
@@ -186,9 +186,9 @@ class IsolatedAdapter(AdapterBase):
         worker = start(self.impl, self.adapter_options, self.memory_limit_mb)
         try:
             hello = worker.receive(min(time.monotonic() + max(self.case_timeout, START_TIMEOUT), self._run_deadline))
-        except _Failure as failure:
-            how = worker.end(kill=not isinstance(failure, _Gone))
-            reason = f"cannot load {self.impl!r}: {failure.while_loading(how)}{_last_words(worker)}"
+        except ChildFailure as failure:
+            how = worker.end(kill=not isinstance(failure, Gone))
+            reason = f"cannot load {self.impl!r}: {_while_loading(failure, how)}{_last_words(worker)}"
             worker.close()
             raise ImplementationError(reason) from None
         if not (isinstance(hello, tuple) and hello and hello[0] == "ready"):
@@ -207,22 +207,22 @@ class IsolatedAdapter(AdapterBase):
                 self._broken = f"a new worker could not be started: {exc}"
         return self._worker if self._worker is not None else Reply(Status.DIED, message=self._broken)
 
-    def _lost(self, failure: "_Failure") -> Reply:
+    def _lost(self, failure: ChildFailure) -> Reply:
         """The reply for the call whose worker hung, died or garbled its answer; the worker is discarded."""
         worker = self._worker
         assert worker is not None
         if self._sent:
             self._sent.popleft()  # the call that failed; the ones sent after it are sent again
-        how = worker.end(kill=not isinstance(failure, _Gone))  # a dying worker's own exit status tells why
+        how = worker.end(kill=not isinstance(failure, Gone))  # a dying worker's own exit status tells why
         detail = worker.output.text()
         self._discard()
-        if isinstance(failure, _Late):
+        if isinstance(failure, Late):
             if time.monotonic() >= self._run_deadline:
                 return self._run_timeout(detail)
             return Reply(Status.STOPPED, reason=Reason.CASE_TIMEOUT, message=f"no reply within {self.case_timeout:g} s (the worker was killed)", detail=detail)
-        if isinstance(failure, _OutOfMemory):
+        if isinstance(failure, OutOfMemory):
             return Reply(Status.DIED, message=str(failure), detail=detail)
-        if isinstance(failure, _Garbled):
+        if isinstance(failure, Garbled):
             return Reply(Status.RAISED, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
         return Reply(Status.DIED, message=f"the worker process {how}", detail=detail)
 
@@ -241,7 +241,18 @@ class IsolatedAdapter(AdapterBase):
 def _checked_reply(message: Any) -> tuple[Reply, bool]:
     if isinstance(message, tuple) and len(message) == 3 and message[0] == "reply" and isinstance(message[1], Reply):
         return message[1], bool(message[2])
-    raise _Garbled(f"expected a reply, got {type(message).__name__}")
+    raise Garbled(f"expected a reply, got {type(message).__name__}")
+
+
+def _while_loading(failure: ChildFailure, how: str) -> str:
+    """Why a worker that was loading the implementation gave no answer (``how``: how it ended)."""
+    if isinstance(failure, Late):
+        return "it did not finish loading in time"
+    if isinstance(failure, OutOfMemory):
+        return f"it {failure} while loading it"
+    if isinstance(failure, Garbled):
+        return f"the worker sent an unreadable reply ({failure})"
+    return f"the worker process {how} while loading it"
 
 
 def _preimport(kind: str) -> None:

@@ -1,6 +1,6 @@
 """What crosses between the runner and a worker: pickled messages over a socket (:class:`_Channel`), the
-worker's captured output (:class:`_Captured`), why no reply came (:class:`_Failure`), and the allow-list
-that replies are unpickled with (:func:`load_reply`), with :func:`sendable`, which makes a value fit it."""
+worker's captured output (:class:`_Captured`), and the allow-list that replies are unpickled with
+(:func:`load_reply`), with :func:`sendable`, which makes a value fit it."""
 from __future__ import annotations
 
 import io
@@ -13,38 +13,10 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.adapters.loading import describe_exception
-from embconf.processes.limits import DETAIL_LIMIT
+from embconf.processes.failures import Garbled
+from embconf.processes.output import KEEP, OutputTail, counted_tail
 
-OUTPUT_KEEP = 64 * 1024  # bytes of a worker's output kept
 DRAIN_CHUNKS = 16  # reads of 64 KiB per wake-up, so a flood cannot starve the reply
-
-
-class _Failure(Exception):
-    """Why no reply came."""
-
-    def while_loading(self, how: str) -> str:
-        return f"the worker process {how} while loading it"
-
-
-class _Late(_Failure):
-    def while_loading(self, how: str) -> str:
-        return "it did not finish loading in time"
-
-
-class _Gone(_Failure):
-    pass
-
-
-class _OutOfMemory(_Failure):
-    """The worker's process tree held more resident memory than the limit (the message says how much)."""
-
-    def while_loading(self, how: str) -> str:
-        return f"it {self} while loading it"
-
-
-class _Garbled(_Failure):
-    def while_loading(self, how: str) -> str:
-        return f"the worker sent an unreadable reply ({self})"
 
 
 class _Captured:
@@ -52,7 +24,7 @@ class _Captured:
 
     def __init__(self, fd: int, path: Optional[str] = None) -> None:
         self.fd, self.path = fd, path
-        self.tail, self.total, self.open = b"", 0, True
+        self.kept, self.open = OutputTail(), True
         if path is None:
             os.set_blocking(fd, False)
 
@@ -69,27 +41,23 @@ class _Captured:
             if not chunk:
                 self.open = False
                 return
-            self.total += len(chunk)
-            self.tail = (self.tail + chunk)[-OUTPUT_KEEP:]
+            self.kept.append(chunk)
 
     def reset(self) -> None:
         self.drain()
         if self.path is not None:
             os.ftruncate(self.fd, 0)
-        self.tail, self.total = b"", 0
+        self.kept.clear()
 
     def text(self) -> str:
         """The last DETAIL_LIMIT characters printed since the last reset, noting what was cut."""
         self.drain()
-        data, total = (self.tail, self.total) if self.path is None else self._file_tail()
-        shown = data[-DETAIL_LIMIT:]
-        cut = f"[{total - len(shown)} earlier bytes of output not shown]\n" if total > len(shown) else ""
-        return cut + shown.decode("utf-8", "replace")
+        return self.kept.text() if self.path is None else counted_tail(*self._file_tail())
 
     def _file_tail(self) -> tuple[bytes, int]:
         size = os.fstat(self.fd).st_size
-        os.lseek(self.fd, max(size - OUTPUT_KEEP, 0), os.SEEK_SET)
-        return os.read(self.fd, OUTPUT_KEEP), size
+        os.lseek(self.fd, max(size - KEEP, 0), os.SEEK_SET)
+        return os.read(self.fd, KEEP), size
 
     def close(self) -> None:
         os.close(self.fd)
@@ -195,7 +163,7 @@ def load_reply(data: Any, buffers: tuple[Any, ...] = ()) -> Any:
     try:
         return _ReplyUnpickler(io.BytesIO(data), buffers=buffers).load()
     except Exception as exc:  # whatever a garbled pickle raises
-        raise _Garbled(describe_exception(exc)) from None
+        raise Garbled(describe_exception(exc)) from None
 
 
 class Unsendable:

@@ -8,9 +8,10 @@ import struct
 import time
 from typing import Any, Optional
 
-from embconf.processes.limits import describe_exit
+from embconf.processes.ending import describe_exit, kill_tree, reap_within
+from embconf.processes.failures import Garbled, Gone, Late, OutOfMemory
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants
-from embconf.isolation.channel import _Captured, _Channel, _Garbled, _Gone, _Late, _OutOfMemory, load_reply
+from embconf.isolation.channel import _Captured, _Channel, load_reply
 
 STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
 MAX_REPLY_BYTES = 512 * 2**20
@@ -33,19 +34,20 @@ class _Worker:
             self.channel.sock.settimeout(None)
             self.channel.send(message)
         except OSError:
-            raise _Gone() from None
+            raise Gone() from None
 
     def receive(self, deadline: float) -> Any:
-        """The worker's next message, draining its output meanwhile; _Late after ``deadline``, _Gone if it
-        died, _OutOfMemory when its process tree holds more resident memory than the limit."""
+        """The worker's next message, draining its output meanwhile; Late after ``deadline``, Gone if it
+        died, OutOfMemory when its process tree holds more resident memory than the limit, Garbled
+        when its reply cannot be read."""
         while True:
             now = time.monotonic()
             over = self.memory.exceeded(now)
             if over:
-                raise _OutOfMemory(over)
+                raise OutOfMemory(over)
             remaining = deadline - now
             if remaining <= 0:
-                raise _Late()
+                raise Late()
             for key, _ in self.selector.select(min(remaining, MEMORY_POLL) if self.memory.active else remaining):
                 if key.fileobj is self.channel.sock:
                     return self._read(deadline)
@@ -58,11 +60,11 @@ class _Worker:
         try:
             data, buffers = self.channel.receive(MAX_REPLY_BYTES)
         except TimeoutError:
-            raise _Late() from None
+            raise Late() from None
         except (EOFError, OSError):
-            raise _Gone() from None
+            raise Gone() from None
         except (ValueError, struct.error) as exc:
-            raise _Garbled(str(exc)) from None
+            raise Garbled(str(exc)) from None
         return load_reply(data, buffers)
 
     def stop(self) -> None:
@@ -71,7 +73,7 @@ class _Worker:
             end_descendants(self.pid)
         try:
             self.send(("stop",))
-        except _Gone:
+        except Gone:
             pass
         self.end(kill=False)
         self.close()
@@ -80,11 +82,7 @@ class _Worker:
         """Reap the process (killed at once if ``kill``, else after STOP_GRACE); how it ended, in words."""
         if kill:
             self._kill()
-        code = self._wait(STOP_GRACE)
-        if code is None:
-            self._kill()
-            code = self._wait(None)
-        return describe_exit(code)
+        return describe_exit(reap_within(STOP_GRACE, self._wait, self._kill))
 
     def close(self) -> None:
         self.selector.close()
@@ -92,19 +90,20 @@ class _Worker:
         self.output.close()
 
     def _kill(self) -> None:
+        """Kill the worker's whole tree (not once it has been reaped: its pid may be another's by then)."""
         if self.exitcode is not None:
             return
-        end_descendants(self.pid)  # first: once the worker is gone, its orphans would leave its tree
         if self.process is not None:
-            self.process.kill()
-            return
+            kill_tree(self.pid, self.process.kill, group=False)
+        else:  # a forked worker leads its own session: its group holds its children too
+            kill_tree(self.pid, self._signal_kill, group=True)
+
+    def _signal_kill(self) -> None:
+        """SIGKILL the forked worker itself (not yet reaped, so its pid is still its own)."""
         try:
-            os.killpg(self.pid, signal.SIGKILL)  # the worker leads its own session: this reaches its children too
+            os.kill(self.pid, signal.SIGKILL)
         except OSError:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            pass
 
     def _wait(self, timeout: Optional[float]) -> Optional[int]:
         if self.exitcode is None:

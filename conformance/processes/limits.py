@@ -1,14 +1,11 @@
-"""What the runner says about a child process it ran, and the limits it runs one under: shared by the
-worker and the protocol adapter."""
+"""The limits the runner runs a child process under (timeouts, memory), checked, and the reply once the
+run timeout has passed: shared by the worker and the protocol adapter."""
 from __future__ import annotations
 
-from embconf.model.errors import UserError
-
 import math
-import signal
-from typing import Optional
 
 from embconf.model.contract import Reason, Reply, Status
+from embconf.model.errors import UserError
 
 DETAIL_LIMIT = 4000  # characters of a process's output attached to a reply
 RUN_TIMEOUT_MESSAGE = "run timeout: the whole run exceeded"  # how every reply after the run timeout begins
@@ -45,16 +42,3 @@ def run_timeout_reply(run_timeout: float, detail: str = "") -> Reply:
     """The reply to every call once the run timeout has passed (worker and protocol peers alike)."""
     return Reply(Status.STOPPED, reason=Reason.RUN_TIMEOUT, message=f"{RUN_TIMEOUT_MESSAGE} {run_timeout:g} s", detail=detail)
 
-
-def describe_exit(code: Optional[int]) -> str:
-    """'exited with code 3', 'was killed by SIGSEGV (Segmentation fault)', from a returncode-style code."""
-    if code is None:
-        return "did not exit"
-    if code >= 0:
-        return f"exited with code {code}"
-    try:
-        name = signal.Signals(-code).name
-    except ValueError:
-        name = f"signal {-code}"
-    meaning = signal.strsignal(-code) if hasattr(signal, "strsignal") else None
-    return f"was killed by {name}" + (f" ({meaning})" if meaning else "")

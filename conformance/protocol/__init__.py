@@ -2,6 +2,9 @@
 reads JSON lines on stdin and answers on stdout.
 
 Rooms:
-- ``adapter``: the codec, the peer process and the :class:`SubprocessAdapter` that speaks to it.
+- ``codec``: the encoding: values to and from the wire, lines out and (bounded) in, ``ProtocolError``.
+- ``messages``: the requests and replies as frozen dataclasses, each reply parsed once and checked.
+- ``peer``: one running peer process: start, send, receive by a deadline, stderr tail, stop and kill.
+- ``adapter``: :class:`SubprocessAdapter`: requests written ahead, restarts, failures turned into replies.
 - ``reference_peer``: the reference implementation as a protocol peer (``python -m embconf.protocol.reference_peer``).
 """

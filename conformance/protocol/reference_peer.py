@@ -14,7 +14,7 @@ import sys
 from typing import IO, Any, Mapping
 
 from embconf import __version__
-from embconf.protocol.adapter import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
+from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
 from embconf.model.vocabulary import features, named_outputs

@@ -259,6 +259,7 @@ def test_the_fixture_loader_raises_only_fixture_error(raw, validate):
 
 
 subprocess_adapter = pytest.importorskip("embconf.protocol.adapter")
+codec = pytest.importorskip("embconf.protocol.codec")
 
 
 def _reply_reader():
@@ -281,8 +282,8 @@ reply_messages = st.one_of(
 @given(st.binary(max_size=200) | reply_messages.map(lambda m: json.dumps(m).encode()))
 def test_the_protocol_line_reader_raises_only_protocol_errors(line):
     try:
-        subprocess_adapter.parse_line(line)
-    except subprocess_adapter._ProtocolError:
+        codec.parse_line(line)
+    except codec.ProtocolError:
         pass
 
 
@@ -291,6 +292,6 @@ def test_the_protocol_line_reader_raises_only_protocol_errors(line):
 def test_the_protocol_reply_reader_raises_only_protocol_errors(message):
     try:
         reply = _reply_reader()._reply(message, "embedding_forward", 1)
-    except subprocess_adapter._ProtocolError:
+    except codec.ProtocolError:
         return
     assert isinstance(reply, Reply)

@@ -193,7 +193,7 @@ def test_options_reach_only_the_adapters_that_declare_them():
 
 
 def test_the_stderr_tail_is_bounded():
-    from embconf.protocol.adapter import _StderrTail
+    from embconf.processes.output import OutputTail as _StderrTail
 
     tail = _StderrTail(keep=1000)
     tail.append(b"early\n")
@@ -230,7 +230,7 @@ def test_the_schemas_use_the_vocabulary():
 
 
 def test_every_request_the_runner_sends_conforms(corpus):
-    from embconf.protocol.adapter import STOP_MESSAGE, run_message, start_message
+    from embconf.protocol.messages import STOP_MESSAGE, run_message, start_message
 
     assert not list(validator("start").iter_errors(start_message()))
     assert not list(validator("stop").iter_errors(STOP_MESSAGE))
@@ -254,7 +254,7 @@ def test_the_worked_exchange_in_the_document_conforms():
 
 
 def test_stdout_is_split_into_lines_up_to_the_cap():
-    from embconf.protocol.adapter import _Process
+    from embconf.protocol.peer import Peer as _Process
 
     script = "import sys; sys.stdout.write('a\\nbb\\n' + 'c' * 50 + '\\nd\\n'); sys.stdout.flush()"
     process = _Process([sys.executable, "-c", script], max_line=20)
