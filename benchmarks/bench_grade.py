@@ -11,6 +11,7 @@ submissions graded in at most 3 minutes on 2 cores.
 
     python benchmarks/bench_grade.py [--count 200] [--jobs 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,17 @@ from embconf.grading.submissions import default_base, discover, stage  # noqa: E
 
 TARGET_SECONDS, TARGET_COUNT = 180.0, 200
 FORMS = ("package", "module", "percent", "ipynb")
-MISTAKES = (None, None, "overwrite", None, "sin_cos_swapped", "exponent_sign", None, "start_pos_ignored", "syntax_error")
+MISTAKES = (
+    None,
+    None,
+    "overwrite",
+    None,
+    "sin_cos_swapped",
+    "exponent_sign",
+    None,
+    "start_pos_ignored",
+    "syntax_error",
+)
 EVERY_CASE = "rubric_format: 1\ntitle: every case\nitems:\n  - {id: all, points: 100, cases: ['*']}\n"
 
 
@@ -39,13 +50,19 @@ def make_class(folder: Path, count: int) -> None:
 
 
 def embconf(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "embconf", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "embconf", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=TARGET_COUNT, help=f"submissions (default {TARGET_COUNT}; fewer for a quick run)")
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="embconf grade --jobs (default: the cores)")
+    parser.add_argument(
+        "--count", type=int, default=TARGET_COUNT, help=f"submissions (default {TARGET_COUNT}; fewer for a quick run)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=len(os.sched_getaffinity(0)), help="embconf grade --jobs (default: the cores)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
         root = Path(tmp)
@@ -60,11 +77,15 @@ def main() -> int:
                 modules.append(stage(sub, staged / sub.name, default_base())[0])
             except Exception:  # a notebook that cannot be staged is graded 0 by both sides' rules
                 pass
-        print(f"{args.count} submissions ({', '.join(FORMS)}; {sum(m is not None for m in MISTAKES)} of {len(MISTAKES)} with a mistake), "
-              f"{os.cpu_count()} cores, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(
+            f"{args.count} submissions ({', '.join(FORMS)}; {sum(m is not None for m in MISTAKES)} of {len(MISTAKES)} with a mistake), "
+            f"{os.cpu_count()} cores, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        )
 
         started = time.perf_counter()
-        done = embconf("grade", str(folder), "--out", str(out), "--rubric", str(rubric), "--jobs", str(args.jobs), "--force")
+        done = embconf(
+            "grade", str(folder), "--out", str(out), "--rubric", str(rubric), "--jobs", str(args.jobs), "--force"
+        )
         grade_seconds = time.perf_counter() - started
         if done.returncode != 0:
             print(f"embconf grade failed: {done.stderr.strip()}")
@@ -78,13 +99,22 @@ def main() -> int:
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     per_minute = graded / grade_seconds * 60
-    print(f"embconf grade --jobs {args.jobs}: {graded} submissions in {grade_seconds:6.1f} s  ({per_minute:6.1f} submissions/minute)")
-    print(f"{len(modules)} sequential embconf run: {run_seconds:6.1f} s  ({len(modules) / run_seconds * 60:6.1f} submissions/minute)")
-    print(f"ratio (sequential runs / grade, per submission): {(run_seconds / max(len(modules), 1)) / (grade_seconds / graded):.2f}x")
+    print(
+        f"embconf grade --jobs {args.jobs}: {graded} submissions in {grade_seconds:6.1f} s  ({per_minute:6.1f} submissions/minute)"
+    )
+    print(
+        f"{len(modules)} sequential embconf run: {run_seconds:6.1f} s  ({len(modules) / run_seconds * 60:6.1f} submissions/minute)"
+    )
+    print(
+        f"ratio (sequential runs / grade, per submission): {(run_seconds / max(len(modules), 1)) / (grade_seconds / graded):.2f}x"
+    )
     scaled = grade_seconds * TARGET_COUNT / graded
     met = scaled <= TARGET_SECONDS
-    print(f"target: {TARGET_COUNT} submissions in <= {TARGET_SECONDS:g} s: {'met' if met else 'MISSED'} ({scaled:.0f} s for {TARGET_COUNT}"
-          + (", extrapolated" if graded != TARGET_COUNT else "") + ")")
+    print(
+        f"target: {TARGET_COUNT} submissions in <= {TARGET_SECONDS:g} s: {'met' if met else 'MISSED'} ({scaled:.0f} s for {TARGET_COUNT}"
+        + (", extrapolated" if graded != TARGET_COUNT else "")
+        + ")"
+    )
     return 0 if met else 1
 
 

@@ -11,6 +11,7 @@ reference, a peer hanging on every embedding_backward, one hanging on everything
 its kind, the outcomes, and whether the targets hold: every hanging run done in at most 60 s with
 every case reported, and the slow correct run passing.
 """
+
 from __future__ import annotations
 
 import collections
@@ -32,7 +33,12 @@ RUNS = [  # (kind, label, --impl, the exit status a correct runner gives)
     ("worker", "hangs on one operation", f"functions:{HOSTILE / 'hang_duplicates.py'}", 1),
     ("worker", "hangs on every case", f"functions:{HOSTILE / 'hang_always.py'}", 1),
     ("worker", "slow but correct", f"functions:{IMPLS / 'slow_correct.py'}", 0),
-    ("tinytorch", "clean", f"tinytorch:{ROOT / 'examples' / 'tinytorch_student' / 'tinytorch' / 'core' / 'embeddings.py'}", 0),
+    (
+        "tinytorch",
+        "clean",
+        f"tinytorch:{ROOT / 'examples' / 'tinytorch_student' / 'tinytorch' / 'core' / 'embeddings.py'}",
+        0,
+    ),
     ("tinytorch", "hangs on repeated ids", f"tinytorch:{IMPLS / 'tinytorch_hangs_on_repeats.py'}", 1),
     ("protocol", "clean", f"subprocess:{PYTHON} -m embconf.protocol.reference_peer", 0),
     ("protocol", "hangs on one operation", f"subprocess:{PYTHON} {shlex.quote(str(PEERS / 'hang.py'))}", 1),
@@ -42,8 +48,13 @@ RUNS = [  # (kind, label, --impl, the exit status a correct runner gives)
 
 def timed_run(impl: str, report: Path) -> tuple[float, int, dict]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "embconf", "run", "--impl", impl, "-q", "--report-json", str(report)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "embconf", "run", "--impl", impl, "-q", "--report-json", str(report)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     return time.perf_counter() - started, done.returncode, json.loads(report.read_text()) if report.exists() else {}
 
 
@@ -61,12 +72,20 @@ def main() -> int:
             not_run = sum("not run:" in c["message"] for c in cases)
             clean.setdefault(kind, seconds)
             complete = len(cases) == total
-            target = complete and code == wanted and (label == "clean" or label.startswith("slow") or seconds <= TARGET_SECONDS)
+            target = (
+                complete
+                and code == wanted
+                and (label == "clean" or label.startswith("slow") or seconds <= TARGET_SECONDS)
+            )
             ok &= target
             outcomes = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
-            print(f"{kind:<9} {label:<22} {seconds:7.2f} s  x{seconds / clean[kind]:6.2f} of clean  exit {code}  "
-                  f"{len(cases)}/{total} cases ({outcomes}; {not_run} not run)  {'ok' if target else 'TARGET NOT MET'}")
-    print(f"targets (hanging runs <= {TARGET_SECONDS:g} s with every case reported; slow correct run passes): {'met' if ok else 'NOT met'}")
+            print(
+                f"{kind:<9} {label:<22} {seconds:7.2f} s  x{seconds / clean[kind]:6.2f} of clean  exit {code}  "
+                f"{len(cases)}/{total} cases ({outcomes}; {not_run} not run)  {'ok' if target else 'TARGET NOT MET'}"
+            )
+    print(
+        f"targets (hanging runs <= {TARGET_SECONDS:g} s with every case reported; slow correct run passes): {'met' if ok else 'NOT met'}"
+    )
     return 0 if ok else 1
 
 

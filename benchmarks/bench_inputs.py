@@ -13,6 +13,7 @@
    ``CaseResult.actual``: previously the whole arrays, today :func:`embconf.untrusted.text.kept_outputs`.
    The arrays are made one at a time; the bytes kept are summed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,7 +57,9 @@ def bench_expectations(entries: int, sampled: int) -> None:
         new_match = time.perf_counter() - started
     old, new = old_load + old_match, new_load + new_match
     print(f"expectations file: {size / 2**20:.1f} MB, {len(items)} entries, {len(ids)} case ids")
-    print(f"  previous: load {old_load:8.2f} s + match {old_match:8.2f} s (scaled from {len(sample)} ids) = {old:8.2f} s")
+    print(
+        f"  previous: load {old_load:8.2f} s + match {old_match:8.2f} s (scaled from {len(sample)} ids) = {old:8.2f} s"
+    )
     print(f"  today:    load {new_load:8.2f} s + match {new_match:8.2f} s                    = {new:8.2f} s")
     print(f"  ratio previous/today: {old / new:.1f}x")
 
@@ -78,7 +81,9 @@ def bench_kept(outputs: int, megabytes: int) -> None:
     elapsed = time.perf_counter() - started
     print(f"kept outputs: {outputs} wrong outputs of {megabytes} MB")
     print(f"  previous: {kept_before / 2**20:10.1f} MB kept")
-    print(f"  today:    {kept_today / 2**20:10.1f} MB kept ({elapsed / outputs:.2f} s per output to compare, sample and hash)")
+    print(
+        f"  today:    {kept_today / 2**20:10.1f} MB kept ({elapsed / outputs:.2f} s per output to compare, sample and hash)"
+    )
     print(f"  ratio previous/today: {kept_before / kept_today:.0f}x")
 
 

@@ -8,6 +8,7 @@ behind the protocol: one more interpreter, JSON and base64 both ways) as a user
 runs them, each a fresh process with start-up included, alternating, and prints
 the median wall times and their ratio. The target is a ratio of at most 1.5.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7, help="runs of each (default 7)")
     args = parser.parse_args()
     serve = f"{shlex.quote(sys.executable)} -m embconf.protocol.reference_peer"
-    runs = {"reference": embconf_command() + ["run", "--impl", "reference", "-q"],
-            "protocol": embconf_command() + ["run", "--impl", f"subprocess:{serve}", "-q"]}
+    runs = {
+        "reference": embconf_command() + ["run", "--impl", "reference", "-q"],
+        "protocol": embconf_command() + ["run", "--impl", f"subprocess:{serve}", "-q"],
+    }
     times: dict[str, list[float]] = {name: [] for name in runs}
     for argv in runs.values():
         wall_time(argv)  # warm the file cache; not counted
@@ -52,9 +55,13 @@ def main() -> int:
             times[name].append(wall_time(argv))
     medians = {name: statistics.median(values) for name, values in times.items()}
     for name, values in times.items():
-        print(f"{name:<11} median {medians[name]:.3f} s  (min {min(values):.3f}, max {max(values):.3f}, {len(values)} runs)  {shlex.join(runs[name][1:])}")
+        print(
+            f"{name:<11} median {medians[name]:.3f} s  (min {min(values):.3f}, max {max(values):.3f}, {len(values)} runs)  {shlex.join(runs[name][1:])}"
+        )
     ratio = medians["protocol"] / medians["reference"]
-    print(f"ratio protocol / reference: {ratio:.2f} (target <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'NOT met'})")
+    print(
+        f"ratio protocol / reference: {ratio:.2f} (target <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'NOT met'})"
+    )
     return 0
 
 

@@ -7,6 +7,7 @@ at most 3x the bare import.
 
     python benchmarks/bench_startup.py [--reps 9]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,7 +17,11 @@ import sys
 import time
 
 TARGET = 3.0
-BARE, ISOLATED, IN_PROCESS = "bare import (numpy, yaml, jsonschema)", "embconf run --impl reference (isolated)", "embconf run --impl reference --in-process"
+BARE, ISOLATED, IN_PROCESS = (
+    "bare import (numpy, yaml, jsonschema)",
+    "embconf run --impl reference (isolated)",
+    "embconf run --impl reference --in-process",
+)
 COMMANDS: dict[str, list[str]] = {
     BARE: ["-c", "import numpy, yaml, jsonschema"],
     ISOLATED: ["-m", "embconf", "run", "--impl", "reference", "-q"],
@@ -50,7 +55,9 @@ def main() -> int:
         print(f"{label:<45} {seconds * 1000:8.0f} ms  {seconds / times[BARE]:5.2f}x")
     ratio = times[ISOLATED] / times[BARE]
     print(f"isolated / in-process: {times[ISOLATED] / times[IN_PROCESS]:.2f}x")
-    print(f"target: isolated full run <= {TARGET:g}x the bare import: {'met' if ratio <= TARGET else 'MISSED'} ({ratio:.2f}x)")
+    print(
+        f"target: isolated full run <= {TARGET:g}x the bare import: {'met' if ratio <= TARGET else 'MISSED'} ({ratio:.2f}x)"
+    )
     return 0 if ratio <= TARGET else 1
 
 

@@ -1,7 +1,10 @@
 """embedding-conformance: the conformance runner (``embconf``) for the embedding spec in ``spec/``."""
+
 from __future__ import annotations
 
 from embconf.model.version import __version__
+
+__all__ = ["__version__", "check"]
 
 
 def check(*args, **kwargs):

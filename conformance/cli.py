@@ -4,6 +4,7 @@ Exit codes: 0 every applicable case passed (xfails allowed); 1 a case failed, er
 out (or xpassed under --strict); 2 bad usage, a missing implementation or a fixture problem, with a
 one-line reason (any :class:`~embconf.model.errors.UserError`); 130 interrupted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,14 @@ from typing import Optional, Sequence
 EXIT_OK, EXIT_USAGE = 0, 2
 
 # Each module registers its commands and their options (``register(subparsers)``), in the order --help lists them.
-COMMAND_MODULES = ("embconf.run.command", "embconf.corpus.command", "embconf.mutants.command", "embconf.matrix.command",
-                   "embconf.grading.command", "embconf.bench.command")
+COMMAND_MODULES = (
+    "embconf.run.command",
+    "embconf.corpus.command",
+    "embconf.mutants.command",
+    "embconf.matrix.command",
+    "embconf.grading.command",
+    "embconf.bench.command",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ runs through :mod:`embconf.session` as under ``embconf run``: in a worker proces
 ``subprocess:``) with the same case timeout, run timeout, memory limit and hang policy, the calls planned
 ahead, and SIGTERM ends the session cleanly. The verdict at the end is the run record's.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterator, Optional
@@ -17,14 +18,36 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("embconf", "embedding-conformance")
-    group.addoption("--embconf-impl", metavar="KIND:TARGET", help="run the embedding conformance cases against this implementation")
+    group.addoption(
+        "--embconf-impl", metavar="KIND:TARGET", help="run the embedding conformance cases against this implementation"
+    )
     group.addoption("--embconf-select", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB")
     group.addoption("--embconf-expectations", metavar="FILE", help="YAML file of cases known to fail")
     group.addoption("--embconf-strict", action="store_true", help="an xpass fails")
-    group.addoption("--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand")
-    group.addoption("--embconf-case-timeout", type=float, default=None, metavar="SECONDS", help="seconds each case may take (default 10)")
-    group.addoption("--embconf-run-timeout", type=float, default=None, metavar="SECONDS", help="seconds the whole session's cases may take (default 1800)")
-    group.addoption("--embconf-memory-limit", type=int, default=None, metavar="MB", help="resident memory of the implementation's processes in MB, 0 for none (default 4096)")
+    group.addoption(
+        "--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand"
+    )
+    group.addoption(
+        "--embconf-case-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds each case may take (default 10)",
+    )
+    group.addoption(
+        "--embconf-run-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds the whole session's cases may take (default 1800)",
+    )
+    group.addoption(
+        "--embconf-memory-limit",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="resident memory of the implementation's processes in MB, 0 for none (default 4096)",
+    )
 
 
 class EmbconfFailure(Exception):
@@ -42,7 +65,9 @@ class Session:
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
         self.expectations = Expectations.load(path) if path else None
-        self.options = session.RunOptions(options(config), config.getoption("embconf_case_timeout"), expectations=self.expectations)
+        self.options = session.RunOptions(
+            options(config), config.getoption("embconf_case_timeout"), expectations=self.expectations
+        )
         self.adapter = session.open_implementation(self.impl, self.options)  # as `embconf run` does
         self.capabilities = self.adapter.capabilities()
         self.results: list[Any] = []  # every case's result, for the run's verdict
@@ -67,8 +92,12 @@ def options(config: pytest.Config):
         value = config.getoption(name)
         return default if value is None else value
 
-    return IsolationOptions(False, given("embconf_case_timeout", DEFAULT_CASE_TIMEOUT), given("embconf_run_timeout", DEFAULT_RUN_TIMEOUT),
-                            given("embconf_memory_limit", DEFAULT_MEMORY_LIMIT_MB))
+    return IsolationOptions(
+        False,
+        given("embconf_case_timeout", DEFAULT_CASE_TIMEOUT),
+        given("embconf_run_timeout", DEFAULT_RUN_TIMEOUT),
+        given("embconf_memory_limit", DEFAULT_MEMORY_LIMIT_MB),
+    )
 
 
 class CaseItem(pytest.Item):
@@ -97,7 +126,11 @@ class CaseItem(pytest.Item):
 
             result.causes = diagnose_case(case, result)
             causes = diagnosis_lines(result).rstrip("\n")
-            raise EmbconfFailure(f"[{result.outcome}] {result.message}" + (f"\n{causes}" if causes else "") + (f"\nstderr:\n{result.stderr}" if result.stderr else ""))
+            raise EmbconfFailure(
+                f"[{result.outcome}] {result.message}"
+                + (f"\n{causes}" if causes else "")
+                + (f"\nstderr:\n{result.stderr}" if result.stderr else "")
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, EmbconfFailure):
@@ -151,9 +184,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption("embconf_impl"):
         return
     from embconf.adapters import ImplementationError
-    from embconf.corpus.select import select
     from embconf.corpus.expectations import ExpectationsError
     from embconf.corpus.fixtures import FixtureError, load_corpus
+    from embconf.corpus.select import select
     from embconf.processes.lifetime import terminating_cleanly
     from embconf.processes.limits import LimitError
 

@@ -5,6 +5,7 @@ close, and return one :class:`~embconf.model.record.RunRecord`.
 bench``'s conformance pass and the pytest plugin all run cases through here, so the same implementation gets
 the same outcomes and the same causes whichever of them ran it. Reports are derived from the record.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,11 +39,19 @@ class RunOptions:
 def open_implementation(impl: str, options: RunOptions = RunOptions()) -> Adapter:
     """The implementation ``impl`` names (``KIND:TARGET``), started as ``options`` say; ImplementationError
     (one line) when it cannot be loaded."""
-    return open_adapter(impl, options.isolation, timeout=options.case_timeout, validate_protocol=options.validate_protocol)
+    return open_adapter(
+        impl, options.isolation, timeout=options.case_timeout, validate_protocol=options.validate_protocol
+    )
 
 
-def run(adapter: Adapter, cases: Sequence[Case], options: RunOptions = RunOptions(), impl: str = "",
-        progress: Optional[Progress] = None, fixtures: Optional[dict[str, Any]] = None) -> RunRecord:
+def run(
+    adapter: Adapter,
+    cases: Sequence[Case],
+    options: RunOptions = RunOptions(),
+    impl: str = "",
+    progress: Optional[Progress] = None,
+    fixtures: Optional[dict[str, Any]] = None,
+) -> RunRecord:
     """Every case run on an open adapter (``options.repeat`` times), diagnosed, as one record. The run timeout
     holds across the repetitions: a case it cuts off in a later one is a ``timeout`` (not a change), and no
     further repetition starts. The adapter stays open."""
@@ -56,8 +65,13 @@ def run(adapter: Adapter, cases: Sequence[Case], options: RunOptions = RunOption
     return record
 
 
-def run_implementation(impl: str, cases: Sequence[Case], options: RunOptions = RunOptions(),
-                       progress: Optional[Progress] = None, fixtures: Optional[dict[str, Any]] = None) -> RunRecord:
+def run_implementation(
+    impl: str,
+    cases: Sequence[Case],
+    options: RunOptions = RunOptions(),
+    progress: Optional[Progress] = None,
+    fixtures: Optional[dict[str, Any]] = None,
+) -> RunRecord:
     """Open ``impl``, run the cases, close it: the whole pipeline (ImplementationError when it cannot load)."""
     adapter = open_implementation(impl, options)
     try:
@@ -79,7 +93,9 @@ def plan(adapter: Adapter, cases: Sequence[Case]) -> None:
     next: the applicable cases, in order."""
     if isinstance(adapter, Planning):
         caps = adapter.capabilities()
-        adapter.plan([(case.operation, case.inputs) for case in cases if caps.applies(case.operation, case.features) is None])
+        adapter.plan(
+            [(case.operation, case.inputs) for case in cases if caps.applies(case.operation, case.features) is None]
+        )
 
 
 def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:

@@ -3,13 +3,19 @@
 Each operation of ``spec/vocabulary.json`` is a plain function here, named as
 the spec names it; it computes in float64 and rounds once to the case's dtype.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from embconf.reference.errors import ERROR_KINDS, EmbeddingError
 from embconf.reference.layer import embedding_layer_backward, embedding_layer_forward
-from embconf.reference.lookup import embedding_backward, embedding_backward_sparse, embedding_forward, embedding_forward_max_norm
+from embconf.reference.lookup import (
+    embedding_backward,
+    embedding_backward_sparse,
+    embedding_forward,
+    embedding_forward_max_norm,
+)
 from embconf.reference.memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
 from embconf.reference.positions import learned_positions_backward, learned_positions_forward
 from embconf.reference.sinusoid import sinusoidal_table

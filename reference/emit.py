@@ -4,6 +4,7 @@ Keys keep their insertion order, floats are written as the shortest decimal
 that round-trips in their array's dtype, and the output is plain YAML 1.1/1.2
 that any YAML loader reads (PyYAML's C loader included).
 """
+
 from __future__ import annotations
 
 import json
@@ -78,7 +79,7 @@ def _emit(value: Any, indent: int, out: list[str]) -> None:
             for element in item:
                 lines: list[str] = []
                 _emit(element, indent + 2, lines)
-                out.append(f"{pad}- {lines[0][indent + 2:]}")
+                out.append(f"{pad}- {lines[0][indent + 2 :]}")
                 out.extend(lines[1:])
         else:
             out.append(f"{pad}{key}: {scalar_text(item)}")

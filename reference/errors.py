@@ -4,6 +4,7 @@ Every invalid input is rejected with exactly one of these kinds. The reference
 raises :class:`EmbeddingError`; any implementation may signal a kind by raising
 an exception with a ``kind`` attribute, or over the protocol with ``error.kind``.
 """
+
 from __future__ import annotations
 
 ERROR_KINDS: tuple[str, ...] = (

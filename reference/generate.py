@@ -4,6 +4,7 @@
 ``embconf regenerate --check`` regenerates in memory and names every case that
 differs from what is committed. The same catalogue always gives the same bytes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,8 +14,8 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from embconf.model.version import __version__
 from embconf.model.encoding import encode_array
+from embconf.model.version import __version__
 from embconf.model.vocabulary import FIXTURES_DIR, named_outputs, spec_version
 from embconf.reference import OPERATIONS
 from embconf.reference.cases import CaseSpec, all_cases
@@ -58,14 +59,18 @@ def build_case(spec: CaseSpec) -> dict[str, Any]:
         result = OPERATIONS[spec.operation](**_reference_inputs(spec))
     except EmbeddingError as exc:
         if exc.kind != spec.error:
-            raise AssertionError(f"{spec.id}: the reference raised {exc.kind} ({exc}), the case expects {spec.error}") from None
+            raise AssertionError(
+                f"{spec.id}: the reference raised {exc.kind} ({exc}), the case expects {spec.error}"
+            ) from None
         expected: dict[str, Any] = {"error": exc.kind}
         tolerance = None
     else:
         if spec.error:
             raise AssertionError(f"{spec.id}: the case expects {spec.error} but the reference returned a result")
         outputs = named_outputs(spec.operation, result)
-        expected = {"outputs": {name: _encode_value(value, spec.sample_rows.get(name)) for name, value in outputs.items()}}
+        expected = {
+            "outputs": {name: _encode_value(value, spec.sample_rows.get(name)) for name, value in outputs.items()}
+        }
         tolerance = for_case(spec.operation, spec.inputs, outputs)
     record: dict[str, Any] = {
         "id": spec.id,
@@ -82,8 +87,12 @@ def build_case(spec: CaseSpec) -> dict[str, Any]:
 
 
 def render_area(area: str, specs: Iterable[CaseSpec]) -> str:
-    document = {"format_version": FORMAT_VERSION, "spec_version": spec_version(), "area": area,
-                "cases": [build_case(spec) for spec in specs]}
+    document = {
+        "format_version": FORMAT_VERSION,
+        "spec_version": spec_version(),
+        "area": area,
+        "cases": [build_case(spec) for spec in specs],
+    }
     return dump_yaml(document, HEADER.format(spec=spec_version(), fmt=FORMAT_VERSION, area=area))
 
 
@@ -99,7 +108,10 @@ def render_all() -> dict[str, str]:
 
 
 def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
-    entries = {name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "cases": counts[name]} for name, text in files.items()}
+    entries = {
+        name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "cases": counts[name]}
+        for name, text in files.items()
+    }
     manifest = {
         "format_version": FORMAT_VERSION,
         "spec_version": spec_version(),

@@ -1,4 +1,5 @@
 """The embedding layer (EMB-LAY): token lookup, optional sqrt(D) scaling, plus positions."""
+
 from __future__ import annotations
 
 import math
@@ -13,15 +14,24 @@ from embconf.reference.positions import check_start_pos
 from embconf.reference.sinusoid import sinusoidal_table
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
-DEFAULTS: dict[str, Any] = {"max_seq_len": 512, "pos_encoding": "learned", "scale_embeddings": False, "padding_idx": None}
+DEFAULTS: dict[str, Any] = {
+    "max_seq_len": 512,
+    "pos_encoding": "learned",
+    "scale_embeddings": False,
+    "padding_idx": None,
+}
 
 
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The config with the spec's defaults filled in (EMB-LAY-1); unknown pos_encoding is invalid_config."""
     full = {**DEFAULTS, **config}
     if full["pos_encoding"] not in POS_ENCODINGS:
-        raise EmbeddingError("invalid_config", f"unknown pos_encoding {full['pos_encoding']!r}; expected one of {POS_ENCODINGS}")
-    full["padding_idx"] = resolve_padding_idx(full["padding_idx"], full["vocab_size"])  # a row in [0, V), or None (EMB-PAD-5)
+        raise EmbeddingError(
+            "invalid_config", f"unknown pos_encoding {full['pos_encoding']!r}; expected one of {POS_ENCODINGS}"
+        )
+    full["padding_idx"] = resolve_padding_idx(
+        full["padding_idx"], full["vocab_size"]
+    )  # a row in [0, V), or None (EMB-PAD-5)
     return full
 
 
@@ -30,8 +40,13 @@ def token_scale(embed_dim: int, scale_embeddings: bool) -> float:
     return math.sqrt(embed_dim) if scale_embeddings else 1.0
 
 
-def check_layer_inputs(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                       tokens: np.ndarray, start_pos: object) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
+def check_layer_inputs(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: object,
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
     """(full config, tokens as (B, T), validated int64 ids, start_pos) after the checks of EMB-LAY-7..9."""
     cfg = resolve_config(config)
     if tokens.ndim not in (1, 2):
@@ -41,7 +56,9 @@ def check_layer_inputs(config: Mapping[str, Any], token_weight: np.ndarray, posi
     # Without positions there is no table to overrun (EMB-LAY-8 names learned and sinusoidal only).
     limit = cfg["max_seq_len"] if cfg["pos_encoding"] != "none" else math.inf
     s = check_start_pos(start_pos, batched.shape[1], limit)
-    if cfg["pos_encoding"] == "learned" and (position_table is None or position_table.shape != (cfg["max_seq_len"], cfg["embed_dim"])):
+    if cfg["pos_encoding"] == "learned" and (
+        position_table is None or position_table.shape != (cfg["max_seq_len"], cfg["embed_dim"])
+    ):
         raise EmbeddingError("shape_mismatch", "a learned layer needs a (max_seq_len, embed_dim) position_table")
     return cfg, batched, index, s
 
@@ -55,8 +72,13 @@ def _positions(cfg: dict[str, Any], position_table: Optional[np.ndarray], s: int
     return np.zeros((seq_len, cfg["embed_dim"]))
 
 
-def embedding_layer_forward(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                            tokens: np.ndarray, start_pos: int = 0) -> np.ndarray:
+def embedding_layer_forward(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: int = 0,
+) -> np.ndarray:
     """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4)."""
     cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
@@ -65,8 +87,14 @@ def embedding_layer_forward(config: Mapping[str, Any], token_weight: np.ndarray,
     return out if tokens.ndim == 2 else out[0]
 
 
-def embedding_layer_backward(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                             tokens: np.ndarray, start_pos: int, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+def embedding_layer_backward(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: int,
+    grad_output: np.ndarray,
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """(grad_token_weight, grad_position_table): c times the scatter-add; the batch sum for a learned
     table; None for a sinusoidal table (a constant) and for no positions (EMB-LAY-5/6)."""
     cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)

@@ -1,4 +1,5 @@
 """Token lookup: forward gather, backward scatter-add, id validation (EMB-FWD, EMB-BWD, EMB-IDX)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -27,8 +28,9 @@ def validate_ids(ids: np.ndarray, vocab_size: int) -> np.ndarray:
     return ids.astype(np.int64)
 
 
-def embedding_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: Optional[int] = None,
-                      scale_grad_by_freq: bool = False) -> np.ndarray:
+def embedding_forward(
+    weight: np.ndarray, ids: np.ndarray, padding_idx: Optional[int] = None, scale_grad_by_freq: bool = False
+) -> np.ndarray:
     """Rows of ``weight`` gathered by ``ids``: shape ids.shape + (D,), dtype of weight, bit-exact.
 
     The options only change the gradient: the padding row is returned as stored (EMB-PAD-1)
@@ -40,8 +42,13 @@ def embedding_forward(weight: np.ndarray, ids: np.ndarray, padding_idx: Optional
     return weight[index]  # fancy indexing copies: a new array, never a view
 
 
-def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray, padding_idx: Optional[int] = None,
-                       scale_grad_by_freq: bool = False) -> np.ndarray:
+def embedding_backward(
+    weight: np.ndarray,
+    ids: np.ndarray,
+    grad_output: np.ndarray,
+    padding_idx: Optional[int] = None,
+    scale_grad_by_freq: bool = False,
+) -> np.ndarray:
     """Gradient of the table: every occurrence of an id adds its upstream row (scatter-add).
 
     Accumulates in float64 and rounds once to the table's dtype, so the result is
@@ -58,8 +65,9 @@ def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndar
     return apply_options(total, index, padding_row, by_freq).astype(weight.dtype)
 
 
-def embedding_forward_max_norm(weight: np.ndarray, ids: np.ndarray, max_norm: float,
-                               norm_type: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+def embedding_forward_max_norm(
+    weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float = 2.0
+) -> tuple[np.ndarray, np.ndarray]:
     """(output, weight_after): the lookup from the table renormalised before it (EMB-NRM-1..3).
 
     ``weight`` itself is not modified (EMB-GEN-1): the in-place update a stateful
@@ -83,6 +91,4 @@ def embedding_backward_sparse(
 def check_grad_shape(grad_output: np.ndarray, expected: tuple[int, ...]) -> None:
     """The upstream gradient must have the forward output's shape (EMB-BWD-1)."""
     if grad_output.shape != expected:
-        raise EmbeddingError(
-            "shape_mismatch", f"grad_output has shape {grad_output.shape}, expected {expected}"
-        )
+        raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}, expected {expected}")

@@ -1,4 +1,5 @@
 """Memory arithmetic of embedding tables (EMB-MEM). Bytes are exact integers."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping

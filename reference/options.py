@@ -6,6 +6,7 @@ referenced row whose p-norm exceeds max_norm is rescaled by
 max_norm / (norm + 1e-7); the table after the call is an output. EMB-FRQ: each
 row's gradient is divided by how often its id occurs in the whole ids input.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,9 @@ def resolve_padding_idx(padding_idx: Any, vocab_size: int) -> Optional[int]:
     if padding_idx is None:
         return None
     if not _is_integer(padding_idx) or not -vocab_size <= int(padding_idx) < vocab_size:
-        raise EmbeddingError("invalid_config", f"padding_idx must be an integer in [-{vocab_size}, {vocab_size}), got {padding_idx!r}")
+        raise EmbeddingError(
+            "invalid_config", f"padding_idx must be an integer in [-{vocab_size}, {vocab_size}), got {padding_idx!r}"
+        )
     return int(padding_idx) % vocab_size
 
 
@@ -37,7 +40,9 @@ def check_flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
-def apply_options(grad: np.ndarray, index: np.ndarray, padding_row: Optional[int], scale_grad_by_freq: bool) -> np.ndarray:
+def apply_options(
+    grad: np.ndarray, index: np.ndarray, padding_row: Optional[int], scale_grad_by_freq: bool
+) -> np.ndarray:
     """The float64 scatter-add ``grad`` (V, D) divided by each id's count (EMB-FRQ-1), its padding row zeroed (EMB-PAD-2)."""
     if scale_grad_by_freq:
         counts = np.bincount(index.reshape(-1), minlength=grad.shape[0])[:, None]
@@ -50,7 +55,12 @@ def apply_options(grad: np.ndarray, index: np.ndarray, padding_row: Optional[int
 def check_renorm_args(max_norm: Any, norm_type: Any) -> tuple[float, float]:
     """max_norm a finite number > 0 and norm_type a number > 0 (EMB-NRM-4), as floats."""
     for name, value in (("max_norm", max_norm), ("norm_type", norm_type)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0 or math.isnan(value):
+        if (
+            isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not value > 0
+            or math.isnan(value)
+        ):
             raise EmbeddingError("invalid_config", f"{name} must be a number > 0, got {value!r}")
     if not math.isfinite(max_norm):
         raise EmbeddingError("invalid_config", f"max_norm must be finite, got {max_norm!r}")

@@ -1,4 +1,5 @@
 """Learned position tables (EMB-POS): output = x + P[s:s+T], broadcast over the batch."""
+
 from __future__ import annotations
 
 import numbers

@@ -6,6 +6,7 @@ cos(pos * w_k), positions counted from 0. Two conventions seen in the wild are
 kept as named, non-canonical profiles (EMB-SIN-V1, EMB-SIN-V2) so that an
 implementation of another convention can be told which one it follows.
 """
+
 from __future__ import annotations
 
 from typing import Callable

@@ -6,6 +6,7 @@ and never invents its own. A tolerance is ``{"kind": "exact"}`` or
 atol + rtol*|expected| (+ ulps * spacing(pos) along ``position.axis``), with a
 ``rule`` string recording how the numbers were derived.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -18,7 +19,9 @@ SCALE_ULPS = 2.0  # x * sqrt(D): the rounded sqrt and the rounded product
 
 HALF_DTYPES = ("float16", "bfloat16")
 UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
-HALF_ACCUMULATION_LIMIT = 1 / 8  # (k-1)*u above this: the half dtype's own bound says nothing; float32 accumulation is required
+HALF_ACCUMULATION_LIMIT = (
+    1 / 8
+)  # (k-1)*u above this: the half dtype's own bound says nothing; float32 accumulation is required
 RENORM_ULPS = 4  # + D: the p-norm of D terms, the division, the product and the golden's rounding (EMB-NRM-5)
 
 
@@ -72,7 +75,9 @@ def summation(summands: int, magnitude: float, dtype: str, scale_ulps: float = 0
 def sinusoid(dtype: str, axis: int, offset: int, extra_atol: float = 0.0, rule_prefix: str = "") -> dict[str, Any]:
     """Position-dependent bound: 4 * spacing(pos) in ``dtype`` plus 2u, pos = offset + index on ``axis``."""
     u = unit_roundoff(dtype)
-    angle_dtype = "float32" if dtype in HALF_DTYPES else dtype  # half tables: angles in float32, rounded once (EMB-HLF-4)
+    angle_dtype = (
+        "float32" if dtype in HALF_DTYPES else dtype
+    )  # half tables: angles in float32, rounded once (EMB-HLF-4)
     rule = f"{rule_prefix}sinusoid: 2u + {SINUSOID_ULPS:g} * spacing(pos) in {angle_dtype}, pos = {offset} + index on axis {axis}"
     position: dict[str, Any] = {"axis": axis, "offset": offset, "ulps": SINUSOID_ULPS}
     if angle_dtype != dtype:
@@ -92,7 +97,9 @@ def max_duplicates(ids: np.ndarray, padding_row: Optional[int] = None) -> int:
     return int(_row_counts(flat, max(int(flat.max()), padding_row or 0) + 1, padding_row).max()) if flat.size else 0
 
 
-def max_row_abs_sum(ids: np.ndarray, grad: np.ndarray, rows: int, padding_row: Optional[int] = None, by_freq: bool = False) -> float:
+def max_row_abs_sum(
+    ids: np.ndarray, grad: np.ndarray, rows: int, padding_row: Optional[int] = None, by_freq: bool = False
+) -> float:
     """S: the largest sum of |g| that lands on one table row (divided by the row's count with ``by_freq``)."""
     flat_ids = np.asarray(ids).reshape(-1).astype(np.int64)
     if not flat_ids.size:
@@ -144,8 +151,14 @@ def _renormalised(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, 
     norms = row_norms(w[np.unique(ids)], float(inputs["norm_type"])) if ids.size else np.zeros(0)
     near = (norms != max_norm) & (np.abs(norms - max_norm) <= 2 * rtol * max_norm)
     if near.any():
-        raise AssertionError(f"a referenced row's norm is within 2*rtol of max_norm {max_norm}: the case cannot tell correct from wrong there")
-    tol = close(0.0, rtol, f"renormalised rows: (D + {RENORM_ULPS})u relative with D={dim}, u={unit_roundoff(dtype):.3g}; other rows are copies")
+        raise AssertionError(
+            f"a referenced row's norm is within 2*rtol of max_norm {max_norm}: the case cannot tell correct from wrong there"
+        )
+    tol = close(
+        0.0,
+        rtol,
+        f"renormalised rows: (D + {RENORM_ULPS})u relative with D={dim}, u={unit_roundoff(dtype):.3g}; other rows are copies",
+    )
     return {name: tol for name in outputs}
 
 
@@ -171,7 +184,15 @@ def _layer_forward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str,
     if pos_kind == "sinusoidal":
         u = unit_roundoff(dtype)
         axis = -2
-        return {"output": sinusoid(dtype, axis, int(inputs.get("start_pos", 0)), extra_atol=(2 + 2 * scale_ulps) * u * (token_mag + 1), rule_prefix=f"token part {scale_ulps:g} ulps + sum rounding; ")}
+        return {
+            "output": sinusoid(
+                dtype,
+                axis,
+                int(inputs.get("start_pos", 0)),
+                extra_atol=(2 + 2 * scale_ulps) * u * (token_mag + 1),
+                rule_prefix=f"token part {scale_ulps:g} ulps + sum rounding; ",
+            )
+        }
     if pos_kind == "learned":
         pos_mag = float(np.abs(inputs["position_table"]).max(initial=0))
         return {"output": summation(2, token_mag + pos_mag, dtype, scale_ulps)}
@@ -184,7 +205,12 @@ def _layer_backward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str
     c = float(np.sqrt(cfg["embed_dim"])) if scaled else 1.0
     batched_g = g if tokens.ndim == 2 else g[None]
     pad = _padding_row(cfg.get("padding_idx"), w.shape[0])
-    token_tol = summation(max_duplicates(tokens, pad), c * max_row_abs_sum(tokens, g, w.shape[0], pad), w.dtype.name, SCALE_ULPS if scaled else 0.0)
+    token_tol = summation(
+        max_duplicates(tokens, pad),
+        c * max_row_abs_sum(tokens, g, w.shape[0], pad),
+        w.dtype.name,
+        SCALE_ULPS if scaled else 0.0,
+    )
     result = {"grad_token_weight": token_tol}
     if outputs.get("grad_position_table") is not None:
         batch_sum = float(np.abs(batched_g.astype(np.float64)).sum(axis=0).max(initial=0))

@@ -6,6 +6,7 @@ implementations, taken through the command line only, so it reads the same befor
 
 Outcomes must be identical; causes are compared and their differences listed (a deliberate fix may change them).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,23 +28,34 @@ def implementations() -> list[str]:
     impls += [f"tinytorch:{p}" for p in sorted((ROOT / "tests/students").glob("[a-z]*.py"))]
     impls += [f"functions:{p}" for p in sorted((ROOT / "tests/impls").glob("[a-z]*.py")) if "tinytorch" not in p.name]
     impls += [f"tinytorch:{ROOT / 'tests/impls/tinytorch_older_api.py'}"]
-    listing = subprocess.run([sys.executable, "-m", "embconf", "mutants"], capture_output=True, text=True, cwd=ROOT).stdout
-    impls += [f"mutant:{line.split()[0]}" for line in listing.splitlines() if line[:1].islower() and "." in line.split()[0]]
+    listing = subprocess.run(
+        [sys.executable, "-m", "embconf", "mutants"], capture_output=True, text=True, cwd=ROOT
+    ).stdout
+    impls += [
+        f"mutant:{line.split()[0]}" for line in listing.splitlines() if line[:1].islower() and "." in line.split()[0]
+    ]
     return impls
 
 
 def snapshot(impl: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.json"
-        done = subprocess.run([sys.executable, "-m", "embconf", "run", "--impl", impl, "-q", "--report-json", str(report)],
-                              capture_output=True, text=True, cwd=ROOT, timeout=1200)
+        done = subprocess.run(
+            [sys.executable, "-m", "embconf", "run", "--impl", impl, "-q", "--report-json", str(report)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=1200,
+        )
         if not report.exists():
             return {"exit": done.returncode, "error": done.stderr.strip()[-300:]}
         data = json.loads(report.read_text())
-    return {"exit": done.returncode,
-            "outcomes": {c["id"]: c["outcome"] for c in data["cases"]},
-            "first_cause": {c["id"]: _cause(c["diagnosis"][0]) for c in data["cases"] if c.get("diagnosis")},
-            "verdict": [m["id"] for m in data.get("verdict", {}).get("mistakes", [])]}
+    return {
+        "exit": done.returncode,
+        "outcomes": {c["id"]: c["outcome"] for c in data["cases"]},
+        "first_cause": {c["id"]: _cause(c["diagnosis"][0]) for c in data["cases"] if c.get("diagnosis")},
+        "verdict": [m["id"] for m in data.get("verdict", {}).get("mistakes", [])],
+    }
 
 
 def _cause(entry: dict) -> str:
@@ -65,9 +77,14 @@ def compare(before: dict, after: dict) -> int:
             continue
         if a.get("outcomes") != b.get("outcomes") or a.get("exit") != b.get("exit"):
             bad += 1
-            diff = {k: (a.get("outcomes", {}).get(k), b.get("outcomes", {}).get(k)) for k in set(a.get("outcomes", {})) | set(b.get("outcomes", {}))
-                    if a.get("outcomes", {}).get(k) != b.get("outcomes", {}).get(k)}
-            print(f"OUTCOMES DIFFER {impl}: exit {a.get('exit')} -> {b.get('exit')}; {sorted(diff.items())[:8]} {a.get('error', '')} {b.get('error', '')}")
+            diff = {
+                k: (a.get("outcomes", {}).get(k), b.get("outcomes", {}).get(k))
+                for k in set(a.get("outcomes", {})) | set(b.get("outcomes", {}))
+                if a.get("outcomes", {}).get(k) != b.get("outcomes", {}).get(k)
+            }
+            print(
+                f"OUTCOMES DIFFER {impl}: exit {a.get('exit')} -> {b.get('exit')}; {sorted(diff.items())[:8]} {a.get('error', '')} {b.get('error', '')}"
+            )
         elif a.get("first_cause") != b.get("first_cause") or a.get("verdict") != b.get("verdict"):
             print(f"causes differ {impl}: verdict {a.get('verdict')} -> {b.get('verdict')}")
     print(f"{len(before)} before, {len(after)} after, {bad} with different outcomes")

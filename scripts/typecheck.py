@@ -5,6 +5,7 @@ mypy on it with the configuration in pyproject.toml, and reports paths of the ch
 
     python scripts/typecheck.py        # exit 0 when mypy finds nothing
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -23,8 +24,13 @@ def main() -> int:
             if entry.name != "__pycache__":
                 (package / entry.name).symlink_to(entry)
         (package / "reference").symlink_to(ROOT / "reference")
-        done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "-p", "embconf"],
-                              cwd=tmp, capture_output=True, text=True, env={"MYPYPATH": tmp, "PATH": "/usr/bin:/bin"})
+        done = subprocess.run(
+            [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "-p", "embconf"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            env={"MYPYPATH": tmp, "PATH": "/usr/bin:/bin"},
+        )
     out = (done.stdout + done.stderr).replace("embconf/reference/", "reference/").replace("embconf/", "conformance/")
     sys.stdout.write(out)
     return done.returncode

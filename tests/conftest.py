@@ -1,4 +1,5 @@
 """Fixtures shared by every test: the committed corpus, loaded once. The helper vocabulary is tests/helpers.py."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The tests' one shared vocabulary: where things are, running the command line as a user would, and running
 cases through the pipeline (:mod:`embconf.session`) as every entry point does."""
+
 from __future__ import annotations
 
 import json
@@ -15,20 +16,34 @@ EXAMPLE_STUDENT = ROOT / "examples" / "tinytorch_student" / "tinytorch" / "core"
 IMPLS = TESTS / "impls"
 STUDENTS = TESTS / "students"
 # spec 1.1's optional features: declined by most examples
-SPEC_1_1_FEATURES = frozenset({"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"})
+SPEC_1_1_FEATURES = frozenset(
+    {"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"}
+)
 
 
-def run_cli(*args: str, cwd: Optional[Path] = None, timeout: float = 300, env: Optional[dict] = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Optional[Path] = None, timeout: float = 300, env: Optional[dict] = None
+) -> subprocess.CompletedProcess:
     """``embconf ARGS`` in a fresh interpreter, capturing output."""
-    return subprocess.run([sys.executable, "-m", "embconf", *args], cwd=cwd or ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "embconf", *args],
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
-def run_report(tmp_path: Path, impl: str, *args: str, env: Optional[dict] = None, timeout: float = 300) -> tuple[subprocess.CompletedProcess, Any]:
+def run_report(
+    tmp_path: Path, impl: str, *args: str, env: Optional[dict] = None, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess, Any]:
     """(completed process, JSON report or None) of ``embconf run --impl IMPL ARGS --report-json``, as a user runs it."""
     report = tmp_path / "report.json"
     report.unlink(missing_ok=True)
-    result = run_cli("run", "--impl", impl, "--no-colour", "--report-json", str(report), *args, env=env, timeout=timeout)
+    result = run_cli(
+        "run", "--impl", impl, "--no-colour", "--report-json", str(report), *args, env=env, timeout=timeout
+    )
     return result, (json.loads(report.read_text()) if report.exists() else None)
 
 

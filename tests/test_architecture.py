@@ -1,5 +1,6 @@
 """The shape of the code, held: which layer may import which, small modules, room-plan docstrings, a CLI
 that only dispatches, and ruff and the type checker passing."""
+
 from __future__ import annotations
 
 import ast
@@ -9,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import ROOT
 
 SOURCES = {"conformance": "embconf", "reference": "embconf.reference"}
@@ -52,11 +52,20 @@ def _imports(path: Path) -> list[tuple[int, str, int]]:
 
 
 def _layer(module: str) -> str:
-    return next((layer for layer in sorted(ALLOWED, key=len, reverse=True) if module == layer or module.startswith(layer + ".")), "")
+    return next(
+        (
+            layer
+            for layer in sorted(ALLOWED, key=len, reverse=True)
+            if module == layer or module.startswith(layer + ".")
+        ),
+        "",
+    )
 
 
 def test_no_relative_imports_anywhere():
-    relative = [f"{path.relative_to(ROOT)}:{line}" for path in MODULES.values() for line, _, level in _imports(path) if level]
+    relative = [
+        f"{path.relative_to(ROOT)}:{line}" for path in MODULES.values() for line, _, level in _imports(path) if level
+    ]
     assert relative == []
 
 
@@ -67,8 +76,11 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
         if _layer(module) != layer:
             continue
         for line, imported, _ in _imports(path):
-            if imported.startswith("embconf") and _layer(imported) != layer and not any(
-                    imported == allowed or imported.startswith(allowed + ".") for allowed in ALLOWED[layer]):
+            if (
+                imported.startswith("embconf")
+                and _layer(imported) != layer
+                and not any(imported == allowed or imported.startswith(allowed + ".") for allowed in ALLOWED[layer])
+            ):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {imported}")
     assert wrong == []
 
@@ -76,20 +88,31 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
 def test_the_reference_imports_only_the_ground_floor():
     for module, path in MODULES.items():
         if module.startswith("embconf.reference"):
-            outside = [imported for _, imported, _ in _imports(path) if imported.startswith("embconf")
-                       and not imported.startswith(("embconf.model", "embconf.reference"))]
+            outside = [
+                imported
+                for _, imported, _ in _imports(path)
+                if imported.startswith("embconf") and not imported.startswith(("embconf.model", "embconf.reference"))
+            ]
             assert outside == [], path
 
 
 def test_small_modules_and_few_at_the_top():
-    long = {str(path.relative_to(ROOT)): n for path in MODULES.values() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in MODULES.values()
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
     assert long == {}
     top = sorted(p.name for p in (ROOT / "conformance").glob("*.py"))
     assert len(top) <= MAX_TOP_MODULES, top
 
 
 def test_every_package_opens_with_a_room_plan():
-    missing = [str(p.relative_to(ROOT)) for p in (ROOT / "conformance").rglob("__init__.py") if not ast.get_docstring(ast.parse(p.read_text()))]
+    missing = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "conformance").rglob("__init__.py")
+        if not ast.get_docstring(ast.parse(p.read_text()))
+    ]
     assert missing == []
 
 
@@ -109,5 +132,7 @@ def test_ruff_passes():
 
 def test_the_type_checker_passes():
     pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]' brings it)")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, done.stdout[-4000:]

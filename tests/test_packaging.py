@@ -1,7 +1,7 @@
 """The wheel ships every package of the source tree (a package missing from pyproject.toml imports in a
 checkout, through the editable install, and fails only once installed from a wheel)."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pytest
 
@@ -26,5 +26,9 @@ def test_ci_runs_exactly_the_readme_quick_start():
     readme = (ROOT / "README.md").read_text()
     block = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line for line in block.splitlines() if line.strip()]
-    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    ci = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     assert len(commands) == 2 and ci[-2:] == commands

@@ -1,4 +1,5 @@
 """The pytest plugin, as a project's own pytest run uses it."""
+
 from __future__ import annotations
 
 import subprocess
@@ -9,8 +10,13 @@ from helpers import IMPLS
 
 
 def run_pytest(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_reference_cases_are_pytest_items_named_by_case_id(tmp_path, corpus):
@@ -19,12 +25,16 @@ def test_reference_cases_are_pytest_items_named_by_case_id(tmp_path, corpus):
     assert result.returncode == 0, result.stdout[-3000:]
     names = {case.get("name") for case in ET.parse(junit).getroot().iter("testcase")}
     assert names == {case.id for case in corpus.cases}
-    skipped = sum(1 for case in corpus.cases if any(f.startswith(("sinusoid-", "sinusoid_computed")) for f in case.features))
+    skipped = sum(
+        1 for case in corpus.cases if any(f.startswith(("sinusoid-", "sinusoid_computed")) for f in case.features)
+    )
     assert f"{len(corpus.cases) - skipped} passed, {skipped} skipped" in result.stdout
 
 
 def test_a_wrong_implementation_fails_its_items_with_the_reproduction(tmp_path):
-    result = run_pytest(tmp_path, f"--embconf-impl=functions:{IMPLS / 'clamping_lookup.py'}", "--embconf-select=lookup.*")
+    result = run_pytest(
+        tmp_path, f"--embconf-impl=functions:{IMPLS / 'clamping_lookup.py'}", "--embconf-select=lookup.*"
+    )
     assert result.returncode == 1
     assert "FAILED embconf::lookup.error.negative_one" in result.stdout
     assert "expected error index_out_of_range" in result.stdout

@@ -1,5 +1,6 @@
 """Correct but slow, as a plain Python loop would be: every call waits in proportion to its size, so the
 largest case of the corpus (a 32768 x 64 sinusoid table) takes 3 s more and the rest less."""
+
 import time
 
 import numpy as np
@@ -15,6 +16,7 @@ def _slowed(function):
         result = function(*args, **kwargs)
         time.sleep(SECONDS_AT_LARGEST * np.size(result) / LARGEST)
         return result
+
     return slow
 
 

@@ -1,5 +1,6 @@
 """The example TinyTorch student module, except that its backward never returns when an id repeats (the
 shape of the module that cost 13.2 minutes in issue 9): every other part of it is the student's."""
+
 import sys
 from pathlib import Path
 

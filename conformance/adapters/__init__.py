@@ -4,14 +4,14 @@ Built-in kinds load lazily (a run pays only for the adapter it uses); third-part
 adapters register a factory ``(target: str) -> Adapter`` in the entry point
 group ``embconf.adapters`` and are then named like the built-ins.
 """
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import importlib
 from typing import Any, Callable
 
 from embconf.model.contract import Adapter
+from embconf.model.errors import UserError
 
 ENTRY_POINT_GROUP = "embconf.adapters"
 DEFAULT_IMPL = "tinytorch:tinytorch.core.embeddings"
@@ -71,7 +71,9 @@ def create_adapter(spec: str, **options: Any) -> Adapter:
         return factory(target, **kwargs) if target else factory(**kwargs)
     plugins = _entry_points()
     if kind not in plugins:
-        raise ImplementationError(f"unknown implementation kind {kind!r} in --impl {spec!r}; known: {', '.join(known_kinds())}")
+        raise ImplementationError(
+            f"unknown implementation kind {kind!r} in --impl {spec!r}; known: {', '.join(known_kinds())}"
+        )
     try:
         factory = plugins[kind].load()  # type: ignore[attr-defined]
     except Exception as exc:

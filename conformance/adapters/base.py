@@ -4,18 +4,19 @@ An adapter turns a spec operation plus decoded inputs into a :class:`Reply`.
 It never sees expected values. In-process adapters wrap Python callables with
 :func:`call_python`, which maps the ways Python code can answer onto a Reply.
 """
+
 from __future__ import annotations
 
 import os
 import traceback
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from embconf.model.contract import UNSPECIFIED, Capabilities, Planned, Reply, Status
 from embconf.model.vocabulary import error_kinds, named_outputs, operations
 
 ALL_OPERATIONS = frozenset(operations())
+
 
 class CallPlan:
     """The calls the runner announced it is about to make, in order (see guard.announce).
@@ -80,8 +81,13 @@ def classify_exception(exc: BaseException) -> Optional[str]:
     return kind if isinstance(kind, str) and kind in error_kinds() else None
 
 
-def call_python(operation: str, fn: Callable[..., Any], *args: Any,
-                coarse: Callable[[BaseException], bool] = lambda exc: False, **kwargs: Any) -> Reply:
+def call_python(
+    operation: str,
+    fn: Callable[..., Any],
+    *args: Any,
+    coarse: Callable[[BaseException], bool] = lambda exc: False,
+    **kwargs: Any,
+) -> Reply:
     """Run ``fn`` and turn its result or exception into a Reply.
 
     An exception naming a spec error kind is a typed error; one that ``coarse``
@@ -103,11 +109,17 @@ def call_python(operation: str, fn: Callable[..., Any], *args: Any,
         return Reply(Status.RAISED, message=f"returned a result of the wrong form: {exc}")
 
 
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # this package's directory: its frames are the runner's, not the implementation's
+_OWN = (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+)  # this package's directory: its frames are the runner's, not the implementation's
 
 
 def _traceback_tail(exc: BaseException, lines: int = 24) -> str:
     """The tail of the traceback, in the implementation's own frames (the adapter's are left out)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_OWN)]
-    text = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc))
+    text = "".join(
+        ["Traceback (most recent call last):\n"]
+        + traceback.format_list(frames)
+        + traceback.format_exception_only(type(exc), exc)
+    )
     return "\n".join(text.splitlines()[-lines:])

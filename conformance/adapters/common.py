@@ -5,15 +5,15 @@
 capabilities, and may decline single cases (:meth:`skip_reason`) or accept a
 generic exception type as a coarse rejection (:meth:`is_coarse_rejection`).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from embconf.model.contract import Capabilities, Reply, Status
-
 from embconf.adapters.base import AdapterBase, call_python
+from embconf.model.contract import Capabilities, Reply, Status
 
 Handler = Callable[..., Any]
 
@@ -21,8 +21,9 @@ Handler = Callable[..., Any]
 class InProcessAdapter(AdapterBase):
     """An adapter whose operations are Python callables in this process."""
 
-    def __init__(self, target: str, handlers: Mapping[str, Handler], capabilities: Capabilities,
-                 version: str = "") -> None:
+    def __init__(
+        self, target: str, handlers: Mapping[str, Handler], capabilities: Capabilities, version: str = ""
+    ) -> None:
         self.target = target
         self.handlers = dict(handlers)
         self._capabilities = capabilities

@@ -12,6 +12,7 @@ What is Flax's and what is the adapter's:
   float64 tables are narrowed), ``flax:x64`` turns it on and declares ``float64``.
 - Flax has no module for learned or sinusoidal positions or for the layer; none is composed here.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.model.contract import Capabilities
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 from embconf.adapters.jaxcommon import enable_x64, vjp
+from embconf.model.contract import Capabilities
 
 EXTRA = "flax"
 
@@ -33,17 +34,30 @@ class FlaxAdapter(FrameworkAdapter):
 
     def __init__(self, target: str = "") -> None:
         if target not in ("", "x64"):
-            raise ImplementationError(f"the flax adapter takes no target or 'x64' (got {target!r}); use --impl flax or --impl flax:x64")
+            raise ImplementationError(
+                f"the flax adapter takes no target or 'x64' (got {target!r}); use --impl flax or --impl flax:x64"
+            )
         self.jax = import_framework("jax", EXTRA)
         enable_x64(self.jax, target == "x64")
         self.nnx = import_framework("flax.nnx", EXTRA)
         flax = import_framework("flax", EXTRA)
         features = {"int32_ids"} | ({"float64"} if target == "x64" else set())
-        caps = Capabilities(frozenset({"embedding_forward", "embedding_backward"}), frozenset(features),
-                            notes=(f"jax {self.jax.__version__}, x64 mode {'on' if target == 'x64' else 'off'}",))
-        handlers: dict[str, Handler] = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
-        super().__init__(f"flax:{target}" if target else "flax", flax, handlers, caps,
-                         self.display_name + (" (jax x64)" if target == "x64" else ""))
+        caps = Capabilities(
+            frozenset({"embedding_forward", "embedding_backward"}),
+            frozenset(features),
+            notes=(f"jax {self.jax.__version__}, x64 mode {'on' if target == 'x64' else 'off'}",),
+        )
+        handlers: dict[str, Handler] = {
+            "embedding_forward": self.embedding_forward,
+            "embedding_backward": self.embedding_backward,
+        }
+        super().__init__(
+            f"flax:{target}" if target else "flax",
+            flax,
+            handlers,
+            caps,
+            self.display_name + (" (jax x64)" if target == "x64" else ""),
+        )
 
     def _embed(self, weight: np.ndarray) -> Any:
         jnp = self.jax.numpy

@@ -7,6 +7,7 @@
 - :func:`as_array`: a framework tensor as a NumPy array of its own dtype;
 - :class:`FrameworkAdapter`: an in-process adapter that names the framework and its version.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,10 +18,10 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.reference.errors import EmbeddingError
-from embconf.model.contract import Capabilities
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import describe_exception
+from embconf.model.contract import Capabilities
+from embconf.reference.errors import EmbeddingError
 
 GLUE = "glue"
 
@@ -36,7 +37,9 @@ def import_framework(module: str, extra: str, needs: str = "") -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name and module.split(".")[0] == exc.name.split(".")[0]:
             raise ImplementationError(f"{module} is not installed; {install_line(extra)}{needs}") from None
-        raise ImplementationError(f"{module} does not import ({describe_exception(exc)}); {install_line(extra)}{needs}") from None
+        raise ImplementationError(
+            f"{module} does not import ({describe_exception(exc)}); {install_line(extra)}{needs}"
+        ) from None
     except Exception as exc:  # a broken installation, reported in one line
         raise ImplementationError(f"{module} does not import: {describe_exception(exc)}") from None
 
@@ -68,8 +71,14 @@ class FrameworkAdapter(InProcessAdapter):
 
     display_name = ""
 
-    def __init__(self, target: str, framework: ModuleType, handlers: Mapping[str, Handler],
-                 capabilities: Capabilities, display_name: str = "") -> None:
+    def __init__(
+        self,
+        target: str,
+        framework: ModuleType,
+        handlers: Mapping[str, Handler],
+        capabilities: Capabilities,
+        display_name: str = "",
+    ) -> None:
         super().__init__(target, handlers, capabilities, module_version(framework))
         self.display_name = display_name or self.display_name or self.kind
 

@@ -14,17 +14,18 @@ Operations the module does not define are not applicable, never failures. A
 function declines one case it is sent (spec section 11) by raising
 ``NotImplementedError("why")``: the case is ``not_applicable`` with that reason.
 """
+
 from __future__ import annotations
 
 from types import ModuleType
 from typing import Any, Optional
 
-from embconf.model.vocabulary import features as spec_features
 from embconf.adapters import ImplementationError
-from embconf.model.contract import Capabilities, Reply, Status
 from embconf.adapters.base import ALL_OPERATIONS, call_python
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
+from embconf.model.contract import Capabilities, Reply, Status
+from embconf.model.vocabulary import features as spec_features
 
 CONVENTION_PREFIX = "sinusoid-"
 
@@ -60,7 +61,9 @@ def operation_functions(module: ModuleType, target: str) -> dict[str, Handler]:
     """The spec operations ``module`` defines as callables; ImplementationError when there are none."""
     found = {op: getattr(module, op) for op in sorted(ALL_OPERATIONS) if callable(getattr(module, op, None))}
     if not found:
-        raise ImplementationError(f"{target!r} defines none of the spec operations ({', '.join(sorted(ALL_OPERATIONS))})")
+        raise ImplementationError(
+            f"{target!r} defines none of the spec operations ({', '.join(sorted(ALL_OPERATIONS))})"
+        )
     return found
 
 
@@ -83,9 +86,11 @@ def declared_features(module: ModuleType, target: str) -> frozenset[str]:
 def declared_convention(module: ModuleType, target: str) -> str:
     """``EMBCONF_SINUSOID_CONVENTION``: 'interleaved' or one of the vocabulary's sinusoid profiles."""
     convention = getattr(module, "EMBCONF_SINUSOID_CONVENTION", "interleaved")
-    known = ["interleaved"] + [f[len(CONVENTION_PREFIX):] for f in spec_features() if f.startswith(CONVENTION_PREFIX)]
+    known = ["interleaved"] + [f[len(CONVENTION_PREFIX) :] for f in spec_features() if f.startswith(CONVENTION_PREFIX)]
     if convention not in known:
-        raise ImplementationError(f"{target!r}: EMBCONF_SINUSOID_CONVENTION {convention!r} is not one of {', '.join(known)}")
+        raise ImplementationError(
+            f"{target!r}: EMBCONF_SINUSOID_CONVENTION {convention!r} is not one of {', '.join(known)}"
+        )
     return convention
 
 

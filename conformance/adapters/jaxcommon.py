@@ -3,6 +3,7 @@
 JAX computes in 32 bits unless its x64 mode is on (``jax_enable_x64``); then int64 ids and float64
 tables keep their dtype. The mode is process-wide, so it is chosen once, before the first array.
 """
+
 from __future__ import annotations
 
 import re

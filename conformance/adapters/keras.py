@@ -20,6 +20,7 @@ imported); the report names it. What is Keras's and what is the adapter's:
   ``IndexError: index out of range``) to ``index_out_of_range``.
 - float64 is declared except on the jax backend with x64 mode off (JAX would narrow it).
 """
+
 from __future__ import annotations
 
 import os
@@ -31,9 +32,9 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.reference.errors import EmbeddingError
-from embconf.model.contract import Capabilities
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.model.contract import Capabilities
+from embconf.reference.errors import EmbeddingError
 
 EXTRA = "keras"
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -49,24 +50,36 @@ class KerasAdapter(FrameworkAdapter):
         self.backend = self.keras.backend.backend()
         self.ops = self.keras.ops
         self.hub = _import_optional("keras_hub")
-        handlers: dict[str, Callable[..., Any]] = {"embedding_forward": self.embedding_forward,
-                                                    "embedding_backward": self.embedding_backward}
+        handlers: dict[str, Callable[..., Any]] = {
+            "embedding_forward": self.embedding_forward,
+            "embedding_backward": self.embedding_backward,
+        }
         if self.hub is not None:
-            handlers.update(sinusoidal_table=self.sinusoidal_table,
-                            learned_positions_forward=self.learned_positions_forward,
-                            learned_positions_backward=self.learned_positions_backward,
-                            embedding_layer_forward=self.embedding_layer_forward,
-                            embedding_layer_backward=self.embedding_layer_backward,
-                            parameter_count=self.parameter_count)
+            handlers.update(
+                sinusoidal_table=self.sinusoidal_table,
+                learned_positions_forward=self.learned_positions_forward,
+                learned_positions_backward=self.learned_positions_backward,
+                embedding_layer_forward=self.embedding_layer_forward,
+                embedding_layer_backward=self.embedding_layer_backward,
+                parameter_count=self.parameter_count,
+            )
         features = {"int32_ids", "float_ids"} | ({"float64"} if self._float64() else set())
         hub = f"keras_hub {self.hub.__version__}" if self.hub is not None else "keras_hub not installed"
         caps = Capabilities(frozenset(handlers), frozenset(features), notes=(f"backend {self.backend}", hub))
-        super().__init__(f"keras:{target}" if target else "keras", self.keras, handlers, caps,
-                         f"Keras ({self.backend})" + (" + keras_hub" if self.hub is not None else ""))
+        super().__init__(
+            f"keras:{target}" if target else "keras",
+            self.keras,
+            handlers,
+            caps,
+            f"Keras ({self.backend})" + (" + keras_hub" if self.hub is not None else ""),
+        )
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "backend": self.backend,
-                "keras_hub": getattr(self.hub, "__version__", "") if self.hub is not None else ""}
+        return {
+            **super().describe(),
+            "backend": self.backend,
+            "keras_hub": getattr(self.hub, "__version__", "") if self.hub is not None else "",
+        }
 
     def _float64(self) -> bool:
         if self.backend != "jax":
@@ -122,30 +135,52 @@ class KerasAdapter(FrameworkAdapter):
             x_ = self.ops.convert_to_tensor(x)
             return as_array(self.ops.convert_to_numpy(self.ops.add(x_, layer(x_, start_index=start_pos))))
 
-    def learned_positions_backward(self, table: np.ndarray, x: np.ndarray, start_pos: Any, grad_output: np.ndarray) -> tuple[Any, Any]:
+    def learned_positions_backward(
+        self, table: np.ndarray, x: np.ndarray, start_pos: Any, grad_output: np.ndarray
+    ) -> tuple[Any, Any]:
         layer = self._position_embedding(table)
-        (grad_x,), (grad_table,) = self._gradients(layer, lambda call, x_: self.ops.add(x_, call(x_, start_index=start_pos)), [x], grad_output)
+        (grad_x,), (grad_table,) = self._gradients(
+            layer, lambda call, x_: self.ops.add(x_, call(x_, start_index=start_pos)), [x], grad_output
+        )
         return grad_x, grad_table
 
-    def _token_and_position(self, config: Mapping[str, Any], token_weight: Optional[np.ndarray] = None,
-                            position_table: Optional[np.ndarray] = None) -> Any:
+    def _token_and_position(
+        self,
+        config: Mapping[str, Any],
+        token_weight: Optional[np.ndarray] = None,
+        position_table: Optional[np.ndarray] = None,
+    ) -> Any:
         dtype = str(token_weight.dtype) if token_weight is not None else "float32"
-        layer = self.hub.layers.TokenAndPositionEmbedding(config["vocab_size"], config["max_seq_len"], config["embed_dim"],
-                                                          dtype=dtype)
+        layer = self.hub.layers.TokenAndPositionEmbedding(
+            config["vocab_size"], config["max_seq_len"], config["embed_dim"], dtype=dtype
+        )
         layer.build((None, config["max_seq_len"]))
         if token_weight is not None:
             layer.token_embedding.embeddings.assign(token_weight)
             layer.position_embedding.position_embeddings.assign(position_table)
         return layer
 
-    def embedding_layer_forward(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                                tokens: np.ndarray, start_pos: Any = 0) -> Any:
+    def embedding_layer_forward(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any = 0,
+    ) -> Any:
         layer = self._token_and_position(config, token_weight, position_table)
         with self.errors():
             return as_array(self.ops.convert_to_numpy(layer(tokens, start_index=start_pos)))
 
-    def embedding_layer_backward(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                                 tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray) -> tuple[Any, Any]:
+    def embedding_layer_backward(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any,
+        grad_output: np.ndarray,
+    ) -> tuple[Any, Any]:
         layer = self._token_and_position(config, token_weight, position_table)
         _, grads = self._gradients(layer, lambda call: call(tokens, start_index=start_pos), [], grad_output)
         order = [id(v) for v in layer.trainable_variables]
@@ -154,13 +189,16 @@ class KerasAdapter(FrameworkAdapter):
 
     def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
         layer = self._token_and_position(config)
-        return {"trainable": int(sum(np.prod(v.shape) for v in layer.trainable_variables)),
-                "non_trainable": int(sum(np.prod(v.shape) for v in layer.non_trainable_variables))}
+        return {
+            "trainable": int(sum(np.prod(v.shape) for v in layer.trainable_variables)),
+            "non_trainable": int(sum(np.prod(v.shape) for v in layer.non_trainable_variables)),
+        }
 
     # ----- gradients, on the backend's own autodiff ------------------------------------------
 
-    def _gradients(self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray],
-                   grad_output: np.ndarray) -> tuple[list[Any], list[Any]]:
+    def _gradients(
+        self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray
+    ) -> tuple[list[Any], list[Any]]:
         """d(forward)/d(xs) and d/d(layer.trainable_variables) for the upstream gradient, as arrays."""
         with self.errors():
             if self.backend == "jax":
@@ -171,7 +209,9 @@ class KerasAdapter(FrameworkAdapter):
                 grads_x, grads_v = self._tf_gradients(layer, forward, xs, grad_output)
         return [as_array(g) for g in grads_x], [as_array(g) for g in grads_v]
 
-    def _tf_gradients(self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray) -> tuple[list, list]:
+    def _tf_gradients(
+        self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray
+    ) -> tuple[list, list]:
         import tensorflow as tf
 
         xs_t = [tf.constant(x) for x in xs]
@@ -181,9 +221,11 @@ class KerasAdapter(FrameworkAdapter):
             out = forward(layer, *xs_t)
         grads = tape.gradient(out, xs_t + variables, output_gradients=tf.constant(grad_output))
         grads = [tf.convert_to_tensor(g) if g is not None else None for g in grads]  # IndexedSlices -> dense
-        return grads[:len(xs_t)], grads[len(xs_t):]
+        return grads[: len(xs_t)], grads[len(xs_t) :]
 
-    def _torch_gradients(self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray) -> tuple[list, list]:
+    def _torch_gradients(
+        self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray
+    ) -> tuple[list, list]:
         import torch
 
         xs_t = [torch.from_numpy(np.array(x)).requires_grad_(True) for x in xs]
@@ -191,7 +233,9 @@ class KerasAdapter(FrameworkAdapter):
         out.backward(torch.from_numpy(np.array(grad_output)))
         return [x.grad for x in xs_t], [v.value.grad for v in layer.trainable_variables]
 
-    def _jax_gradients(self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray) -> tuple[list, list]:
+    def _jax_gradients(
+        self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray
+    ) -> tuple[list, list]:
         from embconf.adapters.jaxcommon import vjp
 
         jax = import_framework("jax", EXTRA)
@@ -224,10 +268,14 @@ class KerasAdapter(FrameworkAdapter):
 def _import_keras(backend: str) -> Any:
     if backend:
         if backend not in BACKENDS:
-            raise ImplementationError(f"unknown Keras backend {backend!r}; use keras, or keras:BACKEND with BACKEND one of {', '.join(BACKENDS)}")
+            raise ImplementationError(
+                f"unknown Keras backend {backend!r}; use keras, or keras:BACKEND with BACKEND one of {', '.join(BACKENDS)}"
+            )
         loaded = sys.modules.get("keras")
         if loaded is not None and loaded.backend.backend() != backend:
-            raise ImplementationError(f"Keras is already loaded with the {loaded.backend.backend()} backend in this process; run keras:{backend} isolated (not --in-process)")
+            raise ImplementationError(
+                f"Keras is already loaded with the {loaded.backend.backend()} backend in this process; run keras:{backend} isolated (not --in-process)"
+            )
         os.environ["KERAS_BACKEND"] = backend
     return import_framework("keras", EXTRA, needs=" (and the backend's own package: tensorflow, jax or torch)")
 

@@ -10,6 +10,7 @@ see it, but after installed packages). Every failure becomes one
 :class:`~embconf.adapters.ImplementationError` line naming the target and the
 exception, never a traceback.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -38,6 +38,7 @@ What is PyTorch's and what is glue:
   and every result is rounded once to the half dtype, as mixed-precision training with
   float32 master weights does; PyTorch computes, the adapter converts.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,25 +50,44 @@ from typing import Any, Iterator, Mapping, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
-from embconf.model.contract import Capabilities, Reply
-from embconf.reference.errors import EmbeddingError
-from embconf.reference.positions import check_start_pos  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
-from embconf.reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
 from embconf.adapters.common import InProcessAdapter, layer_kwargs
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.loading import describe_exception
+from embconf.model.contract import Capabilities, Reply
+from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
+from embconf.reference.positions import (
+    check_start_pos,
+)  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
 
 INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
 NO_SINUSOID = "PyTorch provides no sinusoidal table"
 OPERATIONS = (
-    "embedding_forward", "embedding_backward", "embedding_backward_sparse", "embedding_forward_max_norm",
-    "learned_positions_forward", "learned_positions_backward",
-    "embedding_layer_forward", "embedding_layer_backward", "parameter_count",
+    "embedding_forward",
+    "embedding_backward",
+    "embedding_backward_sparse",
+    "embedding_forward_max_norm",
+    "learned_positions_forward",
+    "learned_positions_backward",
+    "embedding_layer_forward",
+    "embedding_layer_backward",
+    "parameter_count",
 )
 LAYER_OPERATIONS = frozenset({"embedding_layer_forward", "embedding_layer_backward", "parameter_count"})
-FEATURES = frozenset({"float64", "int32_ids", "row_sparse_grad", "large_tables", "padding_idx", "max_norm", "scale_grad_by_freq",
-                      "float16", "bfloat16"})
+FEATURES = frozenset(
+    {
+        "float64",
+        "int32_ids",
+        "row_sparse_grad",
+        "large_tables",
+        "padding_idx",
+        "max_norm",
+        "scale_grad_by_freq",
+        "float16",
+        "bfloat16",
+    }
+)
 MODES = ("", "float32-master")  # native half precision, or float32 master copies rounded once (see above)
 POS_ENCODINGS = ("learned", "sinusoidal", None)
 
@@ -90,26 +110,40 @@ class TorchAdapter(InProcessAdapter):
 
     def __init__(self, target: str = "") -> None:
         if target not in MODES:
-            raise ImplementationError(f"the torch adapter takes no target but 'float32-master' (got {target!r}); use --impl torch")
+            raise ImplementationError(
+                f"the torch adapter takes no target but 'float32-master' (got {target!r}); use --impl torch"
+            )
         self.master = target == "float32-master"
         self.torch = import_torch()
         handlers = {op: getattr(self, op) for op in OPERATIONS}
-        caps = Capabilities(frozenset(handlers), FEATURES,
-                            notes=("positions and the layer are thin glue over nn.Embedding; the glue raises the spec's errors",))
+        caps = Capabilities(
+            frozenset(handlers),
+            FEATURES,
+            notes=("positions and the layer are thin glue over nn.Embedding; the glue raises the spec's errors",),
+        )
         super().__init__("torch", handlers, caps, str(self.torch.__version__))
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "PyTorch" + (" (float32 master)" if self.master else ""), "version": str(self.torch.__version__), "language": "python"}
+        return {
+            "name": "PyTorch" + (" (float32 master)" if self.master else ""),
+            "version": str(self.torch.__version__),
+            "language": "python",
+        }
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         """In float32-master mode, half inputs run as float32 and array results are rounded once back."""
         half = {v.dtype for v in inputs.values() if isinstance(v, np.ndarray) and v.dtype.name in HALF_DTYPES}
         if not (self.master and half):
             return super().call(operation, inputs)
-        widened = {k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype in half else v) for k, v in inputs.items()}
+        widened = {
+            k: (v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype in half else v) for k, v in inputs.items()
+        }
         reply = super().call(operation, widened)
         dtype = half.pop()
-        reply.outputs = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v) for k, v in reply.outputs.items()}
+        reply.outputs = {
+            k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v)
+            for k, v in reply.outputs.items()
+        }
         return reply
 
     def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
@@ -151,14 +185,20 @@ class TorchAdapter(InProcessAdapter):
         self._backward(output, grad_output)
         return to_numpy(embedding.weight.grad)
 
-    def embedding_forward_max_norm(self, weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float) -> tuple[Any, Any]:
+    def embedding_forward_max_norm(
+        self, weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float
+    ) -> tuple[Any, Any]:
         """nn.Embedding(max_norm=..., norm_type=...) renormalises its own weight in place: that weight is weight_after."""
         with glue_checks():  # PyTorch takes any max_norm: rejecting one that is not > 0 is the glue's verdict
             check_renorm_args(max_norm, norm_type)
-        embedding, output = self._lookup(weight.copy(), ids, max_norm=max_norm, norm_type=norm_type)  # a copy: EMB-GEN-1
+        embedding, output = self._lookup(
+            weight.copy(), ids, max_norm=max_norm, norm_type=norm_type
+        )  # a copy: EMB-GEN-1
         return to_numpy(output), to_numpy(embedding.weight)
 
-    def embedding_backward_sparse(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> tuple[Any, Any]:
+    def embedding_backward_sparse(
+        self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray
+    ) -> tuple[Any, Any]:
         """PyTorch's sparse COO gradient, coalesced: sorted unique ids and their summed rows."""
         embedding, output = self._lookup(weight, ids, sparse=True)
         self._backward(output, grad_output)
@@ -168,8 +208,9 @@ class TorchAdapter(InProcessAdapter):
     def learned_positions_forward(self, table: np.ndarray, x: np.ndarray, start_pos: Any = 0) -> Any:
         return to_numpy(self._positions(table, x, start_pos)[2])
 
-    def learned_positions_backward(self, table: np.ndarray, x: np.ndarray, start_pos: Any,
-                                   grad_output: np.ndarray) -> tuple[Any, Any]:
+    def learned_positions_backward(
+        self, table: np.ndarray, x: np.ndarray, start_pos: Any, grad_output: np.ndarray
+    ) -> tuple[Any, Any]:
         table_t, x_t, output = self._positions(table, x, start_pos)
         self._backward(output, grad_output)
         return to_numpy(x_t.grad), to_numpy(table_t.grad)
@@ -179,20 +220,34 @@ class TorchAdapter(InProcessAdapter):
         x_t = self._tensor(x, requires_grad=True)
         return table_t, x_t, add_positions(x_t, table_t, start_pos)
 
-    def embedding_layer_forward(self, config: Mapping[str, Any], token_weight: np.ndarray,
-                                position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any = 0) -> Any:
+    def embedding_layer_forward(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any = 0,
+    ) -> Any:
         layer = self._layer(config, token_weight, position_table)
         return to_numpy(layer.forward(self._tensor(tokens), start_pos))
 
-    def embedding_layer_backward(self, config: Mapping[str, Any], token_weight: np.ndarray,
-                                 position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any,
-                                 grad_output: np.ndarray) -> tuple[Any, Any]:
+    def embedding_layer_backward(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any,
+        grad_output: np.ndarray,
+    ) -> tuple[Any, Any]:
         layer = self._layer(config, token_weight, position_table)
         self._backward(layer.forward(self._tensor(tokens), start_pos), grad_output)
         positions = layer.positions.weight.grad if layer.positions is not None else None
         return to_numpy(layer.tokens.weight.grad), to_numpy(positions)
 
-    def _layer(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray]) -> "GlueLayer":
+    def _layer(
+        self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray]
+    ) -> "GlueLayer":
         tables = {"token_weight": self._tensor(token_weight)}
         if position_table is not None:
             tables["position_table"] = self._tensor(position_table)
@@ -205,6 +260,7 @@ class TorchAdapter(InProcessAdapter):
 
 
 # ----- the glue: what a user's own module around nn.Embedding does ------------------------
+
 
 @dataclass
 class GlueLayer:
@@ -232,23 +288,39 @@ class GlueLayer:
         if self.scale != 1.0:
             out = out * self.scale
         if self.positions is not None:
-            out = out + self.positions.weight[start:start + seq_len]
+            out = out + self.positions.weight[start : start + seq_len]
         return out
 
 
-def build_layer(torch: ModuleType, vocab_size: int, embed_dim: int, max_seq_len: int = 512,
-                pos_encoding: Optional[str] = "learned", scale_embeddings: bool = False, padding_idx: Optional[int] = None, *,
-                token_weight: Any = None, position_table: Any = None, device: Any = None) -> GlueLayer:
+def build_layer(
+    torch: ModuleType,
+    vocab_size: int,
+    embed_dim: int,
+    max_seq_len: int = 512,
+    pos_encoding: Optional[str] = "learned",
+    scale_embeddings: bool = False,
+    padding_idx: Optional[int] = None,
+    *,
+    token_weight: Any = None,
+    position_table: Any = None,
+    device: Any = None,
+) -> GlueLayer:
     """The layer, with the TinyTorch constructor's signature and defaults; tables given are used as weights."""
     if pos_encoding not in POS_ENCODINGS:
         with glue_checks():
-            raise EmbeddingError("invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
+            raise EmbeddingError(
+                "invalid_config", f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}"
+            )
     if pos_encoding == "sinusoidal":
         raise NotImplementedError(NO_SINUSOID)
     nn = torch.nn
     with padding_errors():
         tokens = nn.Embedding(vocab_size, embed_dim, padding_idx=padding_idx, _weight=token_weight, device=device)
-    positions = nn.Embedding(max_seq_len, embed_dim, _weight=position_table, device=device) if pos_encoding == "learned" else None
+    positions = (
+        nn.Embedding(max_seq_len, embed_dim, _weight=position_table, device=device)
+        if pos_encoding == "learned"
+        else None
+    )
     return GlueLayer(tokens, positions, math.sqrt(embed_dim) if scale_embeddings else 1.0, max_seq_len)
 
 
@@ -260,7 +332,7 @@ def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
         if x.shape[2] != table.shape[1]:
             raise EmbeddingError("shape_mismatch", f"x has embed_dim {x.shape[2]}, the table has {table.shape[1]}")
         start = check_start_pos(start_pos, x.shape[1], table.shape[0])
-    return x + table[start:start + x.shape[1]]
+    return x + table[start : start + x.shape[1]]
 
 
 @contextmanager

@@ -1,12 +1,13 @@
 """The project's own NumPy reference as an implementation under test (it must pass 100%)."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from embconf.reference import OPERATIONS
-from embconf.model.vocabulary import features
-from embconf.model.contract import Capabilities, Reply
 from embconf.adapters.base import ALL_OPERATIONS, AdapterBase, call_python
+from embconf.model.contract import Capabilities, Reply
+from embconf.model.vocabulary import features
+from embconf.reference import OPERATIONS
 
 
 class ReferenceAdapter(AdapterBase):

@@ -13,6 +13,7 @@ What is tinygrad's and what is the adapter's:
   kernel cache would otherwise hide it until the first new kernel).
 - tinygrad has no module for positions or the layer; none is composed here.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -21,13 +22,15 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.model.contract import Capabilities
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.model.contract import Capabilities
 
 EXTRA = "tinygrad"
 DEVICE = "CPU"
-NEEDS_CLANG = "tinygrad's CPU device compiles its kernels with clang, which is not on PATH; install it (apt-get install clang)"
+NEEDS_CLANG = (
+    "tinygrad's CPU device compiles its kernels with clang, which is not on PATH; install it (apt-get install clang)"
+)
 
 
 class TinygradAdapter(FrameworkAdapter):
@@ -40,9 +43,15 @@ class TinygradAdapter(FrameworkAdapter):
         tinygrad = import_framework("tinygrad", EXTRA)
         self.Tensor, self.Embedding = tinygrad.Tensor, import_framework("tinygrad.nn", EXTRA).Embedding
         _check_compiler()
-        caps = Capabilities(frozenset({"embedding_forward", "embedding_backward"}), frozenset({"float64", "int32_ids"}),
-                            notes=(f"device {DEVICE}",))
-        handlers: dict[str, Handler] = {"embedding_forward": self.embedding_forward, "embedding_backward": self.embedding_backward}
+        caps = Capabilities(
+            frozenset({"embedding_forward", "embedding_backward"}),
+            frozenset({"float64", "int32_ids"}),
+            notes=(f"device {DEVICE}",),
+        )
+        handlers: dict[str, Handler] = {
+            "embedding_forward": self.embedding_forward,
+            "embedding_backward": self.embedding_backward,
+        }
         super().__init__("tinygrad", tinygrad, handlers, caps)
         self._version = _version()
 

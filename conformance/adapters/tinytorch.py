@@ -20,6 +20,7 @@ the module's API and is not applicable. The older published API, whose
 ``start_pos``, is driven too: its start_pos = 0 cases run, the others are
 not applicable with that reason.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -30,9 +31,9 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.model.contract import Capabilities
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
 from embconf.adapters.loading import load_module
+from embconf.model.contract import Capabilities
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
 FEATURES = frozenset({"float_ids", "int32_ids"})
@@ -49,8 +50,12 @@ REQUIRES: dict[str, tuple[str, ...]] = {
     "parameter_count": ("EmbeddingLayer",),
 }
 # operation -> the class whose forward(x) / forward(tokens) has no start_pos in the older published API
-OLDER_API = {"learned_positions_forward": "PositionalEncoding", "learned_positions_backward": "PositionalEncoding",
-             "embedding_layer_forward": "EmbeddingLayer", "embedding_layer_backward": "EmbeddingLayer"}
+OLDER_API = {
+    "learned_positions_forward": "PositionalEncoding",
+    "learned_positions_backward": "PositionalEncoding",
+    "embedding_layer_forward": "EmbeddingLayer",
+    "embedding_layer_backward": "EmbeddingLayer",
+}
 CONSTANT_MARKED_TRAINABLE = "requires_grad=True on the sinusoidal table (a constant)"
 
 
@@ -67,8 +72,12 @@ class TinyTorchAdapter(InProcessAdapter):
         self.Tensor = student_tensor(self.module, target)
         enable_autograd(self.module, self.Tensor)
         handlers = self._provided_handlers(target)
-        caps = Capabilities(frozenset(handlers), FEATURES, error_detail="coarse",
-                            notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",))
+        caps = Capabilities(
+            frozenset(handlers),
+            FEATURES,
+            error_detail="coarse",
+            notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
+        )
         super().__init__(target, handlers, caps, module_version(self.module))
 
     def _provided_handlers(self, target: str) -> dict[str, Handler]:
@@ -87,7 +96,9 @@ class TinyTorchAdapter(InProcessAdapter):
         owner = OLDER_API.get(operation)
         start = inputs.get("start_pos", 0)
         if owner and not (type(start) is int and start == 0) and not takes_start_pos(getattr(self.module, owner, None)):
-            return f"the module's {owner}.forward takes no start_pos (the older TinyTorch API): only start_pos = 0 can run"
+            return (
+                f"the module's {owner}.forward takes no start_pos (the older TinyTorch API): only start_pos = 0 can run"
+            )
         return None
 
     # ----- building blocks ---------------------------------------------------------------
@@ -114,8 +125,14 @@ class TinyTorchAdapter(InProcessAdapter):
         x_t = self._param(x)
         return table_t, x_t, _forward(encoding, x_t, start_pos)
 
-    def _layer(self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-               tokens: np.ndarray, start_pos: Any) -> tuple[Any, Any, Any, Any]:
+    def _layer(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any,
+    ) -> tuple[Any, Any, Any, Any]:
         """(layer, injected token table, injected position table or None, output)."""
         layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
         weight = self._param(token_weight)
@@ -159,19 +176,32 @@ class TinyTorchAdapter(InProcessAdapter):
     def learned_positions_forward(self, table: np.ndarray, x: np.ndarray, start_pos: Any = 0) -> Any:
         return as_numpy(self._positions(table, x, start_pos)[2])
 
-    def learned_positions_backward(self, table: np.ndarray, x: np.ndarray, start_pos: Any,
-                                   grad_output: np.ndarray) -> tuple[Any, Any]:
+    def learned_positions_backward(
+        self, table: np.ndarray, x: np.ndarray, start_pos: Any, grad_output: np.ndarray
+    ) -> tuple[Any, Any]:
         table_t, x_t, output = self._positions(table, x, start_pos)
         self._backward(output, grad_output)
         return grad_of(x_t), grad_of(table_t)
 
-    def embedding_layer_forward(self, config: Mapping[str, Any], token_weight: np.ndarray,
-                                position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any = 0) -> Any:
+    def embedding_layer_forward(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any = 0,
+    ) -> Any:
         return as_numpy(self._layer(config, token_weight, position_table, tokens, start_pos)[3])
 
-    def embedding_layer_backward(self, config: Mapping[str, Any], token_weight: np.ndarray,
-                                 position_table: Optional[np.ndarray], tokens: np.ndarray, start_pos: Any,
-                                 grad_output: np.ndarray) -> tuple[Any, Any]:
+    def embedding_layer_backward(
+        self,
+        config: Mapping[str, Any],
+        token_weight: np.ndarray,
+        position_table: Optional[np.ndarray],
+        tokens: np.ndarray,
+        start_pos: Any,
+        grad_output: np.ndarray,
+    ) -> tuple[Any, Any]:
         layer, weight, table, output = self._layer(config, token_weight, position_table, tokens, start_pos)
         self._backward(output, grad_output)
         return grad_of(weight), (grad_of(table) if table is not None else self._constant_grad(layer))

@@ -16,14 +16,15 @@ it is not canonical where it is not). Only ``sinusoidal_table`` is provided:
 float64 is declared only where the function takes the dtype from its caller (``distilbert``). No
 check is added and no exception is mapped: a rejected width or a ZeroDivisionError is what it is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from embconf.adapters import ImplementationError
-from embconf.model.contract import Capabilities
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.model.contract import Capabilities
 
 EXTRA = "transformers"
 
@@ -44,13 +45,30 @@ def _distilbert(mod: Any, torch: Any, max_len: int, dim: int, dtype: str) -> Any
 
 
 TABLES = {
-    "distilbert": Table("distilbert.modeling_distilbert", "DistilBERT create_sinusoidal_embeddings", "interleaved", True, _distilbert),
-    "marian": Table("marian.modeling_marian", "Marian MarianSinusoidalPositionalEmbedding", "concatenated", False,
-                    lambda mod, torch, n, d, dtype: mod.MarianSinusoidalPositionalEmbedding(n, d).create_weight()),
-    "m2m100": Table("m2m_100.modeling_m2m_100", "M2M100 SinusoidalPositionalEmbedding.get_embedding", "tensor2tensor", False,
-                    lambda mod, torch, n, d, dtype: mod.M2M100SinusoidalPositionalEmbedding.get_embedding(n, d)),
-    "whisper": Table("whisper.modeling_whisper", "Whisper sinusoids", "tensor2tensor", False,
-                     lambda mod, torch, n, d, dtype: mod.sinusoids(n, d)),
+    "distilbert": Table(
+        "distilbert.modeling_distilbert", "DistilBERT create_sinusoidal_embeddings", "interleaved", True, _distilbert
+    ),
+    "marian": Table(
+        "marian.modeling_marian",
+        "Marian MarianSinusoidalPositionalEmbedding",
+        "concatenated",
+        False,
+        lambda mod, torch, n, d, dtype: mod.MarianSinusoidalPositionalEmbedding(n, d).create_weight(),
+    ),
+    "m2m100": Table(
+        "m2m_100.modeling_m2m_100",
+        "M2M100 SinusoidalPositionalEmbedding.get_embedding",
+        "tensor2tensor",
+        False,
+        lambda mod, torch, n, d, dtype: mod.M2M100SinusoidalPositionalEmbedding.get_embedding(n, d),
+    ),
+    "whisper": Table(
+        "whisper.modeling_whisper",
+        "Whisper sinusoids",
+        "tensor2tensor",
+        False,
+        lambda mod, torch, n, d, dtype: mod.sinusoids(n, d),
+    ),
 }
 
 
@@ -59,15 +77,25 @@ class TransformersAdapter(FrameworkAdapter):
 
     def __init__(self, target: str) -> None:
         if target not in TABLES:
-            raise ImplementationError(f"unknown transformers table {target!r}; use transformers:NAME with NAME one of {', '.join(TABLES)}")
+            raise ImplementationError(
+                f"unknown transformers table {target!r}; use transformers:NAME with NAME one of {', '.join(TABLES)}"
+            )
         self.table = TABLES[target]
         transformers = import_framework("transformers", EXTRA)
         self.torch = import_framework("torch", EXTRA)
         self.module = import_framework(f"transformers.models.{self.table.module}", EXTRA)
-        caps = Capabilities(frozenset({"sinusoidal_table"}), frozenset({"float64"} if self.table.float64 else set()),
-                            sinusoid_convention=self.table.convention)
-        super().__init__(f"transformers:{target}", transformers, {"sinusoidal_table": self.sinusoidal_table}, caps,
-                         f"transformers {self.table.title}")
+        caps = Capabilities(
+            frozenset({"sinusoidal_table"}),
+            frozenset({"float64"} if self.table.float64 else set()),
+            sinusoid_convention=self.table.convention,
+        )
+        super().__init__(
+            f"transformers:{target}",
+            transformers,
+            {"sinusoidal_table": self.sinusoidal_table},
+            caps,
+            f"transformers {self.table.title}",
+        )
 
     def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
         with self.torch.no_grad():

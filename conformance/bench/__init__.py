@@ -9,10 +9,21 @@ much memory each really uses.
 - :mod:`.measure`: the bench itself (:func:`run_bench`), sharing adapters and isolation with ``run``;
 - :mod:`.render`: the console table, the JSON document (spec/schemas/bench.schema.json) and the SVG chart.
 """
+
 from __future__ import annotations
 
 from embconf.bench.measure import BenchError, BenchOptions, BenchResult, Row, run_bench
 from embconf.bench.workloads import DEFAULT_SIZES, SIZES, UnknownSize, Workload, workloads
 
-__all__ = ["BenchError", "BenchOptions", "BenchResult", "DEFAULT_SIZES", "Row", "SIZES", "UnknownSize", "Workload",
-           "run_bench", "workloads"]
+__all__ = [
+    "BenchError",
+    "BenchOptions",
+    "BenchResult",
+    "DEFAULT_SIZES",
+    "Row",
+    "SIZES",
+    "UnknownSize",
+    "Workload",
+    "run_bench",
+    "workloads",
+]

@@ -1,7 +1,6 @@
 """``embconf bench``: its options, and the command (the CLI dispatches here)."""
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import argparse
 import json
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from embconf.bench.workloads import DEFAULT_SIZES, SIZES
+from embconf.model.errors import UserError
 
 
 class BenchUsageError(UserError):
@@ -17,33 +17,74 @@ class BenchUsageError(UserError):
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("bench", help="time lookup and scatter-add against this machine's memory-copy roof; peak memory")
+    parser = sub.add_parser(
+        "bench", help="time lookup and scatter-add against this machine's memory-copy roof; peak memory"
+    )
     add_bench(parser)
     parser.set_defaults(handler=bench)
 
 
 def add_bench(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--impl", required=True, help="KIND:TARGET, as for run (reference, torch, functions:FILE, tinytorch:FILE, subprocess:'CMD')")
-    parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES), metavar="NAME",
-                        help=f"problem sizes ({', '.join(f'{k}: {v} x {d}, N {n}' for k, (v, d, n, _) in SIZES.items())}); default: {' '.join(DEFAULT_SIZES)}")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON (spec/schemas/bench.schema.json; - for stdout)")
-    parser.add_argument("--plot", type=Path, metavar="FILE.svg", help="write an SVG chart of achieved bandwidth against problem size, with the memcpy roof")
+    parser.add_argument(
+        "--impl",
+        required=True,
+        help="KIND:TARGET, as for run (reference, torch, functions:FILE, tinytorch:FILE, subprocess:'CMD')",
+    )
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        default=list(DEFAULT_SIZES),
+        metavar="NAME",
+        help=f"problem sizes ({', '.join(f'{k}: {v} x {d}, N {n}' for k, (v, d, n, _) in SIZES.items())}); default: {' '.join(DEFAULT_SIZES)}",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the results as JSON (spec/schemas/bench.schema.json; - for stdout)",
+    )
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.svg",
+        help="write an SVG chart of achieved bandwidth against problem size, with the memcpy roof",
+    )
     parser.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed calls before timing (default 2)")
-    parser.add_argument("--repeats", type=int, default=7, metavar="N", help="timed calls per row, at least 3 (default 7; fewer after 3 s)")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="seconds one row's measurement may take (default 120)")
-    parser.add_argument("--memory-limit", type=int, default=4096, metavar="MB", help="resident memory the worker may hold (default 4096); larger sizes are skipped")
-    parser.add_argument("--in-process", action="store_true", help="time inside the runner rather than in a worker (no protection)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=7,
+        metavar="N",
+        help="timed calls per row, at least 3 (default 7; fewer after 3 s)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="seconds one row's measurement may take (default 120)",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        type=int,
+        default=4096,
+        metavar="MB",
+        help="resident memory the worker may hold (default 4096); larger sizes are skipped",
+    )
+    parser.add_argument(
+        "--in-process", action="store_true", help="time inside the runner rather than in a worker (no protection)"
+    )
 
 
 def bench(args: argparse.Namespace) -> int:
     """Run the bench; BenchUsageError (one line) for bad input, before anything runs."""
     from embconf.adapters import ImplementationError
-    from embconf.isolation import IsolationOptions
-    from embconf.untrusted.write import OutputError, OutputTarget
-    from embconf.processes.limits import LimitError
     from embconf.bench import render
     from embconf.bench.measure import BenchError, BenchOptions, run_bench
     from embconf.bench.workloads import UnknownSize, workloads
+    from embconf.isolation import IsolationOptions
+    from embconf.processes.limits import LimitError
+    from embconf.untrusted.write import OutputError, OutputTarget
 
     try:
         workloads(tuple(args.sizes))
@@ -57,8 +98,13 @@ def bench(args: argparse.Namespace) -> int:
     out = sys.stderr if json_target is not None and json_target.is_stdout else sys.stdout
     options = BenchOptions(tuple(args.sizes), args.warmup, args.repeats, args.timeout, isolation)
     try:
-        result = run_bench(args.impl, options, progress=lambda row: print(f"  {row.workload.name} {row.operation}: "
-                                                                            f"{render.summary(row)}", file=sys.stderr, flush=True))
+        result = run_bench(
+            args.impl,
+            options,
+            progress=lambda row: print(
+                f"  {row.workload.name} {row.operation}: {render.summary(row)}", file=sys.stderr, flush=True
+            ),
+        )
     except (ImplementationError, BenchError) as exc:
         raise BenchUsageError(str(exc)) from None
     print(render.console(result), file=out)

@@ -6,6 +6,7 @@ in the runner itself under ``--in-process``, and in the runner over the protocol
 (the transfer is then estimated apart, :mod:`.wire`). A size whose inputs and output alone would not
 fit the memory limit is skipped with the reason; an operation that fails, crashes or runs out of
 memory gives a row saying so, and the bench goes on."""
+
 from __future__ import annotations
 
 import statistics
@@ -13,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from embconf.adapters import parse_impl
-from embconf.model.contract import Adapter
-from embconf.run.guard import GuardedAdapter
-from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
-from embconf.model.outcomes import PROBLEMS
 from embconf.bench.timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
 from embconf.bench.wire import transfer_cost
 from embconf.bench.workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
+from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
+from embconf.model.contract import Adapter
+from embconf.model.outcomes import PROBLEMS
+from embconf.run.guard import GuardedAdapter
 
 MEASURED, SKIPPED, FAILED, NOT_PROVIDED = "measured", "skipped", "failed", "not_provided"
 DEFAULT_WARMUP, DEFAULT_REPEATS = 2, 7
@@ -113,8 +114,13 @@ class _Measurer:
         self.adapter, self.timeout = adapter, timeout
         self.worker = inner if isinstance(inner, IsolatedAdapter) else None
         self.local = inner.inner if isinstance(inner, GuardedAdapter) else None
-        self.where = ("the isolated worker" if self.worker else "the runner (--in-process)" if self.local
-                      else "the runner, over the protocol")
+        self.where = (
+            "the isolated worker"
+            if self.worker
+            else "the runner (--in-process)"
+            if self.local
+            else "the runner, over the protocol"
+        )
 
     @property
     def over_protocol(self) -> bool:
@@ -129,8 +135,12 @@ class _Measurer:
             return False, f"raised {type(exc).__name__}: {exc}"[:300]
 
 
-def run_bench(impl: str, options: BenchOptions = BenchOptions(), progress: Optional[Callable[[Row], None]] = None,
-              check: Optional[Callable[[Adapter, list[str]], dict[str, str]]] = None) -> BenchResult:
+def run_bench(
+    impl: str,
+    options: BenchOptions = BenchOptions(),
+    progress: Optional[Callable[[Row], None]] = None,
+    check: Optional[Callable[[Adapter, list[str]], dict[str, str]]] = None,
+) -> BenchResult:
     """Measure ``impl`` on every workload of ``options.sizes``; UnknownSize or ImplementationError (one
     line) before anything runs. ``check`` tells, per operation, why it does not conform ('' if it does)."""
     works = workloads(options.sizes)
@@ -147,7 +157,10 @@ def run_bench(impl: str, options: BenchOptions = BenchOptions(), progress: Optio
         for work in works:
             for operation in OPERATIONS:
                 row = _row(measurer, work, operation, options, headroom, provided)
-                row.roof, row.conformance = roof["bytes"] / statistics.median(roof["times"]), verdicts.get(operation, "")
+                row.roof, row.conformance = (
+                    roof["bytes"] / statistics.median(roof["times"]),
+                    verdicts.get(operation, ""),
+                )
                 rows.append(row)
                 if progress:
                     progress(row)
@@ -156,20 +169,38 @@ def run_bench(impl: str, options: BenchOptions = BenchOptions(), progress: Optio
     return BenchResult(impl, roof, rows, measurer.where)
 
 
-def _row(measurer: _Measurer, work: Workload, operation: str, options: BenchOptions, headroom: Optional[int],
-         provided: list[str]) -> Row:
+def _row(
+    measurer: _Measurer,
+    work: Workload,
+    operation: str,
+    options: BenchOptions,
+    headroom: Optional[int],
+    provided: list[str],
+) -> Row:
     if operation not in provided:
         return Row(work, operation, NOT_PROVIDED, "the implementation does not provide it")
     needed = work.needed_bytes(operation)
     if headroom is not None and needed > headroom:
-        return Row(work, operation, SKIPPED, f"its inputs and output alone need {needed / 2**20:.0f} MB; "
-                                             f"{headroom / 2**20:.0f} MB of the memory limit are left")
-    ok, result = measurer.measure(time_operation, (work.to_json(), operation, options.warmup, options.repeats, BUDGET,
-                                                   not measurer.over_protocol))
+        return Row(
+            work,
+            operation,
+            SKIPPED,
+            f"its inputs and output alone need {needed / 2**20:.0f} MB; "
+            f"{headroom / 2**20:.0f} MB of the memory limit are left",
+        )
+    ok, result = measurer.measure(
+        time_operation, (work.to_json(), operation, options.warmup, options.repeats, BUDGET, not measurer.over_protocol)
+    )
     if not ok or "error" in result:
         return Row(work, operation, FAILED, str(result if not ok else result["error"]))
-    row = Row(work, operation, MEASURED, times=list(result["times"]), traced_peak=result["traced_peak"],
-              resident_peak=result["resident_peak"])
+    row = Row(
+        work,
+        operation,
+        MEASURED,
+        times=list(result["times"]),
+        traced_peak=result["traced_peak"],
+        resident_peak=result["resident_peak"],
+    )
     if measurer.over_protocol:
         row.transfer = transfer_cost(work, operation)
     return row
@@ -198,6 +229,12 @@ def conformance(adapter: Adapter, operations: list[str]) -> dict[str, str]:
     verdicts = {}
     for operation in operations:
         bad = [r.id for r in results if r.operation == operation and r.outcome in PROBLEMS]
-        verdicts[operation] = (f"does not conform: {len(bad)} of its lookup cases fail ({', '.join(bad[:3])}"
-                               f"{', ...' if len(bad) > 3 else ''})") if bad else ""
+        verdicts[operation] = (
+            (
+                f"does not conform: {len(bad)} of its lookup cases fail ({', '.join(bad[:3])}"
+                f"{', ...' if len(bad) > 3 else ''})"
+            )
+            if bad
+            else ""
+        )
     return verdicts

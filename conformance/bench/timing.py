@@ -3,6 +3,7 @@
 the timing loop, the peak extra memory of one call, and this machine's memory-copy bandwidth.
 
 Each function takes the (unguarded) adapter first and returns plain values only."""
+
 from __future__ import annotations
 
 import gc
@@ -13,15 +14,22 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from embconf.model.contract import Adapter, Status
 from embconf.bench.workloads import Workload
+from embconf.model.contract import Adapter, Status
 
 COPY_BYTES = 256 * 2**20  # the memcpy roof: far larger than any cache
 COPY_REPEATS = 7
 
 
-def time_operation(adapter: Adapter, workload: dict[str, Any], operation: str, warmup: int, repeats: int,
-                   budget: float, memory: bool = True) -> dict[str, Any]:
+def time_operation(
+    adapter: Adapter,
+    workload: dict[str, Any],
+    operation: str,
+    warmup: int,
+    repeats: int,
+    budget: float,
+    memory: bool = True,
+) -> dict[str, Any]:
     """Seconds of each timed call (after ``warmup`` untimed ones; fewer than ``repeats`` once ``budget``
     seconds are spent, at least 3), then (``memory``) the peak extra memory of one more call."""
     inputs = Workload(**workload).inputs(operation)

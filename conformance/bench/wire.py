@@ -2,6 +2,7 @@
 and transfer of the arrays. Measured here, in the runner, on the same payload: the request encoded
 as the runner sends it, and a reply-sized array encoded and decoded. The peer does the mirror image
 (decode the request, encode the reply), so the transfer is estimated as twice the runner's share."""
+
 from __future__ import annotations
 
 import json
@@ -10,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from embconf.bench.workloads import Workload
+from embconf.model.encoding import decode_array
 from embconf.protocol.codec import dump_line, to_wire
 from embconf.protocol.messages import run_message
-from embconf.model.encoding import decode_array
-from embconf.bench.workloads import Workload
 
 
 def transfer_cost(workload: Workload, operation: str, repeats: int = 3) -> dict[str, Any]:

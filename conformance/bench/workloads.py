@@ -1,6 +1,7 @@
 """The bench's workloads: table sizes named after real models, ids drawn uniform or Zipf-distributed
 (seeded, so every run and every implementation sees the same ids), and the bytes each operation must
 move at least (the roofline's numerator)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -60,7 +61,7 @@ class Workload:
         if self.distribution == "uniform":
             return rng.integers(0, self.vocab, self.n_ids, dtype=np.int64)
         ranks = np.arange(1, self.vocab + 1, dtype=np.float64)
-        p = ranks ** -ZIPF_EXPONENT
+        p = ranks**-ZIPF_EXPONENT
         return rng.choice(self.vocab, self.n_ids, p=p / p.sum()).astype(np.int64)  # id 0 the most frequent
 
     def output_bytes(self, operation: str) -> int:

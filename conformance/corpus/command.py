@@ -1,5 +1,6 @@
 """``embconf list``, ``show``, ``validate`` and ``regenerate``, and the options every command that reads the
 corpus shares (``--fixtures`` and the selection)."""
+
 from __future__ import annotations
 
 import argparse
@@ -18,9 +19,25 @@ def add_fixtures(parser: argparse.ArgumentParser) -> None:
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
     add_fixtures(parser)
-    parser.add_argument("--select", "-k", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB (repeatable)")
-    parser.add_argument("--requirement", "-r", action="append", default=[], metavar="ID", help="only cases pinning requirement ID or GLOB (repeatable)")
-    parser.add_argument("--feature", "-f", action="append", default=[], metavar="NAME", help="only cases tagged with feature NAME (repeatable; 'none' for untagged)")
+    parser.add_argument(
+        "--select", "-k", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB (repeatable)"
+    )
+    parser.add_argument(
+        "--requirement",
+        "-r",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only cases pinning requirement ID or GLOB (repeatable)",
+    )
+    parser.add_argument(
+        "--feature",
+        "-f",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only cases tagged with feature NAME (repeatable; 'none' for untagged)",
+    )
 
 
 def corpus_of(args: argparse.Namespace, allow_modified: bool = False) -> Any:
@@ -61,7 +78,9 @@ def register(sub: Any) -> None:
     validate.set_defaults(handler=validate_command)
 
     regen = sub.add_parser("regenerate", help="write the fixtures from the reference (or --check them)")
-    regen.add_argument("--check", action="store_true", help="regenerate in memory; exit 1 naming every case that differs")
+    regen.add_argument(
+        "--check", action="store_true", help="regenerate in memory; exit 1 naming every case that differs"
+    )
     add_fixtures(regen)
     regen.set_defaults(handler=regenerate_command)
 
@@ -95,10 +114,14 @@ def show_command(args: argparse.Namespace) -> int:
     case = corpus.by_id().get(args.case_id)
     if case is None:
         close = [c.id for c in corpus.cases if args.case_id in c.id][:5]
-        raise UserError(f"no case {args.case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)"))
+        raise UserError(
+            f"no case {args.case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)")
+        )
     np.set_printoptions(threshold=200, linewidth=110, precision=9, floatmode="maxprec")
     print(f"{case.id}  ({case.source})\n  {case.description}")
-    print(f"operation:    {case.operation}\nrequirements: {', '.join(case.requirements)}\nfeatures:     {', '.join(case.features) or '-'}")
+    print(
+        f"operation:    {case.operation}\nrequirements: {', '.join(case.requirements)}\nfeatures:     {', '.join(case.features) or '-'}"
+    )
     print("inputs:")
     for name, value in case.inputs().items():
         _print_value(name, value, case.raw_inputs[name])
@@ -126,7 +149,11 @@ def _print_value(name: str, value: Any, raw: Any) -> None:
     import numpy as np
 
     if isinstance(value, np.ndarray):
-        rows = f", rows {raw['rows'][:8]}{'...' if len(raw['rows']) > 8 else ''} of shape {raw['shape']}" if "rows" in raw else ""
+        rows = (
+            f", rows {raw['rows'][:8]}{'...' if len(raw['rows']) > 8 else ''} of shape {raw['shape']}"
+            if "rows" in raw
+            else ""
+        )
         print(f"  {name}: {value.dtype} {list(value.shape)}{rows}")
         print("    " + str(value).replace("\n", "\n    "))
     else:
@@ -141,7 +168,10 @@ def validate_command(args: argparse.Namespace) -> int:
     problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
-    print(f"{count} cases checked, {len(problems)} problems" + ("" if have_bfloat16() else f" (bfloat16 values not decoded: {BFLOAT16_HINT})"))
+    print(
+        f"{count} cases checked, {len(problems)} problems"
+        + ("" if have_bfloat16() else f" (bfloat16 values not decoded: {BFLOAT16_HINT})")
+    )
     return EXIT_FAIL if problems else EXIT_OK
 
 
@@ -157,7 +187,9 @@ def regenerate_command(args: argparse.Namespace) -> int:
         problems = generate.differences(directory)
         for problem in problems:
             print(problem, file=sys.stderr)
-        print(f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)")
+        print(
+            f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)"
+        )
         return EXIT_FAIL if problems else EXIT_OK
     files = generate.write(directory)
     print(f"wrote {len(files)} files to {directory}")

@@ -4,9 +4,8 @@ A YAML file ``{expectations: [{case: GLOB, reason: TEXT}, ...]}``. A listed case
 that fails (fail, error, crash, timeout) becomes ``xfail``; one that passes becomes
 ``xpass``; an entry that matches no case is reported, so lists do not go stale.
 """
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import fnmatch
 import re
@@ -17,10 +16,10 @@ from typing import Any, Optional, Union
 
 import yaml
 
+from embconf.model.errors import UserError
+from embconf.model.outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.untrusted.read import InputError, load_yaml, read_bounded
 from embconf.untrusted.write import OutputTarget, PathLike, as_target
-from embconf.model.outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
-
 
 MAX_BYTES = 64 << 20  # an expectations file; one entry per case of a 10 000-case corpus is about 2 MB
 _GLOB_CHARS = re.compile(r"[*?[]")
@@ -105,8 +104,14 @@ def _parse_entries(document: Any, path: Path) -> list[Entry]:
         raise ExpectationsError(f"{path}: expected a mapping with an 'expectations' list")
     entries = []
     for number, item in enumerate(items, 1):
-        if not isinstance(item, dict) or set(item) != {"case", "reason"} or not all(isinstance(v, str) and v for v in item.values()):
-            raise ExpectationsError(f"{path}: entry {number} must have exactly a non-empty 'case' (id or glob) and 'reason'")
+        if (
+            not isinstance(item, dict)
+            or set(item) != {"case", "reason"}
+            or not all(isinstance(v, str) and v for v in item.values())
+        ):
+            raise ExpectationsError(
+                f"{path}: entry {number} must have exactly a non-empty 'case' (id or glob) and 'reason'"
+            )
         entries.append(Entry(item["case"], item["reason"]))
     return entries
 
@@ -118,10 +123,15 @@ def write_from_run(target: Union[PathLike, OutputTarget], results: list[CaseResu
     of its failure (and the likely cause, when diagnosed) as a starting point for a human reason.
     Cases that now pass are dropped, so the file always describes today's failures.
     """
-    entries = [{"case": result.id, "reason": result.expectation or _reason(result)}
-               for result in results if result.outcome in PROBLEMS or result.outcome == XFAIL]
-    header = (f"# Cases {impl} is known to fail, written by `embconf run --write-expectations`.\n"
-              "# Review each reason; run with --expectations FILE (and --strict to fail on stale entries).\n")
+    entries = [
+        {"case": result.id, "reason": result.expectation or _reason(result)}
+        for result in results
+        if result.outcome in PROBLEMS or result.outcome == XFAIL
+    ]
+    header = (
+        f"# Cases {impl} is known to fail, written by `embconf run --write-expectations`.\n"
+        "# Review each reason; run with --expectations FILE (and --strict to fail on stale entries).\n"
+    )
     text = yaml.safe_dump({"expectations": entries}, sort_keys=False, width=4096, allow_unicode=True)
     as_target(target).write_text(header + text)
     return len(entries)

@@ -4,9 +4,8 @@ A run trusts a fixture file only when its SHA-256 matches ``MANIFEST.json`` (wri
 by ``embconf regenerate``); a modified file is refused unless explicitly allowed, and
 is then validated against the fixture schema before use.
 """
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
@@ -16,8 +15,9 @@ from typing import Any, Iterable, Mapping, Optional
 
 from embconf.model.dtypes import BFLOAT16_HINT
 from embconf.model.encoding import EncodingError, decode_array, is_array
-from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
+from embconf.model.errors import UserError
 from embconf.model.vocabulary import FIXTURES_DIR, operations, spec_version
+from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
 from embconf.untrusted.text import one_line
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -93,7 +93,10 @@ def read_manifest(directory: Path) -> tuple[dict[str, Any], str]:
     """The manifest of ``directory`` and its hash, checked for shape: FixtureError (one line) otherwise."""
     path = directory / MANIFEST_NAME
     if not directory.is_dir():
-        raise FixtureError(f"{directory}: not a fixture directory" + (" (it is a file)" if directory.exists() else " (it does not exist)"))
+        raise FixtureError(
+            f"{directory}: not a fixture directory"
+            + (" (it is a file)" if directory.exists() else " (it does not exist)")
+        )
     try:
         raw = read_bounded(path, MAX_MANIFEST_BYTES, "manifest")
         manifest = load_json(raw, str(path))
@@ -128,7 +131,9 @@ def _manifest_problem(manifest: Any) -> Optional[str]:
         if not isinstance(entry.get("sha256"), str):
             return f"the entry of {one_line(name, 80)} has no 'sha256' string"
         if _count_problem(entry.get("cases", 0)):
-            return f"the entry of {one_line(name, 80)} has 'cases' {one_line(repr(entry.get('cases')), 60)}, not a count"
+            return (
+                f"the entry of {one_line(name, 80)} has 'cases' {one_line(repr(entry.get('cases')), 60)}, not a count"
+            )
     return None
 
 
@@ -161,7 +166,9 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
             modified.append(name)
         file_cases = parse_fixture_file(path, raw, validate=name in modified)
         if len(file_cases) < entry.get("cases", 0):
-            raise FixtureError(f"{path}: holds {len(file_cases)} cases, the manifest records {entry['cases']}; cases were lost")
+            raise FixtureError(
+                f"{path}: holds {len(file_cases)} cases, the manifest records {entry['cases']}; cases were lost"
+            )
         cases += file_cases
     _check_unique(cases)
     total = manifest.get("total_cases", 0)
@@ -184,24 +191,47 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False) -> list[C
     if validate:
         problems = validate_document(document, raw.decode("utf-8", "replace"))
         if problems:
-            raise FixtureError(f"{path}: " + one_line(problems[0]) + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""))
+            raise FixtureError(
+                f"{path}: "
+                + one_line(problems[0])
+                + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "")
+            )
     if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
         raise FixtureError(f"{path}: not a fixture file (no 'cases' list)")
     if document.get("spec_version") != spec_version():
-        raise FixtureError(f"{path}: written for spec {one_line(repr(document.get('spec_version')), 40)}, this suite implements {spec_version()}")
+        raise FixtureError(
+            f"{path}: written for spec {one_line(repr(document.get('spec_version')), 40)}, this suite implements {spec_version()}"
+        )
     for number, case in enumerate(document["cases"], 1):
         problem = _case_problem(case)
         if problem:
             raise FixtureError(f"{path}: malformed case #{number} ({problem}); run `embconf validate`")
     return [
-        Case(c["id"], c["description"], tuple(c["requirements"]), tuple(c["features"]), c["operation"],
-             c["inputs"], c["expected"], c.get("tolerance", {}), path.name)
+        Case(
+            c["id"],
+            c["description"],
+            tuple(c["requirements"]),
+            tuple(c["features"]),
+            c["operation"],
+            c["inputs"],
+            c["expected"],
+            c.get("tolerance", {}),
+            path.name,
+        )
         for c in document["cases"]
     ]
 
 
-_CASE_FIELDS = {"id": str, "description": str, "operation": str, "requirements": list, "features": list,
-                "inputs": dict, "expected": dict, "tolerance": dict}
+_CASE_FIELDS = {
+    "id": str,
+    "description": str,
+    "operation": str,
+    "requirements": list,
+    "features": list,
+    "inputs": dict,
+    "expected": dict,
+    "tolerance": dict,
+}
 
 
 def _case_problem(case: Any) -> Optional[str]:
@@ -296,9 +326,16 @@ def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
     from embconf.model.vocabulary import error_kinds, features, input_names, optional_inputs
 
     spec_op = operations()[case["operation"]]
-    problems = [f"unknown input {name!r} for {case['operation']}" for name in case["inputs"] if name not in input_names(case["operation"])]
-    problems += [f"input {name!r} needs feature {feature!r}" for name, feature in optional_inputs(case["operation"]).items()
-                 if name in case["inputs"] and feature not in case["features"]]
+    problems = [
+        f"unknown input {name!r} for {case['operation']}"
+        for name in case["inputs"]
+        if name not in input_names(case["operation"])
+    ]
+    problems += [
+        f"input {name!r} needs feature {feature!r}"
+        for name, feature in optional_inputs(case["operation"]).items()
+        if name in case["inputs"] and feature not in case["features"]
+    ]
     problems += [f"unknown feature {f!r}" for f in case["features"] if f not in features()]
     outputs = case["expected"].get("outputs")
     if outputs is not None:
@@ -316,7 +353,8 @@ def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
                 try:
                     decode_array(value)
                 except EncodingError as exc:
-                    if str(exc) != BFLOAT16_HINT:  # without ml_dtypes a bfloat16 payload cannot be decoded: not the fixture's fault
+                    if (
+                        str(exc) != BFLOAT16_HINT
+                    ):  # without ml_dtypes a bfloat16 payload cannot be decoded: not the fixture's fault
                         problems.append(f"{where} {name!r}: {exc}")
     return problems
-

@@ -1,4 +1,5 @@
 """Choosing cases: by id glob, by requirement (id or glob) and by feature (``none``: untagged)."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -7,7 +8,9 @@ from typing import Iterable, Sequence
 from embconf.corpus.fixtures import Case
 
 
-def select(cases: Iterable[Case], globs: Sequence[str] = (), requirements: Sequence[str] = (), features: Sequence[str] = ()) -> list[Case]:
+def select(
+    cases: Iterable[Case], globs: Sequence[str] = (), requirements: Sequence[str] = (), features: Sequence[str] = ()
+) -> list[Case]:
     """The cases that match every given filter (each filter: any of its values)."""
     chosen = []
     for case in cases:

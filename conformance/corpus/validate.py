@@ -1,12 +1,21 @@
 """``embconf validate``: every fixture file against the schema, the spec and the manifest."""
+
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-from embconf.corpus.fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest, validate_document
+from embconf.corpus.fixtures import (
+    MANIFEST_NAME,
+    FixtureError,
+    parse_yaml,
+    read_fixture_bytes,
+    read_manifest,
+    validate_document,
+)
 from embconf.model.vocabulary import requirement_subjects
 from embconf.untrusted.text import one_line
+
 
 def defined_requirements() -> set[str]:
     """Requirement ids the spec defines (``spec/vocabulary.json``, checked against SPEC.md by the tests)."""
@@ -51,7 +60,9 @@ def validate_directory(directory: Path) -> tuple[list[str], int]:
             if isinstance(requirements, list):
                 unknown = [r for r in requirements if isinstance(r, str) and r not in known]
                 if unknown:
-                    problems.append(f"{path}: case {one_line(str(case.get('id')), 100)}: requirement(s) {unknown} not defined by the spec (spec/vocabulary.json)")
+                    problems.append(
+                        f"{path}: case {one_line(str(case.get('id')), 100)}: requirement(s) {unknown} not defined by the spec (spec/vocabulary.json)"
+                    )
     for name in sorted(set(listed) - {p.name for p in present}):
         problems.append(f"{directory / name}: listed in {MANIFEST_NAME} but missing")
     return problems, count

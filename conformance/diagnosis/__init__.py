@@ -18,6 +18,7 @@ runner's process on untrusted outputs: it is bounded in time (``BUDGET_S``) and
 never raises into the run (a failure to diagnose is logged and leaves the case
 undiagnosed).
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,11 +30,11 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
-from embconf.model.record import Cause, RunRecord
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import run_verdict
+from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
+from embconf.model.record import Cause, RunRecord
 
 if TYPE_CHECKING:
     from embconf.mutants.base import Mutant
@@ -85,18 +86,29 @@ def _conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
                 without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
                 if got and missed and not without & with_:
                     when = f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
-                    result.causes[number] = replace(cause, summary=cause.summary + when, title=cause.title + when,
-                                                    measured={**cause.measured, "option": option})
+                    result.causes[number] = replace(
+                        cause,
+                        summary=cause.summary + when,
+                        title=cause.title + when,
+                        measured={**cause.measured, "option": option},
+                    )
                     break
 
 
-def _options_by_outcome(run: RunRecord, by_id: dict[str, Case], operation: str, name: str) -> tuple[list[dict], list[dict]]:
+def _options_by_outcome(
+    run: RunRecord, by_id: dict[str, Case], operation: str, name: str
+) -> tuple[list[dict], list[dict]]:
     """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
     got: list[dict] = []
     missed: list[dict] = []
     for result in run.results:
         case = by_id.get(result.id)
-        if case is None or case.operation != operation or result.actual is None or not isinstance(case.expected_outputs.get(name), np.ndarray):
+        if (
+            case is None
+            or case.operation != operation
+            or result.actual is None
+            or not isinstance(case.expected_outputs.get(name), np.ndarray)
+        ):
             continue
         config = case.inputs().get("config")
         if isinstance(config, dict):
@@ -113,7 +125,9 @@ def diagnose_case(case: Case, result: CaseResult) -> list[Cause]:
     return matches.causes() + symptoms
 
 
-def _measure(case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResult]]) -> Optional[tuple[Replay, list[Cause]]]:
+def _measure(
+    case: Case, result: CaseResult, earlier: list[tuple[Case, CaseResult]]
+) -> Optional[tuple[Replay, list[Cause]]]:
     """(catalogue replay, symptoms) of one result; None when diagnosing it failed (logged)."""
     try:
         inputs = case.inputs()
@@ -156,7 +170,9 @@ def _contradicted_by_passes(run: RunRecord, by_id: dict[str, Case], candidates: 
     out: set[str] = set()
     for mutant in candidates:
         try:
-            checked = [case for case in passed if mutant.covers(case.operation) and case.expected_error is None][:PASSED_CHECKS]
+            checked = [case for case in passed if mutant.covers(case.operation) and case.expected_error is None][
+                :PASSED_CHECKS
+            ]
             if any(fails_passed_case(mutant, case) for case in checked):
                 out.add(mutant.id)
         except Exception as exc:  # untrusted context: never into the run

@@ -8,6 +8,7 @@
   confidently wrong when the verdict names a catalogue mutant;
 - correct implementations: no failure and no diagnosis.
 """
+
 from __future__ import annotations
 
 import sys
@@ -62,7 +63,6 @@ def rank_catalogue(cases: Sequence[Case], mutant_ids: Optional[Iterable[str]] = 
 def judge_student(path: Path, cases: Sequence[Case]) -> StudentResult:
     """Run one corpus module through the TinyTorch adapter (in process) and judge the verdict's first mistake."""
     from embconf.adapters.tinytorch import TinyTorchAdapter
-
     from embconf.session import run
 
     adapter = TinyTorchAdapter(str(path))
@@ -71,7 +71,12 @@ def judge_student(path: Path, cases: Sequence[Case]) -> StudentResult:
     verdict = record.verdict
     first = verdict.causes[0] if verdict.causes else None
     wrong = any(cause.is_mutant for cause in verdict.causes)
-    correct = first is not None and not first.is_mutant and bool(expected) and expected in first.title + " " + _summaries(record, first.cases)
+    correct = (
+        first is not None
+        and not first.is_mutant
+        and bool(expected)
+        and expected in first.title + " " + _summaries(record, first.cases)
+    )
     return StudentResult(path.name, expected, verdict.summary, correct, wrong)
 
 
@@ -97,7 +102,9 @@ def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dic
     return found
 
 
-def print_figures(cases: Sequence[Case], students: Optional[Path], correct: Sequence[str], out: TextIO = sys.stdout) -> bool:
+def print_figures(
+    cases: Sequence[Case], students: Optional[Path], correct: Sequence[str], out: TextIO = sys.stdout
+) -> bool:
     """Print the three figures; True when every target is met."""
     from embconf.mutants.kills import kill_matrix, kill_rate
 
@@ -105,16 +112,20 @@ def print_figures(cases: Sequence[Case], students: Optional[Path], correct: Sequ
     rankings = rank_catalogue(cases)
     below = [r for r in rankings if r.rate < FIRST_RANK_TARGET]
     out.write(f"catalogue: kill rate {100 * rate:.1f}% of {len(rankings)} mutants\n")
-    out.write(f"catalogue: the right mutant ranked first on >= {100 * FIRST_RANK_TARGET:.0f}% of its failing cases for "
-              f"{len(rankings) - len(below)} of {len(rankings)} mutants; "
-              f"overall {sum(r.first for r in rankings)} of {sum(r.failing for r in rankings)} failing cases\n")
+    out.write(
+        f"catalogue: the right mutant ranked first on >= {100 * FIRST_RANK_TARGET:.0f}% of its failing cases for "
+        f"{len(rankings) - len(below)} of {len(rankings)} mutants; "
+        f"overall {sum(r.first for r in rankings)} of {sum(r.failing for r in rankings)} failing cases\n"
+    )
     for r in below:
         out.write(f"  below target: {r.mutant} first on {r.first} of {r.failing}\n")
     ok = rate == 1.0 and not below
     if students is not None:
         judged = [judge_student(path, cases) for path in sorted(students.glob("[a-z]*.py"))]
         right, wrong = sum(s.correct for s in judged), sum(s.wrong_cause for s in judged)
-        out.write(f"students ({students}): correct description for {right} of {len(judged)}; confidently wrong cause for {wrong}\n")
+        out.write(
+            f"students ({students}): correct description for {right} of {len(judged)}; confidently wrong cause for {wrong}\n"
+        )
         for s in judged:
             mark = "ok   " if s.correct else ("WRONG" if s.wrong_cause else "miss ")
             out.write(f"  {mark} {s.path:<26} {s.verdict[:160]}\n")

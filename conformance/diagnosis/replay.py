@@ -8,6 +8,7 @@ first, then the catalogue's order. Only the case inputs and the implementation's
 reply (``result.actual`` or ``result.error_kind``) are needed, so it works for
 every adapter, the protocol included.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -16,15 +17,14 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from embconf.model.contract import Reply, Status, UNSPECIFIED
-
 from embconf.adapters.base import call_python
-from embconf.run.compare import compare_outputs, compare_value
 from embconf.corpus.fixtures import Case
+from embconf.model.contract import UNSPECIFIED, Reply, Status
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.model.record import Cause
-from embconf.run.kept import RowSample, compare_kept
 from embconf.mutants.base import Mutant
+from embconf.run.compare import compare_outputs, compare_value
+from embconf.run.kept import RowSample, compare_kept
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
 
@@ -37,7 +37,9 @@ class Replay:
     contradicted: set[str] = field(default_factory=set)
     notes: dict[str, str] = field(default_factory=dict)  # mutant id -> how it matched ("computed in float32")
 
-    def causes(self, contradicted: frozenset[str] | set[str] = frozenset(), order: Optional[Callable[[Mutant], Any]] = None) -> list[Cause]:
+    def causes(
+        self, contradicted: frozenset[str] | set[str] = frozenset(), order: Optional[Callable[[Mutant], Any]] = None
+    ) -> list[Cause]:
         """The matching mutants as causes, without the contradicted ones, in ``order`` (default: as matched)."""
         kept = [m for m in self.matches if m.id not in contradicted]
         return [m.explain(self.notes.get(m.id, "")) for m in (sorted(kept, key=order) if order else kept)]
@@ -46,7 +48,9 @@ class Replay:
 def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
     """Run every mutant that can change the case's operation on its inputs and compare with the implementation's reply."""
     found = Replay()
-    if result.outcome not in (FAIL, ERROR) or (result.outcome == FAIL and result.error_kind is None and result.actual is None):
+    if result.outcome not in (FAIL, ERROR) or (
+        result.outcome == FAIL and result.error_kind is None and result.actual is None
+    ):
         return found
     from embconf.mutants import catalogue
 
@@ -88,8 +92,8 @@ def fails_passed_case(mutant: Mutant, case: Case) -> bool:
 
 def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Replay) -> None:
     """Precision-aware replay of the sinusoid mutants: the table's fit names a mutant computed in lower precision."""
-    from embconf.mutants import catalogue
     from embconf.diagnosis.sinusoid_fit import CANONICAL, fit_table
+    from embconf.mutants import catalogue
 
     table = (result.actual or {}).get("table")
     if not isinstance(table, np.ndarray) or table.size > 1 << 22:
@@ -102,7 +106,10 @@ def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Repla
         if not mutant.family:
             continue
         point = {**CANONICAL, "precision": "float64", **mutant.family}
-        if {**point, "precision": measured["precision"]} == measured and point["precision"] in ("float64", measured["precision"]):
+        if {**point, "precision": measured["precision"]} == measured and point["precision"] in (
+            "float64",
+            measured["precision"],
+        ):
             found.matches.append(mutant)
             found.contradicted.discard(mutant.id)
             if point["precision"] != fit.precision:
@@ -115,8 +122,6 @@ def diagnose(case: Case, result: CaseResult) -> list[Cause]:
     return found.causes()
 
 
-
-
 def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Copies of the array inputs, so no replay can disturb the next."""
     return {name: value.copy() if isinstance(value, np.ndarray) else value for name, value in inputs.items()}
@@ -124,7 +129,11 @@ def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _matches(case: Case, inputs: Mapping[str, Any], reply: Reply, result: CaseResult) -> bool:
     if result.outcome == ERROR:  # an untyped exception: the same exception with the same message
-        return reply.status == Status.RAISED and bool(reply.message) and reply.message in (result.message.splitlines() or [""])[0]
+        return (
+            reply.status == Status.RAISED
+            and bool(reply.message)
+            and reply.message in (result.message.splitlines() or [""])[0]
+        )
     if result.error_kind is not None:
         return reply.status == Status.REJECTED and result.error_kind in (reply.error_kind, UNSPECIFIED)
     if reply.status != Status.OUTPUTS:
@@ -162,7 +171,11 @@ def _differs_on_sample(outputs: Mapping[str, Any], actual: Mapping[str, Any], to
     """A cheap test on a few rows of large outputs: a difference there rules the match out for certain."""
     for name, want in outputs.items():
         got = actual.get(name)
-        if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)) or want.ndim < 2 or want.size <= SAMPLE_ABOVE:
+        if (
+            not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray))
+            or want.ndim < 2
+            or want.size <= SAMPLE_ABOVE
+        ):
             continue
         if got.shape != want.shape or got.dtype != want.dtype:
             return True

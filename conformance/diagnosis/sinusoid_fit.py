@@ -10,6 +10,7 @@ case's tolerance plus the error its angle carries in that precision
 The simplest matching member wins (fewest departures from the spec, then the
 highest precision); nothing is stated when no member matches.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -54,7 +55,9 @@ class Fit:
         """What differs from the spec's table, in words."""
         words = []
         if self.form == "0":
-            return ["every pair has frequency 1 (the exponent evaluates to 0: 10000^0, e.g. integer division 2*i // D)"] + self._layout_words()
+            return [
+                "every pair has frequency 1 (the exponent evaluates to 0: 10000^0, e.g. integer division 2*i // D)"
+            ] + self._layout_words()
         if self.base != CANONICAL["base"]:
             words.append(f"base {self.base} instead of 10000")
         if self.sign != -1:
@@ -66,7 +69,11 @@ class Fit:
         return words + self._layout_words()
 
     def _layout_words(self) -> list[str]:
-        return [] if self.layout == "interleaved" else [f"layout {self.layout} instead of interleaved (sin at 2k, cos at 2k+1)"]
+        return (
+            []
+            if self.layout == "interleaved"
+            else [f"layout {self.layout} instead of interleaved (sin at 2k, cos at 2k+1)"]
+        )
 
 
 def candidate(rows: np.ndarray, dim: int, fit: Fit) -> tuple[np.ndarray, np.ndarray]:
@@ -79,8 +86,12 @@ def candidate(rows: np.ndarray, dim: int, fit: Fit) -> tuple[np.ndarray, np.ndar
         sin_all, cos_all = np.sin(angles).astype(np.float64), np.cos(angles).astype(np.float64)
     half = dim // 2
     magnitude = np.abs(angles.astype(np.float64))
-    even, odd = {"interleaved": (sin_all, cos_all), "swapped": (cos_all, sin_all),
-                 "[sin | cos]": (sin_all, cos_all), "[cos | sin]": (cos_all, sin_all)}[fit.layout]
+    even, odd = {
+        "interleaved": (sin_all, cos_all),
+        "swapped": (cos_all, sin_all),
+        "[sin | cos]": (sin_all, cos_all),
+        "[cos | sin]": (cos_all, sin_all),
+    }[fit.layout]
     if fit.layout in ("interleaved", "swapped"):
         table, angle = np.empty((rows.size, dim)), np.empty((rows.size, dim))
         table[:, 0::2], table[:, 1::2] = even, odd[:, :half]
@@ -113,7 +124,9 @@ def fit_table(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
     got = actual[rows].astype(np.float64)
     dtype = actual.dtype if actual.dtype.kind == "f" else np.dtype(np.float32)
     # the case's own bound, 2u + 4 * spacing(pos) in the table's dtype (spec 8.4), per row
-    atol = (float(np.finfo(dtype).eps) + 4.0 * np.spacing(np.maximum(rows, 1).astype(dtype)).astype(np.float64))[:, None]
+    atol = (float(np.finfo(dtype).eps) + 4.0 * np.spacing(np.maximum(rows, 1).astype(dtype)).astype(np.float64))[
+        :, None
+    ]
     best: Optional[tuple[int, int, Fit]] = None
     for base, form, sign, origin, layout in itertools.product(BASES, FORMS, (-1, 1), (0, 1), LAYOUTS):
         if form == "0" and (base != "10000" or sign != -1):

@@ -4,6 +4,7 @@ Chosen greedily from the causes of the failing results: the cause (a catalogue m
 symptom, under any of its readings) that explains the most failures not yet explained comes first; a
 mutant wins a tie, because it carries the exact fix.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,7 +29,9 @@ def run_verdict(run: RunRecord) -> Verdict:
     chosen: list[Cause] = []
     left = {r.id for r in failing}
     while left and len(chosen) < MAX_MISTAKES:
-        best = max(candidates, key=lambda key: (len(left & set(explains[key])), candidates[key].is_mutant), default=None)
+        best = max(
+            candidates, key=lambda key: (len(left & set(explains[key])), candidates[key].is_mutant), default=None
+        )
         if best is None or not left & set(explains[best]):
             break
         chosen.append(replace(candidates.pop(best), cases=tuple(explains[best]), measured={}, alternatives={}))
@@ -47,6 +50,10 @@ def _summary(chosen: list[Cause], explained: int, failures: int) -> str:
     if not chosen:
         return f"no likely mistake explains the {_plural(failures, 'failure')}"
     verb = "explains" if len(chosen) == 1 else "explain"
-    parts = "; ".join(f"{c.title} ({c.id}, {_plural(len(c.cases), 'case')})" if c.is_mutant else f"{c.title} ({_plural(len(c.cases), 'case')})"
-                      for c in chosen)
+    parts = "; ".join(
+        f"{c.title} ({c.id}, {_plural(len(c.cases), 'case')})"
+        if c.is_mutant
+        else f"{c.title} ({_plural(len(c.cases), 'case')})"
+        for c in chosen
+    )
     return f"{_plural(len(chosen), 'likely mistake')} {verb} {explained} of {_plural(failures, 'failure')}: {parts}"

@@ -7,6 +7,7 @@ runs it), a notebook's namespace (``globals()``; it runs in the kernel, guarded 
 its live classes cannot be sent to another process), or a path to a module, a percent-format or
 Jupyter notebook, or a package folder (staged as ``embconf grade`` stages a submission).
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -22,15 +23,15 @@ from typing import Any, Mapping, Optional, Union
 
 from embconf.adapters import ImplementationError
 from embconf.corpus.fixtures import load_corpus
-from embconf.isolation import IsolationOptions
-from embconf.model.record import RunRecord
-from embconf.model.vocabulary import FIXTURES_DIR
 from embconf.grading.job import cases_of, load_reason, run_fields, run_submission
 from embconf.grading.notebook import Exported
-from embconf.grading.rubric import Rubric, load
+from embconf.grading.rubric import load
 from embconf.grading.score import Score, score
 from embconf.grading.submissions import SubmissionProblem, classify, default_base, stage
 from embconf.grading.template import render
+from embconf.isolation import IsolationOptions
+from embconf.model.record import RunRecord
+from embconf.model.vocabulary import FIXTURES_DIR
 
 TEMPLATE = Path(__file__).with_name("check_template.html")
 _names = itertools.count()
@@ -67,19 +68,49 @@ class CheckResult:
         return stream.getvalue()
 
     def _repr_html_(self) -> str:
-        failures = [{"id": c["id"], "outcome": c["outcome"], "message": c["message"],
-                     "cause": (c["cause"]["title"] if c.get("cause") else "no known mistake matches")} for c in self.failures()]
-        items = [{"name": s.item.name, "points": f"{s.points:g}", "max": f"{s.item.points:g}", "ok": "ok" if s.lost <= 0 else "lost"}
-                 for s in self.score.items]
-        return render(TEMPLATE.read_text(encoding="utf-8"), {
-            "score": f"{self.score.total:g}", "max": f"{self.score.max:g}", "verdict": self.verdict, "colour": "#1e7d3a" if self.passed else "#b3261e",
-            "counts": ", ".join(f"{n} {o}" for o, n in self.run.summary().items() if n), "items": items,
-            "shown": failures[:50], "more": max(len(failures) - 50, 0)})
+        failures = [
+            {
+                "id": c["id"],
+                "outcome": c["outcome"],
+                "message": c["message"],
+                "cause": (c["cause"]["title"] if c.get("cause") else "no known mistake matches"),
+            }
+            for c in self.failures()
+        ]
+        items = [
+            {
+                "name": s.item.name,
+                "points": f"{s.points:g}",
+                "max": f"{s.item.points:g}",
+                "ok": "ok" if s.lost <= 0 else "lost",
+            }
+            for s in self.score.items
+        ]
+        return render(
+            TEMPLATE.read_text(encoding="utf-8"),
+            {
+                "score": f"{self.score.total:g}",
+                "max": f"{self.score.max:g}",
+                "verdict": self.verdict,
+                "colour": "#1e7d3a" if self.passed else "#b3261e",
+                "counts": ", ".join(f"{n} {o}" for o, n in self.run.summary().items() if n),
+                "items": items,
+                "shown": failures[:50],
+                "more": max(len(failures) - 50, 0),
+            },
+        )
 
 
-def check(target: Target = None, *, rubric: Optional[Path] = None, base: Optional[Path] = None,
-          options: IsolationOptions = IsolationOptions()) -> CheckResult:
-    """Run the suite on ``target`` (default: the module ``tinytorch.core.embeddings``) and score it."""
+def check(
+    target: Target = None,
+    *,
+    rubric: Optional[Path] = None,
+    base: Optional[Path] = None,
+    options: Optional[IsolationOptions] = None,
+) -> CheckResult:
+    """Run the suite on ``target`` (default: the module ``tinytorch.core.embeddings``) and score it; ``options``
+    default to a worker process with the default limits."""
+    options = options or IsolationOptions()
     corpus = load_corpus(FIXTURES_DIR)
     chosen = load(rubric, corpus.cases)
     by_id = corpus.by_id()
@@ -95,12 +126,25 @@ def check(target: Target = None, *, rubric: Optional[Path] = None, base: Optiona
                 run = pool.submit(_run, impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported).result()
         if target is not None and not isinstance(target, Mapping):  # name what the student gave, not the staged copy
             run.implementation = {**run.implementation, "name": getattr(target, "__name__", str(target))}
-        record = {"name": "check", "entry": str(target), "kind": "", "status": "graded", "reason": "", **run_fields(run, Path(tmp))}
+        record = {
+            "name": "check",
+            "entry": str(target),
+            "kind": "",
+            "status": "graded",
+            "reason": "",
+            **run_fields(run, Path(tmp)),
+        }
     return CheckResult(run, record, score(record, chosen))
 
 
-def _run(impl: str, options: IsolationOptions, fixtures: Path, case_ids: tuple[str, ...], tmp: Path,
-         exported: Optional[Exported]) -> RunRecord:
+def _run(
+    impl: str,
+    options: IsolationOptions,
+    fixtures: Path,
+    case_ids: tuple[str, ...],
+    tmp: Path,
+    exported: Optional[Exported],
+) -> RunRecord:
     try:
         return run_submission(impl, cases_of(fixtures, case_ids), options)
     except ImplementationError as exc:

@@ -1,42 +1,80 @@
 """``embconf grade`` and ``embconf gradescope``: their options and commands (``embconf.cli`` only dispatches here)."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-from embconf.isolation import IsolationOptions
-from embconf.isolation.options import add_limits, isolation_options
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
 from embconf.grading.submissions import classify, content_hash, default_base
+from embconf.isolation import IsolationOptions
+from embconf.isolation.options import add_limits, isolation_options
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rubric", type=Path, help="YAML rubric (default: the suite's TinyTorch module 11 rubric; see README)")
-    parser.add_argument("--base", type=Path, help="folder holding the tinytorch/ package that single modules and notebooks are graded on (default: the suite's example student)")
+    parser.add_argument(
+        "--rubric", type=Path, help="YAML rubric (default: the suite's TinyTorch module 11 rubric; see README)"
+    )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="folder holding the tinytorch/ package that single modules and notebooks are graded on (default: the suite's example student)",
+    )
     parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
     add_limits(parser, GRADE_RUN_TIMEOUT, in_process=False, run_scope="one submission")  # always isolated
 
 
 def add_grade(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", type=Path, nargs="?", help="folder with one entry per submission")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (gradebook.csv, feedback/, results/, records/, report.html)")
-    parser.add_argument("--jobs", "-j", type=int, default=default_jobs(), help="submissions graded side by side (default: the machine's cores)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder (gradebook.csv, feedback/, results/, records/, report.html)",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=default_jobs(),
+        help="submissions graded side by side (default: the machine's cores)",
+    )
     parser.add_argument("--force", action="store_true", help="regrade submissions whose content is unchanged")
-    parser.add_argument("--shard", metavar="I/N", help="grade only the I-th of N deterministic shards of the submissions")
-    parser.add_argument("--merge", type=Path, nargs="+", metavar="OUT_DIR", help="merge the outputs of shards into --out instead of grading")
-    parser.add_argument("--bench", action="store_true", help="add embconf bench's figures (size small) as ungraded gradebook columns")
+    parser.add_argument(
+        "--shard", metavar="I/N", help="grade only the I-th of N deterministic shards of the submissions"
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        metavar="OUT_DIR",
+        help="merge the outputs of shards into --out instead of grading",
+    )
+    parser.add_argument(
+        "--bench", action="store_true", help="add embconf bench's figures (size small) as ungraded gradebook columns"
+    )
     add_common(parser)
 
 
 def add_gradescope(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--submission", type=Path, default=Path("/autograder/submission"), help="the submission folder (default /autograder/submission)")
-    parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"), help="where results.json goes (default /autograder/results/results.json)")
+    parser.add_argument(
+        "--submission",
+        type=Path,
+        default=Path("/autograder/submission"),
+        help="the submission folder (default /autograder/submission)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("/autograder/results/results.json"),
+        help="where results.json goes (default /autograder/results/results.json)",
+    )
     add_common(parser)
 
 
@@ -57,15 +95,26 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
     base = args.base if args.base is not None else default_base()
     if args.base is not None and not (args.base / "tinytorch" / "core").is_dir():
         raise GradeUsageError(f"--base {args.base}: no tinytorch/core package in it")
-    return Options(out, rubric, fixtures, tuple(rubric.case_ids(corpus.cases)), corpus.manifest_sha256, isolation,
-                   base.resolve() if base else None)
+    return Options(
+        out,
+        rubric,
+        fixtures,
+        tuple(rubric.case_ids(corpus.cases)),
+        corpus.manifest_sha256,
+        isolation,
+        base.resolve() if base else None,
+    )
 
 
 def register(sub: Any) -> None:
-    grade_parser = sub.add_parser("grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report")
+    grade_parser = sub.add_parser(
+        "grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report"
+    )
     add_grade(grade_parser)
     grade_parser.set_defaults(handler=lambda args: grade(args, isolation_options(args)))
-    gradescope_parser = sub.add_parser("gradescope", help="grade one submission in Gradescope's container (writes results.json)")
+    gradescope_parser = sub.add_parser(
+        "gradescope", help="grade one submission in Gradescope's container (writes results.json)"
+    )
     add_gradescope(gradescope_parser)
     gradescope_parser.set_defaults(handler=lambda args: gradescope(args, isolation_options(args)))
 
@@ -80,14 +129,16 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     options.shard = parse_shard(args.shard) if args.shard else None
     records = merge(args.merge, options) if args.merge else grade_folder(args.submissions, options)
     problems = sum(r["status"] != "graded" for r in records)
-    print(f"{len(records)} submissions, {problems} not gradable: {args.out / 'gradebook.csv'}, {args.out / 'report.html'}")
+    print(
+        f"{len(records)} submissions, {problems} not gradable: {args.out / 'gradebook.csv'}, {args.out / 'report.html'}"
+    )
     return 0
 
 
 def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     """One submission (Gradescope's container): /autograder/submission in, results.json out."""
-    from embconf.grading.files import check_writable, write_json
     from embconf.grading.feedback import feedback
+    from embconf.grading.files import check_writable, write_json
     from embconf.grading.job import Job, record_of
     from embconf.grading.outputs import gradescope_results
     from embconf.grading.score import score
@@ -108,5 +159,3 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     write_json(args.results, gradescope_results(result))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")
     return 0
-
-

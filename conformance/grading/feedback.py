@@ -1,5 +1,6 @@
 """Feedback a student can act on (``feedback/NAME.md``): what lost points, ordered by points lost,
 with the likely mistake and its hint, then what passed."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,12 @@ DETAILED, DETAIL_LINES = 2, 6  # of which the first are shown with their message
 
 def feedback(score: Score, title: str) -> str:
     record = score.record
-    lines = [f"# {record['name']}: {score.total:g} / {score.max:g}", "", f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'}).", ""]
+    lines = [
+        f"# {record['name']}: {score.total:g} / {score.max:g}",
+        "",
+        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'}).",
+        "",
+    ]
     if record.get("note"):
         lines += [f"Note: {record['note']}.", ""]
     if record["status"] != "graded":
@@ -27,22 +33,35 @@ def feedback(score: Score, title: str) -> str:
             lines += _lost(item_score)
     passed = [s for s in score.items if s.lost <= 0]
     if passed:
-        lines += ["## What passed", ""] + [f"- {s.item.name}: {s.points:g} / {s.item.points:g} ({s.passed} of {s.counted} cases)" for s in passed] + [""]
+        lines += (
+            ["## What passed", ""]
+            + [f"- {s.item.name}: {s.points:g} / {s.item.points:g} ({s.passed} of {s.counted} cases)" for s in passed]
+            + [""]
+        )
     return "\n".join(lines)
 
 
 def _lost(item_score: ItemScore) -> list[str]:
     item = item_score.item
-    lines = [f"### {item.name}: {item_score.points:g} / {item.points:g} (lost {item_score.lost:g})", "",
-             f"{len(item_score.failed)} of {item_score.counted} cases failed" + (" (all-or-nothing item)." if item.credit == "all_or_nothing" else "."), ""]
+    lines = [
+        f"### {item.name}: {item_score.points:g} / {item.points:g} (lost {item_score.lost:g})",
+        "",
+        f"{len(item_score.failed)} of {item_score.counted} cases failed"
+        + (" (all-or-nothing item)." if item.credit == "all_or_nothing" else "."),
+        "",
+    ]
     for mistake, count in likely_mistakes(item_score.failed).most_common():
         what, hint = mistake
-        lines.append(f"- Likely mistake ({count} case{'s' if count > 1 else ''}): {what}" + (f"\n  Hint: {hint}" if hint else ""))
+        lines.append(
+            f"- Likely mistake ({count} case{'s' if count > 1 else ''}): {what}" + (f"\n  Hint: {hint}" if hint else "")
+        )
     lines.append("")
     for number, case in enumerate(item_score.failed[:SHOWN_CASES]):
-        message = case.get("message") or ("not provided: the submission lacks this operation" if not case.get("provided", True) else case["outcome"])
+        message = case.get("message") or (
+            "not provided: the submission lacks this operation" if not case.get("provided", True) else case["outcome"]
+        )
         lines.append(f"- `{case['id']}` ({case['outcome']}): {_first_line(case['id'], message)}")
-        detail = message.splitlines()[1:DETAIL_LINES + 1] if number < DETAILED else []
+        detail = message.splitlines()[1 : DETAIL_LINES + 1] if number < DETAILED else []
         if detail:
             lines += ["", "  ```", *(f"  {line[:400]}" for line in detail), "  ```"]
     if len(item_score.failed) > SHOWN_CASES:
@@ -58,7 +77,9 @@ def likely_mistakes(cases: list[Mapping[str, Any]]) -> Counter:
         if cause:
             found[(cause["title"], cause.get("hint", ""))] += 1
         elif not case.get("provided", True):
-            found[(f"{case['operation']} is missing from the submission", "implement it with the TinyTorch API's names")] += 1
+            found[
+                (f"{case['operation']} is missing from the submission", "implement it with the TinyTorch API's names")
+            ] += 1
         else:
             found[(_no_match(case), "")] += 1
     return found
@@ -71,8 +92,11 @@ def _first_line(case_id: str, message: str) -> str:
 
 
 def _no_match(case: Mapping[str, Any]) -> str:
-    return {"error": "raises an unexpected exception", "crash": "crashes its process", "timeout": "does not answer in time"}.get(
-        case["outcome"], "no known mistake matches; compare with the case shown (`embconf show CASE`)")
+    return {
+        "error": "raises an unexpected exception",
+        "crash": "crashes its process",
+        "timeout": "does not answer in time",
+    }.get(case["outcome"], "no known mistake matches; compare with the case shown (`embconf show CASE`)")
 
 
 def top_mistake(record: Mapping[str, Any]) -> str:
@@ -83,7 +107,11 @@ def top_mistake(record: Mapping[str, Any]) -> str:
 def result_output(item_score: ItemScore) -> str:
     """The text Gradescope shows for one rubric item."""
     if not item_score.failed:
-        return f"{item_score.passed} of {item_score.counted} cases pass." if item_score.counted else "no case of this item could run"
+        return (
+            f"{item_score.passed} of {item_score.counted} cases pass."
+            if item_score.counted
+            else "no case of this item could run"
+        )
     return "\n".join(_lost(item_score)[2:]).strip()
 
 
@@ -91,5 +119,3 @@ def record_output(record: Mapping[str, Any], score: Score) -> str:
     if record["status"] != "graded":
         return f"Not graded: {record['reason']}."
     return f"{score.total:g} / {score.max:g}. {record['verdict'].get('summary', '')}."
-
-

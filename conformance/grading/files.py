@@ -1,4 +1,5 @@
 """Every file grading writes goes through :func:`write_text`, which writes through the suite's safe writer (:mod:`embconf.untrusted.write`)."""
+
 from __future__ import annotations
 
 import json

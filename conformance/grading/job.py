@@ -5,6 +5,7 @@ from the run record, cached and merged as JSON.
 A submission that cannot be staged or loaded gets a ``problem`` record with its reason; nothing a
 submission does can raise out of :func:`grade` (each runs in a worker process of its own).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from embconf.adapters import ImplementationError
-from embconf.isolation import IsolationOptions
-from embconf.model.record import RunRecord
 from embconf.grading.mistakes import case_cause, verdict
 from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
+from embconf.isolation import IsolationOptions
+from embconf.model.record import RunRecord
 
 RECORD_FORMAT = 3  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
@@ -47,8 +48,21 @@ def cases_of(fixtures: Path, case_ids: tuple[str, ...]) -> list:
 
 
 def record_of(sub: Submission, digest: str, **fields: Any) -> dict[str, Any]:
-    return {"record_format": RECORD_FORMAT, "name": sub.name, "entry": sub.entry.name, "kind": sub.kind, "hash": digest,
-            "note": sub.note, "status": "problem", "reason": "", "duration_s": 0.0, "summary": {}, "verdict": {}, "cases": [], **fields}
+    return {
+        "record_format": RECORD_FORMAT,
+        "name": sub.name,
+        "entry": sub.entry.name,
+        "kind": sub.kind,
+        "hash": digest,
+        "note": sub.note,
+        "status": "problem",
+        "reason": "",
+        "duration_s": 0.0,
+        "summary": {},
+        "verdict": {},
+        "cases": [],
+        **fields,
+    }
 
 
 def grade(job: Job) -> dict[str, Any]:
@@ -90,9 +104,18 @@ def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
     """The grading record's summary, verdict and cases, derived from the run record (messages naming ``work``
     made relative)."""
     provided = run.capabilities.operations
-    records = [{"id": r.id, "requirements": list(r.requirements), "operation": r.operation, "outcome": r.outcome.value,
-                "provided": r.operation in provided, "message": _clean(r.message, work)[:MESSAGE_CHARS],
-                "cause": case_cause(run, r)} for r in run.results]
+    records = [
+        {
+            "id": r.id,
+            "requirements": list(r.requirements),
+            "operation": r.operation,
+            "outcome": r.outcome.value,
+            "provided": r.operation in provided,
+            "message": _clean(r.message, work)[:MESSAGE_CHARS],
+            "cause": case_cause(run, r),
+        }
+        for r in run.results
+    ]
     found = verdict(run)
     found["summary"] = _clean(found["summary"], work)
     return {"summary": run.summary(), "verdict": found, "cases": records}
@@ -108,7 +131,7 @@ def load_reason(message: str, work: Path, exported: Optional[Exported] = None) -
     line = re.search(r"\(([^()]*), line (\d+)\)$", text)
     if line and kind in ("SyntaxError", "IndentationError", "TabError"):
         at = exported.locate(int(line.group(2))) if exported is not None else f"line {line.group(2)}"
-        return f"does not import: {kind} at {at} ({text[:line.start()].strip()})"
+        return f"does not import: {kind} at {at} ({text[: line.start()].strip()})"
     return f"does not import: {kind}: {text}" if text else f"does not import: {kind}"
 
 

@@ -3,6 +3,7 @@
 
 Failures no cause explains are grouped by why they were not explained (an unexpected exception, a crash, ...).
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -30,15 +31,23 @@ def verdict(run: RunRecord) -> dict[str, Any]:
     for result in problems:
         if result.id not in explained:
             kind = result.outcome.value if result.outcome != FAIL else "unexplained"
-            unexplained.setdefault(kind, {"id": "", "title": _undiagnosed(result), "hint": "", "cases": []})["cases"].append(result.id)
+            unexplained.setdefault(kind, {"id": "", "title": _undiagnosed(result), "hint": "", "cases": []})[
+                "cases"
+            ].append(result.id)
     mistakes += sorted(unexplained.values(), key=lambda m: -len(m["cases"]))
-    summary = f"all {len(applicable)} applicable cases pass" if not problems else \
-        f"{len(problems)} of {len(applicable)} applicable cases fail; {run.verdict.summary}"
+    summary = (
+        f"all {len(applicable)} applicable cases pass"
+        if not problems
+        else f"{len(problems)} of {len(applicable)} applicable cases fail; {run.verdict.summary}"
+    )
     return {"summary": summary, "mistakes": mistakes}
 
 
 def _undiagnosed(result: CaseResult) -> str:
     if result.outcome == FAIL:
         return f"failures that {NO_MATCH}"
-    return {"error": "the implementation raised an unexpected exception", "crash": "the implementation crashed its process",
-            "timeout": "the implementation did not answer in time"}.get(result.outcome.value, result.outcome.value)
+    return {
+        "error": "the implementation raised an unexpected exception",
+        "crash": "the implementation crashed its process",
+        "timeout": "the implementation did not answer in time",
+    }.get(result.outcome.value, result.outcome.value)

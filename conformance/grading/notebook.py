@@ -6,6 +6,7 @@ leading directive lines is ``#| export`` (or ``exports``/``exporti``), to the mo
 names or else to the notebook's ``#| default_exp``. Only cells exported to ``core.embeddings`` are
 kept, in notebook order (their directive lines stay, as comments). Nothing in the notebook is executed here.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """The class report (``report.html``): the data of one self-contained page, rendered into
 ``report_template.html``. Charts are inline SVG whose geometry is computed here; no script, no network."""
+
 from __future__ import annotations
 
 import statistics
@@ -9,11 +10,11 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 from embconf import __version__
-from embconf.model.outcomes import PASS, XPASS
 from embconf.grading.rubric import Rubric
-from embconf.model.vocabulary import requirement_order
 from embconf.grading.score import Score
 from embconf.grading.template import render as render_template
+from embconf.model.outcomes import PASS, XPASS
+from embconf.model.vocabulary import requirement_order
 
 TEMPLATE = Path(__file__).with_name("report_template.html")
 BINS = 10
@@ -31,12 +32,23 @@ def report_data(scores: Sequence[Score], rubric: Rubric) -> dict[str, Any]:
     graded = [s for s in scores if s.record["status"] == "graded"]
     rates = requirement_rates(graded)
     return {
-        "title": rubric.title, "version": __version__, "count": len(scores), "graded": len(graded),
-        "problems": len(scores) - len(graded), "max": f"{rubric.max_points:g}",
-        "mean": f"{statistics.fmean(totals):.1f}" if totals else "-", "median": f"{statistics.median(totals):g}" if totals else "-",
-        "histogram": histogram(totals, rubric.max_points), "chart_w": CHART_W, "chart_h": CHART_H + 40,
-        "axis_y": CHART_H + 2, "rates": rates, "rates_h": ROW_H * len(rates) + 4, "rates_w": LABEL_W + RATE_W + 60,
-        "mistakes": class_mistakes(graded), "students": [_student(s) for s in scores],
+        "title": rubric.title,
+        "version": __version__,
+        "count": len(scores),
+        "graded": len(graded),
+        "problems": len(scores) - len(graded),
+        "max": f"{rubric.max_points:g}",
+        "mean": f"{statistics.fmean(totals):.1f}" if totals else "-",
+        "median": f"{statistics.median(totals):g}" if totals else "-",
+        "histogram": histogram(totals, rubric.max_points),
+        "chart_w": CHART_W,
+        "chart_h": CHART_H + 40,
+        "axis_y": CHART_H + 2,
+        "rates": rates,
+        "rates_h": ROW_H * len(rates) + 4,
+        "rates_w": LABEL_W + RATE_W + 60,
+        "mistakes": class_mistakes(graded),
+        "students": [_student(s) for s in scores],
     }
 
 
@@ -51,9 +63,19 @@ def histogram(totals: Sequence[float], maximum: float) -> list[dict[str, Any]]:
     for number, count in enumerate(counts):
         low, high = maximum * number / BINS, maximum * (number + 1) / BINS
         height = round(CHART_H * count / tallest, 1)
-        bins.append({"count": count, "label": f"{low:g}-{high:g}" + ("" if number == BINS - 1 else " (excl.)"), "low": f"{low:g}",
-                     "x": round(number * width + BAR_GAP / 2, 1), "w": round(width - BAR_GAP, 1), "h": height,
-                     "y": round(CHART_H - height, 1), "tx": round(number * width + width / 2, 1), "ty": round(CHART_H - height - 4, 1)})
+        bins.append(
+            {
+                "count": count,
+                "label": f"{low:g}-{high:g}" + ("" if number == BINS - 1 else " (excl.)"),
+                "low": f"{low:g}",
+                "x": round(number * width + BAR_GAP / 2, 1),
+                "w": round(width - BAR_GAP, 1),
+                "h": height,
+                "y": round(CHART_H - height, 1),
+                "tx": round(number * width + width / 2, 1),
+                "ty": round(CHART_H - height - 4, 1),
+            }
+        )
     return bins
 
 
@@ -74,9 +96,21 @@ def requirement_rates(graded: Sequence[Score]) -> list[dict[str, Any]]:
     rows = []
     for number, req in enumerate(sorted(seen, key=requirement_order)):
         rate = passed[req] / seen[req]
-        rows.append({"requirement": req, "passed": passed[req], "of": seen[req], "percent": f"{100 * rate:.0f}",
-                     "y": number * ROW_H + 2, "ty": number * ROW_H + 14, "bar_x": LABEL_W, "bar_w": round(RATE_W * rate, 1),
-                     "full_w": RATE_W, "tx": LABEL_W + RATE_W + 6, "low": "low" if rate < 0.5 else ""})
+        rows.append(
+            {
+                "requirement": req,
+                "passed": passed[req],
+                "of": seen[req],
+                "percent": f"{100 * rate:.0f}",
+                "y": number * ROW_H + 2,
+                "ty": number * ROW_H + 14,
+                "bar_x": LABEL_W,
+                "bar_w": round(RATE_W * rate, 1),
+                "full_w": RATE_W,
+                "tx": LABEL_W + RATE_W + 6,
+                "low": "low" if rate < 0.5 else "",
+            }
+        )
     return rows
 
 
@@ -91,17 +125,32 @@ def class_mistakes(graded: Sequence[Score]) -> list[dict[str, Any]]:
             shown[key] = (mistake["title"], mistake.get("hint", ""))
     total = len(graded) or 1
     ranked = sorted(students.items(), key=lambda kv: (-len(kv[1]), shown[kv[0]][0]))
-    return [{"summary": shown[key][0], "hint": shown[key][1], "count": len(names), "percent": f"{100 * len(names) / total:.0f}",
-             "students": [{"name": n, "anchor": _anchor(n)} for n in names[:SHOWN_STUDENTS]],
-             "more": max(len(names) - SHOWN_STUDENTS, 0)} for key, names in ranked]
+    return [
+        {
+            "summary": shown[key][0],
+            "hint": shown[key][1],
+            "count": len(names),
+            "percent": f"{100 * len(names) / total:.0f}",
+            "students": [{"name": n, "anchor": _anchor(n)} for n in names[:SHOWN_STUDENTS]],
+            "more": max(len(names) - SHOWN_STUDENTS, 0),
+        }
+        for key, names in ranked
+    ]
 
 
 def _student(result: Score) -> dict[str, Any]:
     record = result.record
     mistakes = record.get("verdict", {}).get("mistakes") or []
-    return {"name": record["name"], "anchor": _anchor(record["name"]), "score": f"{result.total:g}", "entry": record["entry"],
-            "feedback": "feedback/" + quote(record["name"]) + ".md", "top": mistakes[0]["title"] if mistakes else "",
-            "reason": record.get("reason", ""), "problem": "problem" if record["status"] != "graded" else ""}
+    return {
+        "name": record["name"],
+        "anchor": _anchor(record["name"]),
+        "score": f"{result.total:g}",
+        "entry": record["entry"],
+        "feedback": "feedback/" + quote(record["name"]) + ".md",
+        "top": mistakes[0]["title"] if mistakes else "",
+        "reason": record.get("reason", ""),
+        "problem": "problem" if record["status"] != "graded" else "",
+    }
 
 
 def _anchor(name: str) -> str:

@@ -8,9 +8,8 @@ as ``not_applicable`` says (``exclude``: left out of the fraction, ``pass``, ``f
 operation the submission does not provide at all counts as ``missing`` says (``fail`` or ``exclude``).
 An item none of whose cases counts earns nothing. Settings at the top are defaults for every item.
 """
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import yaml
 
+from embconf.model.errors import UserError
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, XPASS
 from embconf.model.vocabulary import requirement_subjects, section_of
 
@@ -47,8 +47,9 @@ class Item:
     def selects(self, case_id: str, requirements: Sequence[str], operation: str) -> bool:
         if self.operations and operation not in self.operations:
             return False
-        return (any(fnmatch.fnmatchcase(case_id, glob) for glob in self.cases)
-                or any(fnmatch.fnmatchcase(req, glob) for req in requirements for glob in self.requirements))
+        return any(fnmatch.fnmatchcase(case_id, glob) for glob in self.cases) or any(
+            fnmatch.fnmatchcase(req, glob) for req in requirements for glob in self.requirements
+        )
 
     def counts(self, case: Mapping[str, Any]) -> Optional[bool]:
         """Whether a recorded case counts as passed for this item; None when it is left out."""
@@ -110,8 +111,15 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
             if not found:
                 raise RubricError(f"{where}: item {raw['id']!r}: the spec has no section {section!r} with requirements")
             requirements += found
-        item = Item(raw["id"], raw.get("name", raw["id"]), float(raw["points"]), tuple(requirements), tuple(raw.get("cases", [])),
-                    tuple(raw.get("operations", [])), **{key: raw.get(key, defaults[key]) for key in SETTINGS})
+        item = Item(
+            raw["id"],
+            raw.get("name", raw["id"]),
+            float(raw["points"]),
+            tuple(requirements),
+            tuple(raw.get("cases", [])),
+            tuple(raw.get("operations", [])),
+            **{key: raw.get(key, defaults[key]) for key in SETTINGS},
+        )
         if not any(item.selects(c.id, c.requirements, c.operation) for c in cases):
             raise RubricError(f"{where}: item {item.id!r} matches no case of the fixtures")
         items.append(item)

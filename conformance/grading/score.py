@@ -1,4 +1,5 @@
 """Scoring a record against a rubric: points per item, and what each item lost and why."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

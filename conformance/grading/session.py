@@ -8,27 +8,26 @@ already graded; gradebook.csv and report.html are written from all records at th
 interrupt). ``shard=(I, N)`` grades the submissions whose name hashes to I of N; :func:`merge` joins
 the records of several OUT_DIRs into one.
 """
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import concurrent.futures
 import hashlib
 import json
 import multiprocessing
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from embconf import __version__
-from embconf.isolation import IsolationOptions
 from embconf.grading.files import check_writable
 from embconf.grading.job import RECORD_FORMAT, Job, grade, record_of
 from embconf.grading.outputs import write_class, write_submission
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
+from embconf.isolation import IsolationOptions
+from embconf.model.errors import UserError
 
 Say = Callable[[str], None]
 
@@ -79,15 +78,27 @@ def submissions(folder: Path, options: Options) -> list[Submission]:
         raise GradeUsageError(reason)
     found = discover(folder, exclude=[options.out])
     if not found:
-        raise GradeUsageError(f"{folder} holds no submissions (expected package folders, .py modules or notebooks, .ipynb notebooks)")
+        raise GradeUsageError(
+            f"{folder} holds no submissions (expected package folders, .py modules or notebooks, .ipynb notebooks)"
+        )
     return [sub for sub in found if in_shard(sub.name, options.shard)]
 
 
 def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[str, Any]]:
     """Grade every submission; the records (reused or new) in name order."""
     subs = submissions(folder, options)
-    salt = json.dumps([__version__, RECORD_FORMAT, options.manifest, options.case_ids, options.isolation.case_timeout,
-                       options.isolation.memory_limit_mb] + (["bench"] if options.bench else []), sort_keys=True)
+    salt = json.dumps(
+        [
+            __version__,
+            RECORD_FORMAT,
+            options.manifest,
+            options.case_ids,
+            options.isolation.case_timeout,
+            options.isolation.memory_limit_mb,
+        ]
+        + (["bench"] if options.bench else []),
+        sort_keys=True,
+    )
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
     jobs, reused, digests = [], 0, {}
@@ -97,18 +108,35 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
         if cached is not None:
             records[sub.name], reused = cached, reused + 1
         elif sub.problem:
-            records[sub.name] = _finish(options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs))
+            records[sub.name] = _finish(
+                options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs)
+            )
         else:
-            jobs.append(Job(sub, digest, work / sub.name, options.base, options.fixtures, options.case_ids, options.isolation,
-                            options.bench))
+            jobs.append(
+                Job(
+                    sub,
+                    digest,
+                    work / sub.name,
+                    options.base,
+                    options.fixtures,
+                    options.case_ids,
+                    options.isolation,
+                    options.bench,
+                )
+            )
     if reused:
         say(f"{reused} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
     try:
         for record in run_jobs(jobs, options.jobs):
             records[record["name"]] = _finish(options, record, say, len(records), len(subs))
     finally:  # on an interrupt too: every record on disk (one may have landed as the interrupt came)
-        records.update({name: found for name, digest in digests.items() if name not in records
-                        and (found := _cached(options.out, name, digest)) is not None})
+        records.update(
+            {
+                name: found
+                for name, digest in digests.items()
+                if name not in records and (found := _cached(options.out, name, digest)) is not None
+            }
+        )
         done = sorted(records.values(), key=lambda r: r["name"])
         if done:
             write_class(options.out, done, options.rubric)
@@ -121,7 +149,9 @@ def run_jobs(jobs: Sequence[Job], workers: int):
     if not jobs:
         return
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, min(workers, len(jobs))), mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=max(1, min(workers, len(jobs))), mp_context=context
+    ) as pool:
         futures = {pool.submit(grade, job): job for job in jobs}
         try:
             for future in concurrent.futures.as_completed(futures):
@@ -129,7 +159,9 @@ def run_jobs(jobs: Sequence[Job], workers: int):
                 try:
                     yield future.result()
                 except Exception as exc:  # the grading process died (killed, out of memory): this submission only
-                    yield record_of(job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})")
+                    yield record_of(
+                        job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})"
+                    )
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
@@ -189,5 +221,3 @@ def _remove_empty(directory: Path) -> None:
 
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-

@@ -8,6 +8,7 @@ are placed as ``tinytorch/core/embeddings.py`` into a copy of the base package (
 gives them ``tinytorch.core.tensor`` and ``autograd``. Anything else is a submission with a problem,
 graded 0 with the reason: it is listed, never dropped.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,8 +48,11 @@ def default_base() -> Optional[Path]:
 def discover(folder: Path, exclude: Iterable[Path] = ()) -> list[Submission]:
     """Every submission in ``folder`` (hidden entries and ``exclude`` skipped), in name order."""
     skip = {Path(p).resolve() for p in exclude}
-    entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and e.name not in SKIPPED_NAMES
-               and e.resolve() not in skip]
+    entries = [
+        e
+        for e in sorted(folder.iterdir())
+        if not e.name.startswith(".") and e.name not in SKIPPED_NAMES and e.resolve() not in skip
+    ]
     found = [classify(entry) for entry in entries]
     _disambiguate(found)
     return found
@@ -59,16 +63,30 @@ def classify(entry: Path) -> Submission:
     name = entry.name if entry.is_dir() else entry.stem
     sub = Submission(name, entry)
     if entry.is_dir():
-        roots = sorted({p.parents[2] for p in entry.glob("**/tinytorch/core/embeddings.py") if len(p.relative_to(entry).parts) <= 5})
+        roots = sorted(
+            {
+                p.parents[2]
+                for p in entry.glob("**/tinytorch/core/embeddings.py")
+                if len(p.relative_to(entry).parts) <= 5
+            }
+        )
         if len(roots) == 1:
             sub.kind, sub.source = "package", roots[0]
             return sub
         if len(roots) > 1:
             sub.problem = f"ambiguous: {len(roots)} tinytorch packages in the folder"
             return sub
-        files = [f for f in sorted(entry.iterdir()) if f.is_file() and f.suffix in (".py", ".ipynb") and not f.name.startswith(".")]
+        files = [
+            f
+            for f in sorted(entry.iterdir())
+            if f.is_file() and f.suffix in (".py", ".ipynb") and not f.name.startswith(".")
+        ]
         if len(files) != 1:
-            what = f"{len(files)} .py/.ipynb files ({', '.join(f.name for f in files[:4])})" if files else "no tinytorch/core/embeddings.py, .py module or notebook"
+            what = (
+                f"{len(files)} .py/.ipynb files ({', '.join(f.name for f in files[:4])})"
+                if files
+                else "no tinytorch/core/embeddings.py, .py module or notebook"
+            )
             sub.problem = f"not a submission: the folder holds {what}; expected one package, module or notebook"
             return sub
         file_kind = classify(files[0])
@@ -138,7 +156,9 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
         _copy_package(sub.source, work)
     else:
         if base is None:
-            raise SubmissionProblem(f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)")
+            raise SubmissionProblem(
+                f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
+            )
         _copy_package(base, work)
         target = work / MODULE_PATH
         if sub.kind == "module":
@@ -159,5 +179,9 @@ def _copy_package(root: Path, work: Path) -> None:
         raise SubmissionProblem(f"{root.name}: no tinytorch/core package")
     size = sum(p.stat().st_size for p in _files(package))
     if size > MAX_BYTES:
-        raise SubmissionProblem(f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)")
-    shutil.copytree(package, work / "tinytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
+        raise SubmissionProblem(
+            f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)"
+        )
+    shutil.copytree(
+        package, work / "tinytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    )

@@ -1,6 +1,7 @@
 """A minimal logic-less template (a subset of Mustache): ``{{name}}`` (HTML-escaped), ``{{#name}}...{{/name}}``
 (repeated for each item of a list, whose keys are then in scope; once for any other true value) and
 ``{{^name}}...{{/name}}`` (when the value is empty or false). Dotted names are not supported."""
+
 from __future__ import annotations
 
 import html
@@ -28,7 +29,7 @@ def _render(template: str, scopes: list[Mapping[str, Any]]) -> str:
         if tag is None:
             out.append(template[position:])
             return "".join(out)
-        out.append(template[position:tag.start()])
+        out.append(template[position : tag.start()])
         kind, name = tag.groups()
         if not kind:
             value = _lookup(name, scopes)
@@ -38,7 +39,7 @@ def _render(template: str, scopes: list[Mapping[str, Any]]) -> str:
         if kind == "/":
             raise ValueError(f"template: {{{{/{name}}}}} closes no section")
         close = _closing(template, name, tag.end())
-        body, position = template[tag.end():close.start()], close.end()
+        body, position = template[tag.end() : close.start()], close.end()
         value = _lookup(name, scopes)
         if kind == "^":
             out.append(_render(body, scopes) if not value else "")

@@ -41,18 +41,45 @@ The package, one job a module:
 - :mod:`.worker`: the worker's side: starting it (fork or spawn), confining it, loading the
   implementation, serving calls and checking the global state (:class:`GlobalState`).
 """
+
 from __future__ import annotations
 
-from embconf.isolation.adapter import (BATCH, DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, OUT_OF_PROCESS, START_TIMEOUT,
-                      IsolatedAdapter, IsolationOptions, Planned, default_start_method, open_adapter)
+from embconf.isolation.adapter import (
+    BATCH,
+    DEFAULT_CASE_TIMEOUT,
+    DEFAULT_MEMORY_LIMIT_MB,
+    DEFAULT_RUN_TIMEOUT,
+    OUT_OF_PROCESS,
+    START_TIMEOUT,
+    IsolatedAdapter,
+    IsolationOptions,
+    Planned,
+    default_start_method,
+    open_adapter,
+)
 from embconf.isolation.channel import Unsendable, load_reply, sendable
-from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.handle import _Worker
+from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.worker import GlobalState, Output, worker_main
 
 __all__ = [
-    "BATCH", "DEFAULT_CASE_TIMEOUT", "DEFAULT_MEMORY_LIMIT_MB", "DEFAULT_RUN_TIMEOUT", "OUT_OF_PROCESS", "START_TIMEOUT",
-    "GlobalState", "HangPolicy", "IsolatedAdapter", "IsolationOptions", "Output", "Planned", "Unsendable",
-    "default_start_method", "load_reply", "open_adapter", "sendable", "worker_main",
+    "BATCH",
+    "DEFAULT_CASE_TIMEOUT",
+    "DEFAULT_MEMORY_LIMIT_MB",
+    "DEFAULT_RUN_TIMEOUT",
+    "OUT_OF_PROCESS",
+    "START_TIMEOUT",
+    "GlobalState",
+    "HangPolicy",
+    "IsolatedAdapter",
+    "IsolationOptions",
+    "Output",
+    "Planned",
+    "Unsendable",
+    "default_start_method",
+    "load_reply",
+    "open_adapter",
+    "sendable",
+    "worker_main",
     "_Worker",  # the tests watch what the runner sends through it
 ]

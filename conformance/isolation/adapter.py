@@ -1,6 +1,7 @@
 """The runner's side: how to run an implementation (:class:`IsolationOptions`, :func:`open_adapter`) and
 :class:`IsolatedAdapter`, which sends each call to the worker (in batches when the calls are announced),
 holds every call to its timeout and the run to its own, and replaces a worker that is lost or spoilt."""
+
 from __future__ import annotations
 
 import importlib
@@ -11,21 +12,20 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.adapters.base import AdapterBase, CallPlan
-from embconf.run.guard import GuardedAdapter
+from embconf.isolation.handle import _Worker
+from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.worker import _fork_worker, _spawn_worker
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
-from embconf.isolation.hangs import HangPolicy
-from embconf.isolation.handle import _Worker
-from embconf.isolation.worker import _fork_worker, _spawn_worker
+from embconf.run.guard import GuardedAdapter
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
 DEFAULT_MEMORY_LIMIT_MB = 4096
 START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
 BATCH = 16  # announced calls sent to the worker at once (measured: lock-step costs ~0.6 ms a call more)
-
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,11 @@ def open_adapter(impl: str, options: IsolationOptions = IsolationOptions(), **ad
     ImplementationError when it cannot load."""
     kind, _ = parse_impl(impl)
     if kind in OUT_OF_PROCESS:
-        return HangPolicy(create_adapter(impl, **adapter_options, run_timeout=options.run_timeout,
-                                         memory_limit_mb=options.memory_limit_mb))
+        return HangPolicy(
+            create_adapter(
+                impl, **adapter_options, run_timeout=options.run_timeout, memory_limit_mb=options.memory_limit_mb
+            )
+        )
     if options.in_process:
         return GuardedAdapter(create_adapter(impl, **adapter_options))
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
@@ -73,9 +76,15 @@ class IsolatedAdapter(AdapterBase):
     A caller that announces its next calls (:meth:`plan`) lets the worker run them in batches: each
     call still gets its own reply, timeout and outcome, but the processes switch far less often."""
 
-    def __init__(self, impl_spec: str, case_timeout: float = DEFAULT_CASE_TIMEOUT, run_timeout: float = DEFAULT_RUN_TIMEOUT,
-                 memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB, adapter_options: Optional[dict[str, Any]] = None,
-                 start_method: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        impl_spec: str,
+        case_timeout: float = DEFAULT_CASE_TIMEOUT,
+        run_timeout: float = DEFAULT_RUN_TIMEOUT,
+        memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB,
+        adapter_options: Optional[dict[str, Any]] = None,
+        start_method: Optional[str] = None,
+    ) -> None:
         self.kind, self.target = parse_impl(impl_spec)
         self.impl = impl_spec
         self.case_timeout, self.run_timeout, self.memory_limit_mb = case_timeout, run_timeout, memory_limit_mb
@@ -193,7 +202,9 @@ class IsolatedAdapter(AdapterBase):
             raise ImplementationError(reason) from None
         if not (isinstance(hello, tuple) and hello and hello[0] == "ready"):
             worker.stop()
-            raise ImplementationError(str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start")
+            raise ImplementationError(
+                str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
+            )
         if self._loaded is None:
             self._loaded = (hello[1], hello[2])
         return worker
@@ -219,7 +230,12 @@ class IsolatedAdapter(AdapterBase):
         if isinstance(failure, Late):
             if time.monotonic() >= self._run_deadline:
                 return self._run_timeout(detail)
-            return Reply(Status.STOPPED, reason=Reason.CASE_TIMEOUT, message=f"no reply within {self.case_timeout:g} s (the worker was killed)", detail=detail)
+            return Reply(
+                Status.STOPPED,
+                reason=Reason.CASE_TIMEOUT,
+                message=f"no reply within {self.case_timeout:g} s (the worker was killed)",
+                detail=detail,
+            )
         if isinstance(failure, OutOfMemory):
             return Reply(Status.DIED, message=str(failure), detail=detail)
         if isinstance(failure, Garbled):

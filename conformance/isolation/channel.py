@@ -1,6 +1,7 @@
 """What crosses between the runner and a worker: pickled messages over a socket (:class:`_Channel`), the
 worker's captured output (:class:`_Captured`), and the allow-list that replies are unpickled with
 (:func:`load_reply`), with :func:`sendable`, which makes a value fit it."""
+
 from __future__ import annotations
 
 import io
@@ -8,7 +9,7 @@ import os
 import pickle
 import socket
 import struct
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -104,10 +105,10 @@ class _Channel:
         body = memoryview(self._exact(body_size))
         sizes = struct.unpack_from(f"<{count}Q", body)
         offset = 8 * count + data_size
-        data, buffers = body[8 * count:offset], []
+        data, buffers = body[8 * count : offset], []
         for size in sizes:
             offset += -offset % _ALIGN
-            buffers.append(body[offset:offset + size])
+            buffers.append(body[offset : offset + size])
             offset += size
         if offset > body_size:
             raise ValueError("a message's buffers overrun its body")
@@ -140,14 +141,24 @@ def _aligned(start: int, raws: list[memoryview]) -> list[Any]:
 
 # ----- what the runner accepts back --------------------------------------------------------------------
 
-_NUMPY_MODULES = frozenset({"numpy", "numpy.core.multiarray", "numpy._core.multiarray", "numpy.core.numeric", "numpy._core.numeric"})
+_NUMPY_MODULES = frozenset(
+    {"numpy", "numpy.core.multiarray", "numpy._core.multiarray", "numpy.core.numeric", "numpy._core.numeric"}
+)
 _NUMPY_NAMES = frozenset({"dtype", "ndarray", "scalar", "_reconstruct", "_frombuffer"})
-_ALLOWED = frozenset({
-    ("embconf.model.contract", "Reply"), ("embconf.model.contract", "Capabilities"),
-    ("embconf.model.contract", "Status"), ("embconf.model.contract", "Reason"), (__name__, "Unsendable"),
-    ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
-    ("ml_dtypes", "bfloat16"),  # the dtype of bfloat16 arrays (spec 1.1, EMB-HLF-2): a scalar type, no code runs
-})
+_ALLOWED = frozenset(
+    {
+        ("embconf.model.contract", "Reply"),
+        ("embconf.model.contract", "Capabilities"),
+        ("embconf.model.contract", "Status"),
+        ("embconf.model.contract", "Reason"),
+        (__name__, "Unsendable"),
+        ("builtins", "complex"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("builtins", "slice"),
+        ("ml_dtypes", "bfloat16"),  # the dtype of bfloat16 arrays (spec 1.1, EMB-HLF-2): a scalar type, no code runs
+    }
+)
 
 
 class _ReplyUnpickler(pickle.Unpickler):
@@ -159,7 +170,7 @@ class _ReplyUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"a reply may not contain {module}.{name}")
 
 
-def load_reply(data: Any, buffers: tuple[Any, ...] = ()) -> Any:
+def load_reply(data: Any, buffers: Sequence[Any] = ()) -> Any:
     try:
         return _ReplyUnpickler(io.BytesIO(data), buffers=buffers).load()
     except Exception as exc:  # whatever a garbled pickle raises
@@ -190,12 +201,14 @@ def sendable(value: Any, depth: int = 0) -> Any:
     """``value`` made of plain types only: arrays as base ndarrays, Python scalars as the built-in types,
     containers rebuilt (up to SENDABLE_DEPTH deep), and anything else replaced by an :class:`Unsendable`."""
     if isinstance(value, np.ndarray):
-        return np.asarray(value) if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
+        return (
+            np.asarray(value) if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
+        )
     if isinstance(value, np.generic):
         return value if value.dtype.kind in "biufcUS" or value.dtype.name == "bfloat16" else Unsendable(value)
     for plain in (bool, int, float, complex, str, bytes):
         if isinstance(value, plain):
-            return plain(value)
+            return plain(value)  # type: ignore[arg-type]  # value is an instance of plain: a copy of the builtin type
     if value is None:
         return None
     if depth >= SENDABLE_DEPTH and type(value) in (list, tuple, set, frozenset, dict):

@@ -1,4 +1,5 @@
 """The runner's handle on one running worker: its channel, its captured output, and how to end it."""
+
 from __future__ import annotations
 
 import os
@@ -8,10 +9,10 @@ import struct
 import time
 from typing import Any, Optional
 
+from embconf.isolation.channel import _Captured, _Channel, load_reply
 from embconf.processes.ending import describe_exit, kill_tree, reap_within
 from embconf.processes.failures import Garbled, Gone, Late, OutOfMemory
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants
-from embconf.isolation.channel import _Captured, _Channel, load_reply
 
 STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
 MAX_REPLY_BYTES = 512 * 2**20
@@ -20,7 +21,9 @@ MAX_REPLY_BYTES = 512 * 2**20
 class _Worker:
     """A running worker: its channel, its captured output, and how to end it."""
 
-    def __init__(self, pid: int, channel: _Channel, output: _Captured, process: Any = None, memory_limit_mb: int = 0) -> None:
+    def __init__(
+        self, pid: int, channel: _Channel, output: _Captured, process: Any = None, memory_limit_mb: int = 0
+    ) -> None:
         self.pid, self.channel, self.output, self.process = pid, channel, output, process
         self.memory = MemoryWatch(pid, memory_limit_mb, "the worker")
         self.exitcode: Optional[int] = None
@@ -121,7 +124,7 @@ class _Worker:
             pid, status = os.waitpid(self.pid, 0 if end is None else os.WNOHANG)
             if pid:
                 return os.waitstatus_to_exitcode(status)
-            if time.monotonic() >= end:
+            if end is not None and time.monotonic() >= end:
                 return None
             time.sleep(pause)
             pause = min(2 * pause, 0.01)

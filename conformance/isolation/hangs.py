@@ -11,13 +11,13 @@ A case not run is reported as a ``timeout`` (a problem: the run fails) whose mes
 "not run: embedding_backward timed out on 2 earlier cases". The same policy holds for the worker and
 for protocol peers (:func:`open_adapter` wraps both); ``--in-process`` has no timeouts at all.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
-
 from embconf.adapters.base import AdapterBase
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
 IN_A_ROW = 4  # timeouts with no reply between them before no case is run

@@ -1,5 +1,6 @@
 """The options that say where and under which limits an implementation runs, defined once for every command
 that runs one (``run``, ``matrix``, ``grade``, ``gradescope``), and read back as :class:`IsolationOptions`."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,20 +10,43 @@ from embconf.isolation.adapter import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT
 
 
-def add_limits(parser: argparse.ArgumentParser, run_timeout: float = DEFAULT_RUN_TIMEOUT, in_process: bool = True,
-               run_scope: str = "the whole run") -> None:
+def add_limits(
+    parser: argparse.ArgumentParser,
+    run_timeout: float = DEFAULT_RUN_TIMEOUT,
+    in_process: bool = True,
+    run_scope: str = "the whole run",
+) -> None:
     """--case-timeout, --run-timeout, --memory-limit (and --in-process unless ``in_process`` is False)."""
-    parser.add_argument("--case-timeout", "--timeout", dest="case_timeout", type=float, metavar="SECONDS",
-                        help=f"seconds each case may take before the implementation's process is killed and restarted "
-                             f"(default {DEFAULT_CASE_TIMEOUT:g}; subprocess implementations: also $EMBCONF_TIMEOUT)")
-    parser.add_argument("--run-timeout", type=float, default=run_timeout, metavar="SECONDS",
-                        help=f"seconds {run_scope} may take, all --repeat runs included; later cases time out (default {run_timeout:g})")
-    parser.add_argument("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MB, metavar="MB",
-                        help="resident memory the implementation's processes (worker or protocol peer, and their children) "
-                             f"may hold, in MB; 0 for none (default {DEFAULT_MEMORY_LIMIT_MB})")
+    parser.add_argument(
+        "--case-timeout",
+        "--timeout",
+        dest="case_timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"seconds each case may take before the implementation's process is killed and restarted "
+        f"(default {DEFAULT_CASE_TIMEOUT:g}; subprocess implementations: also $EMBCONF_TIMEOUT)",
+    )
+    parser.add_argument(
+        "--run-timeout",
+        type=float,
+        default=run_timeout,
+        metavar="SECONDS",
+        help=f"seconds {run_scope} may take, all --repeat runs included; later cases time out (default {run_timeout:g})",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        type=int,
+        default=DEFAULT_MEMORY_LIMIT_MB,
+        metavar="MB",
+        help="resident memory the implementation's processes (worker or protocol peer, and their children) "
+        f"may hold, in MB; 0 for none (default {DEFAULT_MEMORY_LIMIT_MB})",
+    )
     if in_process:
-        parser.add_argument("--in-process", action="store_true",
-                            help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)")
+        parser.add_argument(
+            "--in-process",
+            action="store_true",
+            help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)",
+        )
     else:
         parser.set_defaults(in_process=False)
 
@@ -30,4 +54,6 @@ def add_limits(parser: argparse.ArgumentParser, run_timeout: float = DEFAULT_RUN
 def isolation_options(args: argparse.Namespace, case_timeout: Optional[float] = None) -> IsolationOptions:
     """The options the flags give; LimitError (a UserError: one line, exit 2) for unusable values."""
     chosen = args.case_timeout if case_timeout is None else case_timeout
-    return IsolationOptions(args.in_process, DEFAULT_CASE_TIMEOUT if chosen is None else chosen, args.run_timeout, args.memory_limit)
+    return IsolationOptions(
+        args.in_process, DEFAULT_CASE_TIMEOUT if chosen is None else chosen, args.run_timeout, args.memory_limit
+    )

@@ -3,6 +3,7 @@ capture, death with the runner), loading the implementation, serving calls, and 
 call that the process-wide state is as the worker found it (:class:`GlobalState`).
 
 The worker's entry point, :func:`worker_main`, is found by this module's path under ``spawn``."""
+
 from __future__ import annotations
 
 import os
@@ -13,18 +14,18 @@ import socket
 import sys
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
 from embconf.adapters import ImplementationError, create_adapter
-from embconf.model.contract import Adapter, Capabilities, Reply, Status
 from embconf.adapters.base import _traceback_tail
 from embconf.adapters.loading import describe_exception
-from embconf.run.guard import GuardedAdapter
-from embconf.processes.tree import keep_descendants
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
+from embconf.model.contract import Adapter, Capabilities, Reply, Status
+from embconf.processes.tree import keep_descendants
+from embconf.run.guard import GuardedAdapter
 
 MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
 BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and TensorFlow reserve gigabytes they never use
@@ -55,13 +56,18 @@ def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: i
     context = multiprocessing.get_context("spawn")
     parent_end, child_end = socket.socketpair()
     fd, path = tempfile.mkstemp(prefix="embconf-worker-", suffix=".out")
-    process = context.Process(target=worker_main, args=(child_end, impl, adapter_options, memory_limit_mb, path), daemon=True)
+    process = context.Process(
+        target=worker_main, args=(child_end, impl, adapter_options, memory_limit_mb, path), daemon=True
+    )
     process.start()
     child_end.close()
+    assert process.pid is not None  # started
     return _Worker(process.pid, _Channel(parent_end), _Captured(fd, path), process, memory_limit_mb)
 
 
-def worker_main(sock: socket.socket, impl: str, adapter_options: dict[str, Any], memory_limit_mb: int, output: Output) -> None:
+def worker_main(
+    sock: socket.socket, impl: str, adapter_options: dict[str, Any], memory_limit_mb: int, output: Output
+) -> None:
     """The worker process from start to exit (never returns): confine, load, serve."""
     code = 0
     try:
@@ -197,11 +203,18 @@ def _after_call(reply: Reply, state: "GlobalState", memory_limit_mb: int) -> tup
     changes = state.changes()
     if changes:
         said = reply.message if reply.status == Status.RAISED else "returned normally"
-        return Reply(Status.RAISED, message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
-                     detail=reply.detail), True
+        return Reply(
+            Status.RAISED,
+            message=f"{said}, but it changed {'; '.join(changes)} (global state must be left as found)",
+            detail=reply.detail,
+        ), True
     if reply.status == Status.RAISED and MEMORY_ERROR.match(reply.message):
-        limit = (f"the limit is {memory_limit_mb} MB; the allocation would have passed the address-space backstop of "
-                 f"{backstop_mb(memory_limit_mb)} MB" if memory_limit_mb > 0 else "no limit was set")
+        limit = (
+            f"the limit is {memory_limit_mb} MB; the allocation would have passed the address-space backstop of "
+            f"{backstop_mb(memory_limit_mb)} MB"
+            if memory_limit_mb > 0
+            else "no limit was set"
+        )
         return Reply(Status.DIED, message=f"ran out of memory ({limit}): {reply.message}", detail=reply.detail), True
     state.restore_random()
     return reply, False
@@ -227,8 +240,8 @@ class GlobalState:
     """Process-wide state an implementation must leave as it found it."""
 
     cwd: str
-    errstate: dict[str, str]
-    printoptions: dict[str, Any]
+    errstate: Mapping[str, Any]  # np.geterr()
+    printoptions: Mapping[str, Any]
     random: Any  # np.random.get_state(): put back after a call that changed it
     random_fingerprint: Callable[[], bytes]
     random_seen: bytes
@@ -244,11 +257,19 @@ class GlobalState:
         cwd = _cwd()
         if cwd != self.cwd:
             found.append(f"the working directory from {self.cwd!r} to {cwd!r}")
-        for label, before, after in (("numpy's error handling (np.seterr)", self.errstate, np.geterr()),
-                                     ("numpy's print options (np.set_printoptions)", self.printoptions, np.get_printoptions())):
+        for label, before, after in (
+            ("numpy's error handling (np.seterr)", self.errstate, np.geterr()),
+            ("numpy's print options (np.set_printoptions)", self.printoptions, np.get_printoptions()),
+        ):
             if after != before:
-                found.append(f"{label}: " + ", ".join(f"{k} {before.get(k)!r} -> {after.get(k)!r}"
-                                                       for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)))
+                found.append(
+                    f"{label}: "
+                    + ", ".join(
+                        f"{k} {before.get(k)!r} -> {after.get(k)!r}"
+                        for k in sorted(set(before) | set(after))
+                        if before.get(k) != after.get(k)
+                    )
+                )
         return found
 
     def restore_random(self) -> None:

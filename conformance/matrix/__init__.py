@@ -6,6 +6,7 @@ Rooms:
   ``spec/vocabulary.json``, deviations from each record's verdict;
 - ``markdown`` and ``html``: renderers that read only that document, so a saved JSON renders again.
 """
+
 from __future__ import annotations
 
 from embconf.matrix.model import MATRIX_FORMAT, build, write_json

@@ -1,5 +1,6 @@
 """``embconf matrix``: several implementations run one after another through :mod:`embconf.session`, each
 isolated as ``embconf run`` runs it, laid side by side (:mod:`embconf.matrix.model`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,8 +14,16 @@ from embconf.isolation.options import add_limits
 
 
 def register(sub: Any) -> None:
-    matrix = sub.add_parser("matrix", help="run several implementations and lay them side by side, requirement by requirement")
-    matrix.add_argument("--impl", action="append", required=True, metavar="KIND:TARGET", help="an implementation (repeatable: one column each)")
+    matrix = sub.add_parser(
+        "matrix", help="run several implementations and lay them side by side, requirement by requirement"
+    )
+    matrix.add_argument(
+        "--impl",
+        action="append",
+        required=True,
+        metavar="KIND:TARGET",
+        help="an implementation (repeatable: one column each)",
+    )
     add_selection(matrix)
     for flag in ("--markdown", "--html", "--json"):
         matrix.add_argument(flag, type=Path, metavar="FILE", help=f"write the matrix as {flag[2:]} here")

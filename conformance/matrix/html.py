@@ -1,5 +1,6 @@
 """The matrix as one self-contained HTML file (no scripts, no external resources), readable on a
 phone (the table scrolls sideways under a fixed first column) and in print (full width, colours kept)."""
+
 from __future__ import annotations
 
 import re
@@ -39,24 +40,30 @@ def _text(markdown: str) -> str:
 def render(doc: dict[str, Any]) -> str:
     columns = doc["implementations"]
     env = doc["environment"]
-    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>Embedding conformance matrix (spec {escape(doc['spec_version'])})</title><style>{STYLE}</style></head><body>",
-           "<h1>Embedding conformance matrix</h1>",
-           f"<p>Measured {escape(doc['generated'])} with embconf {escape(doc['suite']['version'])} against spec "
-           f"{escape(doc['spec_version'])} ({doc['fixtures']['cases']} cases), Python {escape(env['python'])}, "
-           f"NumPy {escape(env['numpy'])}, {escape(env['platform'])}.</p>"]
+    out = [
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Embedding conformance matrix (spec {escape(doc['spec_version'])})</title><style>{STYLE}</style></head><body>",
+        "<h1>Embedding conformance matrix</h1>",
+        f"<p>Measured {escape(doc['generated'])} with embconf {escape(doc['suite']['version'])} against spec "
+        f"{escape(doc['spec_version'])} ({doc['fixtures']['cases']} cases), Python {escape(env['python'])}, "
+        f"NumPy {escape(env['numpy'])}, {escape(env['platform'])}.</p>",
+    ]
     if doc.get("command"):
         out.append(f"<p>Regenerate with <code>{escape(doc['command'])}</code></p>")
     out.append("<h2>Implementations</h2><ul>")
     for c in columns:
-        out.append(f"<li><code>{escape(c['impl'])}</code>: <strong>{escape(title(c))}</strong>. "
-                   f"{escape(capabilities_text(c))}. <em>{escape(c['claim']['statement'])}</em>.</li>")
-    out.append("</ul><h2>Matrix</h2><div class=\"scroll\"><table><thead><tr><th class=\"req\">Requirement</th>")
+        out.append(
+            f"<li><code>{escape(c['impl'])}</code>: <strong>{escape(title(c))}</strong>. "
+            f"{escape(capabilities_text(c))}. <em>{escape(c['claim']['statement'])}</em>.</li>"
+        )
+    out.append('</ul><h2>Matrix</h2><div class="scroll"><table><thead><tr><th class="req">Requirement</th>')
     out.extend(f"<th><code>{escape(c['impl'])}</code></th>" for c in columns)
     out.append("</tr></thead><tbody>")
     for section in doc["sections"]:
-        out.append(f'<tr class="section"><th colspan="{len(columns) + 1}">{section["number"]}. {escape(section["title"])}</th></tr>')
+        out.append(
+            f'<tr class="section"><th colspan="{len(columns) + 1}">{section["number"]}. {escape(section["title"])}</th></tr>'
+        )
         for req in section["requirements"]:
             out.append(f'<tr><th class="req"><strong>{escape(req["id"])}</strong> {_text(req["subject"])}</th>')
             for c in columns:
@@ -75,8 +82,10 @@ def render(doc: dict[str, Any]) -> str:
         out.append("<ul>")
         for d in c["deviations"]:
             cause = f" Likely cause: <code>{escape(d['likely_cause'])}</code>." if d["likely_cause"] else ""
-            out.append(f"<li><strong>{escape(d['summary'])}</strong> ({escape(', '.join(d['requirements']))}; "
-                       f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}</li>")
+            out.append(
+                f"<li><strong>{escape(d['summary'])}</strong> ({escape(', '.join(d['requirements']))}; "
+                f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}</li>"
+            )
         out.append("</ul><p>Failing cases by requirement:</p><ul>")
         for req, cases in failing_by_requirement(c):
             listed = "; ".join(f"<code>{escape(case['id'])}</code> ({escape(case['outcome'])})" for case in cases)

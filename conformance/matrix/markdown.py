@@ -1,4 +1,5 @@
 """The matrix as Markdown (GitHub-flavoured): implementations, the table by spec section, deviations."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,17 +21,29 @@ def _cases(count: int) -> str:
 def render(doc: dict[str, Any]) -> str:
     columns = doc["implementations"]
     env = doc["environment"]
-    lines = ["# Embedding conformance matrix", "",
-             f"Measured {doc['generated']} with embconf {doc['suite']['version']} against spec {doc['spec_version']} "
-             f"({doc['fixtures']['cases']} cases, fixtures manifest `{doc['fixtures']['manifest_sha256'][:16]}`), "
-             f"Python {env['python']}, NumPy {env['numpy']}, {env['platform']}.", ""]
+    lines = [
+        "# Embedding conformance matrix",
+        "",
+        f"Measured {doc['generated']} with embconf {doc['suite']['version']} against spec {doc['spec_version']} "
+        f"({doc['fixtures']['cases']} cases, fixtures manifest `{doc['fixtures']['manifest_sha256'][:16]}`), "
+        f"Python {env['python']}, NumPy {env['numpy']}, {env['platform']}.",
+        "",
+    ]
     if doc.get("command"):
         lines += ["This file is generated; regenerate it with:", "", "```", doc["command"], "```", ""]
-    lines += ["Cells: ✅ pass N (every applicable case passed; `glue`: decided by the adapter's own checks, not the "
-              "implementation), ❌ fail F/N (F of N applicable cases did not pass; the link lists them), · not applicable.", "",
-              "## Implementations", "", "| Column | Implementation | Capabilities | Claim |", "|---|---|---|---|"]
+    lines += [
+        "Cells: ✅ pass N (every applicable case passed; `glue`: decided by the adapter's own checks, not the "
+        "implementation), ❌ fail F/N (F of N applicable cases did not pass; the link lists them), · not applicable.",
+        "",
+        "## Implementations",
+        "",
+        "| Column | Implementation | Capabilities | Claim |",
+        "|---|---|---|---|",
+    ]
     for c in columns:
-        lines.append(f"| `{c['impl']}` | {_escape(title(c))} | {_escape(capabilities_text(c))} | {_escape(c['claim']['statement'])} |")
+        lines.append(
+            f"| `{c['impl']}` | {_escape(title(c))} | {_escape(capabilities_text(c))} | {_escape(c['claim']['statement'])} |"
+        )
     header = "| Requirement | " + " | ".join(f"`{c['impl']}`" for c in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
     for section in doc["sections"]:
@@ -42,10 +55,15 @@ def render(doc: dict[str, Any]) -> str:
                 text = f"{MARK[cell['status']]} {cell_text(cell)}"
                 cells.append(f"[{text}](#{anchor(c, req['id'])})" if cell["status"] == "fail" else text)
             lines.append(f"| **{req['id']}** {_escape(req['subject'])} | " + " | ".join(cells) + " |")
-    lines += ["", "## Deviations", "", "Each implementation's distinct deviations, stated once, with their likely cause "
-              "(a known mistake of the mutant catalogue, `embconf explain MUTANT`, or a measured symptom, `symptom:KEY`) where one "
-              "matches: the causes `embconf run` names for the same run. "
-              "`embconf show CASE` prints a case; `embconf run --impl IMPL --select CASE` reproduces it."]
+    lines += [
+        "",
+        "## Deviations",
+        "",
+        "Each implementation's distinct deviations, stated once, with their likely cause "
+        "(a known mistake of the mutant catalogue, `embconf explain MUTANT`, or a measured symptom, `symptom:KEY`) where one "
+        "matches: the causes `embconf run` names for the same run. "
+        "`embconf show CASE` prints a case; `embconf run --impl IMPL --select CASE` reproduces it.",
+    ]
     for c in columns:
         lines += ["", f"### `{c['impl']}`: {_escape(title(c))}", ""]
         if not c["deviations"]:
@@ -53,8 +71,12 @@ def render(doc: dict[str, Any]) -> str:
             continue
         for d in c["deviations"]:
             cause = f" Likely cause: `{d['likely_cause']}`." if d["likely_cause"] else ""
-            shown = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else "")
-            lines.append(f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}")
+            shown = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (
+                f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else ""
+            )
+            lines.append(
+                f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}"
+            )
         lines += ["", "Failing cases by requirement:", ""]
         for req, cases in failing_by_requirement(c):
             listed = "; ".join(f"`{case['id']}` ({case['outcome']})" for case in cases)

@@ -4,6 +4,7 @@ per implementation its claim and its distinct deviations with their likely cause
 Everything is derived from each implementation's run record: a deviation is a cause of the record's verdict
 (the causes ``embconf run`` names for the same run), or, for failures no cause explains, their common message.
 Sections and subjects come from ``spec/vocabulary.json``."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,9 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def build(runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None) -> dict[str, Any]:
+def build(
+    runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None
+) -> dict[str, Any]:
     """The matrix document of the run records (one column each, named by ``record.impl``)."""
     import numpy
 
@@ -38,7 +41,11 @@ def build(runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = ""
         "spec_version": spec_version(),
         "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command,
-        "environment": {"python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform()},
+        "environment": {
+            "python": platform.python_version(),
+            "numpy": numpy.__version__,
+            "platform": platform.platform(),
+        },
         "fixtures": fixtures,
         "implementations": columns,
         "sections": _sections(runs, columns),
@@ -55,21 +62,42 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
     applicable = sum(r.outcome != NOT_APPLICABLE for r in results)
     verified = caps["error_detail"] == "kinds"
     conforms = applicable > 0 and not problems and declined == 0
-    reasons = ([f"{len(problems)} of {applicable} applicable cases do not pass"] if problems else []) + \
-              ([f"{declined} cases declined within its declared capabilities"] if declined else [])
-    statement = (f"conforms to spec {spec_version()} for its declared capabilities" if conforms else
-                 f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case"))
+    reasons = ([f"{len(problems)} of {applicable} applicable cases do not pass"] if problems else []) + (
+        [f"{declined} cases declined within its declared capabilities"] if declined else []
+    )
+    statement = (
+        f"conforms to spec {spec_version()} for its declared capabilities"
+        if conforms
+        else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
+    )
     statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
     if glue:
         statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"
     return {
-        "impl": impl, "slug": slug(impl), **{k: v for k, v in run.implementation.items() if isinstance(v, str)},
+        "impl": impl,
+        "slug": slug(impl),
+        **{k: v for k, v in run.implementation.items() if isinstance(v, str)},
         "capabilities": {**caps, "notes": list(run.capabilities.notes)},
-        "summary": summary, "applicable": applicable, "declined": declined, "glue_decided": glue,
-        "claim": {"spec_version": spec_version(), "conforms": conforms, "error_kinds_verified": verified, "statement": statement},
+        "summary": summary,
+        "applicable": applicable,
+        "declined": declined,
+        "glue_decided": glue,
+        "claim": {
+            "spec_version": spec_version(),
+            "conforms": conforms,
+            "error_kinds_verified": verified,
+            "statement": statement,
+        },
         "deviations": _deviations(problems, run.verdict),
-        "failing": [{"id": r.id, "outcome": r.outcome.value, "requirements": list(r.requirements), "message": _first_line(r.message)}
-                    for r in problems],
+        "failing": [
+            {
+                "id": r.id,
+                "outcome": r.outcome.value,
+                "requirements": list(r.requirements),
+                "message": _first_line(r.message),
+            }
+            for r in problems
+        ],
     }
 
 
@@ -99,13 +127,15 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
     for key, members in groups.items():
         cause = causes.get(key)
         requirements = sorted({req for r in members for req in r.requirements}, key=requirement_order)
-        deviations.append({
-            "summary": (cause.summary if cause.is_mutant else cause.title) if cause is not None else key,
-            "likely_cause": cause.id if cause is not None else None,
-            "hint": cause.hint if cause is not None else "",
-            "requirements": requirements,
-            "cases": [r.id for r in members],
-        })
+        deviations.append(
+            {
+                "summary": (cause.summary if cause.is_mutant else cause.title) if cause is not None else key,
+                "likely_cause": cause.id if cause is not None else None,
+                "hint": cause.hint if cause is not None else "",
+                "requirements": requirements,
+                "cases": [r.id for r in members],
+            }
+        )
     return sorted(deviations, key=lambda d: (-len(d["cases"]), d["summary"]))
 
 
@@ -113,8 +143,12 @@ def _cell(results: list[CaseResult]) -> dict[str, Any]:
     counts = {o: n for o, n in _count(results).items() if n}
     failing = [r.id for r in results if r.outcome in PROBLEMS or r.outcome in (XFAIL, XPASS)]
     status = "fail" if failing else ("pass" if counts.get(PASS) else "n/a")
-    return {"status": status, "counts": counts, "failing": failing,
-            "glue": sum(bool(r.decided_by) and r.outcome == PASS for r in results)}
+    return {
+        "status": status,
+        "counts": counts,
+        "failing": failing,
+        "glue": sum(bool(r.decided_by) and r.outcome == PASS for r in results),
+    }
 
 
 def _count(results: list[CaseResult]) -> dict[str, int]:
@@ -135,8 +169,13 @@ def _sections(runs: Sequence[RunRecord], columns: list[dict[str, Any]]) -> list[
                 by_req[req][run.impl].append(result)
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for req in sorted(by_req, key=requirement_order):
-        grouped[section_of(req)].append({"id": req, "subject": subjects.get(req, ""),
-                                         "cells": {c["impl"]: _cell(by_req[req].get(c["impl"], [])) for c in columns}})
+        grouped[section_of(req)].append(
+            {
+                "id": req,
+                "subject": subjects.get(req, ""),
+                "cells": {c["impl"]: _cell(by_req[req].get(c["impl"], [])) for c in columns},
+            }
+        )
     return [{"number": n, "title": titles[n], "requirements": reqs} for n, reqs in sorted(grouped.items())]
 
 
@@ -145,6 +184,7 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
 
 
 # ----- what both renderers print -------------------------------------------------------------------
+
 
 def cell_text(cell: dict[str, Any]) -> str:
     """``pass 12``, ``fail 3/12``, ``n/a``; passes decided by glue are counted apart (``pass 5 (2 glue)``)."""

@@ -5,6 +5,7 @@
 A reply's status is how the call ended; a case's outcome (:class:`~embconf.model.outcomes.Outcome`) is the
 judgement of that reply against the golden case: distinct types with distinct names.
 """
+
 from __future__ import annotations
 
 import enum
@@ -85,8 +86,13 @@ class Capabilities:
         return ["float32"] + [d for d in ("float64", "float16", "bfloat16") if d in self.features]
 
     def to_json(self) -> dict[str, Any]:
-        return {"operations": sorted(self.operations), "features": sorted(self.features), "dtypes": self.dtypes,
-                "sinusoid_convention": self.sinusoid_convention, "error_detail": self.error_detail}
+        return {
+            "operations": sorted(self.operations),
+            "features": sorted(self.features),
+            "dtypes": self.dtypes,
+            "sinusoid_convention": self.sinusoid_convention,
+            "error_detail": self.error_detail,
+        }
 
 
 Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
@@ -115,8 +121,7 @@ class Adapter(Protocol):
         """Run one operation of the spec on decoded inputs."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -132,5 +137,4 @@ class Planning(Protocol):
 class Applying(Protocol):
     """An adapter that runs one of the runner's own functions next to the implementation (``embconf bench``)."""
 
-    def apply(self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[bool, Any]:
-        ...
+    def apply(self, function: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[bool, Any]: ...

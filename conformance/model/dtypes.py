@@ -6,6 +6,7 @@ array is made (importing it costs more than the rest of a run's start-up). Witho
 are not_applicable. The encoding of fixtures and of the wire protocol needs no library: a bfloat16
 payload is the raw 16-bit patterns.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +17,14 @@ import numpy as np
 BFLOAT16_HINT = "bfloat16 arrays need ml_dtypes: pip install 'embedding-conformance[bfloat16]'"
 HALF_DTYPES = ("float16", "bfloat16")
 # dtype name -> the little-endian layout of its payload (bfloat16: its raw bit patterns)
-WIRE_LAYOUT: dict[str, str] = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2", "int32": "<i4", "int64": "<i8"}
+WIRE_LAYOUT: dict[str, str] = {
+    "float32": "<f4",
+    "float64": "<f8",
+    "float16": "<f2",
+    "bfloat16": "<u2",
+    "int32": "<i4",
+    "int64": "<i8",
+}
 
 
 @lru_cache(maxsize=None)

@@ -6,6 +6,7 @@ values as the strings "nan", "inf", "-inf"), or ``{dtype, shape, base64}`` with
 the little-endian bytes. An expected array may pin only some rows of a larger
 result: ``rows`` lists them and ``data``/``base64`` hold just those rows.
 """
+
 from __future__ import annotations
 
 import base64
@@ -14,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16, WIRE_LAYOUT, from_wire, numpy_dtype, to_wire
+from embconf.model.dtypes import BFLOAT16_HINT, WIRE_LAYOUT, from_wire, have_bfloat16, numpy_dtype, to_wire
 
 ARRAY_DTYPES: dict[str, str] = dict(WIRE_LAYOUT)  # spec 1.1 adds float16 and bfloat16 (raw bit patterns, EMB-HLF-2)
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -44,7 +45,9 @@ def encode_array(array: np.ndarray, rows: list[int] | None = None, inline_limit:
     if payload.size <= inline_limit:
         with np.errstate(invalid="ignore"):  # NaN payloads of a half dtype
             flat = (payload.astype(np.float64) if dtype in ("float16", "bfloat16") else payload).reshape(-1).tolist()
-        encoded["data"] = flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else non_finite_name(v) for v in flat]
+        encoded["data"] = (
+            flat if array.dtype.kind in "iu" else [v if math.isfinite(v) else non_finite_name(v) for v in flat]
+        )
     else:
         encoded["base64"] = base64.b64encode(to_wire(payload, dtype)).decode("ascii")
     return encoded
@@ -75,8 +78,11 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
     if len(shape) > MAX_NDIM:
         raise EncodingError(f"array shape has {len(shape)} dimensions; at most {MAX_NDIM} are allowed")
     rows = encoded.get("rows", [])
-    if "rows" in encoded and (not isinstance(rows, list) or not shape
-                             or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)):
+    if "rows" in encoded and (
+        not isinstance(rows, list)
+        or not shape
+        or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < shape[0] for r in rows)
+    ):
         raise EncodingError(f"'rows' must list row indices within the first dimension {shape[:1]}, got {rows!r}"[:200])
     if len(set(rows)) != len(rows):
         raise EncodingError("'rows' repeats a row")
@@ -89,7 +95,9 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
             raise EncodingError(f"invalid base64 payload: {exc}") from None
         itemsize = np.dtype(ARRAY_DTYPES[dtype]).itemsize
         if len(raw) != count * itemsize:
-            raise EncodingError(f"base64 payload holds {len(raw)} bytes, shape {list(target)} of {dtype} needs {count * itemsize}")
+            raise EncodingError(
+                f"base64 payload holds {len(raw)} bytes, shape {list(target)} of {dtype} needs {count * itemsize}"
+            )
         return from_wire(raw, dtype).reshape(target)
     data = encoded.get("data")
     if not isinstance(data, list):
@@ -105,7 +113,9 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise EncodingError(f"{dtype} data must be numbers or 'nan'/'inf'/'-inf'")
         with np.errstate(over="ignore"):
-            array = np.array(values, dtype=np.float64).astype(numpy_dtype(dtype)).reshape(target)  # one rounding (EMB-HLF-2)
+            array = (
+                np.array(values, dtype=np.float64).astype(numpy_dtype(dtype)).reshape(target)
+            )  # one rounding (EMB-HLF-2)
         overflowed = np.isinf(array) & np.isfinite(np.array(values, dtype=np.float64).reshape(target))
         if overflowed.any():
             raise EncodingError(f"a finite value overflows {dtype} (write 'inf' if infinity is meant)")

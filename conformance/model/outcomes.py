@@ -1,4 +1,5 @@
 """What one case ends in (:class:`Outcome`), and the result record of one case (:class:`CaseResult`)."""
+
 from __future__ import annotations
 
 import enum
@@ -61,8 +62,12 @@ class CaseResult:
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
-            "id": self.id, "requirements": list(self.requirements), "features": list(self.features),
-            "operation": self.operation, "outcome": self.outcome.value, "message": self.message,
+            "id": self.id,
+            "requirements": list(self.requirements),
+            "features": list(self.features),
+            "operation": self.operation,
+            "outcome": self.outcome.value,
+            "message": self.message,
             "duration_s": round(self.duration, 6),
         }
         if self.expectation is not None:

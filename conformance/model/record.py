@@ -2,6 +2,7 @@
 and where. One run makes one record; the JSON report, the console, JUnit, grading and the matrix derive
 from it and never recompute it.
 """
+
 from __future__ import annotations
 
 import enum
@@ -52,13 +53,22 @@ class Cause:
     def readings(self) -> list[Cause]:
         """This cause and each alternative reading of the same measurement, as causes of their own."""
         own = replace(self, title=self.alternatives.get(self.key, self.title)) if self.alternatives else self
-        return [own] + [replace(self, key=key, title=title, alternatives={}) for key, title in self.alternatives.items() if key != self.key]
+        return [own] + [
+            replace(self, key=key, title=title, alternatives={})
+            for key, title in self.alternatives.items()
+            if key != self.key
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """A case's diagnosis entry (spec/schemas/report.schema.json)."""
         if self.is_mutant:
             return {"mutant": self.key, "summary": self.summary, "description": self.title, "hint": self.hint}
-        entry: dict[str, Any] = {"symptom": self.key, "summary": self.summary, "hint": self.hint, "measured": dict(self.measured)}
+        entry: dict[str, Any] = {
+            "symptom": self.key,
+            "summary": self.summary,
+            "hint": self.hint,
+            "measured": dict(self.measured),
+        }
         if self.alternatives:
             entry["alternatives"] = dict(self.alternatives)
         return entry
@@ -82,8 +92,12 @@ class Verdict:
         return next((cause for cause in self.causes if case_id in cause.cases), None)
 
     def to_json(self) -> dict[str, Any]:
-        return {"summary": self.summary, "explained": self.explained, "failures": self.failures,
-                "mistakes": [cause.verdict_json() for cause in self.causes]}
+        return {
+            "summary": self.summary,
+            "explained": self.explained,
+            "failures": self.failures,
+            "mistakes": [cause.verdict_json() for cause in self.causes],
+        }
 
 
 NO_FAILURES = Verdict("no failures", (), 0, 0)
@@ -133,8 +147,12 @@ class RunRecord:
             "implementation": {**self.implementation, "impl": self.impl},
             "adapter": self.impl.partition(":")[0],
             "capabilities": self.capabilities.to_json(),
-            "environment": {"python": platform.python_version(), "numpy": numpy.__version__,
-                            "platform": platform.platform(), "executable": sys.executable},
+            "environment": {
+                "python": platform.python_version(),
+                "numpy": numpy.__version__,
+                "platform": platform.platform(),
+                "executable": sys.executable,
+            },
             "fixtures": self.fixtures,
             "duration_s": round(self.duration, 6),
             "summary": self.summary(),

@@ -1,4 +1,5 @@
 """The JSON Schemas of spec/schemas, each compiled once on first use."""
+
 from __future__ import annotations
 
 import json

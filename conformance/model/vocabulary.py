@@ -1,4 +1,5 @@
 """Where the spec's data lives, and its vocabulary (spec/vocabulary.json), loaded once."""
+
 from __future__ import annotations
 
 import json
@@ -74,6 +75,7 @@ def input_names(operation: str) -> list[str]:
 
 
 # ----- the spec's structure: areas, sections, requirement families ------------------------------------
+
 
 def areas() -> dict[str, dict[str, Any]]:
     """The spec's areas in spec order: {area: {"title", "fixture_file"}} (an area is one fixture file, or ``general``)."""

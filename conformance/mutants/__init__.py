@@ -5,12 +5,13 @@ run one with ``embconf run --impl mutant:ID``. ``embconf mutants`` shows which
 golden cases kill each mutant; the diagnosis of a failing case names the
 mutants whose results match the implementation's.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
 
-from embconf.mutants import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
 from embconf.model.vocabulary import areas
+from embconf.mutants import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
 from embconf.mutants.base import Mutant, registry
 from embconf.mutants.compose import Implementation
 
@@ -26,7 +27,10 @@ def get(mutant_id: str) -> Mutant:
     found = registry().get(mutant_id)
     if found is None:
         close = [m.id for m in catalogue() if mutant_id.split(".")[-1] in m.id][:5]
-        raise KeyError(f"no mutant {mutant_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf mutants`)"))
+        raise KeyError(
+            f"no mutant {mutant_id!r}"
+            + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf mutants`)")
+        )
     return found
 
 

@@ -1,12 +1,13 @@
 """Any mutant as an implementation under test: ``--impl mutant:ID``."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from embconf.adapters import ImplementationError
-from embconf.model.contract import Capabilities, Reply
 from embconf.adapters.base import AdapterBase, call_python
 from embconf.adapters.reference import ReferenceAdapter
+from embconf.model.contract import Capabilities, Reply
 from embconf.mutants import get, implementation
 from embconf.mutants.compose import Implementation
 

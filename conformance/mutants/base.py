@@ -7,6 +7,7 @@ composed from the mutant's own parts, as a real implementation composes them, so
 wrong lookup also shows in the layer. Area modules register mutants with
 :func:`mutant` (a decorator) or :func:`register`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ DEPENDS: dict[str, frozenset[str]] = {
     "embedding_layer_backward": frozenset({"embedding_backward", "learned_positions_backward"}),
 }
 
+
 @dataclass(frozen=True)
 class Mutant:
     """One known mistake: what is wrong, how to fix it, and the operations it replaces."""
@@ -37,7 +39,9 @@ class Mutant:
     equivalent: tuple[str, ...] = ()  # ids whose outputs are identical on every input
     convention: Optional[str] = None  # a published sinusoid convention this mutant follows
     source: str = ""  # a public bug report showing the mistake in the wild
-    family: Mapping[str, Any] = field(default_factory=dict)  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
+    family: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
 
     @property
     def area(self) -> str:
@@ -86,7 +90,9 @@ def register(new: Mutant) -> Mutant:
     return new
 
 
-def mutant(mutant_id: str, description: str, hint: str, operation: str, **extra: Any) -> Callable[[Operation], Operation]:
+def mutant(
+    mutant_id: str, description: str, hint: str, operation: str, **extra: Any
+) -> Callable[[Operation], Operation]:
     """Register the decorated function (with the spec's signature of ``operation``) as a mutant overriding it."""
 
     def decorate(fn: Operation) -> Operation:

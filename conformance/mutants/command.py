@@ -1,4 +1,5 @@
 """``embconf mutants`` (the catalogue, its kill rate, or the diagnosis figures) and ``embconf explain``."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,16 +13,33 @@ EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def register(sub: Any) -> None:
-    mutants = sub.add_parser("mutants", help="list the catalogue of known mistakes and which cases kill each (the kill rate)")
+    mutants = sub.add_parser(
+        "mutants", help="list the catalogue of known mistakes and which cases kill each (the kill rate)"
+    )
     add_fixtures(mutants)
-    mutants.add_argument("--diagnosis", action="store_true",
-                         help="measure the diagnosis instead: kill rate, right mutant ranked first, a student corpus, correct implementations")
-    mutants.add_argument("--students", type=Path, metavar="DIR", help="with --diagnosis: a corpus of wrong modules with SYMPTOM attributes")
-    mutants.add_argument("--correct", action="append", metavar="KIND:TARGET", default=None,
-                         help="with --diagnosis: a correct implementation that must get no failure and no diagnosis (repeatable)")
+    mutants.add_argument(
+        "--diagnosis",
+        action="store_true",
+        help="measure the diagnosis instead: kill rate, right mutant ranked first, a student corpus, correct implementations",
+    )
+    mutants.add_argument(
+        "--students",
+        type=Path,
+        metavar="DIR",
+        help="with --diagnosis: a corpus of wrong modules with SYMPTOM attributes",
+    )
+    mutants.add_argument(
+        "--correct",
+        action="append",
+        metavar="KIND:TARGET",
+        default=None,
+        help="with --diagnosis: a correct implementation that must get no failure and no diagnosis (repeatable)",
+    )
     mutants.set_defaults(handler=mutants_command)
 
-    explain = sub.add_parser("explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)")
+    explain = sub.add_parser(
+        "explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)"
+    )
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
     add_fixtures(explain)
     explain.set_defaults(handler=explain_command)
@@ -31,7 +49,11 @@ def mutants_command(args: argparse.Namespace) -> int:
     if args.diagnosis:
         from embconf.diagnosis.measure import DEFAULT_CORRECT, print_figures
 
-        return EXIT_OK if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT) else EXIT_FAIL
+        return (
+            EXIT_OK
+            if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT)
+            else EXIT_FAIL
+        )
     from embconf.mutants.report import print_catalogue
 
     return EXIT_OK if print_catalogue(corpus_of(args).cases) else EXIT_FAIL

@@ -8,6 +8,7 @@ layer checks its inputs as the reference does (``reference.layer.check_layer_inp
 The keyword knobs of :func:`layer_forward` and :func:`layer_backward` let the
 layer mutants change one step of the composition.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -40,7 +41,9 @@ class Implementation:
         return self.operations[operation]
 
 
-def backward_sparse(impl: Implementation, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def backward_sparse(
+    impl: Implementation, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique ids and the rows of this implementation's dense gradient."""
     dense = impl["embedding_backward"](weight, ids, grad_output)
     indices = np.unique(validate_ids(ids, weight.shape[0]))
@@ -57,7 +60,9 @@ def add_scaled(tokens: np.ndarray, positions: np.ndarray, cfg: Mapping[str, Any]
     return tokens * scale_of(cfg) + positions[None]
 
 
-def positions(impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.ndarray], start: int, seq_len: int) -> np.ndarray:
+def positions(
+    impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.ndarray], start: int, seq_len: int
+) -> np.ndarray:
     """The (T, D) float64 position rows from this implementation's learned or sinusoidal part."""
     dim = cfg["embed_dim"]
     if cfg["pos_encoding"] == "learned":
@@ -68,8 +73,17 @@ def positions(impl: Implementation, cfg: Mapping[str, Any], table: Optional[np.n
     return np.zeros((seq_len, dim))
 
 
-def layer_forward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                  tokens: np.ndarray, start_pos: Any = 0, *, combine: Combine = add_scaled, squeeze: bool = True) -> np.ndarray:
+def layer_forward(
+    impl: Implementation,
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any = 0,
+    *,
+    combine: Combine = add_scaled,
+    squeeze: bool = True,
+) -> np.ndarray:
     """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
     cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     rows = impl["embedding_forward"](token_weight.astype(F64), batched)
@@ -77,9 +91,17 @@ def layer_forward(impl: Implementation, config: Mapping[str, Any], token_weight:
     return out[0] if squeeze and tokens.ndim == 1 else out
 
 
-def layer_backward(impl: Implementation, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                   tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray, *,
-                   grad_scale: Scale = scale_of) -> tuple[np.ndarray, Optional[np.ndarray]]:
+def layer_backward(
+    impl: Implementation,
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any,
+    grad_output: np.ndarray,
+    *,
+    grad_scale: Scale = scale_of,
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """grad_scale(cfg) times this implementation's scatter-add; its learned-position gradient; None otherwise."""
     cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     grad = grad_output if tokens.ndim == 2 else grad_output[None]

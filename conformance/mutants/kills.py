@@ -3,6 +3,7 @@
 A mutant is run only on the cases whose operation it can change (``Mutant.covers``):
 on every other case it is the reference, which passes by construction.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
@@ -23,7 +24,9 @@ def run_mutant(mutant: Mutant, cases: Iterable[Case], diagnose: bool = False) ->
     """The pipeline's record for ``mutant`` on the cases it covers (in process: a mutant is the suite's own code)."""
     from embconf.session import RunOptions, run
 
-    return run(MutantAdapter(mutant.id), covered_cases(mutant, cases), RunOptions(diagnose=diagnose), f"mutant:{mutant.id}")
+    return run(
+        MutantAdapter(mutant.id), covered_cases(mutant, cases), RunOptions(diagnose=diagnose), f"mutant:{mutant.id}"
+    )
 
 
 def killing(run: RunRecord) -> list[CaseResult]:

@@ -1,4 +1,5 @@
 """Mistakes of the embedding layer: the sqrt(D) scale, how positions join the tokens, shapes and lengths."""
+
 from __future__ import annotations
 
 import math
@@ -7,17 +8,19 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+from embconf.mutants.base import Mutant, register
+from embconf.mutants.compose import BASE, Combine, layer_backward, layer_forward, scale_of
 from embconf.reference import embedding_layer_backward as ref_backward
 from embconf.reference import learned_positions_backward
 from embconf.reference.layer import resolve_config
-from embconf.mutants.base import Mutant, register
-from embconf.mutants.compose import BASE, Combine, layer_backward, layer_forward, scale_of
 
 FWD, BWD = "embedding_layer_forward", "embedding_layer_backward"
 RULE = "output = token_weight[tokens] * c + positions[s:s+T], c = sqrt(D) only when scale_embeddings (EMB-LAY-2/3)"
 
 
-def layer(mutant_id: str, description: str, hint: str, operation: str, fn: Callable[..., Any], source: str = "") -> None:
+def layer(
+    mutant_id: str, description: str, hint: str, operation: str, fn: Callable[..., Any], source: str = ""
+) -> None:
     register(Mutant(mutant_id, description, hint, {operation: fn}, source=source))
 
 
@@ -47,33 +50,59 @@ def _fitted(config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any) -> tu
     """(resolved config, T, whether start_pos + T overruns a position table)."""
     cfg = resolve_config(config)
     length = tokens.shape[-1] if tokens.ndim else 0
-    overruns = cfg["pos_encoding"] != "none" and isinstance(start_pos, int) and 0 <= start_pos and start_pos + length > cfg["max_seq_len"]
+    overruns = (
+        cfg["pos_encoding"] != "none"
+        and isinstance(start_pos, int)
+        and 0 <= start_pos
+        and start_pos + length > cfg["max_seq_len"]
+    )
     return cfg, length, overruns
 
 
-def _truncates(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-               start_pos: Any = 0) -> np.ndarray:
+def _truncates(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any = 0,
+) -> np.ndarray:
     cfg, _, overruns = _fitted(config, tokens, start_pos)
     if overruns:
         tokens = tokens[..., : max(cfg["max_seq_len"] - start_pos, 0)]
     return BASE[FWD](config, token_weight, position_table, tokens, start_pos)
 
 
-def _table_extended(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-                    start_pos: Any = 0) -> np.ndarray:
+def _table_extended(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any = 0,
+) -> np.ndarray:
     cfg, length, overruns = _fitted(config, tokens, start_pos)
     if overruns and cfg["pos_encoding"] == "sinusoidal":
         config = {**cfg, "max_seq_len": start_pos + length}
     return BASE[FWD](config, token_weight, position_table, tokens, start_pos)
 
 
-def _start_pos_ignored(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-                       start_pos: Any = 0) -> np.ndarray:
+def _start_pos_ignored(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any = 0,
+) -> np.ndarray:
     return BASE[FWD](config, token_weight, position_table, tokens, 0)
 
 
-def _sinusoid_grad(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray], tokens: np.ndarray,
-                   start_pos: Any, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+def _sinusoid_grad(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any,
+    grad_output: np.ndarray,
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
     grad_w, grad_p = ref_backward(config, token_weight, position_table, tokens, start_pos, grad_output)
     cfg = resolve_config(config)
     if cfg["pos_encoding"] == "sinusoidal":
@@ -83,29 +112,96 @@ def _sinusoid_grad(config: Mapping[str, Any], token_weight: np.ndarray, position
     return grad_w, grad_p
 
 
-layer("layer.scale_sum", "multiplies the sum (tokens + positions) by sqrt(D): the positions get scaled too",
-      f"scale the token part only, then add the positions: {RULE}", FWD, combined(lambda t, p, cfg: (t + p[None]) * scale_of(cfg)))
-layer("layer.scale_d", "scales the tokens by D instead of sqrt(D)", f"use math.sqrt(embed_dim): {RULE}", FWD,
-      combined(_token_factor(lambda cfg: cfg["embed_dim"] if cfg["scale_embeddings"] else 1.0)))
-layer("layer.scale_divided", "divides the tokens by sqrt(D) instead of multiplying", f"multiply by sqrt(D): {RULE}", FWD,
-      combined(_token_factor(lambda cfg: 1.0 / scale_of(cfg))), source="https://github.com/Kyubyong/transformer/issues/132")
-layer("layer.scale_always", "scales the tokens by sqrt(D) even when scale_embeddings is False", f"apply sqrt(D) only when scale_embeddings is True: {RULE}", FWD,
-      combined(_token_factor(lambda cfg: math.sqrt(cfg["embed_dim"]))))
-layer("layer.scale_missing", "never scales the tokens, even when scale_embeddings is True", f"multiply the looked-up rows by sqrt(D) when scale_embeddings: {RULE}", FWD,
-      combined(_token_factor(lambda cfg: 1.0)))
-layer("layer.scale_bfloat16", "computes the factor sqrt(D) in bfloat16 (Gemma's sqrt(3072) = 55.5 instead of 55.4256)",
-      f"compute sqrt(D) in float32 or wider: {RULE}", FWD, combined(_token_factor(lambda cfg: _bfloat16(scale_of(cfg)))))
-layer("layer.concat_positions", "concatenates the positions to the tokens on the last axis instead of adding them: the output is 2D wide",
-      f"add, do not concatenate: {RULE}", FWD, combined(_concatenate), source="https://github.com/ml-explore/mlx/issues/147")
-layer("layer.no_squeeze", "returns (1, T, D) for 1-D tokens instead of (T, D)", "1-D tokens (T,) give a (T, D) output: drop the batch axis you added (EMB-LAY-4)", FWD,
-      partial(layer_forward, BASE, squeeze=False))
-layer("layer.truncates", "silently drops the tokens past max_seq_len instead of raising",
-      "raise sequence_too_long when start_pos + T > max_seq_len (EMB-LAY-8); never truncate the input", FWD, _truncates)
-layer("layer.table_extended", "computes a longer sinusoidal table when start_pos + T > max_seq_len instead of raising",
-      "max_seq_len bounds sinusoidal positions too: raise sequence_too_long (EMB-LAY-8)", FWD, _table_extended)
-layer("layer.start_pos_ignored", "ignores start_pos: positions always start at 0", f"take the position rows from start_pos: {RULE}", FWD, _start_pos_ignored)
-layer("layer.scale_missing_grad", "scales the forward by sqrt(D) but not the token gradient",
-      "the token gradient is c times the scatter-add of grad_output, c = sqrt(D) when scaling (EMB-LAY-5)", BWD,
-      partial(layer_backward, BASE, grad_scale=lambda cfg: 1.0))
-layer("layer.sinusoid_grad", "gives the sinusoidal table a gradient (the batch sum of grad_output), as if it were trainable",
-      "the sinusoidal table is a constant: its gradient is None (EMB-LAY-6)", BWD, _sinusoid_grad)
+layer(
+    "layer.scale_sum",
+    "multiplies the sum (tokens + positions) by sqrt(D): the positions get scaled too",
+    f"scale the token part only, then add the positions: {RULE}",
+    FWD,
+    combined(lambda t, p, cfg: (t + p[None]) * scale_of(cfg)),
+)
+layer(
+    "layer.scale_d",
+    "scales the tokens by D instead of sqrt(D)",
+    f"use math.sqrt(embed_dim): {RULE}",
+    FWD,
+    combined(_token_factor(lambda cfg: cfg["embed_dim"] if cfg["scale_embeddings"] else 1.0)),
+)
+layer(
+    "layer.scale_divided",
+    "divides the tokens by sqrt(D) instead of multiplying",
+    f"multiply by sqrt(D): {RULE}",
+    FWD,
+    combined(_token_factor(lambda cfg: 1.0 / scale_of(cfg))),
+    source="https://github.com/Kyubyong/transformer/issues/132",
+)
+layer(
+    "layer.scale_always",
+    "scales the tokens by sqrt(D) even when scale_embeddings is False",
+    f"apply sqrt(D) only when scale_embeddings is True: {RULE}",
+    FWD,
+    combined(_token_factor(lambda cfg: math.sqrt(cfg["embed_dim"]))),
+)
+layer(
+    "layer.scale_missing",
+    "never scales the tokens, even when scale_embeddings is True",
+    f"multiply the looked-up rows by sqrt(D) when scale_embeddings: {RULE}",
+    FWD,
+    combined(_token_factor(lambda cfg: 1.0)),
+)
+layer(
+    "layer.scale_bfloat16",
+    "computes the factor sqrt(D) in bfloat16 (Gemma's sqrt(3072) = 55.5 instead of 55.4256)",
+    f"compute sqrt(D) in float32 or wider: {RULE}",
+    FWD,
+    combined(_token_factor(lambda cfg: _bfloat16(scale_of(cfg)))),
+)
+layer(
+    "layer.concat_positions",
+    "concatenates the positions to the tokens on the last axis instead of adding them: the output is 2D wide",
+    f"add, do not concatenate: {RULE}",
+    FWD,
+    combined(_concatenate),
+    source="https://github.com/ml-explore/mlx/issues/147",
+)
+layer(
+    "layer.no_squeeze",
+    "returns (1, T, D) for 1-D tokens instead of (T, D)",
+    "1-D tokens (T,) give a (T, D) output: drop the batch axis you added (EMB-LAY-4)",
+    FWD,
+    partial(layer_forward, BASE, squeeze=False),
+)
+layer(
+    "layer.truncates",
+    "silently drops the tokens past max_seq_len instead of raising",
+    "raise sequence_too_long when start_pos + T > max_seq_len (EMB-LAY-8); never truncate the input",
+    FWD,
+    _truncates,
+)
+layer(
+    "layer.table_extended",
+    "computes a longer sinusoidal table when start_pos + T > max_seq_len instead of raising",
+    "max_seq_len bounds sinusoidal positions too: raise sequence_too_long (EMB-LAY-8)",
+    FWD,
+    _table_extended,
+)
+layer(
+    "layer.start_pos_ignored",
+    "ignores start_pos: positions always start at 0",
+    f"take the position rows from start_pos: {RULE}",
+    FWD,
+    _start_pos_ignored,
+)
+layer(
+    "layer.scale_missing_grad",
+    "scales the forward by sqrt(D) but not the token gradient",
+    "the token gradient is c times the scatter-add of grad_output, c = sqrt(D) when scaling (EMB-LAY-5)",
+    BWD,
+    partial(layer_backward, BASE, grad_scale=lambda cfg: 1.0),
+)
+layer(
+    "layer.sinusoid_grad",
+    "gives the sinusoidal table a gradient (the batch sum of grad_output), as if it were trainable",
+    "the sinusoidal table is a constant: its gradient is None (EMB-LAY-6)",
+    BWD,
+    _sinusoid_grad,
+)

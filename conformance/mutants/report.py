@@ -1,4 +1,5 @@
 """The text of ``embconf mutants`` (the catalogue and its kill rate) and ``embconf explain ID``."""
+
 from __future__ import annotations
 
 import sys
@@ -6,11 +7,11 @@ from typing import Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS
-from embconf.run.cases import run_cases
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
 from embconf.mutants.kills import kill_matrix, kill_rate
+from embconf.run.cases import run_cases
 
 
 def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
@@ -22,9 +23,13 @@ def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
         status = f"killed by {len(kills)} case{'s' if len(kills) != 1 else ''}" if kills else "SURVIVED"
         out.write(f"{mutant.id:<{width}}  {mutant.area:<17}  {status:<20}  {mutant.description}\n")
     survivors = [mutant_id for mutant_id, kills in matrix.items() if not kills]
-    out.write(f"\n{len(matrix)} mutants, {len(matrix) - len(survivors)} killed, {len(survivors)} survived: kill rate {100 * kill_rate(matrix):.1f}%\n")
+    out.write(
+        f"\n{len(matrix)} mutants, {len(matrix) - len(survivors)} killed, {len(survivors)} survived: kill rate {100 * kill_rate(matrix):.1f}%\n"
+    )
     if survivors:
-        out.write(f"a surviving mutant is a missing case: add one to reference/cases/ that fails {', '.join(survivors)}\n")
+        out.write(
+            f"a surviving mutant is a missing case: add one to reference/cases/ that fails {', '.join(survivors)}\n"
+        )
     return not survivors
 
 
@@ -52,7 +57,11 @@ def _explain_mutant(mutant: Mutant, cases: Sequence[Case], out: TextIO) -> None:
         lines.append(f"  equivalent: {', '.join(mutant.equivalent)} (the same results on every input)")
     if mutant.source:
         lines.append(f"  seen in:    {mutant.source}")
-    lines.append(f"  killed by {len(kills)} case{'s' if len(kills) != 1 else ''}:" if kills else "  SURVIVED: no case kills it; add one to reference/cases/")
+    lines.append(
+        f"  killed by {len(kills)} case{'s' if len(kills) != 1 else ''}:"
+        if kills
+        else "  SURVIVED: no case kills it; add one to reference/cases/"
+    )
     lines += [f"    {result.id:<48} {result.outcome:<6} [{', '.join(result.requirements)}]" for result in kills]
     out.write("\n".join(lines) + "\n")
 

@@ -1,5 +1,6 @@
 """Ending a child process the runner started (a worker or a protocol peer): killing its whole tree,
 giving it a grace to exit before that, and saying in words how it ended."""
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,9 @@ def kill_tree(pid: int, kill_child: Callable[[], None], group: bool) -> None:
             pass
 
 
-def reap_within(grace: float, wait: Callable[[Optional[float]], Optional[int]], kill: Callable[[], None]) -> Optional[int]:
+def reap_within(
+    grace: float, wait: Callable[[Optional[float]], Optional[int]], kill: Callable[[], None]
+) -> Optional[int]:
     """The exit code of a child told to stop: ``wait`` (seconds, None: for ever; None while it runs) gives
     it ``grace`` seconds, then it is killed (``kill``) and reaped."""
     code = wait(grace)

@@ -3,6 +3,7 @@
 Each side raises these while it waits and words them itself (a worker's and a peer's replies read
 differently); a message, where the raiser has one, says what happened in one line.
 """
+
 from __future__ import annotations
 
 

@@ -7,6 +7,7 @@ way out every process still below the runner is killed and reaped. SIGTERM (what
 cancellation send) and SIGHUP raise :class:`Terminated` in the main thread, so the same clean-up runs
 as for Ctrl-C; the exit status is 128 + the signal number (143 for SIGTERM).
 """
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """The limits the runner runs a child process under (timeouts, memory), checked, and the reply once the
 run timeout has passed: shared by the worker and the protocol adapter."""
+
 from __future__ import annotations
 
 import math
@@ -34,11 +35,14 @@ def checked_memory_mb(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise LimitError(f"{name} must be a whole number of MB (0 for no limit), got {value!r}")
     if 0 < value < MIN_MEMORY_LIMIT_MB:
-        raise LimitError(f"{name} {value} MB is too low to start a Python process (at least {MIN_MEMORY_LIMIT_MB} MB; 0 for no limit)")
+        raise LimitError(
+            f"{name} {value} MB is too low to start a Python process (at least {MIN_MEMORY_LIMIT_MB} MB; 0 for no limit)"
+        )
     return value
 
 
 def run_timeout_reply(run_timeout: float, detail: str = "") -> Reply:
     """The reply to every call once the run timeout has passed (worker and protocol peers alike)."""
-    return Reply(Status.STOPPED, reason=Reason.RUN_TIMEOUT, message=f"{RUN_TIMEOUT_MESSAGE} {run_timeout:g} s", detail=detail)
-
+    return Reply(
+        Status.STOPPED, reason=Reason.RUN_TIMEOUT, message=f"{RUN_TIMEOUT_MESSAGE} {run_timeout:g} s", detail=detail
+    )

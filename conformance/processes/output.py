@@ -1,5 +1,6 @@
 """What a child process printed: the tail the runner keeps (:class:`OutputTail`) and the two ways a reply
 shows it (the peer's stderr after a mark, the worker's output since the last call)."""
+
 from __future__ import annotations
 
 import threading
@@ -42,7 +43,7 @@ class OutputTail:
         with self._lock:
             data = b"".join(self._chunks)
             start = self.total - len(data)
-        return data[max(mark - start, 0):]
+        return data[max(mark - start, 0) :]
 
     def since(self, mark: int, limit: int = DETAIL_LIMIT) -> str:
         """What was printed after byte ``mark``, at most its last ``limit`` bytes, cut at a line ('...')."""

@@ -7,6 +7,7 @@ to them, not to init, and stays in the tree; they also die with the runner (``PR
 Elsewhere the tree is the child alone (its process group is still killed). :class:`MemoryWatch`
 holds a tree's resident memory to a limit.
 """
+
 from __future__ import annotations
 
 import os
@@ -54,7 +55,7 @@ def _table() -> dict[int, tuple[int, str, int]]:
                 stat = handle.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         try:
             table[int(name)] = (int(fields[1]), fields[0].decode(), int(fields[21]))
         except (IndexError, ValueError):
@@ -136,5 +137,7 @@ class MemoryWatch:
         held = resident_bytes(self.root)
         if held <= self.limit_mb * 2**20:
             return None
-        return (f"ran out of memory (the limit is {self.limit_mb} MB): {self.who} and its children held "
-                f"{held / 2**20:.0f} MB resident (the process tree was killed)")
+        return (
+            f"ran out of memory (the limit is {self.limit_mb} MB): {self.who} and its children held "
+            f"{held / 2**20:.0f} MB resident (the process tree was killed)"
+        )

@@ -8,6 +8,7 @@ sent again to the new process. Restarts after a crash or a protocol error are bo
 ``max_restarts``; timeouts by the hang policy (:mod:`embconf.isolation.hangs`). The run as a
 whole is held to ``run_timeout``, and the process tree's resident memory to ``memory_limit_mb``.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,10 +21,24 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Late
-from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, LimitError, checked_memory_mb, checked_seconds, run_timeout_reply
+from embconf.processes.limits import (
+    DEFAULT_RUN_TIMEOUT,
+    LimitError,
+    checked_memory_mb,
+    checked_seconds,
+    run_timeout_reply,
+)
 from embconf.protocol.codec import ProtocolError
-from embconf.protocol.messages import (BadReply, Error, RunRequest, Skipped, StartReply, StartRequest, parse_run_reply,
-                                       parse_start_reply)
+from embconf.protocol.messages import (
+    BadReply,
+    Error,
+    RunRequest,
+    Skipped,
+    StartReply,
+    StartRequest,
+    parse_run_reply,
+    parse_start_reply,
+)
 from embconf.protocol.peer import Peer
 
 DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
@@ -40,9 +55,16 @@ class SubprocessAdapter(AdapterBase):
     kind = "subprocess"
     options = ("timeout", "validate_protocol", "run_timeout", "memory_limit_mb")
 
-    def __init__(self, command: str, timeout: Optional[float] = None, validate_protocol: bool = False,
-                 max_restarts: int = DEFAULT_MAX_RESTARTS, max_line: Optional[int] = None,
-                 run_timeout: float = DEFAULT_RUN_TIMEOUT, memory_limit_mb: int = 0) -> None:
+    def __init__(
+        self,
+        command: str,
+        timeout: Optional[float] = None,
+        validate_protocol: bool = False,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        max_line: Optional[int] = None,
+        run_timeout: float = DEFAULT_RUN_TIMEOUT,
+        memory_limit_mb: int = 0,
+    ) -> None:
         self.target = command
         try:
             self.argv = shlex.split(command)
@@ -50,7 +72,9 @@ class SubprocessAdapter(AdapterBase):
             raise ImplementationError(f"cannot parse the command {command!r}: {exc}") from None
         if not self.argv:
             raise ImplementationError("subprocess: needs a command, as in subprocess:'node impl.js'")
-        self.timeout, self.run_timeout, self.max_line, self.memory_limit_mb = _limits(timeout, run_timeout, max_line, memory_limit_mb)
+        self.timeout, self.run_timeout, self.max_line, self.memory_limit_mb = _limits(
+            timeout, run_timeout, max_line, memory_limit_mb
+        )
         self._run_deadline = time.monotonic() + self.run_timeout
         self.validate_protocol = validate_protocol
         self.max_restarts = max_restarts
@@ -77,6 +101,10 @@ class SubprocessAdapter(AdapterBase):
     def _handshake(self) -> StartReply:
         """The first process's handshake reply, waited for once; ImplementationError (one line) otherwise."""
         if self._hello is None:
+            if self._process is None:
+                raise ImplementationError(
+                    f"subprocess:{shlex.join(self.argv)}: the process ended before it answered the start request"
+                )
             self._hello = self._await_hello(self._process)
         return self._hello
 
@@ -160,8 +188,10 @@ class SubprocessAdapter(AdapterBase):
         except ChildFailure as failure:
             process.kill()
             printed = " | ".join(line.strip() for line in process.stderr.since(0, 600).splitlines() if line.strip())
-            raise ImplementationError(f"{self.target!r} failed the protocol handshake: {failure}"
-                                      + (f"; its stderr: {printed}" if printed else "")) from None
+            raise ImplementationError(
+                f"{self.target!r} failed the protocol handshake: {failure}"
+                + (f"; its stderr: {printed}" if printed else "")
+            ) from None
 
     def _running(self) -> Peer | Reply:
         """The live process, restarted if need be; a Status.DIED reply once restarts are used up."""
@@ -224,7 +254,9 @@ def _env_number(name: str, default: float) -> float:
         raise ImplementationError(f"{name}={raw!r} is not a number") from None
 
 
-def _limits(timeout: Optional[float], run_timeout: float, max_line: Optional[int], memory_limit_mb: int) -> tuple[float, float, int, int]:
+def _limits(
+    timeout: Optional[float], run_timeout: float, max_line: Optional[int], memory_limit_mb: int
+) -> tuple[float, float, int, int]:
     """The adapter's limits, checked: ImplementationError (one line) for any that cannot be used."""
     try:
         if timeout is None:
@@ -232,7 +264,11 @@ def _limits(timeout: Optional[float], run_timeout: float, max_line: Optional[int
         line = max_line or _env_number("EMBCONF_MAX_LINE", DEFAULT_MAX_LINE)
         if not (isinstance(line, int) or float(line).is_integer()) or not 0 < line <= 2**40:
             raise LimitError(f"EMBCONF_MAX_LINE must be a whole number of bytes, more than 0, got {line!r}")
-        return (checked_seconds("the timeout", timeout), checked_seconds("the run timeout", run_timeout), int(line),
-                checked_memory_mb("the memory limit", memory_limit_mb))
+        return (
+            checked_seconds("the timeout", timeout),
+            checked_seconds("the run timeout", run_timeout),
+            int(line),
+            checked_memory_mb("the memory limit", memory_limit_mb),
+        )
     except LimitError as exc:
         raise ImplementationError(str(exc)) from None

@@ -2,6 +2,7 @@
 floats as the strings 'nan', 'inf', '-inf'. Values to and from the wire (:func:`to_wire`,
 :func:`from_wire`), lines out (:func:`dump_line`) and in (:func:`read_lines`, bounded; :func:`parse_line`),
 and :class:`ProtocolError`, raised for whatever breaks the encoding or the protocol."""
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ JSON object sent). It reads a :class:`StartReply` and, per request, one of the t
 a message that is not the one expected is a :class:`ProtocolError`; a run reply framed right whose
 content cannot be used is a :class:`BadReply`, one line saying why.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,8 +37,14 @@ class StartRequest:
         return cls(spec_version(), tuple(ARRAY_DTYPES), tuple(sorted(features())))
 
     def wire(self) -> dict[str, Any]:
-        return {"cmd": "start", "protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR,
-                "spec_version": self.spec_version, "dtypes": list(self.dtypes), "features": list(self.features)}
+        return {
+            "cmd": "start",
+            "protocol": PROTOCOL_VERSION,
+            "protocol_minor": PROTOCOL_MINOR,
+            "spec_version": self.spec_version,
+            "dtypes": list(self.dtypes),
+            "features": list(self.features),
+        }
 
 
 @dataclass(frozen=True)
@@ -107,10 +114,13 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
         _check_start_reply(message, validate)
         impl = message["implementation"]
         caps = impl["capabilities"]
-        capabilities = Capabilities(frozenset(caps["operations"]), frozenset(caps.get("features", [])),
-                                    caps.get("sinusoid_convention", "interleaved"))
+        capabilities = Capabilities(
+            frozenset(caps["operations"]),
+            frozenset(caps.get("features", [])),
+            caps.get("sinusoid_convention", "interleaved"),
+        )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
-        return StartReply(message["protocol"], Implementation(*named, capabilities))
+        return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities))
     except RecursionError:
         raise ProtocolError("a start reply nested too deeply to read") from None
 
@@ -119,7 +129,9 @@ def _check_start_reply(message: Any, validate: bool) -> None:
     if not isinstance(message, dict) or "protocol" not in message:
         raise ProtocolError(f"expected a start reply with 'protocol' and 'implementation', got {str(message)[:200]!r}")
     if message["protocol"] != PROTOCOL_VERSION:
-        raise ProtocolError(f"it speaks protocol {message['protocol']!r}; this runner speaks protocol {PROTOCOL_VERSION}")
+        raise ProtocolError(
+            f"it speaks protocol {message['protocol']!r}; this runner speaks protocol {PROTOCOL_VERSION}"
+        )
     problem = schema_problem("start-reply", message) if validate else _start_reply_problem(message)
     if problem:
         raise ProtocolError(f"bad start reply: {problem}")
@@ -132,7 +144,9 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
         return "'implementation' must be an object with a 'name'"
     caps = impl.get("capabilities")
     if not isinstance(caps, dict) or not _strings(caps.get("operations")) or not _strings(caps.get("features", [])):
-        return "'implementation.capabilities' must be an object with an 'operations' list (and a 'features' list) of names"
+        return (
+            "'implementation.capabilities' must be an object with an 'operations' list (and a 'features' list) of names"
+        )
     unknown = [op for op in caps["operations"] if op not in operations()]
     unknown += [f for f in caps.get("features", []) if f not in _plain_features()]
     if unknown:
@@ -205,7 +219,9 @@ def parse_run_reply(message: Any, seq: int, operation: str, validate: bool = Fal
             return Skipped(seq, str(body.get("reason", "")))
         if form == "error":
             if body["kind"] not in error_kinds():
-                raise BadReply(f"unknown error kind {body['kind']!r} (not in the spec's taxonomy): {body.get('message', '')}")
+                raise BadReply(
+                    f"unknown error kind {body['kind']!r} (not in the spec's taxonomy): {body.get('message', '')}"
+                )
             return Error(seq, body["kind"], str(body.get("message", "")))
         return Outputs(seq, _decoded(body))
     except RecursionError:

@@ -7,14 +7,16 @@ the process tree to its memory limit; a peer that gives no usable message raises
 :mod:`embconf.processes.failures` type: :class:`Late`, :class:`Gone`, :class:`OutOfMemory`, or
 :class:`~embconf.protocol.codec.ProtocolError`.
 """
+
 from __future__ import annotations
 
+import io
 import os
 import queue
 import subprocess
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from embconf.processes.ending import describe_exit, kill_tree, reap_within
 from embconf.processes.failures import Gone, Late, OutOfMemory
@@ -33,12 +35,20 @@ class Peer:
     def __init__(self, argv: list[str], max_line: int, memory_limit_mb: int = 0) -> None:
         # A session of its own, a subreaper for what it starts, dead with the runner: a kill reaches the
         # children of a wrapper script and the daemons it started too.
-        self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      start_new_session=os.name == "posix",
-                                      preexec_fn=keep_descendants if os.name == "posix" else None)
+        self.popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=os.name == "posix",
+            preexec_fn=keep_descendants if os.name == "posix" else None,
+        )
+        stdin, stdout, stderr = self.popen.stdin, self.popen.stdout, self.popen.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
+        self.stdin, self.stdout, self.stderr_pipe = stdin, stdout, cast(io.BufferedReader, stderr)
         self.max_line = max_line
         self.memory = MemoryWatch(self.popen.pid, memory_limit_mb, "the implementation's process")
-        for pipe in (self.popen.stdin, self.popen.stdout):
+        for pipe in (self.stdin, self.stdout):
             _widen(pipe.fileno())
         self.stderr = OutputTail()
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -53,7 +63,7 @@ class Peer:
         """Split stdout into events: ("line", bytes) each, then ("eof", None), or ("oversized", its start)
         for a line longer than max_line, which ends the reading."""
         try:
-            for line in read_lines(self.popen.stdout.fileno(), self.max_line):
+            for line in read_lines(self.stdout.fileno(), self.max_line):
                 self.events.put(("line", line))
         except LineTooLong as long:
             self.events.put(("oversized", long.head))
@@ -66,16 +76,16 @@ class Peer:
         """Write queued lines until the None sentinel, then close stdin (EOF also means stop)."""
         try:
             for data in iter(self._outbox.get, None):
-                self.popen.stdin.write(data)
-                self.popen.stdin.flush()
-            self.popen.stdin.close()
+                self.stdin.write(data)
+                self.stdin.flush()
+            self.stdin.close()
         except (OSError, ValueError):  # the process is gone: the reader reports it
             pass
 
     def _drain(self) -> None:
         """Keep the tail of stderr until it closes."""
         try:
-            while chunk := self.popen.stderr.read1(65536):
+            while chunk := self.stderr_pipe.read1(65536):
                 self.stderr.append(chunk)
         except (OSError, ValueError):  # closed under the drain: the process is being killed
             pass
@@ -104,7 +114,9 @@ class Peer:
         if kind == "eof":
             raise Gone(self.exit_status())
         if kind == "oversized":
-            raise ProtocolError(f"reply too large: a line longer than {self.max_line} bytes, starting {quote(payload, 80)}")
+            raise ProtocolError(
+                f"reply too large: a line longer than {self.max_line} bytes, starting {quote(payload, 80)}"
+            )
         return parse_line(payload)
 
     def exit_status(self) -> str:
@@ -132,7 +144,7 @@ class Peer:
         self._outbox.put(None)
         for thread in self._threads:
             thread.join(timeout=1.0)
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+        for stream in (self.stdin, self.stdout, self.stderr_pipe):
             try:
                 stream.close()
             except OSError:

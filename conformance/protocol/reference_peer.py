@@ -6,6 +6,7 @@ Reads one JSON request per line on stdin and writes one reply per line on
 stdout. A spec error (EmbeddingError) is an error reply; any other exception is
 a bug: the traceback goes to stderr and the process exits non-zero.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,20 +15,30 @@ import sys
 from typing import IO, Any, Mapping
 
 from embconf import __version__
-from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
 from embconf.model.vocabulary import features, named_outputs
+from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 
 
 def hello() -> dict[str, Any]:
     """The start reply: every operation, every feature that is not a sinusoid profile."""
-    claimed = [f for f in features() if not f.startswith("sinusoid") and (f != "bfloat16" or have_bfloat16())]  # bfloat16 needs ml_dtypes
+    claimed = [
+        f for f in features() if not f.startswith("sinusoid") and (f != "bfloat16" or have_bfloat16())
+    ]  # bfloat16 needs ml_dtypes
     capabilities = {"operations": sorted(OPERATIONS), "features": sorted(claimed), "sinusoid_convention": "interleaved"}
-    return {"protocol": PROTOCOL_VERSION, "protocol_minor": PROTOCOL_MINOR,
-            "implementation": {"name": "embconf reference", "version": __version__, "language": "python", "capabilities": capabilities}}
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "protocol_minor": PROTOCOL_MINOR,
+        "implementation": {
+            "name": "embconf reference",
+            "version": __version__,
+            "language": "python",
+            "capabilities": capabilities,
+        },
+    }
 
 
 def run(message: Mapping[str, Any]) -> dict[str, Any]:

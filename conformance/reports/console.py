@@ -1,4 +1,5 @@
 """The console report: a progress line while running, a per-requirement summary, then the failures."""
+
 from __future__ import annotations
 
 import sys
@@ -9,7 +10,16 @@ from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS,
 from embconf.model.record import RunRecord
 from embconf.model.vocabulary import requirement_order
 
-COLOURS = {"pass": "32", "fail": "31", "error": "31", "crash": "35", "timeout": "35", "xfail": "33", "xpass": "33", "not_applicable": "2"}
+COLOURS = {
+    "pass": "32",
+    "fail": "31",
+    "error": "31",
+    "crash": "35",
+    "timeout": "35",
+    "xfail": "33",
+    "xpass": "33",
+    "not_applicable": "2",
+}
 
 
 class Stream(Protocol):
@@ -54,7 +64,11 @@ class Console:
         write("\nBy requirement:\n")
         for req, counts in sorted(by_requirement(run.results).items(), key=lambda kv: requirement_order(kv[0])):
             bad = sum(counts[o] for o in PROBLEMS) + counts[XPASS]
-            status = self.paint("FAIL", "fail") if bad else (self.paint("ok", "pass") if counts[PASS] else self.paint("n/a", "not_applicable"))
+            status = (
+                self.paint("FAIL", "fail")
+                if bad
+                else (self.paint("ok", "pass") if counts[PASS] else self.paint("n/a", "not_applicable"))
+            )
             detail = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
             write(f"  {req:<12} {status:<4}  {detail}\n")
         problems = [r for r in run.results if r.outcome in PROBLEMS or r.outcome == XPASS]
@@ -65,7 +79,9 @@ class Console:
                 write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
                 write(diagnosis_lines(result))
                 if result.stderr:
-                    write("  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n")  # the tail: where it died
+                    write(
+                        "  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n"
+                    )  # the tail: where it died
         skipped = not_applicable_reasons(run.results)
         if skipped:
             write("\nNot applicable (outside the implementation's declared capabilities):\n")
@@ -79,8 +95,14 @@ class Console:
 
 def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
     """The diagnosis under a failure: known mistakes as 'likely cause', measured symptoms as 'measured'."""
-    lines = [f"  {'likely cause' if cause.is_mutant else 'measured'}: {cause.summary}\n" for cause in result.causes[:limit]]
-    if not lines and result.outcome in (FAIL, ERROR) and (result.actual is not None or result.error_kind is not None or result.outcome == ERROR):
+    lines = [
+        f"  {'likely cause' if cause.is_mutant else 'measured'}: {cause.summary}\n" for cause in result.causes[:limit]
+    ]
+    if (
+        not lines
+        and result.outcome in (FAIL, ERROR)
+        and (result.actual is not None or result.error_kind is not None or result.outcome == ERROR)
+    ):
         lines.append("  likely cause: no known mistake matches, and no symptom could be measured\n")
     return "".join(lines)
 

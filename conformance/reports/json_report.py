@@ -1,4 +1,5 @@
 """The JSON report (schema: spec/schemas/report.schema.json): the run record's own JSON form, written."""
+
 from __future__ import annotations
 
 import json

@@ -1,13 +1,14 @@
 """JUnit XML, one testsuite per spec area (``spec/vocabulary.json``), one testcase per case, for CI dashboards."""
+
 from __future__ import annotations
 
 from typing import Union
 from xml.etree import ElementTree as ET
 
 from embconf.model.outcomes import CRASH, ERROR, FAIL, NOT_APPLICABLE, TIMEOUT, XFAIL, XPASS
-from embconf.untrusted.write import OutputTarget, PathLike, as_target
 from embconf.model.record import RunRecord
 from embconf.model.vocabulary import operation_area
+from embconf.untrusted.write import OutputTarget, PathLike, as_target
 
 
 def build(run: RunRecord, name: str) -> ET.Element:
@@ -23,14 +24,20 @@ def build(run: RunRecord, name: str) -> ET.Element:
         if area not in suites:
             suites[area] = ET.SubElement(root, "testsuite", name=f"embconf.{area}")
             counts[area] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        case = ET.SubElement(suites[area], "testcase", classname=f"embconf.{area}", name=result.id, time=f"{result.duration:.6f}")
+        case = ET.SubElement(
+            suites[area], "testcase", classname=f"embconf.{area}", name=result.id, time=f"{result.duration:.6f}"
+        )
         counts[area]["tests"] += 1
         text = _clean(result.message)
         if result.outcome in (FAIL, XPASS):
-            ET.SubElement(case, "failure", message=text.splitlines()[0] if text else result.outcome, type=result.outcome).text = text
+            ET.SubElement(
+                case, "failure", message=text.splitlines()[0] if text else result.outcome, type=result.outcome
+            ).text = text
             counts[area]["failures"] += 1
         elif result.outcome in (ERROR, CRASH, TIMEOUT):
-            ET.SubElement(case, "error", message=text.splitlines()[0] if text else result.outcome, type=result.outcome).text = text
+            ET.SubElement(
+                case, "error", message=text.splitlines()[0] if text else result.outcome, type=result.outcome
+            ).text = text
             counts[area]["errors"] += 1
         elif result.outcome in (NOT_APPLICABLE, XFAIL):
             ET.SubElement(case, "skipped", message=_clean(f"{result.outcome}: {result.message}")[:500])
@@ -45,8 +52,11 @@ def build(run: RunRecord, name: str) -> ET.Element:
 
 def _clean(text: str) -> str:
     """Drop characters XML 1.0 cannot carry (an implementation may print anything)."""
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)
-                   and not 0xD800 <= ord(ch) <= 0xDFFF)  # nor lone surrogates (not encodable)
+    return "".join(
+        ch
+        for ch in text
+        if ch in "\t\n\r" or ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF) and not 0xD800 <= ord(ch) <= 0xDFFF
+    )  # nor lone surrogates (not encodable)
 
 
 def write(target: Union[PathLike, OutputTarget], run: RunRecord, name: str) -> None:

@@ -5,14 +5,15 @@ before anything runs (:meth:`ReportTargets.check`), and written right after the 
 console report (:meth:`ReportTargets.write`), so a console whose reader went away (``| head``) costs no
 report. When a report goes to stdout (``-`` or ``/dev/stdout``), the console goes to stderr.
 """
+
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
 from typing import Any, Optional, TextIO
 
-from embconf.untrusted.write import OutputError, OutputTarget
 from embconf.model.record import RunRecord
+from embconf.untrusted.write import OutputError, OutputTarget
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,11 @@ class ReportTargets:
 
     def console_stream(self) -> TextIO:
         """stderr when a report is written to stdout, else stdout."""
-        return sys.stderr if any(t is not None and t.is_stdout for t in (self.json, self.junit, self.expectations)) else sys.stdout
+        return (
+            sys.stderr
+            if any(t is not None and t.is_stdout for t in (self.json, self.junit, self.expectations))
+            else sys.stdout
+        )
 
     def write(self, run: RunRecord) -> tuple[list[str], list[str]]:
         """Write every report asked for: (notes for the console, one-line write errors). Each is independent."""

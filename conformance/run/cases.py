@@ -1,4 +1,5 @@
 """Running cases against an adapter and judging each reply: one outcome per case."""
+
 from __future__ import annotations
 
 import math
@@ -7,18 +8,18 @@ from typing import Callable, Iterable, Optional
 
 import numpy as np
 
-from embconf.model.contract import UNSPECIFIED, Adapter, Capabilities, Reason, Reply, Status
-from embconf.run.compare import compare_outputs
-from embconf.model.encoding import ARRAY_DTYPES
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.fixtures import Case
-from embconf.run.messages import mismatch_headline, reproduction
-from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, XFAIL, XPASS, CaseResult
+from embconf.model.contract import UNSPECIFIED, Adapter, Capabilities, Reason, Reply, Status
+from embconf.model.encoding import ARRAY_DTYPES
 from embconf.model.outcomes import CRASH as CRASH_OUTCOME
+from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, CaseResult
 from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
 from embconf.model.record import RunRecord
-from embconf.untrusted.text import bounded_description, bounded_reply
+from embconf.run.compare import compare_outputs
 from embconf.run.kept import kept_outputs
+from embconf.run.messages import mismatch_headline, reproduction
+from embconf.untrusted.text import bounded_description, bounded_reply
 
 Progress = Callable[[int, int, CaseResult], None]
 
@@ -26,39 +27,73 @@ Progress = Callable[[int, int, CaseResult], None]
 def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
     """The outcome of one case given the implementation's reply (expectations not yet applied)."""
     reply = bounded_reply(reply)
-    result = CaseResult(case.id, case.requirements, case.features, case.operation, PASS, reason=reply.reason,
-                        stderr=reply.detail if reply.status in (Status.DIED, Status.STOPPED) else "")
+    result = CaseResult(
+        case.id,
+        case.requirements,
+        case.features,
+        case.operation,
+        PASS,
+        reason=reply.reason,
+        stderr=reply.detail if reply.status in (Status.DIED, Status.STOPPED) else "",
+    )
     expected_error = case.expected_error
-    if reply.violations and reply.status in (Status.OUTPUTS, Status.REJECTED):  # e.g. it modified an input: wrong whatever it returned
+    if reply.violations and reply.status in (
+        Status.OUTPUTS,
+        Status.REJECTED,
+    ):  # e.g. it modified an input: wrong whatever it returned
         result.outcome, result.message = FAIL, reproduction(case, "; ".join(reply.violations))
     elif reply.status == Status.SKIPPED:
-        result.outcome, result.message, result.declined = NOT_APPLICABLE, f"skipped by the implementation: {reply.message}", True
+        result.outcome, result.message, result.declined = (
+            NOT_APPLICABLE,
+            f"skipped by the implementation: {reply.message}",
+            True,
+        )
     elif reply.status == Status.STOPPED:
-        result.outcome, result.message = TIMEOUT_OUTCOME, reproduction(case, reply.message if reply.reason == Reason.HANG_POLICY else f"timed out: {reply.message}")
+        result.outcome, result.message = (
+            TIMEOUT_OUTCOME,
+            reproduction(case, reply.message if reply.reason == Reason.HANG_POLICY else f"timed out: {reply.message}"),
+        )
     elif reply.status == Status.DIED:
-        result.outcome, result.message = CRASH_OUTCOME, reproduction(case, f"the implementation crashed: {reply.message}")
+        result.outcome, result.message = (
+            CRASH_OUTCOME,
+            reproduction(case, f"the implementation crashed: {reply.message}"),
+        )
     elif reply.status == Status.RAISED:
         wanted = f"expected error {expected_error}" if expected_error else "expected a result"
         result.outcome = ERROR
-        result.message = reproduction(case, f"{reply.message} ({wanted})") + (f"\n{reply.detail}" if reply.detail else "")
+        result.message = reproduction(case, f"{reply.message} ({wanted})") + (
+            f"\n{reply.detail}" if reply.detail else ""
+        )
     elif reply.status == Status.REJECTED:
         result.error_kind, result.decided_by = reply.error_kind, reply.decided_by
         if expected_error is None:
-            result.outcome, result.message = FAIL, reproduction(case, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result")
+            result.outcome, result.message = (
+                FAIL,
+                reproduction(case, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result"),
+            )
         elif reply.error_kind == UNSPECIFIED and caps.error_detail == "coarse":
             result.message = f"rejected as expected; the error kind ({expected_error}) is not checked for this adapter"
         elif reply.error_kind != expected_error:
-            result.outcome, result.message = FAIL, reproduction(case, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}")
+            result.outcome, result.message = (
+                FAIL,
+                reproduction(case, f"raised {reply.error_kind} ({reply.message}); expected {expected_error}"),
+            )
     elif reply.status == Status.OUTPUTS:
         if expected_error is not None:
             result.outcome = FAIL
-            result.message = reproduction(case, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)")
+            result.message = reproduction(
+                case, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)"
+            )
         else:
-            mismatches = compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
+            mismatches = compare_outputs(
+                case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance
+            )
             if mismatches:
                 result.outcome, result.mismatches = FAIL, mismatches
                 result.message = reproduction(case, mismatch_headline(mismatches), mismatches)
-        result.actual = kept_outputs(reply.outputs, result.mismatches, _expected_bytes(case))  # bounded: what diagnosis and --repeat need
+        result.actual = kept_outputs(
+            reply.outputs, result.mismatches, _expected_bytes(case)
+        )  # bounded: what diagnosis and --repeat need
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     return result
@@ -73,8 +108,9 @@ def _expected_bytes(case: Case) -> dict[str, int]:
     return sizes
 
 
-def run_case(adapter: Adapter, case: Case, expectations: Optional[Expectations] = None,
-             caps: Optional[Capabilities] = None) -> CaseResult:
+def run_case(
+    adapter: Adapter, case: Case, expectations: Optional[Expectations] = None, caps: Optional[Capabilities] = None
+) -> CaseResult:
     """One case: not sent when it does not apply, else called and judged; the expectations applied."""
     caps = caps or adapter.capabilities()
     reason = caps.applies(case.operation, case.features)
@@ -89,8 +125,12 @@ def run_case(adapter: Adapter, case: Case, expectations: Optional[Expectations] 
     return result
 
 
-def run_cases(adapter: Adapter, cases: Iterable[Case], expectations: Optional[Expectations] = None,
-              progress: Optional[Progress] = None) -> RunRecord:
+def run_cases(
+    adapter: Adapter,
+    cases: Iterable[Case],
+    expectations: Optional[Expectations] = None,
+    progress: Optional[Progress] = None,
+) -> RunRecord:
     """One pass over the cases, in order: the undiagnosed record (the whole pipeline is :mod:`embconf.session`)."""
     started = time.perf_counter()
     caps = adapter.capabilities()

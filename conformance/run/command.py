@@ -1,5 +1,6 @@
 """``embconf run``: its options, and the command. The pipeline is :mod:`embconf.session`; the reports are
 derived from the run record it returns."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,20 +17,55 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 def register(sub: Any) -> None:
     run = sub.add_parser("run", help="validate an implementation against the golden cases")
-    run.add_argument("--impl", help="KIND:TARGET (reference, functions:FILE_OR_MODULE, tinytorch:FILE_OR_MODULE, torch, subprocess:'CMD ARGS'); "
-                                    "default: the TinyTorch module tinytorch.core.embeddings")
+    run.add_argument(
+        "--impl",
+        help="KIND:TARGET (reference, functions:FILE_OR_MODULE, tinytorch:FILE_OR_MODULE, torch, subprocess:'CMD ARGS'); "
+        "default: the TinyTorch module tinytorch.core.embeddings",
+    )
     add_selection(run)
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
-    run.add_argument("--write-expectations", type=Path, metavar="FILE", help="write the cases that failed in this run as an expectations file (listed reasons are kept)")
-    run.add_argument("--report-json", type=Path, help="write the JSON report here (- for stdout; the console then goes to stderr)")
+    run.add_argument(
+        "--write-expectations",
+        type=Path,
+        metavar="FILE",
+        help="write the cases that failed in this run as an expectations file (listed reasons are kept)",
+    )
+    run.add_argument(
+        "--report-json", type=Path, help="write the JSON report here (- for stdout; the console then goes to stderr)"
+    )
     run.add_argument("--junit", type=Path, help="write JUnit XML here (- for stdout)")
-    run.add_argument("--strict", action="store_true", help="an xpass (a listed failure that now passes), an expectation that matches no case, and a case whose result changes under --repeat fail the run")
-    run.add_argument("--allow-modified-fixtures", action="store_true", help="run on fixture files whose hash differs from the manifest (the report says so)")
-    run.add_argument("--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour even on a terminal")
+    run.add_argument(
+        "--strict",
+        action="store_true",
+        help="an xpass (a listed failure that now passes), an expectation that matches no case, and a case whose result changes under --repeat fail the run",
+    )
+    run.add_argument(
+        "--allow-modified-fixtures",
+        action="store_true",
+        help="run on fixture files whose hash differs from the manifest (the report says so)",
+    )
+    run.add_argument(
+        "--no-colour",
+        "--no-color",
+        dest="colour",
+        action="store_false",
+        default=None,
+        help="no ANSI colour even on a terminal",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    run.add_argument("--validate-protocol", action="store_true", help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*")
+    run.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*",
+    )
     add_limits(run)
-    run.add_argument("--repeat", type=int, default=1, metavar="N", help="run every case N times and report cases whose result changes (a failure with --strict)")
+    run.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every case N times and report cases whose result changes (a failure with --strict)",
+    )
     run.set_defaults(handler=run_command)
 
 
@@ -40,8 +76,14 @@ def run_options(args: argparse.Namespace, expectations: Any = None) -> Any:
 
     if getattr(args, "repeat", 1) < 1:
         raise UserError("--repeat must be at least 1")
-    return RunOptions(isolation_options(args), args.case_timeout, getattr(args, "validate_protocol", False), getattr(args, "repeat", 1),
-                      getattr(args, "strict", False), expectations)
+    return RunOptions(
+        isolation_options(args),
+        args.case_timeout,
+        getattr(args, "validate_protocol", False),
+        getattr(args, "repeat", 1),
+        getattr(args, "strict", False),
+        expectations,
+    )
 
 
 def loaded(step: Callable[[], Any], default: bool = False) -> Any:
@@ -53,8 +95,10 @@ def loaded(step: Callable[[], Any], default: bool = False) -> Any:
         return step()
     except ImplementationError as exc:
         if default:
-            raise UserError(f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, "
-                            "e.g. --impl tinytorch:path/to/embeddings.py or --impl reference") from None
+            raise UserError(
+                f"no --impl given and the default TinyTorch module is not importable ({exc}); name one with --impl KIND:TARGET, "
+                "e.g. --impl tinytorch:path/to/embeddings.py or --impl reference"
+            ) from None
         raise
 
 
@@ -72,7 +116,9 @@ def run_command(args: argparse.Namespace) -> int:
     out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
     impl = DEFAULT_IMPL if args.impl is None else args.impl
     options = run_options(args)
-    adapter = loaded(lambda: session.open_implementation(impl, options), args.impl is None)  # it starts while the fixtures load
+    adapter = loaded(
+        lambda: session.open_implementation(impl, options), args.impl is None
+    )  # it starts while the fixtures load
     try:
         corpus, cases = selected(args, allow_modified=args.allow_modified_fixtures)
         expectations = Expectations.load(args.expectations) if args.expectations else None
@@ -84,7 +130,9 @@ def run_command(args: argparse.Namespace) -> int:
     finally:
         adapter.close()
     notes, write_errors = targets.write(record)  # before the console, which may have no reader
-    note = f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
+    note = (
+        f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
+    )
     console.report(record, note)
     for case_id, change in record.nondeterministic.items():
         print(f"note: {case_id}: {change}", file=out)
@@ -95,7 +143,10 @@ def run_command(args: argparse.Namespace) -> int:
     bad = record.problems or (args.strict and record.count(XPASS))
     stale = args.strict and record.unmatched_expectations
     if stale:
-        print(f"embconf: --strict: {len(record.unmatched_expectations)} expectation(s) match no case; remove them", file=sys.stderr)
+        print(
+            f"embconf: --strict: {len(record.unmatched_expectations)} expectation(s) match no case; remove them",
+            file=sys.stderr,
+        )
     if write_errors:
         return EXIT_USAGE
     return EXIT_FAIL if bad or stale else EXIT_OK

@@ -5,6 +5,7 @@ The rules are spec section 8: ``exact`` means the same value, -0.0 distinct from
 atol + rtol*|expected| (+ ulps * spacing(pos) along an axis). Infinities must
 match exactly and NaN is accepted only where NaN is expected, under every rule.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,12 @@ class Mismatch:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def compare_outputs(expected: Mapping[str, Any], raw_expected: Mapping[str, Any], actual: Mapping[str, Any],
-                    tolerance: Mapping[str, Any]) -> list[Mismatch]:
+def compare_outputs(
+    expected: Mapping[str, Any],
+    raw_expected: Mapping[str, Any],
+    actual: Mapping[str, Any],
+    tolerance: Mapping[str, Any],
+) -> list[Mismatch]:
     """Every output that is out of tolerance (empty when the case passes)."""
     found = []
     for name, want in expected.items():
@@ -48,10 +53,20 @@ def compare_outputs(expected: Mapping[str, Any], raw_expected: Mapping[str, Any]
     return found
 
 
-def compare_value(name: str, want: Any, got: Any, tol: Mapping[str, Any], shape: Optional[tuple[int, ...]] = None,
-                  rows: Optional[list[int]] = None) -> Optional[Mismatch]:
+def compare_value(
+    name: str,
+    want: Any,
+    got: Any,
+    tol: Mapping[str, Any],
+    shape: Optional[tuple[int, ...]] = None,
+    rows: Optional[list[int]] = None,
+) -> Optional[Mismatch]:
     if want is None:
-        return None if got is None else Mismatch(name, "type", f"'{name}' should be absent (no gradient), got {_describe(got)}", actual=got)
+        return (
+            None
+            if got is None
+            else Mismatch(name, "type", f"'{name}' should be absent (no gradient), got {_describe(got)}", actual=got)
+        )
     if isinstance(want, np.ndarray):
         return _compare_array(name, want, got, tol, shape or want.shape, rows)
     return _compare_scalar(name, want, got, tol)
@@ -67,13 +82,27 @@ def _compare_scalar(name: str, want: Any, got: Any, tol: Mapping[str, Any]) -> O
     if isinstance(got, (bool, np.bool_)) or not isinstance(got, numbers.Real):
         return Mismatch(name, "type", f"'{name}' should be a number, got {_describe(got)}", expected=want, actual=got)
     if isinstance(want, int) and not float(got).is_integer():
-        return Mismatch(name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got)
+        return Mismatch(
+            name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got
+        )
     if math.isnan(float(got)) or math.isinf(float(got)):
-        return Mismatch(name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, failing=1, total=1)
+        return Mismatch(
+            name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, failing=1, total=1
+        )
     error = abs(float(got) - float(want)) if isinstance(want, float) else abs(int(float(got)) - want)
     bound = _scalar_bound(want, tol)
     if error > bound:
-        return Mismatch(name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, error=float(error), bound=bound, failing=1, total=1)
+        return Mismatch(
+            name,
+            "value",
+            f"'{name}' should be {want!r}, got {got!r}",
+            expected=want,
+            actual=got,
+            error=float(error),
+            bound=bound,
+            failing=1,
+            total=1,
+        )
     return None
 
 
@@ -83,16 +112,33 @@ def _scalar_bound(want: Any, tol: Mapping[str, Any]) -> float:
     return float(tol["atol"]) + float(tol["rtol"]) * abs(float(want))
 
 
-def _compare_array(name: str, want: np.ndarray, got: Any, tol: Mapping[str, Any], shape: tuple[int, ...],
-                   rows: Optional[list[int]]) -> Optional[Mismatch]:
+def _compare_array(
+    name: str, want: np.ndarray, got: Any, tol: Mapping[str, Any], shape: tuple[int, ...], rows: Optional[list[int]]
+) -> Optional[Mismatch]:
     if got is None:
-        return Mismatch(name, "missing", f"'{name}' is None: no value reached it (expected an array of shape {list(shape)})")
+        return Mismatch(
+            name, "missing", f"'{name}' is None: no value reached it (expected an array of shape {list(shape)})"
+        )
     if not isinstance(got, np.ndarray):
-        return Mismatch(name, "type", f"'{name}' should be an array of shape {list(shape)}, got {_describe(got)}", actual=got)
+        return Mismatch(
+            name, "type", f"'{name}' should be an array of shape {list(shape)}, got {_describe(got)}", actual=got
+        )
     if got.dtype != want.dtype:
-        return Mismatch(name, "dtype", f"'{name}' has dtype {got.dtype}, expected {want.dtype}", expected=str(want.dtype), actual=str(got.dtype))
+        return Mismatch(
+            name,
+            "dtype",
+            f"'{name}' has dtype {got.dtype}, expected {want.dtype}",
+            expected=str(want.dtype),
+            actual=str(got.dtype),
+        )
     if got.shape != shape:
-        return Mismatch(name, "shape", f"'{name}' has shape {list(got.shape)}, expected {list(shape)}", expected=list(shape), actual=list(got.shape))
+        return Mismatch(
+            name,
+            "shape",
+            f"'{name}' has shape {list(got.shape)}, expected {list(shape)}",
+            expected=list(shape),
+            actual=list(got.shape),
+        )
     picked = got[np.asarray(rows, dtype=np.int64)] if rows is not None else got
     bad, error, bound = _violations(want, picked, tol, rows)
     if not bad.any():
@@ -100,9 +146,16 @@ def _compare_array(name: str, want: np.ndarray, got: Any, tol: Mapping[str, Any]
     first = tuple(int(i) for i in np.argwhere(bad)[0])
     full_index = (rows[first[0]],) + first[1:] if rows is not None and first else first
     return Mismatch(
-        name, "value", f"'{name}' differs at index {list(full_index)}",
-        index=full_index, expected=want[first], actual=picked[first],
-        error=float(error[first]), bound=float(bound[first]), failing=int(bad.sum()), total=int(bad.size),
+        name,
+        "value",
+        f"'{name}' differs at index {list(full_index)}",
+        index=full_index,
+        expected=want[first],
+        actual=picked[first],
+        error=float(error[first]),
+        bound=float(bound[first]),
+        failing=int(bad.sum()),
+        total=int(bad.size),
         extra={"expected_row": want[first[0]], "actual_row": picked[first[0]]} if want.ndim >= 2 else {},
     )
 
@@ -135,7 +188,9 @@ def _position_term(want: np.ndarray, position: Mapping[str, Any], rows: Optional
     axis = int(position["axis"]) % want.ndim
     count = want.shape[axis]
     index = np.asarray(rows, dtype=np.float64) if rows is not None and axis == 0 else np.arange(count, dtype=np.float64)
-    pos = np.maximum(index + float(position["offset"]), 1.0).astype(position.get("dtype", want.dtype))  # half tables: float32 (EMB-HLF-4)
+    pos = np.maximum(index + float(position["offset"]), 1.0).astype(
+        position.get("dtype", want.dtype)
+    )  # half tables: float32 (EMB-HLF-4)
     term = float(position["ulps"]) * np.spacing(pos).astype(np.float64)
     shape = [1] * want.ndim
     shape[axis] = count

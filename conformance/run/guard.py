@@ -7,6 +7,7 @@ array shares memory with an input. What it finds goes into ``Reply.violations``,
 turns into a ``fail``: the call answered, but broke the spec's contract. It must run where the
 implementation runs (inside the isolation worker), since a view does not survive pickling.
 """
+
 from __future__ import annotations
 
 import copy
@@ -14,9 +15,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.model.contract import Adapter, Capabilities, Reply
-
 from embconf.adapters.base import AdapterBase
+from embconf.model.contract import Adapter, Capabilities, Reply
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
 # grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.
@@ -43,8 +43,11 @@ class GuardedAdapter(AdapterBase):
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         handed = {name: copy.deepcopy(value) for name, value in inputs.items()}
         reply = self.inner.call(operation, handed)
-        reply.violations = [*reply.violations, *modified_inputs(inputs, handed),
-                            *aliased_outputs(operation, reply.outputs, handed)]
+        reply.violations = [
+            *reply.violations,
+            *modified_inputs(inputs, handed),
+            *aliased_outputs(operation, reply.outputs, handed),
+        ]
         return reply
 
 
@@ -70,7 +73,9 @@ def describe_change(before: Any, after: Any) -> str:
     if isinstance(before, dict):
         if not isinstance(after, dict) or set(after) != set(before):
             return "its keys changed"
-        return next((f"{key!r}: {change}" for key in before if (change := describe_change(before[key], after[key]))), "")
+        return next(
+            (f"{key!r}: {change}" for key in before if (change := describe_change(before[key], after[key]))), ""
+        )
     return "" if _same_scalar(before, after) else f"{before!r} became {after!r}"
 
 
@@ -94,7 +99,11 @@ def aliased_outputs(operation: str, outputs: Mapping[str, Any], handed: Mapping[
         if not isinstance(value, np.ndarray):
             continue
         for in_name, given in handed.items():
-            if isinstance(given, np.ndarray) and (operation, out_name, in_name) not in MAY_ALIAS and shares_memory(value, given):
+            if (
+                isinstance(given, np.ndarray)
+                and (operation, out_name, in_name) not in MAY_ALIAS
+                and shares_memory(value, given)
+            ):
                 found.append(f"output '{out_name}' is a view of input '{in_name}'; the spec requires a new array")
     return found
 

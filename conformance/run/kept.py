@@ -7,6 +7,7 @@ be fitted whole by diagnosis), a larger array as a :class:`RowSample` (at most :
 array). Diagnosis compares a mutant with a sample on the sampled rows only (:func:`compare_kept`): for outputs
 above the bound a mutant that differs only on other rows can be named as the likely cause.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,16 +40,22 @@ class RowSample:
         return f"RowSample({self.dtype}, {list(self.shape)}, sha256={self.sha256})"
 
 
-def kept_outputs(outputs: Mapping[str, Any], mismatches: Sequence[Mismatch] = (),
-                 expected_bytes: Optional[Mapping[str, int]] = None) -> dict[str, Any]:
+def kept_outputs(
+    outputs: Mapping[str, Any], mismatches: Sequence[Mismatch] = (), expected_bytes: Optional[Mapping[str, int]] = None
+) -> dict[str, Any]:
     """What a case result keeps of an implementation's outputs (the one place that decides it);
     ``expected_bytes``: the size of each output the case expects, which may be kept whole too."""
     for mismatch in mismatches:
         _bound_mismatch(mismatch)
     expected_bytes = expected_bytes or {}
-    return {name: _kept(value, [m.index[0] for m in mismatches if m.output == name and m.index],
-                        max(KEEP_WHOLE_BYTES, expected_bytes.get(name, 0)))
-            for name, value in outputs.items()}
+    return {
+        name: _kept(
+            value,
+            [m.index[0] for m in mismatches if m.output == name and m.index],
+            max(KEEP_WHOLE_BYTES, expected_bytes.get(name, 0)),
+        )
+        for name, value in outputs.items()
+    }
 
 
 def _kept(value: Any, mismatch_rows: list[int], whole_bytes: int) -> Any:
@@ -56,7 +63,12 @@ def _kept(value: Any, mismatch_rows: list[int], whole_bytes: int) -> Any:
         if value.nbytes <= whole_bytes or value.ndim == 0:
             return value
         return _sample(value, mismatch_rows)
-    if value is None or isinstance(value, (numbers.Number, np.generic)) or isinstance(value, (list, tuple)) and len(value) <= 64:
+    if (
+        value is None
+        or isinstance(value, (numbers.Number, np.generic))
+        or isinstance(value, (list, tuple))
+        and len(value) <= 64
+    ):
         return value
     return bound_text(value, MAX_NAME) if isinstance(value, str) else f"<{type(value).__name__} not kept>"
 
@@ -77,12 +89,19 @@ def _sample(array: np.ndarray, mismatch_rows: list[int]) -> Optional[RowSample]:
 
 def _bound_mismatch(mismatch: Mismatch) -> None:
     """Drop what would keep a large output alive: views of its rows, a large non-scalar value."""
-    mismatch.extra = {key: np.array(row) for key, row in mismatch.extra.items()
-                      if isinstance(row, np.ndarray) and row.size <= MAX_ROW_ELEMENTS}
+    mismatch.extra = {
+        key: np.array(row)
+        for key, row in mismatch.extra.items()
+        if isinstance(row, np.ndarray) and row.size <= MAX_ROW_ELEMENTS
+    }
     for attribute in ("expected", "actual"):
         value = getattr(mismatch, attribute)
-        if not (value is None or isinstance(value, (numbers.Number, np.generic, str)) or
-                isinstance(value, (list, tuple)) and len(value) <= 64):
+        if not (
+            value is None
+            or isinstance(value, (numbers.Number, np.generic, str))
+            or isinstance(value, (list, tuple))
+            and len(value) <= 64
+        ):
             setattr(mismatch, attribute, None)
 
 
@@ -100,8 +119,11 @@ def compare_kept(outputs: Mapping[str, Any], kept: Mapping[str, Any], tolerance:
             continue
         got = kept[name]
         if isinstance(got, RowSample):
-            mismatch = (compare_value(name, got.values, want, tol, got.shape, list(got.rows)) if got.rows else
-                        Mismatch(name, "value", f"'{name}' was too large to keep"))
+            mismatch = (
+                compare_value(name, got.values, want, tol, got.shape, list(got.rows))
+                if got.rows
+                else Mismatch(name, "value", f"'{name}' was too large to keep")
+            )
         else:
             mismatch = compare_value(name, want, got, tol)
         if mismatch:

@@ -1,12 +1,13 @@
 """Failure messages that are minimal reproductions: what was asked, where it differs, by how much."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from embconf.run.compare import Mismatch
 from embconf.corpus.fixtures import Case
+from embconf.run.compare import Mismatch
 
 MAX_INLINE = 12  # arrays up to this many elements are shown whole in a message
 
@@ -36,7 +37,9 @@ def mismatch_text(case: Case, inputs: Mapping[str, Any], mismatch: Mismatch) -> 
         return mismatch.summary
     lines = [mismatch.summary + f": expected {_scalar(mismatch.expected)}, got {_scalar(mismatch.actual)}"]
     if mismatch.error is not None:
-        lines.append(f"|error| {mismatch.error:.6g} > tolerance {mismatch.bound:.6g}; {mismatch.failing} of {mismatch.total} elements out of tolerance")
+        lines.append(
+            f"|error| {mismatch.error:.6g} > tolerance {mismatch.bound:.6g}; {mismatch.failing} of {mismatch.total} elements out of tolerance"
+        )
     row_story = _gradient_row_story(case, inputs, mismatch)
     if row_story:
         lines.append(row_story)
@@ -85,6 +88,9 @@ def reproduction(case: Case, headline: str, mismatches: Sequence[Mismatch] = ())
     so only value mismatches get their own lines.
     """
     inputs = case.inputs()
-    parts = [f"{case.id} [{', '.join(case.requirements)}] {case.operation}: {headline}", f"inputs: {inputs_summary(case, inputs)}"]
+    parts = [
+        f"{case.id} [{', '.join(case.requirements)}] {case.operation}: {headline}",
+        f"inputs: {inputs_summary(case, inputs)}",
+    ]
     parts += [mismatch_text(case, inputs, m) for m in mismatches if m.kind == "value"]
     return "\n".join(parts)

@@ -1,5 +1,6 @@
 """``--repeat N``: what tells two runs of the same case apart, bit for bit, and how a change is recorded.
 The loop over repetitions is :func:`embconf.session.run`."""
+
 from __future__ import annotations
 
 import hashlib

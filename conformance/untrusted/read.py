@@ -12,6 +12,7 @@
 
 Every error is one bounded line.
 """
+
 from __future__ import annotations
 
 import json
@@ -116,8 +117,9 @@ def _build(events: Iterable[yaml.Event], name: str) -> Any:
     documents: list[Any] = []
     for event in events:
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise InputError(f"{name}: YAML anchors and aliases are not allowed ({_where(event)}); "
-                             "the generator never writes them")
+            raise InputError(
+                f"{name}: YAML anchors and aliases are not allowed ({_where(event)}); the generator never writes them"
+            )
         if isinstance(event, yaml.ScalarEvent):
             _add(stack, documents, _scalar(event, name), name, event)
         elif isinstance(event, yaml.CollectionStartEvent):

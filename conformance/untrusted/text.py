@@ -5,6 +5,7 @@ its stderr, its skip reasons, its protocol name and version; the runner keeps no
 saying what was cut (``... [4.9 MB cut]``), and backslash-escapes lone surrogates, so every text is safe
 for the console, JSON and JUnit alike. What a case result keeps of outputs is :mod:`embconf.run.kept`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,15 +39,20 @@ def bound_text(text: Any, limit: int = MAX_TEXT, keep: str = "head") -> str:
 def bounded_reply(reply: Reply) -> Reply:
     """``reply`` with its texts bounded: message and violations (their start), detail (its end), error kind."""
     return dataclasses.replace(
-        reply, message=bound_text(reply.message), detail=bound_text(reply.detail, keep="tail"),
+        reply,
+        message=bound_text(reply.message),
+        detail=bound_text(reply.detail, keep="tail"),
         error_kind=None if reply.error_kind is None else bound_text(reply.error_kind, MAX_NAME),
-        violations=[bound_text(v) for v in reply.violations[:32]])
+        violations=[bound_text(v) for v in reply.violations[:32]],
+    )
 
 
 def bounded_description(description: Mapping[str, Any]) -> dict[str, Any]:
     """An implementation's self-description (name, version, language...) with every text bounded."""
-    return {bound_text(key, MAX_NAME): bound_text(value, MAX_NAME) if isinstance(value, str) else value
-            for key, value in list(description.items())[:32]}
+    return {
+        bound_text(key, MAX_NAME): bound_text(value, MAX_NAME) if isinstance(value, str) else value
+        for key, value in list(description.items())[:32]
+    }
 
 
 def one_line(text: str, limit: int = 500) -> str:

@@ -22,9 +22,8 @@ or ``write_text(path, text)`` for both steps at once. The rules:
 - :meth:`OutputTarget.check` refuses a missing directory, a directory as target and an unwritable
   directory or file, so a run is never lost to a typo in a report path.
 """
-from __future__ import annotations
 
-from embconf.model.errors import UserError
+from __future__ import annotations
 
 import errno
 import fcntl
@@ -35,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, TextIO, Union
+
+from embconf.model.errors import UserError
 
 STDOUT = "-"
 
@@ -137,7 +138,7 @@ def _write_fd(fd: int, data: bytes) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _write_in_place(path: Path, data: bytes) -> None:

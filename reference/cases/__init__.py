@@ -48,7 +48,15 @@ def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str 
 
 def all_cases() -> list[tuple[str, list[CaseSpec]]]:
     """(area, cases) in file order; an area is one fixture file."""
-    from embconf.reference.cases import embedding_layer, half_precision, learned_positions, lookup_options, memory, sinusoidal, token_lookup
+    from embconf.reference.cases import (
+        embedding_layer,
+        half_precision,
+        learned_positions,
+        lookup_options,
+        memory,
+        sinusoidal,
+        token_lookup,
+    )
 
     modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision)
     return [(module.AREA, module.cases()) for module in modules]

@@ -3,6 +3,7 @@
 The CLI is run as a user runs it (a fresh interpreter, ``python -m embconf run --impl ...``);
 the adapters' finer behaviour is checked directly.
 """
+
 from __future__ import annotations
 
 import sys
@@ -11,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_cli, run_report
+
 from embconf.adapters import ImplementationError, create_adapter
-from embconf.model.contract import Status, UNSPECIFIED
 from embconf.adapters.loading import load_module, package_location
+from embconf.model.contract import UNSPECIFIED, Status
 
 EXAMPLE_IMPL = f"tinytorch:{EXAMPLE_STUDENT.relative_to(ROOT)}"
 NUMPY_FUNCTIONS = f"functions:{(IMPLS / 'numpy_functions.py').relative_to(ROOT)}"
@@ -44,10 +45,14 @@ def assert_clean_pass(result, report) -> None:
 
 # ----- whole runs through the CLI -----------------------------------------------------------
 
+
 def test_reference_passes_every_case(tmp_path):
     result, report = run_report(tmp_path, "reference")
     assert_clean_pass(result, report)
-    assert all(any(f.startswith(("sinusoid-", "sinusoid_computed")) for f in c["features"]) for c in outcomes(report, "not_applicable"))
+    assert all(
+        any(f.startswith(("sinusoid-", "sinusoid_computed")) for f in c["features"])
+        for c in outcomes(report, "not_applicable")
+    )
 
 
 def test_example_student_passes_every_applicable_case(tmp_path):
@@ -57,8 +62,16 @@ def test_example_student_passes_every_applicable_case(tmp_path):
     assert caps["error_detail"] == "coarse" and "float64" not in caps["features"]
     assert {"float_ids", "int32_ids"} <= set(caps["features"])
     ran = {c["operation"] for c in report["cases"] if c["outcome"] == "pass"}
-    assert ran == {"embedding_forward", "embedding_backward", "sinusoidal_table", "learned_positions_forward",
-                   "learned_positions_backward", "embedding_layer_forward", "embedding_layer_backward", "parameter_count"}
+    assert ran == {
+        "embedding_forward",
+        "embedding_backward",
+        "sinusoidal_table",
+        "learned_positions_forward",
+        "learned_positions_backward",
+        "embedding_layer_forward",
+        "embedding_layer_backward",
+        "parameter_count",
+    }
 
 
 def test_example_student_by_module_name(tmp_path):
@@ -70,31 +83,44 @@ def test_example_student_by_module_name(tmp_path):
 def test_numpy_functions_pass_every_case(tmp_path):
     result, report = run_report(tmp_path, NUMPY_FUNCTIONS)
     assert_clean_pass(result, report)
-    assert all(any(f.startswith("sinusoid-") or f in SPEC_1_1_FEATURES for f in c["features"]) for c in outcomes(report, "not_applicable"))
+    assert all(
+        any(f.startswith("sinusoid-") or f in SPEC_1_1_FEATURES for f in c["features"])
+        for c in outcomes(report, "not_applicable")
+    )
 
 
 def test_torch_passes_every_applicable_case(tmp_path):
     """Except where PyTorch deviates, each deviation listed with its reason (spec 1.1: half-precision running sums)."""
     pytest.importorskip("torch")
-    result, report = run_report(tmp_path, "torch", "-q", "--expectations", str(ROOT / "examples/expectations/torch.yaml"), "--strict")
+    result, report = run_report(
+        tmp_path, "torch", "-q", "--expectations", str(ROOT / "examples/expectations/torch.yaml"), "--strict"
+    )
     assert_clean_pass(result, report)
-    assert {c["id"] for c in outcomes(report, "xfail")} == {"half.float16.backward.many_repeats", "half.bfloat16.backward.many_repeats"}
+    assert {c["id"] for c in outcomes(report, "xfail")} == {
+        "half.float16.backward.many_repeats",
+        "half.bfloat16.backward.many_repeats",
+    }
     assert report["implementation"]["name"] == "PyTorch"
     skipped = outcomes(report, "not_applicable")
     assert not any(c["operation"] == "sinusoidal_table" and c["outcome"] != "not_applicable" for c in report["cases"])
     layer_skips = [c for c in skipped if c["operation"].startswith("embedding_layer")]
-    assert layer_skips and all("no sinusoidal table" in c["message"] or "float_ids" in c["message"] for c in layer_skips)
+    assert layer_skips and all(
+        "no sinusoidal table" in c["message"] or "float_ids" in c["message"] for c in layer_skips
+    )
     passed = {c["id"] for c in outcomes(report, "pass")}
     assert {"mem.parameters.gpt3", "lookup.sparse.module_example", "lookup.forward.float64"} <= passed
 
 
 WRONG_VARIANTS = {
-    "wrong_overwrite.py": ("lookup.backward.module_example_020",
-                           ["Row 0 is used twice so its gradient should be [2., 2.], got [1., 1.]"]),
-    "wrong_sin_cos_swapped.py": ("sin.canonical.l4_d4",
-                                 ["'table' differs at index [0, 0]: expected 0.0, got 1.0"]),
-    "wrong_exponent_sign.py": ("sin.canonical.l4_d4",
-                               ["'table' differs at index [1, 2]: expected 0.0099998", "6 of 16 elements out of tolerance"]),
+    "wrong_overwrite.py": (
+        "lookup.backward.module_example_020",
+        ["Row 0 is used twice so its gradient should be [2., 2.], got [1., 1.]"],
+    ),
+    "wrong_sin_cos_swapped.py": ("sin.canonical.l4_d4", ["'table' differs at index [0, 0]: expected 0.0, got 1.0"]),
+    "wrong_exponent_sign.py": (
+        "sin.canonical.l4_d4",
+        ["'table' differs at index [1, 2]: expected 0.0099998", "6 of 16 elements out of tolerance"],
+    ),
 }
 
 
@@ -117,6 +143,7 @@ def test_wrong_variants_fail_only_where_their_bug_shows(tmp_path):
 
 
 # ----- bad --impl strings: exit 2, one line, no traceback ------------------------------------
+
 
 def _raises_at_import(tmp_path: Path) -> str:
     path = tmp_path / "raises_at_import.py"
@@ -141,9 +168,13 @@ BAD_IMPLS = {
     "no operations": lambda tmp: f"functions:{EXAMPLE_STUDENT}",
 }
 EXPECTED_WORDS = {
-    "unknown kind": "nosuchkind", "functions without target": "needs a target", "missing file": "no such file",
-    "missing module": "ModuleNotFoundError", "raises at import": "RuntimeError: the module refuses to import",
-    "syntax error": "SyntaxError", "no operations": "defines none of the spec operations",
+    "unknown kind": "nosuchkind",
+    "functions without target": "needs a target",
+    "missing file": "no such file",
+    "missing module": "ModuleNotFoundError",
+    "raises at import": "RuntimeError: the module refuses to import",
+    "syntax error": "SyntaxError",
+    "no operations": "defines none of the spec operations",
 }
 
 
@@ -157,6 +188,7 @@ def test_bad_impl_exits_2_with_one_line(tmp_path, name):
 
 
 # ----- the loader ---------------------------------------------------------------------------
+
 
 def test_package_file_is_imported_under_its_dotted_name():
     root, dotted = package_location(EXAMPLE_STUDENT.resolve())
@@ -182,14 +214,21 @@ def test_a_shadowing_package_is_reported(tmp_path):
         load_module(str(tmp_path / "second" / "embconf_shadow_pkg" / "impl.py"))
 
 
-@pytest.mark.parametrize("target, words", [("no/such/file.py", "no such file"), ("not a module", "neither"),
-                                           ("embconf_no_such_module_xyz", "ModuleNotFoundError")])
+@pytest.mark.parametrize(
+    "target, words",
+    [
+        ("no/such/file.py", "no such file"),
+        ("not a module", "neither"),
+        ("embconf_no_such_module_xyz", "ModuleNotFoundError"),
+    ],
+)
 def test_loader_failures_are_implementation_errors(target, words):
     with pytest.raises(ImplementationError, match=words):
         load_module(target)
 
 
 # ----- the functions adapter ----------------------------------------------------------------
+
 
 def _module(tmp_path: Path, name: str, source: str) -> str:
     path = tmp_path / f"{name}.py"
@@ -202,50 +241,70 @@ def test_functions_capabilities_come_from_the_module(tmp_path):
     caps = adapter.capabilities()
     assert len(caps.operations) == 12 and caps.sinusoid_convention == "interleaved"
     assert caps.features == {"float64", "int32_ids", "float_ids", "row_sparse_grad", "large_tables"}
-    partial = create_adapter("functions:" + _module(tmp_path, "partial_impl", """
+    partial = create_adapter(
+        "functions:"
+        + _module(
+            tmp_path,
+            "partial_impl",
+            """
         EMBCONF_SINUSOID_CONVENTION = "concatenated"
         def sinusoidal_table(max_len, embed_dim, dtype):
             raise NotImplementedError
         helper = 3
-    """))
+    """,
+        )
+    )
     caps = partial.capabilities()
     assert caps.operations == {"sinusoidal_table"} and "sinusoid-concatenated" in caps.all_features
 
 
-@pytest.mark.parametrize("source, words", [
-    ("EMBCONF_FEATURES = ['float64', 'bfloat8']\ndef embedding_forward(weight, ids): pass\n", "unknown feature"),
-    ("EMBCONF_FEATURES = 'float64'\ndef embedding_forward(weight, ids): pass\n", "must be a list"),
-    ("EMBCONF_SINUSOID_CONVENTION = 'cosine'\ndef embedding_forward(weight, ids): pass\n", "not one of"),
-    ("def forward(weight, ids): pass\n", "defines none of the spec operations"),
-])
+@pytest.mark.parametrize(
+    "source, words",
+    [
+        ("EMBCONF_FEATURES = ['float64', 'bfloat8']\ndef embedding_forward(weight, ids): pass\n", "unknown feature"),
+        ("EMBCONF_FEATURES = 'float64'\ndef embedding_forward(weight, ids): pass\n", "must be a list"),
+        ("EMBCONF_SINUSOID_CONVENTION = 'cosine'\ndef embedding_forward(weight, ids): pass\n", "not one of"),
+        ("def forward(weight, ids): pass\n", "defines none of the spec operations"),
+    ],
+)
 def test_functions_declaration_errors(tmp_path, source, words):
     with pytest.raises(ImplementationError, match=words):
         create_adapter("functions:" + _module(tmp_path, "bad_declaration", source))
 
 
 def test_functions_typed_errors_and_exceptions(tmp_path):
-    adapter = create_adapter("functions:" + _module(tmp_path, "typed", """
+    adapter = create_adapter(
+        "functions:"
+        + _module(
+            tmp_path,
+            "typed",
+            """
         class Rejected(Exception):
             kind = "index_out_of_range"
         def embedding_forward(weight, ids):
             raise Rejected("id 9 is out of range")
         def embedding_backward(weight, ids, grad_output):
             raise ValueError("no kind")
-    """))
+    """,
+        )
+    )
     weight, ids = np.zeros((2, 2), np.float32), np.array([9])
     typed = adapter.call("embedding_forward", {"weight": weight, "ids": ids})
     assert (typed.status, typed.error_kind) == (Status.REJECTED, "index_out_of_range")
-    other = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.zeros((1, 2), np.float32)})
+    other = adapter.call(
+        "embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.zeros((1, 2), np.float32)}
+    )
     assert other.status == Status.RAISED and "ValueError: no kind" in other.message
 
 
 # ----- the tinytorch adapter ----------------------------------------------------------------
 
+
 def _fake_student(tmp_path: Path, body: str) -> str:
     """A student module built on the example's Tensor, with ``body`` appended."""
     header = f"""
         import sys
-        sys.path.insert(0, {str(ROOT / 'examples' / 'tinytorch_student')!r})
+        sys.path.insert(0, {str(ROOT / "examples" / "tinytorch_student")!r})
         import numpy as np
         from tinytorch.core.tensor import Tensor
         import tinytorch.core.autograd
@@ -254,33 +313,49 @@ def _fake_student(tmp_path: Path, body: str) -> str:
 
 
 def test_tinytorch_declares_only_what_the_module_has(tmp_path):
-    adapter = create_adapter(_fake_student(tmp_path, """
+    adapter = create_adapter(
+        _fake_student(
+            tmp_path,
+            """
         def _compute_sinusoidal_table(max_len, embed_dim):
             return np.zeros((max_len, embed_dim), dtype=np.float64)
-    """))
+    """,
+        )
+    )
     assert adapter.capabilities().operations == {"sinusoidal_table"}
     reply = adapter.call("sinusoidal_table", {"max_len": 2, "embed_dim": 4, "dtype": "float32"})
-    assert reply.status == Status.OUTPUTS and reply.outputs["table"].dtype == np.float64  # reported as produced, not cast
+    assert (
+        reply.status == Status.OUTPUTS and reply.outputs["table"].dtype == np.float64
+    )  # reported as produced, not cast
 
 
-@pytest.mark.parametrize("body, words", [("x = 1\n", "none of the TinyTorch embeddings API"),
-                                         ("del Tensor\nclass Embedding: pass\n", "no Tensor class")])
+@pytest.mark.parametrize(
+    "body, words",
+    [("x = 1\n", "none of the TinyTorch embeddings API"), ("del Tensor\nclass Embedding: pass\n", "no Tensor class")],
+)
 def test_tinytorch_without_the_api_is_an_implementation_error(tmp_path, body, words):
     with pytest.raises(ImplementationError, match=words):
         create_adapter(_fake_student(tmp_path, body))
 
 
 def test_tinytorch_reports_a_missing_gradient_as_none(tmp_path):
-    adapter = create_adapter(_fake_student(tmp_path, """
+    adapter = create_adapter(
+        _fake_student(
+            tmp_path,
+            """
         class Embedding:
             def __init__(self, vocab_size, embed_dim):
                 self.weight = Tensor(np.zeros((vocab_size, embed_dim)), requires_grad=True)
             def forward(self, indices):
                 rows = self.weight.data[indices.data.astype(np.int64)]
                 return Tensor(rows, requires_grad=True)  # detached from the table: no gradient reaches it
-    """))
+    """,
+        )
+    )
     weight = np.ones((3, 2), np.float32)
-    reply = adapter.call("embedding_backward", {"weight": weight, "ids": np.array([0, 2]), "grad_output": np.ones((2, 2), np.float32)})
+    reply = adapter.call(
+        "embedding_backward", {"weight": weight, "ids": np.array([0, 2]), "grad_output": np.ones((2, 2), np.float32)}
+    )
     assert reply.status == Status.OUTPUTS and reply.outputs["grad_weight"] is None
 
 
@@ -288,15 +363,25 @@ def test_tinytorch_value_errors_are_coarse_rejections():
     adapter = create_adapter(EXAMPLE_IMPL)
     reply = adapter.call("embedding_forward", {"weight": np.zeros((3, 2), np.float32), "ids": np.array([3])})
     assert (reply.status, reply.error_kind) == (Status.REJECTED, UNSPECIFIED) and "out of range" in reply.message
-    reply = adapter.call("embedding_layer_forward", {
-        "config": {"vocab_size": 3, "embed_dim": 2, "pos_encoding": "rope"}, "token_weight": np.zeros((3, 2), np.float32),
-        "position_table": None, "tokens": np.array([0]), "start_pos": 0})
+    reply = adapter.call(
+        "embedding_layer_forward",
+        {
+            "config": {"vocab_size": 3, "embed_dim": 2, "pos_encoding": "rope"},
+            "token_weight": np.zeros((3, 2), np.float32),
+            "position_table": None,
+            "tokens": np.array([0]),
+            "start_pos": 0,
+        },
+    )
     assert (reply.status, reply.error_kind) == (Status.REJECTED, UNSPECIFIED)  # raised by the constructor
 
 
 def test_tinytorch_flags_a_trainable_sinusoidal_constant(tmp_path):
-    adapter = create_adapter(_fake_student(tmp_path, f"""
-        sys.path.insert(0, {str(ROOT / 'examples' / 'tinytorch_student')!r})
+    adapter = create_adapter(
+        _fake_student(
+            tmp_path,
+            f"""
+        sys.path.insert(0, {str(ROOT / "examples" / "tinytorch_student")!r})
         from tinytorch.core import embeddings as correct
 
         class EmbeddingLayer(correct.EmbeddingLayer):
@@ -304,28 +389,42 @@ def test_tinytorch_flags_a_trainable_sinusoidal_constant(tmp_path):
                 super().__init__(*args, **kwargs)
                 if isinstance(self.pos_encoding, Tensor):
                     self.pos_encoding.requires_grad = True  # the constant is marked trainable
-    """))
-    reply = adapter.call("embedding_layer_backward", {
-        "config": {"vocab_size": 3, "embed_dim": 2, "max_seq_len": 4, "pos_encoding": "sinusoidal"},
-        "token_weight": np.zeros((3, 2), np.float32), "position_table": None, "tokens": np.array([0, 1]),
-        "start_pos": 0, "grad_output": np.ones((2, 2), np.float32)})
+    """,
+        )
+    )
+    reply = adapter.call(
+        "embedding_layer_backward",
+        {
+            "config": {"vocab_size": 3, "embed_dim": 2, "max_seq_len": 4, "pos_encoding": "sinusoidal"},
+            "token_weight": np.zeros((3, 2), np.float32),
+            "position_table": None,
+            "tokens": np.array([0, 1]),
+            "start_pos": 0,
+            "grad_output": np.ones((2, 2), np.float32),
+        },
+    )
     assert reply.status == Status.OUTPUTS and reply.outputs["grad_position_table"] is not None
 
 
 def test_tinytorch_parameter_count_reads_the_students_objects():
     adapter = create_adapter(EXAMPLE_IMPL)
-    reply = adapter.call("parameter_count", {"config": {"vocab_size": 10, "embed_dim": 4, "max_seq_len": 6,
-                                                        "pos_encoding": "sinusoidal"}})
+    reply = adapter.call(
+        "parameter_count",
+        {"config": {"vocab_size": 10, "embed_dim": 4, "max_seq_len": 6, "pos_encoding": "sinusoidal"}},
+    )
     assert reply.outputs == {"trainable": 40, "non_trainable": 24}
 
 
 # ----- the torch adapter --------------------------------------------------------------------
 
+
 def test_torch_missing_is_a_one_line_install_hint(monkeypatch):
     from embconf.adapters.pytorch import TorchAdapter
 
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(ImplementationError, match=r"torch is not installed; pip install 'embedding-conformance\[torch\]'"):
+    with pytest.raises(
+        ImplementationError, match=r"torch is not installed; pip install 'embedding-conformance\[torch\]'"
+    ):
         TorchAdapter()
 
 
@@ -337,8 +436,10 @@ def test_torch_maps_errors_and_skips_sinusoidal_layers():
     config = {"vocab_size": 3, "embed_dim": 2, "max_seq_len": 4, "pos_encoding": "sinusoidal"}
     assert adapter.call("parameter_count", {"config": config}).status == Status.SKIPPED
     assert "sinusoidal_table" not in adapter.capabilities().operations
-    huge = adapter.call("parameter_count", {"config": {"vocab_size": 256000, "embed_dim": 2304, "max_seq_len": 8192,
-                                                       "pos_encoding": "learned"}})
+    huge = adapter.call(
+        "parameter_count",
+        {"config": {"vocab_size": 256000, "embed_dim": 2304, "max_seq_len": 8192, "pos_encoding": "learned"}},
+    )
     assert huge.outputs == {"trainable": (256000 + 8192) * 2304, "non_trainable": 0}  # counted on the meta device
 
 
@@ -359,11 +460,15 @@ def _install_plugin(root, body: str) -> dict:
 
 
 def test_a_third_party_adapter_registered_by_entry_point_is_named_like_a_builtin(tmp_path):
-    env = _install_plugin(tmp_path, (
-        '"""Demo plugin: an adapter for a NumPy module, reached as demo:PATH."""\n'
-        "from embconf.adapters.functions import FunctionsAdapter\n\n\n"
-        "def make(target):\n"
-        "    return FunctionsAdapter(target)\n"))
+    env = _install_plugin(
+        tmp_path,
+        (
+            '"""Demo plugin: an adapter for a NumPy module, reached as demo:PATH."""\n'
+            "from embconf.adapters.functions import FunctionsAdapter\n\n\n"
+            "def make(target):\n"
+            "    return FunctionsAdapter(target)\n"
+        ),
+    )
     result = run_cli("run", "--impl", f"demo:{IMPLS / 'numpy_functions.py'}", "--select", "lookup.*", "-q", env=env)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     assert " pass" in result.stdout and "fail" not in result.stdout.splitlines()[-1]

@@ -1,16 +1,18 @@
 """Honest implementations are admitted: a functions module declines a case, an implementation that computes its
 sinusoid declares it (EMB-MEM-1, 1.1.0), the older TinyTorch API without start_pos runs its start_pos = 0 cases,
 and an empty sequence reaches the layer with learned positions."""
+
 from __future__ import annotations
 
 from collections import Counter
 
 from helpers import EXAMPLE_STUDENT, IMPLS
+
 from embconf.adapters import create_adapter
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.run.cases import run_cases
 
-DECLINING = '''
+DECLINING = """
 from embconf.reference import embedding_forward as _forward, parameter_count as _count
 
 def embedding_forward(weight, ids):
@@ -22,7 +24,7 @@ def parameter_count(config):
     return _count(config, storage="computed")  # positions computed on every call: nothing stored
 
 EMBCONF_FEATURES = ["sinusoid_computed"]
-'''
+"""
 
 
 def _run(spec, cases):
@@ -40,7 +42,10 @@ def test_a_function_declines_a_case_and_a_computed_sinusoid_is_declared(tmp_path
     by_id = {r.id: r for r in run.results}
     assert [r.id for r in run.results if r.outcome in PROBLEMS] == []
     assert by_id["lookup.forward.ids_3d"].outcome == NOT_APPLICABLE
-    assert by_id["lookup.forward.ids_3d"].message == "skipped by the implementation: declined: ids of rank 3 and above are not supported"
+    assert (
+        by_id["lookup.forward.ids_3d"].message
+        == "skipped by the implementation: declined: ids of rank 3 and above are not supported"
+    )
     assert by_id["mem.parameters.small_sinusoidal_computed"].outcome == PASS
     assert by_id["mem.parameters.small_sinusoidal"].outcome == NOT_APPLICABLE  # the stored answer is not this one's
 

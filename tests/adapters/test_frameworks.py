@@ -5,6 +5,7 @@ their outcomes must be exactly the ones recorded, so an upstream change in a fra
 adapter) shows up as a test failure, never silently. Columns whose framework is not installed are
 skipped; .ci/run installs torch, jax with flax, tinygrad and clang, so CI runs those for real.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -12,19 +13,37 @@ import json
 import sys
 
 import pytest
-
 from helpers import ROOT, run_cli, run_report
+
 from embconf.adapters import ImplementationError, create_adapter
 
 MATRIX = json.loads((ROOT / "docs" / "matrix.json").read_text())
 COLUMNS = {column["impl"]: column for column in MATRIX["implementations"]}
-NEEDS = {"torch": ["torch"], "flax": ["flax", "jax"], "keras": ["keras", "keras_hub"], "tinygrad": ["tinygrad"],
-         "transformers": ["transformers", "torch"]}
-GLUE_CASES = {"pos.error.x_2d", "pos.error.x_4d", "pos.error.dim_mismatch", "pos.error.too_long", "pos.error.seq_longer_than_table",
-              "pos.error.start_past_end", "pos.error.start_negative", "pos.error.start_fraction", "pos.error.backward_too_long",
-              "layer.error.unknown_pos_encoding", "layer.error.pos_encoding_capitalised", "layer.error.learned_too_long",
-              "layer.error.start_negative", "layer.error.backward_too_long", "mem.error.parameters_unknown_pos",
-              "options.max_norm.error_not_positive"}
+NEEDS = {
+    "torch": ["torch"],
+    "flax": ["flax", "jax"],
+    "keras": ["keras", "keras_hub"],
+    "tinygrad": ["tinygrad"],
+    "transformers": ["transformers", "torch"],
+}
+GLUE_CASES = {
+    "pos.error.x_2d",
+    "pos.error.x_4d",
+    "pos.error.dim_mismatch",
+    "pos.error.too_long",
+    "pos.error.seq_longer_than_table",
+    "pos.error.start_past_end",
+    "pos.error.start_negative",
+    "pos.error.start_fraction",
+    "pos.error.backward_too_long",
+    "layer.error.unknown_pos_encoding",
+    "layer.error.pos_encoding_capitalised",
+    "layer.error.learned_too_long",
+    "layer.error.start_negative",
+    "layer.error.backward_too_long",
+    "mem.error.parameters_unknown_pos",
+    "options.max_norm.error_not_positive",
+}
 # PyTorch's CPU backward sums repeated ids in the half dtype: spec 1.1.0 fails it there by ruling (EMB-HLF-3)
 TORCH_FAILING = {"half.float16.backward.many_repeats", "half.bfloat16.backward.many_repeats"}
 
@@ -42,6 +61,7 @@ def run_json(tmp_path, impl: str, *extra: str) -> dict:
 
 # ----- every column of the published matrix, measured again ----------------------------------
 
+
 @pytest.mark.parametrize("impl", sorted(COLUMNS))
 def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, impl):
     if not installed(impl):
@@ -53,13 +73,16 @@ def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, im
     version = f"recorded {recorded.get('version')}, installed {report['implementation'].get('version')}"
     new = {k: v for k, v in now.items() if then.get(k) != v}
     gone = {k: v for k, v in then.items() if now.get(k) != v}
-    assert not new and not gone, (f"{impl} ({version}) no longer deviates as docs/matrix.json records: new {new}, "
-                                  f"fixed or changed {gone}; regenerate with bash docs/regenerate-matrix.sh")
+    assert not new and not gone, (
+        f"{impl} ({version}) no longer deviates as docs/matrix.json records: new {new}, "
+        f"fixed or changed {gone}; regenerate with bash docs/regenerate-matrix.sh"
+    )
     assert report["summary"] == recorded["summary"], version
 
 
 def test_the_matrix_records_the_deviations_the_issue_reported():
     """What the frameworks were seen to do, as the committed matrix holds it (a regenerated matrix must keep them)."""
+
     def failing(impl: str) -> set[str]:
         return {c["id"] for c in COLUMNS[impl]["failing"]}
 
@@ -67,7 +90,9 @@ def test_the_matrix_records_the_deviations_the_issue_reported():
     assert "lookup.error.id_2_pow_32" in failing("flax:x64")  # narrowed to row 0 even with x64 on
     assert "lookup.error.float_half" in failing("keras")  # float ids truncated
     assert "lookup.error.id_equals_vocab" in failing("tinygrad")  # zero rows
-    assert {"sin.canonical.l16_d2", "sin.canonical.l16_d3"} <= failing("transformers:m2m100")  # fairseq's division by zero
+    assert {"sin.canonical.l16_d2", "sin.canonical.l16_d3"} <= failing(
+        "transformers:m2m100"
+    )  # fairseq's division by zero
     assert "sin.canonical.l16_d3" in failing("transformers:whisper")  # odd width rejected
     assert not failing("reference") and COLUMNS["reference"]["claim"]["conforms"]
     torch = COLUMNS["torch"]
@@ -76,12 +101,25 @@ def test_the_matrix_records_the_deviations_the_issue_reported():
 
 # ----- the torch adapter's glue, visible per case ---------------------------------------------
 
+
 def test_torch_glue_decisions_are_marked_per_case(tmp_path):
     pytest.importorskip("torch")
     from embconf.model.schemas import validator
 
-    report = run_json(tmp_path, "torch", "--select", "pos.*", "--select", "layer.error.*", "--select", "mem.error.*",
-                      "--select", "lookup.error.*", "--select", "options.max_norm.error_*")
+    report = run_json(
+        tmp_path,
+        "torch",
+        "--select",
+        "pos.*",
+        "--select",
+        "layer.error.*",
+        "--select",
+        "mem.error.*",
+        "--select",
+        "lookup.error.*",
+        "--select",
+        "options.max_norm.error_*",
+    )
     validator("report").validate(report)
     glue = {c["id"] for c in report["cases"] if c.get("decided_by") == "glue"}
     assert glue == GLUE_CASES
@@ -91,10 +129,16 @@ def test_torch_glue_decisions_are_marked_per_case(tmp_path):
 
 # ----- each adapter's own behaviour -------------------------------------------------------------
 
-@pytest.mark.parametrize("impl, module, extra", [
-    ("flax", "jax", "flax"), ("keras", "keras", "keras"),
-    ("tinygrad", "tinygrad", "tinygrad"), ("transformers:marian", "transformers", "transformers"),
-])
+
+@pytest.mark.parametrize(
+    "impl, module, extra",
+    [
+        ("flax", "jax", "flax"),
+        ("keras", "keras", "keras"),
+        ("tinygrad", "tinygrad", "tinygrad"),
+        ("transformers:marian", "transformers", "transformers"),
+    ],
+)
 def test_a_missing_framework_is_the_pip_install_line(monkeypatch, impl, module, extra):
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImplementationError, match=rf"pip install 'embedding-conformance\[{extra}\]'"):
@@ -122,20 +166,29 @@ def in_fresh_python(module: str, body: str) -> None:
     import subprocess
     import textwrap
 
-    code = "import numpy as np\nfrom embconf.adapters import create_adapter\nfrom embconf.model.contract import Status\n"
-    result = subprocess.run([sys.executable, "-c", code + textwrap.dedent(body)], capture_output=True, text=True, timeout=600)
+    code = (
+        "import numpy as np\nfrom embconf.adapters import create_adapter\nfrom embconf.model.contract import Status\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code + textwrap.dedent(body)], capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
 
 
 def test_tinygrad_keeps_0d_ids_0d():
-    in_fresh_python("tinygrad", """
+    in_fresh_python(
+        "tinygrad",
+        """
         reply = create_adapter("tinygrad").call("embedding_forward", {"weight": np.eye(3, dtype=np.float32), "ids": np.array(1)})
         assert reply.status == Status.OUTPUTS and reply.outputs["output"].shape == (3,), reply
-    """)
+    """,
+    )
 
 
 def test_flax_maps_only_a_wrong_cotangent_shape():
-    in_fresh_python("flax", """
+    in_fresh_python(
+        "flax",
+        """
         adapter = create_adapter("flax")
         weight, ids = np.ones((4, 2), np.float32), np.array([0, 1, 1])
         wrong_shape = adapter.call("embedding_backward", {"weight": weight, "ids": ids, "grad_output": np.ones((3, 3), np.float32)})
@@ -146,20 +199,26 @@ def test_flax_maps_only_a_wrong_cotangent_shape():
         assert negative.status == Status.OUTPUTS and negative.outputs["output"].tolist() == [[6.0, 7.0]]  # Flax's wrap, unaided
         assert "float64" not in adapter.capabilities().features
         assert "float64" in create_adapter("flax:x64").capabilities().features
-    """)
+    """,
+    )
 
 
 def test_transformers_tables_declare_their_conventions():
-    in_fresh_python("transformers", """
+    in_fresh_python(
+        "transformers",
+        """
         conventions = {name: create_adapter(f"transformers:{name}").capabilities().sinusoid_convention
                        for name in ("distilbert", "marian", "m2m100", "whisper")}
         assert conventions == {"distilbert": "interleaved", "marian": "concatenated", "m2m100": "tensor2tensor",
                                "whisper": "tensor2tensor"}, conventions
-    """)
+    """,
+    )
 
 
 def test_keras_declines_configurations_keras_hub_does_not_provide():
-    in_fresh_python("keras_hub", """
+    in_fresh_python(
+        "keras_hub",
+        """
         adapter = create_adapter("keras")
         base = {"vocab_size": 5, "embed_dim": 2, "max_seq_len": 4}
         assert adapter.skip_reason("embedding_layer_forward", {"config": {**base, "pos_encoding": "sinusoidal"}})
@@ -167,4 +226,5 @@ def test_keras_declines_configurations_keras_hub_does_not_provide():
         assert adapter.skip_reason("parameter_count", {"config": {"vocab_size": 5, "embed_dim": 2}})  # no default length
         assert adapter.skip_reason("embedding_layer_forward", {"config": {**base, "pos_encoding": "learned"}}) is None
         assert adapter.describe()["backend"] == adapter.backend
-    """)
+    """,
+    )

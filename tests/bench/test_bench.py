@@ -1,18 +1,19 @@
 """embconf bench: a correct but wasteful backward shows far below the roof and allocating far more than
 the gradient; a wrong one is measured but marked; the JSON, the SVG and bad input."""
+
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from helpers import IMPLS, run_cli
+
 from embconf.bench import BenchOptions, run_bench
 from embconf.bench.measure import MEASURED, SKIPPED
 from embconf.bench.render import svg, to_json
-from embconf.isolation import IsolatedAdapter, IsolationOptions
 from embconf.bench.timing import own_resident
+from embconf.isolation import IsolatedAdapter, IsolationOptions
 
 FAST = BenchOptions(sizes=("tiny",), warmup=1, repeats=3)
 
@@ -25,11 +26,15 @@ def backward_rows(result):
 
 @pytest.fixture(scope="module")
 def benched():
-    return {name: run_bench(impl, FAST) for name, impl in (
-        ("reference", "reference"),
-        ("onehot", f"functions:{IMPLS / 'bench_onehot.py'}"),
-        ("loop", f"functions:{IMPLS / 'bench_loop.py'}"),
-        ("wrong", f"tinytorch:{IMPLS / 'wrong_overwrite.py'}"))}
+    return {
+        name: run_bench(impl, FAST)
+        for name, impl in (
+            ("reference", "reference"),
+            ("onehot", f"functions:{IMPLS / 'bench_onehot.py'}"),
+            ("loop", f"functions:{IMPLS / 'bench_loop.py'}"),
+            ("wrong", f"tinytorch:{IMPLS / 'wrong_overwrite.py'}"),
+        )
+    }
 
 
 def test_wasteful_backwards_are_far_below_the_roof_and_say_so(benched):
@@ -64,15 +69,24 @@ def test_json_follows_its_schema_and_svg_has_the_roof(benched):
         root = ET.fromstring(svg(result))
         roofs = [e for e in root.iter() if e.get("id") == "roof"]
         assert len(roofs) == 1 and roofs[0].tag.endswith("line")
-        assert sum(e.tag.endswith(("circle", "rect")) and e.find("{http://www.w3.org/2000/svg}title") is not None
-                   for e in root.iter()) == 4  # one marker per measured row
+        assert (
+            sum(
+                e.tag.endswith(("circle", "rect")) and e.find("{http://www.w3.org/2000/svg}title") is not None
+                for e in root.iter()
+            )
+            == 4
+        )  # one marker per measured row
 
 
 def test_a_size_over_the_memory_limit_is_skipped_with_the_reason():
     limit = own_resident() // 2**20 + 120
-    result = run_bench("reference", BenchOptions(("tiny", "gpt2-small"), 1, 3, isolation=IsolationOptions(memory_limit_mb=limit)))
+    result = run_bench(
+        "reference", BenchOptions(("tiny", "gpt2-small"), 1, 3, isolation=IsolationOptions(memory_limit_mb=limit))
+    )
     by_size = {(r.workload.size, r.operation): r for r in result.rows}
-    assert all(r.status == MEASURED for (size, _), r in by_size.items() if size == "tiny"), [r.reason for r in result.rows]
+    assert all(r.status == MEASURED for (size, _), r in by_size.items() if size == "tiny"), [
+        r.reason for r in result.rows
+    ]
     skipped = [r for (size, _), r in by_size.items() if size == "gpt2-small"]
     assert skipped and all(r.status == SKIPPED and "MB" in r.reason for r in skipped), [r.reason for r in skipped]
 
@@ -90,11 +104,14 @@ def test_a_failing_measurement_is_a_line_not_a_lost_worker():
         adapter.close()
 
 
-@pytest.mark.parametrize("args, says", [
-    (("--sizes", "gpt3"), "unknown size 'gpt3'"),
-    (("--json", "/nonexistent-dir/bench.json"), "bench.json"),
-    (("--repeats", "1"), "--repeats"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("--sizes", "gpt3"), "unknown size 'gpt3'"),
+        (("--json", "/nonexistent-dir/bench.json"), "bench.json"),
+        (("--repeats", "1"), "--repeats"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, says):
     done = run_cli("bench", "--impl", "reference", *args, timeout=120)
     assert done.returncode == 2, done.stderr
@@ -102,8 +119,20 @@ def test_bad_input_is_one_line_and_exit_2(args, says):
 
 
 def test_cli_writes_json_and_svg(tmp_path):
-    done = run_cli("bench", "--impl", "reference", "--sizes", "tiny", "--repeats", "3", "--json", str(tmp_path / "b.json"),
-                   "--plot", str(tmp_path / "b.svg"), timeout=300)
+    done = run_cli(
+        "bench",
+        "--impl",
+        "reference",
+        "--sizes",
+        "tiny",
+        "--repeats",
+        "3",
+        "--json",
+        str(tmp_path / "b.json"),
+        "--plot",
+        str(tmp_path / "b.svg"),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "memcpy roof" in done.stdout and "tiny/zipf" in done.stdout
     document = json.loads((tmp_path / "b.json").read_text())
@@ -116,7 +145,9 @@ def test_a_protocol_peer_is_timed_end_to_end_with_its_transfer_apart():
     assert result.where == "the runner, over the protocol"
     for row in result.rows:
         assert row.status == MEASURED and row.transfer["bytes"] > row.workload.input_bytes(row.operation)
-        assert row.peak_extra is None and "memory not measured over the protocol" in to_json(result)["rows"][0]["summary"]
+        assert (
+            row.peak_extra is None and "memory not measured over the protocol" in to_json(result)["rows"][0]["summary"]
+        )
 
 
 def test_grade_bench_adds_ungraded_columns(tmp_path):
@@ -126,6 +157,7 @@ def test_grade_bench_adds_ungraded_columns(tmp_path):
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grading"))
     import grading_samples as samples
+
     from embconf.bench.column import COLUMNS
     from embconf.cli import main
 
@@ -136,7 +168,10 @@ def test_grade_bench_adds_ungraded_columns(tmp_path):
     assert main(["grade", str(folder), "--out", str(out), "--jobs", "1", "--bench"]) == 0
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
         by_name = {row["name"]: row for row in csv.DictReader(handle)}
-    assert 0 < float(by_name["alice"]["bench_backward_roof"]) < 1 and float(by_name["alice"]["bench_backward_allocated"]) > 0
+    assert (
+        0 < float(by_name["alice"]["bench_backward_roof"]) < 1
+        and float(by_name["alice"]["bench_backward_allocated"]) > 0
+    )
     assert all(by_name["bob"][name] == "" for name in COLUMNS)  # not gradable: no bench
     plain = tmp_path / "plain"
     assert main(["grade", str(folder), "--out", str(plain), "--jobs", "1"]) == 0

@@ -1,4 +1,5 @@
 """The corpus: frozen, byte-identical on regeneration, schema-valid, complete, and guarded against edits."""
+
 from __future__ import annotations
 
 import json
@@ -7,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import run_cli
 from embconf.corpus.fixtures import FixtureError, load_corpus
+from embconf.corpus.validate import defined_requirements, validate_directory
+from embconf.model.vocabulary import FIXTURES_DIR, SPEC_DIR
 from embconf.reference import generate
 from embconf.reference.emit import float_text
-from embconf.model.vocabulary import FIXTURES_DIR, SPEC_DIR
-from embconf.corpus.validate import defined_requirements, validate_directory
 
 MIN_CASES = 150
 
@@ -70,8 +71,8 @@ def test_spec_versions_agree():
 
 
 def test_error_kinds_agree_with_the_reference():
-    from embconf.reference.errors import ERROR_KINDS
     from embconf.model.vocabulary import error_kinds
+    from embconf.reference.errors import ERROR_KINDS
 
     assert list(ERROR_KINDS) == error_kinds()
 
@@ -121,11 +122,17 @@ def test_a_hand_edited_file_is_refused_unless_allowed(tmp_path):
     assert allowed.returncode == 0 and "MODIFIED" in allowed.stdout
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace('  features: []\n', '  features: []\n  flavour: "x"\n', 1), "Additional properties are not allowed"),
-    (lambda t: t.replace('- id: "lookup.forward.ids_0d"', '- id: "lookup.forward.module_example"', 1), "duplicate"),
-    (lambda t: t.replace("shape: [4, 3]", "shape: [4, 4]", 1), "data has 12 values"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda t: t.replace("  features: []\n", '  features: []\n  flavour: "x"\n', 1),
+            "Additional properties are not allowed",
+        ),
+        (lambda t: t.replace('- id: "lookup.forward.ids_0d"', '- id: "lookup.forward.module_example"', 1), "duplicate"),
+        (lambda t: t.replace("shape: [4, 3]", "shape: [4, 4]", 1), "data has 12 values"),
+    ],
+)
 def test_malformed_fixtures_are_refused_with_file_line_and_case(tmp_path, edit, message):
     copy = _copy(tmp_path)
     path = copy / "token_lookup.yaml"
@@ -149,7 +156,9 @@ def test_losing_cases_fails_loudly(tmp_path):
 def test_unsafe_yaml_is_never_executed(tmp_path):
     copy = _copy(tmp_path)
     path = copy / "memory.yaml"
-    path.write_text(path.read_text().replace('area: "memory"', 'area: !!python/object/apply:os.system ["echo pwned"]', 1))
+    path.write_text(
+        path.read_text().replace('area: "memory"', 'area: !!python/object/apply:os.system ["echo pwned"]', 1)
+    )
     with pytest.raises(FixtureError, match="YAML tag .*python.* is not allowed"):
         load_corpus(copy, allow_modified=True)
 
@@ -171,5 +180,7 @@ def test_pinned_rows_outside_the_array_are_refused_not_a_crash(tmp_path):
     copy = _copy(tmp_path)
     path = copy / "sinusoidal.yaml"
     path.write_text(path.read_text().replace("508, 509, 510, 511]", "508, 509, 510, 5110]", 1))
-    with pytest.raises(FixtureError, match=r"line \d+, case sin\.canonical\.\w+: output 'table': 'rows' must list row indices within"):
+    with pytest.raises(
+        FixtureError, match=r"line \d+, case sin\.canonical\.\w+: output 'table': 'rows' must list row indices within"
+    ):
         load_corpus(copy, allow_modified=True)

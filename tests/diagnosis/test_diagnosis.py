@@ -1,5 +1,6 @@
 """The diagnosis on real code: mutants ranked first, symptoms on a held-out student corpus, the run's verdict
 in every report, precision-aware replay, and a diagnosis that never breaks a run."""
+
 from __future__ import annotations
 
 import io
@@ -12,14 +13,14 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import numpy as np
 import pytest
-
 from helpers import IMPLS, ROOT, STUDENTS, first_cause, run_cli, run_diagnosed
+
+from embconf.corpus.fixtures import Case
 from embconf.diagnosis import diagnose_run
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
-from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import FAIL, CaseResult
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
-from embconf.model.outcomes import FAIL, CaseResult
 from embconf.reports.console import Console
 
 CLAMPING = f"functions:{IMPLS / 'clamping_lookup.py'}"
@@ -58,11 +59,20 @@ def _float32_flipped_sign(max_len: int, embed_dim: int, dtype: str = "float32") 
 
 
 def test_a_catalogued_mistake_computed_in_float32_is_recognised(cases):
-    chosen = [c for c in cases if c.operation == "sinusoidal_table" and c.id.startswith("sin.canonical.") and "float64" not in c.id]
-    run = run_diagnosed(ImplementationAdapter(Implementation({"sinusoidal_table": _float32_flipped_sign}), "float32 flipped sign"), chosen)
+    chosen = [
+        c
+        for c in cases
+        if c.operation == "sinusoidal_table" and c.id.startswith("sin.canonical.") and "float64" not in c.id
+    ]
+    run = run_diagnosed(
+        ImplementationAdapter(Implementation({"sinusoidal_table": _float32_flipped_sign}), "float32 flipped sign"),
+        chosen,
+    )
     failing = [r for r in run.results if r.outcome == FAIL]
     named = [r for r in failing if first_cause(r) == "sin.exponent_sign"]
-    assert len(failing) >= 10 and len(named) >= 0.9 * len(failing), [(r.id, first_cause(r)) for r in failing if r not in named]
+    assert len(failing) >= 10 and len(named) >= 0.9 * len(failing), [
+        (r.id, first_cause(r)) for r in failing if r not in named
+    ]
 
 
 def _clamping_run(cases):
@@ -75,12 +85,16 @@ def _clamping_run(cases):
 def test_the_verdict_names_the_mistake_behind_the_failures(cases):
     verdict = _clamping_run(cases).verdict
     assert verdict.causes[0].id == "fwd.clamped" and len(verdict.causes[0].cases) >= 5
-    assert verdict.summary.startswith(f"1 likely mistake explains {verdict.explained} of {verdict.failures} failures: clamps out-of-range ids")
+    assert verdict.summary.startswith(
+        f"1 likely mistake explains {verdict.explained} of {verdict.failures} failures: clamps out-of-range ids"
+    )
 
 
 def test_the_verdict_in_the_console_json_and_junit(tmp_path):
     report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
-    done = run_cli("run", "--impl", CLAMPING, "--select", "lookup.*", "--report-json", str(report), "--junit", str(junit))
+    done = run_cli(
+        "run", "--impl", CLAMPING, "--select", "lookup.*", "--report-json", str(report), "--junit", str(junit)
+    )
     assert done.returncode == 1
     console = done.stdout
     assert console.index("Verdict: 1 likely mistake explains") < console.index("Failures (")
@@ -93,8 +107,23 @@ def test_the_verdict_in_the_console_json_and_junit(tmp_path):
 
 def test_the_verdict_in_the_pytest_summary_and_junitxml(tmp_path):
     junit = tmp_path / "junit.xml"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--embconf-impl={CLAMPING}",
-                           "--embconf-select=lookup.error.*", f"--junitxml={junit}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--embconf-impl={CLAMPING}",
+            "--embconf-select=lookup.error.*",
+            f"--junitxml={junit}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1
     assert "embconf verdict" in done.stdout and "likely mistake" in done.stdout and "fwd.clamped" in done.stdout
     prop = ET.parse(junit).getroot().find(".//properties/property[@name='embconf.verdict']")
@@ -123,7 +152,15 @@ def test_messages_say_what_differs_once(cases):
 def test_diagnosis_never_raises_and_is_bounded(cases, caplog):
     case = next(c for c in cases if c.id == "lookup.forward.module_example")
     odd = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": object()})
-    nan = CaseResult(case.id, case.requirements, case.features, case.operation, FAIL, "x", actual={"output": np.full((3, 3), np.nan, np.float32)})
+    nan = CaseResult(
+        case.id,
+        case.requirements,
+        case.features,
+        case.operation,
+        FAIL,
+        "x",
+        actual={"output": np.full((3, 3), np.nan, np.float32)},
+    )
     from embconf.adapters.reference import ReferenceAdapter
     from embconf.model.record import RunRecord
 

@@ -1,6 +1,7 @@
 """Student submissions for the grading tests and benchmark, made from the example student's module:
 correct or with one realistic mistake, as a package folder, a single module, a percent-format
 notebook or a Jupyter notebook (nbdev ``#| export`` cells)."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,10 @@ MODULE = EXAMPLE / "tinytorch" / "core" / "embeddings.py"
 # mistake -> (text in the correct module, its replacement)
 MISTAKES: dict[str, tuple[str, str]] = {
     "overwrite": ("np.add.at(grad_weight, self.ids, grad_output)", "grad_weight[self.ids] = grad_output"),
-    "sin_cos_swapped": ("table[:, 0::2] = np.sin(angles)\n    table[:, 1::2] = np.cos(", "table[:, 0::2] = np.cos(angles)\n    table[:, 1::2] = np.sin("),
+    "sin_cos_swapped": (
+        "table[:, 0::2] = np.sin(angles)\n    table[:, 1::2] = np.cos(",
+        "table[:, 0::2] = np.cos(angles)\n    table[:, 1::2] = np.sin(",
+    ),
     "exponent_sign": ("np.exp(-two_i * math.log(10000.0)", "np.exp(two_i * math.log(10000.0)"),
     "start_pos_ignored": ("self.position_embeddings[start:start + seq_len]", "self.position_embeddings[0:seq_len]"),
     "syntax_error": ("POS_ENCODINGS = (", "def broken(:\n    pass\nPOS_ENCODINGS = ("),
@@ -52,13 +56,29 @@ def write(folder: Path, name: str, form: str, mistake: Optional[str] = None) -> 
         path.write_text(module_text(mistake), encoding="utf-8")
     elif form == "percent":
         path = folder / f"{name}.py"
-        path.write_text("".join(f"# %%{' [markdown]' if kind == 'markdown' else ''}\n" + (_commented(src) if kind == "markdown" else src) + "\n\n"
-                                for kind, src in notebook_cells(mistake)), encoding="utf-8")
+        path.write_text(
+            "".join(
+                f"# %%{' [markdown]' if kind == 'markdown' else ''}\n"
+                + (_commented(src) if kind == "markdown" else src)
+                + "\n\n"
+                for kind, src in notebook_cells(mistake)
+            ),
+            encoding="utf-8",
+        )
     elif form == "ipynb":
         path = folder / f"{name}.ipynb"
-        cells = [{"cell_type": kind, "metadata": {}, "source": src.splitlines(keepends=True),
-                  **({"outputs": [], "execution_count": None} if kind == "code" else {})} for kind, src in notebook_cells(mistake)]
-        path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+        cells = [
+            {
+                "cell_type": kind,
+                "metadata": {},
+                "source": src.splitlines(keepends=True),
+                **({"outputs": [], "execution_count": None} if kind == "code" else {}),
+            }
+            for kind, src in notebook_cells(mistake)
+        ]
+        path.write_text(
+            json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8"
+        )
     else:
         raise ValueError(form)
     return path

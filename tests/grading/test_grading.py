@@ -1,4 +1,5 @@
 """embconf grade: a class folder of real submissions (correct and wrong, every form), graded once per module."""
+
 from __future__ import annotations
 
 import csv
@@ -38,7 +39,9 @@ def klass(tmp_path_factory):
     (folder / "frank.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
     (folder / "notes.pdf").write_bytes(b"%PDF-1.4")
     (folder / "gina.ipynb").write_text('{"cells": [', encoding="utf-8")
-    (folder / "hank.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": "x = 1"}], "nbformat": 4}), encoding="utf-8")
+    (folder / "hank.ipynb").write_text(
+        json.dumps({"cells": [{"cell_type": "code", "source": "x = 1"}], "nbformat": 4}), encoding="utf-8"
+    )
     (folder / "hugo.py").write_text(HANG, encoding="utf-8")
     (folder / ".DS_Store").write_bytes(b"\0")
     out = tmp_path_factory.mktemp("out")
@@ -55,7 +58,21 @@ def graded(klass):
 
 def test_every_entry_is_in_the_gradebook_with_its_score_or_reason(graded):
     _, _, book = graded
-    assert sorted(book) == ["alice", "bob", "carol", "dave", "erin", "fay", "frank", "gina", "hank", "hugo", "ivy.ipynb", "ivy.py", "notes"]
+    assert sorted(book) == [
+        "alice",
+        "bob",
+        "carol",
+        "dave",
+        "erin",
+        "fay",
+        "frank",
+        "gina",
+        "hank",
+        "hugo",
+        "ivy.ipynb",
+        "ivy.py",
+        "notes",
+    ]
     for correct in ("alice", "carol", "ivy.ipynb"):  # a package, a percent notebook and a Jupyter notebook, all correct
         assert book[correct]["score"] == "100", book[correct]
     assert 0 < float(book["bob"]["score"]) < 100 and "indexed assignment" in book["bob"]["top_mistake"]
@@ -63,7 +80,9 @@ def test_every_entry_is_in_the_gradebook_with_its_score_or_reason(graded):
     assert float(book["ivy.py"]["positions"]) < 15 and "start_pos" in book["ivy.py"]["top_mistake"]
     line = samples.module_text("syntax_error").splitlines().index("def broken(:") + 1
     assert book["erin"]["reason"] == f"does not import: SyntaxError at line {line} (invalid syntax)"
-    assert book["fay"]["reason"] == f"does not import: SyntaxError at line {line + 1} of notebook cell 3 (invalid syntax)"  # after '#| export'
+    assert (
+        book["fay"]["reason"] == f"does not import: SyntaxError at line {line + 1} of notebook cell 3 (invalid syntax)"
+    )  # after '#| export'
     assert "zip archive" in book["frank"]["reason"]
     assert book["notes"]["reason"].startswith("not a submission: a .pdf file")
     assert "not valid" in book["gina"]["reason"] and "JSON" in book["gina"]["reason"]
@@ -121,7 +140,23 @@ def test_shards_partition_the_class_and_merge_gives_the_same_gradebook(graded, t
     names = []
     for index in (1, 2):
         shard_out = tmp_path / f"shard{index}"
-        assert main(["grade", str(folder), "--out", str(shard_out), "--shard", f"{index}/2", "--jobs", "2", "--run-timeout", "6"]) == 0
+        assert (
+            main(
+                [
+                    "grade",
+                    str(folder),
+                    "--out",
+                    str(shard_out),
+                    "--shard",
+                    f"{index}/2",
+                    "--jobs",
+                    "2",
+                    "--run-timeout",
+                    "6",
+                ]
+            )
+            == 0
+        )
         names.append(set(rows(shard_out)))
     assert names[0].isdisjoint(names[1]) and names[0] | names[1] == set(book) and names[0] and names[1]
     merged = tmp_path / "merged"
@@ -130,15 +165,24 @@ def test_shards_partition_the_class_and_merge_gives_the_same_gradebook(graded, t
     assert sorted(p.name for p in (merged / "results").iterdir()) == sorted(f"{n}.json" for n in book)
 
 
-@pytest.mark.parametrize("rubric, says", [
-    ("rubric_format: 1\nitems: []\n", "items: [] should be non-empty"),
-    ("rubric_format: 1\nitems:\n  - {id: x, points: -1, requirements: [EMB-FWD-*]}\n", "items.0.points: -1 is less than the minimum of 0"),
-    ("rubric_format: 1\nitems:\n  - {id: x, points: 1, requirements: [EMB-NOPE-*]}\n", "item 'x' matches no case"),
-    ("rubric_format: 1\nitems:\n  - {id: x, points: 1, sections: [42]}\n", "no section 42"),
-    ("rubric_format: 1\nitems:\n  - {id: x, points: 1, requirements: [EMB-FWD-1], credit: most}\n", "'most' is not one of"),
-    ("rubric_format: 1\nitems: [\n", "not valid YAML"),
-    ("rubric_format: 1\nitems:\n  - {id: x, points: 1}\n", "items.0"),
-])
+@pytest.mark.parametrize(
+    "rubric, says",
+    [
+        ("rubric_format: 1\nitems: []\n", "items: [] should be non-empty"),
+        (
+            "rubric_format: 1\nitems:\n  - {id: x, points: -1, requirements: [EMB-FWD-*]}\n",
+            "items.0.points: -1 is less than the minimum of 0",
+        ),
+        ("rubric_format: 1\nitems:\n  - {id: x, points: 1, requirements: [EMB-NOPE-*]}\n", "item 'x' matches no case"),
+        ("rubric_format: 1\nitems:\n  - {id: x, points: 1, sections: [42]}\n", "no section 42"),
+        (
+            "rubric_format: 1\nitems:\n  - {id: x, points: 1, requirements: [EMB-FWD-1], credit: most}\n",
+            "'most' is not one of",
+        ),
+        ("rubric_format: 1\nitems: [\n", "not valid YAML"),
+        ("rubric_format: 1\nitems:\n  - {id: x, points: 1}\n", "items.0"),
+    ],
+)
 def test_a_malformed_rubric_is_refused_in_one_line_before_anything_runs(tmp_path, capsys, rubric, says):
     folder = tmp_path / "subs"
     folder.mkdir()
@@ -163,7 +207,13 @@ def test_usage_problems_exit_2_before_anything_runs(tmp_path, capsys):
     blocker.write_text("")
     assert main(["grade", str(empty), "--out", str(blocker / "out")]) == 2
     assert "cannot write to" in capsys.readouterr().err
-    for bad in (["--shard", "3/2"], ["--shard", "x"], ["--jobs", "0"], ["--merge", str(tmp_path)], ["--base", str(tmp_path)]):
+    for bad in (
+        ["--shard", "3/2"],
+        ["--shard", "x"],
+        ["--jobs", "0"],
+        ["--merge", str(tmp_path)],
+        ["--base", str(tmp_path)],
+    ):
         assert main(["grade", str(empty), "--out", str(tmp_path / "o2"), *bad]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not (tmp_path / "o2" / "gradebook.csv").exists()
@@ -204,11 +254,19 @@ def test_an_interrupted_run_keeps_what_it_graded_and_the_next_run_resumes(tmp_pa
     folder.mkdir()
     for number in range(8):
         samples.write(folder, f"s{number}", "module", None if number % 2 else "overwrite")
-    child = subprocess.Popen([sys.executable, "-m", "embconf", "grade", str(folder), "--out", str(out), "--jobs", "2"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as at a terminal
+    child = subprocess.Popen(
+        [sys.executable, "-m", "embconf", "grade", str(folder), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as at a terminal
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and len(list((out / "records").glob("*.json")) if (out / "records").is_dir() else []) < 2:
+    while (
+        time.monotonic() < deadline
+        and len(list((out / "records").glob("*.json")) if (out / "records").is_dir() else []) < 2
+    ):
         time.sleep(0.05)
     os.killpg(child.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     printed, _ = child.communicate(timeout=120)

@@ -1,5 +1,6 @@
 """The parts of grading on their own: notebook export, rubric scoring rules, the report in a real
 browser (headless Chromium), and embconf.check."""
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,15 @@ from embconf.grading.rubric import load  # noqa: E402
 from embconf.grading.score import score  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"]
+CHROME_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.mark.parametrize("form", ["percent", "ipynb"])
@@ -42,7 +50,10 @@ def test_a_notebook_exports_only_its_export_cells(tmp_path, form):
 
 def test_cells_exported_elsewhere_are_left_out(tmp_path):
     path = tmp_path / "nb.py"
-    path.write_text("# %%\n#| default_exp core.tensor\n\n# %%\n#| export\nx = 1\n\n# %%\n#| export core.embeddings\ny = 2\n", encoding="utf-8")
+    path.write_text(
+        "# %%\n#| default_exp core.tensor\n\n# %%\n#| export\nx = 1\n\n# %%\n#| export core.embeddings\ny = 2\n",
+        encoding="utf-8",
+    )
     assert "y = 2" in export(path).source and "x = 1" not in export(path).source
     path.write_text("# %%\n#| default_exp core.tensor\n\n# %%\n#| export\nx = 1\n", encoding="utf-8")
     with pytest.raises(NotebookError, match="no exported cells.*default_exp is 'core.tensor'"):
@@ -50,26 +61,48 @@ def test_cells_exported_elsewhere_are_left_out(tmp_path):
 
 
 def _record(outcomes: dict[str, str], provided: bool = True) -> dict:
-    return {"name": "s", "entry": "s.py", "kind": "module", "status": "graded", "reason": "", "verdict": {"summary": "", "mistakes": []},
-            "cases": [{"id": cid, "requirements": ["EMB-FWD-1"], "operation": "embedding_forward", "outcome": outcome, "provided": provided,
-                       "message": "", "cause": None} for cid, outcome in outcomes.items()]}
+    return {
+        "name": "s",
+        "entry": "s.py",
+        "kind": "module",
+        "status": "graded",
+        "reason": "",
+        "verdict": {"summary": "", "mistakes": []},
+        "cases": [
+            {
+                "id": cid,
+                "requirements": ["EMB-FWD-1"],
+                "operation": "embedding_forward",
+                "outcome": outcome,
+                "provided": provided,
+                "message": "",
+                "cause": None,
+            }
+            for cid, outcome in outcomes.items()
+        ],
+    }
 
 
-@pytest.mark.parametrize("settings, outcomes, provided, points", [
-    ("credit: partial", {"a": "pass", "b": "fail", "c": "pass", "d": "fail"}, True, 5.0),
-    ("credit: all_or_nothing", {"a": "pass", "b": "fail"}, True, 0.0),
-    ("credit: all_or_nothing", {"a": "pass", "b": "pass"}, True, 10.0),
-    ("not_applicable: exclude", {"a": "pass", "b": "not_applicable"}, True, 10.0),
-    ("not_applicable: fail", {"a": "pass", "b": "not_applicable"}, True, 5.0),
-    ("not_applicable: pass", {"a": "fail", "b": "not_applicable"}, True, 5.0),
-    ("not_applicable: exclude", {"a": "not_applicable"}, True, 0.0),  # nothing counted: nothing earned
-    ("missing: fail", {"a": "not_applicable", "b": "not_applicable"}, False, 0.0),
-    ("missing: exclude\n    not_applicable: pass", {"a": "not_applicable"}, False, 0.0),
-    ("credit: partial", {"a": "error", "b": "crash", "c": "timeout", "d": "xpass"}, True, 2.5),
-])
+@pytest.mark.parametrize(
+    "settings, outcomes, provided, points",
+    [
+        ("credit: partial", {"a": "pass", "b": "fail", "c": "pass", "d": "fail"}, True, 5.0),
+        ("credit: all_or_nothing", {"a": "pass", "b": "fail"}, True, 0.0),
+        ("credit: all_or_nothing", {"a": "pass", "b": "pass"}, True, 10.0),
+        ("not_applicable: exclude", {"a": "pass", "b": "not_applicable"}, True, 10.0),
+        ("not_applicable: fail", {"a": "pass", "b": "not_applicable"}, True, 5.0),
+        ("not_applicable: pass", {"a": "fail", "b": "not_applicable"}, True, 5.0),
+        ("not_applicable: exclude", {"a": "not_applicable"}, True, 0.0),  # nothing counted: nothing earned
+        ("missing: fail", {"a": "not_applicable", "b": "not_applicable"}, False, 0.0),
+        ("missing: exclude\n    not_applicable: pass", {"a": "not_applicable"}, False, 0.0),
+        ("credit: partial", {"a": "error", "b": "crash", "c": "timeout", "d": "xpass"}, True, 2.5),
+    ],
+)
 def test_rubric_credit_rules(tmp_path, corpus, settings, outcomes, provided, points):
     path = tmp_path / "rubric.yaml"
-    path.write_text(f"rubric_format: 1\nitems:\n  - id: fwd\n    points: 10\n    cases: ['*']\n    {settings}\n", encoding="utf-8")
+    path.write_text(
+        f"rubric_format: 1\nitems:\n  - id: fwd\n    points: 10\n    cases: ['*']\n    {settings}\n", encoding="utf-8"
+    )
     result = score(_record(outcomes, provided), load(path, corpus.cases))
     assert result.total == points
 
@@ -88,13 +121,14 @@ def test_the_default_rubric_has_100_points_and_grades_the_example_student_fully(
 
 # ----- the class report in a real browser --------------------------------------------------------
 
+
 def _png_pixels(data: bytes) -> np.ndarray:
     """The pixels of an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes), unfiltered."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     position, chunks, header = 8, [], None
     while position < len(data):
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        body = data[position + 8:position + 8 + length]
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        body = data[position + 8 : position + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -133,41 +167,80 @@ def class_report(tmp_path_factory):
     from embconf.cli import main
 
     folder = tmp_path_factory.mktemp("subs")
-    for name, form, mistake in [("ann", "package", None), ("ben", "module", "overwrite"), ("cat", "module", "overwrite"),
-                                ("dan", "percent", "sin_cos_swapped"), ("eve", "module", "syntax_error"), ("fox", "ipynb", "start_pos_ignored")]:
+    for name, form, mistake in [
+        ("ann", "package", None),
+        ("ben", "module", "overwrite"),
+        ("cat", "module", "overwrite"),
+        ("dan", "percent", "sin_cos_swapped"),
+        ("eve", "module", "syntax_error"),
+        ("fox", "ipynb", "start_pos_ignored"),
+    ]:
         samples.write(folder, name, form, mistake)
     out = tmp_path_factory.mktemp("out")
     assert main(["grade", str(folder), "--out", str(out), "--jobs", "2"]) == 0
     return out
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package 'chromium'; .ci/run installs it)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (Debian package 'chromium'; .ci/run installs it)"
+)
 def test_the_report_renders_in_chromium_and_its_figures_match_the_gradebook(class_report, tmp_path):
     page = (class_report / "report.html").as_uri()
     profile = tmp_path / "profile"
-    dom = subprocess.run([CHROMIUM, *CHROME_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page],
-                         capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [CHROMIUM, *CHROME_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     with open(class_report / "gradebook.csv", newline="", encoding="utf-8") as handle:
         book = list(csv.DictReader(handle))
-    bars = [(float(low), int(count)) for count, low in re.findall(r'class="bar" data-count="(\d+)" data-low="([\d.]+)"', dom)]
+    bars = [
+        (float(low), int(count))
+        for count, low in re.findall(r'class="bar" data-count="(\d+)" data-low="([\d.]+)"', dom)
+    ]
     assert len(bars) == 10 and sum(count for _, count in bars) == len(book) == 6
     for low, count in bars:
-        assert count == sum(low <= float(row["score"]) < low + 10 or (low == 90 and float(row["score"]) == 100) for row in book)
-    overwrite = [m for m in re.findall(r'<tr class="mistake" data-count="(\d+)">(.*?)</tr>', dom, re.S) if "indexed assignment" in m[1]]
-    assert overwrite and overwrite[0][0] == "2" and 'href="#s-ben"' in overwrite[0][1] and 'href="#s-cat"' in overwrite[0][1]
-    rates = dict((req, (int(p), int(o))) for req, p, o in re.findall(r'data-requirement="([\w-]+)" data-passed="(\d+)" data-of="(\d+)"', dom))
+        assert count == sum(
+            low <= float(row["score"]) < low + 10 or (low == 90 and float(row["score"]) == 100) for row in book
+        )
+    overwrite = [
+        m
+        for m in re.findall(r'<tr class="mistake" data-count="(\d+)">(.*?)</tr>', dom, re.S)
+        if "indexed assignment" in m[1]
+    ]
+    assert (
+        overwrite
+        and overwrite[0][0] == "2"
+        and 'href="#s-ben"' in overwrite[0][1]
+        and 'href="#s-cat"' in overwrite[0][1]
+    )
+    rates = dict(
+        (req, (int(p), int(o)))
+        for req, p, o in re.findall(r'data-requirement="([\w-]+)" data-passed="(\d+)" data-of="(\d+)"', dom)
+    )
     graded = [row for row in book if not row["reason"]]
     assert {of for _, of in rates.values()} == {len(graded)} == {5}
     full_backward = sum(row["backward"] == "20" for row in graded)  # ben and cat overwrite repeated rows (EMB-BWD-2)
     assert rates["EMB-BWD-2"] == (full_backward, 5) == (3, 5) and rates["EMB-FWD-2"] == (5, 5)
     assert re.search(r'id="s-eve" class="student problem"', dom)
     shot = tmp_path / "shot.png"
-    subprocess.run([CHROMIUM, *CHROME_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=900,700", f"--screenshot={shot}", page],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            CHROMIUM,
+            *CHROME_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile2'}",
+            "--window-size=900,700",
+            f"--screenshot={shot}",
+            page,
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     pixels = _png_pixels(shot.read_bytes())
     colours = {tuple(p) for p in pixels[::7, ::7, :3].reshape(-1, 3)}
     assert pixels.shape[:2] == (700, 900) and len(colours) > 20  # text and bars, not a blank page
-    blue = np.all(np.abs(pixels[..., :3] - [0x3b, 0x6f, 0xb6]) < 8, axis=-1).sum()
+    blue = np.all(np.abs(pixels[..., :3] - [0x3B, 0x6F, 0xB6]) < 8, axis=-1).sum()
     assert blue > 1000  # the histogram's bars are drawn
 
 
@@ -179,6 +252,7 @@ def test_the_report_is_self_contained(class_report):
 
 # ----- embconf.check ---------------------------------------------------------------------------
 
+
 def test_check_a_file_shows_the_verdict_and_the_likely_cause(tmp_path):
     path = samples.write(tmp_path, "mine", "module", "overwrite")
     result = embconf.check(path)
@@ -187,7 +261,9 @@ def test_check_a_file_shows_the_verdict_and_the_likely_cause(tmp_path):
     assert "indexed assignment" in html and result.verdict in html.replace("&#x27;", "'").replace("&gt;", ">")
     assert "<details" in html and "lookup.backward" in html
     text = str(result)
-    assert text.startswith(f"score {result.score.total:g} / 100") and "By requirement:" in text and "likely cause" in text
+    assert (
+        text.startswith(f"score {result.score.total:g} / 100") and "By requirement:" in text and "likely cause" in text
+    )
 
 
 def test_check_a_notebook_namespace_and_a_notebook_file(tmp_path):
@@ -221,7 +297,15 @@ def test_feedback_names_one_mistake_once_with_the_causes_embconf_run_names(corpu
 
     student = Path(__file__).resolve().parents[1] / "students" / "grad_buffer_reused.py"
     run = run_submission(f"tinytorch:{student}", corpus.cases, IsolationOptions())
-    record = {"name": "s", "entry": student.name, "kind": "module", "status": "graded", "reason": "", "note": "", **run_fields(run)}
+    record = {
+        "name": "s",
+        "entry": student.name,
+        "kind": "module",
+        "status": "graded",
+        "reason": "",
+        "note": "",
+        **run_fields(run),
+    }
     assert [m["id"] for m in record["verdict"]["mistakes"] if m["id"]] == [c.id for c in run.verdict.causes]
     text = feedback(score(record, load(None, corpus.cases)), "title")
     bullets = [line for line in text.splitlines() if line.startswith("- Likely mistake")]

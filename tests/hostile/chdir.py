@@ -1,4 +1,5 @@
 """Hostile: embedding_forward changes the working directory (then answers correctly); the rest is correct."""
+
 import os
 
 from embconf.reference import embedding_backward, sinusoidal_table  # noqa: F401  (correct)

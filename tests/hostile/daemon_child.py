@@ -1,11 +1,13 @@
 """Hostile: embedding_forward leaves two processes behind, a child (``sleep``) and a daemon (double fork,
 setsid), each meant to live an hour, and embedding_backward hangs. The worker's pid and theirs are
 appended to $EMBCONF_TEST_PIDFILE, one a line. sinusoidal_table is correct."""
+
 import os
 import subprocess
 import time
 
-from embconf.reference import embedding_forward as _forward, sinusoidal_table  # noqa: F401  (correct)
+from embconf.reference import embedding_forward as _forward  # noqa: F401  (correct)
+from embconf.reference import sinusoidal_table
 
 
 def _daemon(pidfile: str) -> None:

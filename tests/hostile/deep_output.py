@@ -1,4 +1,5 @@
 """Hostile: embedding_forward returns a list nested 100000 deep; the rest is correct."""
+
 from embconf.reference import embedding_backward, sinusoidal_table  # noqa: F401  (correct)
 
 

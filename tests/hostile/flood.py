@@ -1,5 +1,6 @@
 """Hostile: prints megabytes to stdout and stderr. embedding_forward then answers correctly;
 embedding_backward then exits the process, so its crash report shows the tail of the flood."""
+
 import os
 import sys
 

@@ -1,6 +1,7 @@
 """Hostile: returns things that are not arrays. embedding_forward a string, sinusoidal_table None,
 embedding_backward a nested list (of the right numbers), learned_positions_forward a generator,
 learned_positions_backward three values instead of two; embedding_backward_sparse is correct."""
+
 from embconf.reference import embedding_backward as _backward
 from embconf.reference import embedding_backward_sparse  # noqa: F401  (correct)
 

@@ -1,4 +1,5 @@
 """Hostile: embedding_backward never returns (an infinite loop); the other operations are correct."""
+
 from embconf.reference import embedding_forward, sinusoidal_table  # noqa: F401  (correct)
 
 

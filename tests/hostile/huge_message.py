@@ -1,4 +1,5 @@
 """Hostile: embedding_forward raises a 5 MB message, and a lone surrogate in it; the other operations are correct."""
+
 from embconf.reference import embedding_backward, sinusoidal_table  # noqa: F401  (correct)
 
 

@@ -1,4 +1,5 @@
 """Hostile: fails while being imported."""
+
 from embconf.reference import embedding_forward  # noqa: F401
 
 raise RuntimeError("no GPU found (this module refuses to load)")

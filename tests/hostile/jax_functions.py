@@ -1,6 +1,7 @@
 """A correct implementation whose arithmetic runs in JAX (x64): JAX reserves about a gigabyte of address
 space on first use that it never touches, so it must pass under the default memory limit. Ids and
 shapes are checked with the reference's validators; the gather and the scatter-add are JAX's."""
+
 import jax
 
 jax.config.update("jax_enable_x64", True)

@@ -1,5 +1,6 @@
 """Hostile: embedding_backward starts a child process that touches 1 GiB and sleeps, and waits for it: the
 memory belongs to the worker's process tree. The child's pid is appended to $EMBCONF_TEST_PIDFILE."""
+
 import os
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 """Hostile: embedding_backward allocates (and touches) 128 MiB blocks without bound; the rest is correct."""
+
 import numpy as np
 
 from embconf.reference import embedding_forward, sinusoidal_table  # noqa: F401  (correct)

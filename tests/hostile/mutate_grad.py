@@ -1,4 +1,5 @@
 """Hostile: embedding_backward zeroes the upstream gradient after use ("to free it"); the rest is correct."""
+
 from embconf.reference import embedding_backward as _backward
 from embconf.reference import embedding_forward, sinusoidal_table  # noqa: F401  (correct)
 

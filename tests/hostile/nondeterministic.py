@@ -1,5 +1,6 @@
 """Hostile: sinusoidal_table adds fresh random noise of one ulp (within tolerance) to one element on
 every call, from the OS's entropy (no global state); the other operations are deterministic and correct."""
+
 import numpy as np
 
 from embconf.reference import embedding_backward, embedding_forward  # noqa: F401  (correct)

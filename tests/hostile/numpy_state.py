@@ -1,5 +1,6 @@
 """Hostile: changes numpy's global state (then answers correctly): embedding_forward turns on
 np.seterr(all='raise'), sinusoidal_table changes the print options; embedding_backward is correct."""
+
 import numpy as np
 
 from embconf.reference import embedding_backward  # noqa: F401  (correct)

@@ -1,4 +1,5 @@
 """Hostile: embedding_forward dereferences a null pointer (SIGSEGV); the other operations are correct."""
+
 import ctypes
 
 from embconf.reference import embedding_backward, sinusoidal_table  # noqa: F401  (correct)

@@ -1,4 +1,5 @@
 """Correct, but every call takes 0.2 s longer than it needs."""
+
 import time
 
 from embconf import reference
@@ -8,6 +9,7 @@ def _slow(function):
     def slowed(*args, **kwargs):
         time.sleep(0.2)
         return function(*args, **kwargs)
+
     return slowed
 
 

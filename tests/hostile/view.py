@@ -1,6 +1,7 @@
 """Hostile: when every id is the same, embedding_forward returns a broadcast view of that row of the
 table, and for ids 0..V-1 in order the table itself (right values, but the output aliases the
 weights); otherwise it gathers correctly."""
+
 import numpy as np
 
 from embconf.reference import embedding_backward, sinusoidal_table  # noqa: F401  (correct)

@@ -1,4 +1,5 @@
 """Shared by the wrong variants: the example student package, imported from examples/."""
+
 from __future__ import annotations
 
 import math

@@ -1,7 +1,7 @@
 """Correct but slow (for embconf bench's tests): the backward as a Python loop over the ids, one row
 added at a time. The forward and the validation are numpy_functions'."""
-import numpy as np
 
+import numpy as np
 from numpy_functions import SpecError, _rows, embedding_forward  # noqa: F401
 
 

@@ -1,7 +1,7 @@
 """Correct but wasteful (for embconf bench's tests): the backward as a one-hot matrix product, an N x V
 matrix built for every call. The forward and the validation are numpy_functions'."""
-import numpy as np
 
+import numpy as np
 from numpy_functions import SpecError, _rows, embedding_forward  # noqa: F401
 
 

@@ -1,4 +1,5 @@
 """A wrong implementation for CLI tests: clamps out-of-range ids instead of rejecting them (EMB-IDX-1/2)."""
+
 import numpy as np
 
 

@@ -4,6 +4,7 @@ Conventions of the functions adapter: one function per spec operation, keyword
 arguments named as the operation's inputs, and errors raised as exceptions
 with a ``kind`` attribute. Sums are taken in float64 and rounded once.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,6 +26,7 @@ class SpecError(Exception):
 
 
 # ----- validation ----------------------------------------------------------------------
+
 
 def _rows(ids: np.ndarray, vocab_size: int) -> np.ndarray:
     ids = np.asarray(ids)
@@ -58,6 +60,7 @@ def _scatter(shape: tuple[int, ...], rows: np.ndarray, grad: np.ndarray) -> np.n
 
 # ----- token lookup --------------------------------------------------------------------
 
+
 def embedding_forward(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return np.take(weight, _rows(ids, weight.shape[0]), axis=0)
 
@@ -69,13 +72,16 @@ def embedding_backward(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndar
     return _scatter(weight.shape, rows, grad_output).astype(weight.dtype)
 
 
-def embedding_backward_sparse(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def embedding_backward_sparse(
+    weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     dense = embedding_backward(weight, ids, grad_output)
     used = np.unique(_rows(ids, weight.shape[0])).astype(np.int64)
     return used, dense[used]
 
 
 # ----- positions -----------------------------------------------------------------------
+
 
 def sinusoidal_table(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
     pos = np.arange(max_len, dtype=np.float64).reshape(-1, 1)
@@ -95,20 +101,23 @@ def _check_x(table: np.ndarray, x: np.ndarray) -> None:
 def learned_positions_forward(table: np.ndarray, x: np.ndarray, start_pos: int = 0) -> np.ndarray:
     _check_x(table, x)
     s = _start(start_pos, x.shape[1], table.shape[0])
-    return (x.astype(np.float64) + table[s:s + x.shape[1]].astype(np.float64)).astype(x.dtype)
+    return (x.astype(np.float64) + table[s : s + x.shape[1]].astype(np.float64)).astype(x.dtype)
 
 
-def learned_positions_backward(table: np.ndarray, x: np.ndarray, start_pos: int, grad_output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def learned_positions_backward(
+    table: np.ndarray, x: np.ndarray, start_pos: int, grad_output: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     _check_x(table, x)
     s = _start(start_pos, x.shape[1], table.shape[0])
     if grad_output.shape != x.shape:
         raise SpecError("shape_mismatch", f"grad_output shape {grad_output.shape}")
     grad_table = np.zeros(table.shape)
-    grad_table[s:s + x.shape[1]] = grad_output.astype(np.float64).sum(axis=0)
+    grad_table[s : s + x.shape[1]] = grad_output.astype(np.float64).sum(axis=0)
     return np.array(grad_output), grad_table.astype(table.dtype)
 
 
 # ----- the layer -----------------------------------------------------------------------
+
 
 def _config(config: Mapping[str, Any]) -> dict[str, Any]:
     cfg = {**LAYER_DEFAULTS, **config}
@@ -117,7 +126,9 @@ def _config(config: Mapping[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-def _layer_parts(config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any) -> tuple[dict[str, Any], np.ndarray, int, float]:
+def _layer_parts(
+    config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any
+) -> tuple[dict[str, Any], np.ndarray, int, float]:
     """(config with defaults, ids as (batch, seq), start, token scale) after the layer's checks."""
     cfg = _config(config)
     if tokens.ndim not in (1, 2):
@@ -130,21 +141,32 @@ def _layer_parts(config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any) 
     return cfg, rows, s, scale
 
 
-def embedding_layer_forward(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                            tokens: np.ndarray, start_pos: Any = 0) -> np.ndarray:
+def embedding_layer_forward(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any = 0,
+) -> np.ndarray:
     cfg, rows, s, scale = _layer_parts(config, tokens, start_pos)
     seq = rows.shape[1]
     out = token_weight[rows].astype(np.float64) * scale
     if cfg["pos_encoding"] == "learned":
-        out += position_table[s:s + seq].astype(np.float64)
+        out += position_table[s : s + seq].astype(np.float64)
     elif cfg["pos_encoding"] == "sinusoidal":
         out += sinusoidal_table(s + seq, cfg["embed_dim"], "float64")[s:]
     out = out.astype(token_weight.dtype)
     return out if tokens.ndim == 2 else out[0]
 
 
-def embedding_layer_backward(config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray],
-                             tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+def embedding_layer_backward(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any,
+    grad_output: np.ndarray,
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
     cfg, rows, s, scale = _layer_parts(config, tokens, start_pos)
     if grad_output.shape != tokens.shape + (cfg["embed_dim"],):
         raise SpecError("shape_mismatch", f"grad_output shape {grad_output.shape}")
@@ -153,11 +175,12 @@ def embedding_layer_backward(config: Mapping[str, Any], token_weight: np.ndarray
     if cfg["pos_encoding"] != "learned":
         return grad_tokens, None
     grad_positions = np.zeros(position_table.shape)
-    grad_positions[s:s + rows.shape[1]] = grad.sum(axis=0)
+    grad_positions[s : s + rows.shape[1]] = grad.sum(axis=0)
     return grad_tokens, grad_positions.astype(position_table.dtype)
 
 
 # ----- memory --------------------------------------------------------------------------
+
 
 def _item(dtype: str) -> int:
     if dtype not in ITEM_BYTES:

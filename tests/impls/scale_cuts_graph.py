@@ -1,12 +1,16 @@
 """Wrong variant: the sqrt(D) scaling rebuilds the tensor from .data, which cuts the token table out of the graph
 (it gets a gradient only when scale_embeddings is off)."""
+
 import math
 
 from _example import student_embeddings
 
 solution = student_embeddings()
 Tensor, Embedding, PositionalEncoding = solution.Tensor, solution.Embedding, solution.PositionalEncoding
-_compute_sinusoidal_table, create_sinusoidal_embeddings = solution._compute_sinusoidal_table, solution.create_sinusoidal_embeddings
+_compute_sinusoidal_table, create_sinusoidal_embeddings = (
+    solution._compute_sinusoidal_table,
+    solution.create_sinusoidal_embeddings,
+)
 
 
 class EmbeddingLayer(solution.EmbeddingLayer):

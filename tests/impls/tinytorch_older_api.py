@@ -1,10 +1,14 @@
 """Correct, on the older published TinyTorch API: PositionalEncoding.forward(x) and EmbeddingLayer.forward(tokens)
 take no start_pos (positions always start at 0)."""
+
 from _example import student_embeddings
 
 solution = student_embeddings()
 Tensor, Embedding = solution.Tensor, solution.Embedding
-_compute_sinusoidal_table, create_sinusoidal_embeddings = solution._compute_sinusoidal_table, solution.create_sinusoidal_embeddings
+_compute_sinusoidal_table, create_sinusoidal_embeddings = (
+    solution._compute_sinusoidal_table,
+    solution.create_sinusoidal_embeddings,
+)
 
 
 class PositionalEncoding(solution.PositionalEncoding):

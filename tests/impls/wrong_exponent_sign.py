@@ -1,4 +1,5 @@
 """Wrong variant: the frequency exponent's sign is flipped, w_i = exp(+2i ln(10000) / D)."""
+
 from _example import sinusoid_table, student_embeddings
 
 student = student_embeddings()

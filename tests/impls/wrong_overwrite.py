@@ -1,6 +1,6 @@
 """Wrong variant: the embedding backward overwrites the rows of repeated ids instead of accumulating."""
-import numpy as np
 
+import numpy as np
 from _example import student_embeddings
 
 student = student_embeddings()

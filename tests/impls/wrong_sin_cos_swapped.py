@@ -1,6 +1,6 @@
 """Wrong variant: the sinusoidal table has cos in the even columns and sin in the odd ones."""
-import numpy as np
 
+import numpy as np
 from _example import sinusoid_table, student_embeddings
 
 student = student_embeddings()

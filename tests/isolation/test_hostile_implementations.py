@@ -6,6 +6,7 @@ through the CLI in a fresh process, as a user runs it: the affected cases get th
 every other selected case is still reported and passes, and the runner exits 1 (2 when the module
 cannot even be imported, in one line).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import ROOT, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import ROOT, run_cli
+from embconf.corpus.fixtures import FixtureError, parse_fixture_file
 from embconf.model.contract import Reply, Status
 from embconf.model.encoding import EncodingError, decode_array
-from embconf.corpus.fixtures import FixtureError, parse_fixture_file
 from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
 HOSTILE = ROOT / "tests" / "hostile"
@@ -35,8 +36,18 @@ def run_hostile(tmp_path: Path, module: str, *args: str, select: tuple[str, ...]
     """``embconf run`` on tests/hostile/MODULE.py: the process result and the report's cases by id."""
     report = tmp_path / f"{module}.json"
     selection = [arg for case in select for arg in ("--select", case)]
-    result = run_cli("run", "--impl", f"functions:{HOSTILE / module}.py", "-q", "--no-colour",
-                     "--report-json", str(report), *selection, *args, timeout=120)
+    result = run_cli(
+        "run",
+        "--impl",
+        f"functions:{HOSTILE / module}.py",
+        "-q",
+        "--no-colour",
+        "--report-json",
+        str(report),
+        *selection,
+        *args,
+        timeout=120,
+    )
     cases = {c["id"]: c for c in json.loads(report.read_text())["cases"]} if report.exists() else {}
     return result, cases
 
@@ -59,10 +70,25 @@ BEHAVIOURS = [
     ("system_exit", [], {FORWARD: ("error", "SystemExit: 4"), FORWARD_0D: ("error", "SystemExit: 4")}),
     ("keyboard_interrupt", [], {FORWARD: ("error", "KeyboardInterrupt"), FORWARD_0D: ("error", "KeyboardInterrupt")}),
     ("memory_hog", ["--memory-limit", "512"], {BACKWARD: ("crash", "ran out of memory (the limit is 512 MB)")}),
-    ("chdir", [], {FORWARD: ("error", "changed the working directory"), FORWARD_0D: ("error", "changed the working directory")}),
-    ("numpy_state", [], {FORWARD: ("error", "np.seterr"), FORWARD_0D: ("error", "np.seterr"),
-                         SINUSOID: ("error", "np.set_printoptions")}),
-    ("mutate_weight", [], {FORWARD: ("fail", "modified its input 'weight'"), FORWARD_0D: ("fail", "modified its input 'weight'")}),
+    (
+        "chdir",
+        [],
+        {FORWARD: ("error", "changed the working directory"), FORWARD_0D: ("error", "changed the working directory")},
+    ),
+    (
+        "numpy_state",
+        [],
+        {
+            FORWARD: ("error", "np.seterr"),
+            FORWARD_0D: ("error", "np.seterr"),
+            SINUSOID: ("error", "np.set_printoptions"),
+        },
+    ),
+    (
+        "mutate_weight",
+        [],
+        {FORWARD: ("fail", "modified its input 'weight'"), FORWARD_0D: ("fail", "modified its input 'weight'")},
+    ),
     ("mutate_ids", [], {FORWARD: ("fail", "modified its input 'ids'")}),  # 0-D ids are not sorted
     ("mutate_grad", [], {BACKWARD: ("fail", "modified its input 'grad_output'")}),
     ("view", [], {FORWARD_0D: ("fail", "output 'output' is a view of input 'weight'; the spec requires a new array")}),
@@ -72,7 +98,9 @@ BEHAVIOURS = [
 def test_returning_the_table_itself_for_identity_ids_fails(tmp_path):
     identity = "lookup.forward.identity_ids"
     result, cases = run_hostile(tmp_path, "view", select=(identity, FORWARD))
-    assert_judged(result, cases, {identity: ("fail", "output 'output' is a view of input 'weight'")}, (identity, FORWARD))
+    assert_judged(
+        result, cases, {identity: ("fail", "output 'output' is a view of input 'weight'")}, (identity, FORWARD)
+    )
 
 
 @pytest.mark.parametrize("module, args, expected", BEHAVIOURS, ids=[b[0] for b in BEHAVIOURS])
@@ -83,7 +111,11 @@ def test_hostile_behaviour_costs_only_its_cases(tmp_path, module, args, expected
 
 def test_the_guard_also_works_in_process(tmp_path):
     result, cases = run_hostile(tmp_path, "mutate_weight", "--in-process")
-    assert_judged(result, cases, {FORWARD: ("fail", "modified its input 'weight'"), FORWARD_0D: ("fail", "modified its input 'weight'")})
+    assert_judged(
+        result,
+        cases,
+        {FORWARD: ("fail", "modified its input 'weight'"), FORWARD_0D: ("fail", "modified its input 'weight'")},
+    )
 
 
 def test_a_crash_report_carries_the_tail_of_what_the_worker_printed(tmp_path):
@@ -102,13 +134,18 @@ def test_an_output_flood_neither_blocks_nor_floods_the_runner(tmp_path):
 def test_garbage_results_are_judged_not_trusted(tmp_path):
     select = (FORWARD, BACKWARD, SINUSOID, "pos.forward.batch1", "pos.backward.batch1", "lookup.sparse.module_example")
     result, cases = run_hostile(tmp_path, "garbage", select=select)
-    assert_judged(result, cases, {
-        FORWARD: ("fail", "got str 'the output'"),
-        BACKWARD: ("fail", "got list"),
-        SINUSOID: ("fail", "'table' is None"),
-        "pos.forward.batch1": ("fail", "<generator object"),
-        "pos.backward.batch1": ("error", "returns 2 outputs"),
-    }, select)
+    assert_judged(
+        result,
+        cases,
+        {
+            FORWARD: ("fail", "got str 'the output'"),
+            BACKWARD: ("fail", "got list"),
+            SINUSOID: ("fail", "'table' is None"),
+            "pos.forward.batch1": ("fail", "<generator object"),
+            "pos.backward.batch1": ("error", "returns 2 outputs"),
+        },
+        select,
+    )
 
 
 def test_the_run_timeout_times_out_every_remaining_case(tmp_path):
@@ -130,7 +167,9 @@ def test_repeat_reports_nondeterminism_and_strict_fails_it(tmp_path):
     assert_judged(strict, cases, {SINUSOID: ("fail", "nondeterministic")})
 
 
-@pytest.mark.parametrize("module, words", [("import_error", "RuntimeError: no GPU found"), ("syntax_error", "SyntaxError")])
+@pytest.mark.parametrize(
+    "module, words", [("import_error", "RuntimeError: no GPU found"), ("syntax_error", "SyntaxError")]
+)
 def test_a_module_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path, module, words):
     result, cases = run_hostile(tmp_path, module)
     assert result.returncode == 2 and not cases and result.stdout == ""
@@ -139,6 +178,7 @@ def test_a_module_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path, modul
 
 
 # ----- the guard and the comparison, directly ------------------------------------------------------------
+
 
 def test_mutation_checks_are_bitwise_and_nan_aware():
     nan = np.array([np.nan, 0.0, 1.0], dtype=np.float32)
@@ -174,7 +214,9 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
 
     sent: list[Any] = []
     original = isolation._Worker.send
-    monkeypatch.setattr(isolation._Worker, "send", lambda self, message: (sent.append(message), original(self, message))[1])
+    monkeypatch.setattr(
+        isolation._Worker, "send", lambda self, message: (sent.append(message), original(self, message))[1]
+    )
     adapter = isolation.open_adapter("reference")
     try:
         case = cases_by_id[BACKWARD]
@@ -186,8 +228,8 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
 
 
 def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_plan(cases_by_id):
-    from embconf.model.contract import Status
     from embconf.isolation import IsolatedAdapter
+    from embconf.model.contract import Status
 
     order = [FORWARD, BACKWARD, SINUSOID, FORWARD_0D, BACKWARD]
     adapter = IsolatedAdapter(f"functions:{HOSTILE / 'segfault.py'}")
@@ -195,11 +237,15 @@ def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_
         adapter.plan([(cases_by_id[c].operation, cases_by_id[c].inputs) for c in order])
         statuses = [adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()).status for c in order]
         adapter.plan([(cases_by_id[c].operation, cases_by_id[c].inputs) for c in (BACKWARD, SINUSOID, BACKWARD)])
-        off_plan = [adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()) for c in (BACKWARD, FORWARD, SINUSOID)]
+        off_plan = [
+            adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()) for c in (BACKWARD, FORWARD, SINUSOID)
+        ]
     finally:
         adapter.close()
     assert statuses == [Status.DIED, Status.OUTPUTS, Status.OUTPUTS, Status.DIED, Status.OUTPUTS]
-    assert [reply.status for reply in off_plan] == [Status.OUTPUTS, Status.DIED, Status.OUTPUTS] and off_plan[2].outputs["table"].shape == (16, 8)
+    assert [reply.status for reply in off_plan] == [Status.OUTPUTS, Status.DIED, Status.OUTPUTS] and off_plan[
+        2
+    ].outputs["table"].shape == (16, 8)
 
 
 # ----- fuzzing: malformed input gives the documented error, never a crash ------------------------------
@@ -210,11 +256,18 @@ json_values = st.recursive(
     max_leaves=12,
 )
 array_like = st.fixed_dictionaries(
-    {"dtype": st.sampled_from(["float32", "float64", "int32", "int64", "float16", "bool"]) | json_values,
-     "shape": st.lists(st.integers(-2, 5), max_size=4) | json_values},
-    optional={"data": st.lists(st.integers(-3, 3) | st.floats() | st.sampled_from(["nan", "inf", "-inf", "x"]) | json_values, max_size=40) | json_values,
-              "base64": st.text(max_size=40) | st.sampled_from(["AAAAAA==", "AACAPw==", "!!"]) | json_values,
-              "rows": st.lists(st.integers(-1, 4), max_size=4) | json_values},
+    {
+        "dtype": st.sampled_from(["float32", "float64", "int32", "int64", "float16", "bool"]) | json_values,
+        "shape": st.lists(st.integers(-2, 5), max_size=4) | json_values,
+    },
+    optional={
+        "data": st.lists(
+            st.integers(-3, 3) | st.floats() | st.sampled_from(["nan", "inf", "-inf", "x"]) | json_values, max_size=40
+        )
+        | json_values,
+        "base64": st.text(max_size=40) | st.sampled_from(["AAAAAA==", "AACAPw==", "!!"]) | json_values,
+        "rows": st.lists(st.integers(-1, 4), max_size=4) | json_values,
+    },
 )
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -235,14 +288,38 @@ VALID_FIXTURE = (ROOT / "fixtures" / "token_lookup.yaml").read_bytes()[:4000]
 
 def _mangled(data: bytes, cut: int, insert: bytes) -> bytes:
     cut %= len(data) + 1
-    return data[:cut] + insert + data[cut + len(insert):]
+    return data[:cut] + insert + data[cut + len(insert) :]
 
 
 fixture_bytes = st.one_of(
     st.binary(max_size=300),
-    st.builds(_mangled, st.just(VALID_FIXTURE), st.integers(0, len(VALID_FIXTURE)),
-              st.sampled_from([b"", b"\n", b": ", b"- ", b"[", b"{", b"!!python/object:os.system ", b"&a ", b"*a", b"\x00", b"\xff",
-                               b"    ", b"nan", b"- id: x\n", b'"', b"base64: ", b"shape: [-1]\n"]) | st.binary(max_size=12)),
+    st.builds(
+        _mangled,
+        st.just(VALID_FIXTURE),
+        st.integers(0, len(VALID_FIXTURE)),
+        st.sampled_from(
+            [
+                b"",
+                b"\n",
+                b": ",
+                b"- ",
+                b"[",
+                b"{",
+                b"!!python/object:os.system ",
+                b"&a ",
+                b"*a",
+                b"\x00",
+                b"\xff",
+                b"    ",
+                b"nan",
+                b"- id: x\n",
+                b'"',
+                b"base64: ",
+                b"shape: [-1]\n",
+            ]
+        )
+        | st.binary(max_size=12),
+    ),
 )
 
 
@@ -270,11 +347,18 @@ def _reply_reader():
 
 reply_messages = st.one_of(
     json_values,
-    st.fixed_dictionaries({"seq": st.sampled_from([1, 2, "1", None])}, optional={
-        "outputs": st.dictionaries(st.sampled_from(["output", "grad_weight", "x"]), array_like | json_values, max_size=2) | json_values,
-        "error": st.fixed_dictionaries({"kind": st.sampled_from(["index_out_of_range", "nope"]) | json_values}) | json_values,
-        "skipped": st.fixed_dictionaries({"reason": json_values}) | json_values,
-    }),
+    st.fixed_dictionaries(
+        {"seq": st.sampled_from([1, 2, "1", None])},
+        optional={
+            "outputs": st.dictionaries(
+                st.sampled_from(["output", "grad_weight", "x"]), array_like | json_values, max_size=2
+            )
+            | json_values,
+            "error": st.fixed_dictionaries({"kind": st.sampled_from(["index_out_of_range", "nope"]) | json_values})
+            | json_values,
+            "skipped": st.fixed_dictionaries({"reason": json_values}) | json_values,
+        },
+    ),
 )
 
 

@@ -5,6 +5,7 @@ Every run goes through the CLI (or pytest) in a fresh process, as a user runs it
 from tests/hostile and broken peers from tests/peers; each asserts the exact outcome of the affected
 cases, a complete report that validates against the report schema, and no traceback.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-
 from helpers import ROOT, run_cli
+
 from embconf.model.encoding import EncodingError, decode_array
 from embconf.model.schemas import validator
 
@@ -38,15 +39,32 @@ def peer(name: str, *args: str) -> str:
     return "subprocess:" + " ".join([PYTHON, shlex.quote(str(PEERS / f"{name}.py")), *map(shlex.quote, args)])
 
 
-def embconf(tmp_path: Path, impl: str, *args: str, select: tuple[str, ...] = (), env: Optional[dict] = None,
-            timeout: float = 120):
+def embconf(
+    tmp_path: Path,
+    impl: str,
+    *args: str,
+    select: tuple[str, ...] = (),
+    env: Optional[dict] = None,
+    timeout: float = 120,
+):
     """``embconf run`` on ``impl``: (process result, the report's cases by id or None, seconds taken)."""
     report = tmp_path / "report.json"
     report.unlink(missing_ok=True)
     selection = [arg for case in select for arg in ("--select", case)]
     started = time.monotonic()
-    result = run_cli("run", "--impl", impl, "-q", "--no-colour", "--report-json", str(report), *selection, *args,
-                     env=env, timeout=timeout)
+    result = run_cli(
+        "run",
+        "--impl",
+        impl,
+        "-q",
+        "--no-colour",
+        "--report-json",
+        str(report),
+        *selection,
+        *args,
+        env=env,
+        timeout=timeout,
+    )
     elapsed = time.monotonic() - started
     if not report.exists():
         return result, None, elapsed
@@ -63,8 +81,8 @@ def assert_one_line(result, exit_code: int, *words: str) -> None:
 
 
 def selected_ids(*patterns: str) -> list[str]:
-    from embconf.corpus.select import select
     from embconf.corpus.fixtures import load_corpus
+    from embconf.corpus.select import select
 
     return [case.id for case in select(load_corpus().cases, patterns)]
 
@@ -107,8 +125,9 @@ def test_a_peer_that_crashes_once_costs_only_that_case_and_one_restart(tmp_path)
 
 
 def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart(tmp_path, corpus):
-    from embconf.protocol.adapter import SubprocessAdapter
     from helpers import run_undiagnosed
+
+    from embconf.protocol.adapter import SubprocessAdapter
 
     cases = [case for case in corpus.cases if case.id.startswith("lookup.")]
     adapter = SubprocessAdapter(peer("crash_once", str(tmp_path / "crashed")).removeprefix("subprocess:"))
@@ -123,15 +142,24 @@ def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart
 # --- defect 2: replies that cannot be read are a protocol error for their case
 
 
-@pytest.mark.parametrize("mode, outcome, words", [
-    ("deep", "error", "protocol error: a JSON line nested too deeply to read"),
-    ("ndim65", "error", "malformed array in output 'grad_weight': array shape has 65 dimensions; at most 32 are allowed"),
-])
+@pytest.mark.parametrize(
+    "mode, outcome, words",
+    [
+        ("deep", "error", "protocol error: a JSON line nested too deeply to read"),
+        (
+            "ndim65",
+            "error",
+            "malformed array in output 'grad_weight': array shape has 65 dimensions; at most 32 are allowed",
+        ),
+    ],
+)
 def test_an_unreadable_reply_is_one_error_and_the_run_goes_on(tmp_path, mode, outcome, words):
     select = (FORWARD, BACKWARD, SINUSOID, "lookup.forward.ids_2d")
     result, cases, _ = embconf(tmp_path, peer("unreadable", mode), select=select)
     assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
-    assert cases[BACKWARD]["outcome"] == outcome and words in cases[BACKWARD]["message"], cases[BACKWARD]["message"][:300]
+    assert cases[BACKWARD]["outcome"] == outcome and words in cases[BACKWARD]["message"], cases[BACKWARD]["message"][
+        :300
+    ]
     assert {cases[c]["outcome"] for c in select if c != BACKWARD} == {"pass"}
 
 
@@ -139,7 +167,9 @@ def test_an_output_nested_too_deeply_to_send_is_a_failure_not_a_crash(tmp_path):
     select = (FORWARD, BACKWARD, SINUSOID)
     result, cases, _ = embconf(tmp_path, hostile("deep_output"), select=select)
     assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
-    assert cases[FORWARD]["outcome"] == "fail" and "'output' should be an array" in cases[FORWARD]["message"], cases[FORWARD]
+    assert cases[FORWARD]["outcome"] == "fail" and "'output' should be an array" in cases[FORWARD]["message"], cases[
+        FORWARD
+    ]
     assert cases[BACKWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
 
 
@@ -156,16 +186,27 @@ def test_decode_array_bounds_the_dimensions():
 
 
 def test_under_pytest_the_case_after_an_unreadable_reply_passes(tmp_path):
-    result = run_pytest(tmp_path, f"--embconf-impl={peer('unreadable', 'deep')}", f"--embconf-select={BACKWARD}",
-                        f"--embconf-select={FORWARD}", "--embconf-case-timeout=20")
+    result = run_pytest(
+        tmp_path,
+        f"--embconf-impl={peer('unreadable', 'deep')}",
+        f"--embconf-select={BACKWARD}",
+        f"--embconf-select={FORWARD}",
+        "--embconf-case-timeout=20",
+    )
     assert result.returncode == 1, result.stdout[-3000:]
     assert "1 failed, 1 passed" in result.stdout and "nested too deeply" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
 
 def run_pytest(tmp_path: Path, *args: str, env: Optional[dict] = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # --- defect 5: every process the run starts ends with it
@@ -174,8 +215,9 @@ def run_pytest(tmp_path: Path, *args: str, env: Optional[dict] = None) -> subpro
 @linux_only
 def test_what_an_implementation_starts_ends_with_a_normal_run(tmp_path):
     pidfile = tmp_path / "pids"
-    result, cases, _ = embconf(tmp_path, hostile("daemon_child"), select=(FORWARD, SINUSOID),
-                               env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    result, cases, _ = embconf(
+        tmp_path, hostile("daemon_child"), select=(FORWARD, SINUSOID), env={"EMBCONF_TEST_PIDFILE": str(pidfile)}
+    )
     assert result.returncode == 0, result.stdout[-2000:]
     assert {c["outcome"] for c in cases.values()} == {"pass"}
     assert len(pidfile.read_text().split()) == 3  # the worker, its child and its daemon
@@ -185,8 +227,12 @@ def test_what_an_implementation_starts_ends_with_a_normal_run(tmp_path):
 @linux_only
 def test_what_an_implementation_starts_ends_with_a_pytest_session(tmp_path):
     pidfile = tmp_path / "pids"
-    result = run_pytest(tmp_path, f"--embconf-impl={hostile('daemon_child')}", f"--embconf-select={FORWARD}",
-                        env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    result = run_pytest(
+        tmp_path,
+        f"--embconf-impl={hostile('daemon_child')}",
+        f"--embconf-select={FORWARD}",
+        env={"EMBCONF_TEST_PIDFILE": str(pidfile)},
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     assert len(pidfile.read_text().split()) == 3
     assert survivors(pidfile) == []
@@ -195,8 +241,14 @@ def test_what_an_implementation_starts_ends_with_a_pytest_session(tmp_path):
 @linux_only
 def test_what_a_timed_out_case_started_ends_with_its_worker(tmp_path):
     pidfile = tmp_path / "pids"
-    result, cases, _ = embconf(tmp_path, hostile("daemon_child"), "--case-timeout", "1", select=(FORWARD, BACKWARD),
-                               env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    result, cases, _ = embconf(
+        tmp_path,
+        hostile("daemon_child"),
+        "--case-timeout",
+        "1",
+        select=(FORWARD, BACKWARD),
+        env={"EMBCONF_TEST_PIDFILE": str(pidfile)},
+    )
     assert result.returncode == 1 and cases[BACKWARD]["outcome"] == "timeout" and cases[FORWARD]["outcome"] == "pass"
     assert survivors(pidfile) == []
 
@@ -212,8 +264,9 @@ SIGNALLED = [  # (how the run is started, the implementation, the signal, the ex
 
 
 @linux_only
-@pytest.mark.parametrize("runner, impl, signum, code, words", SIGNALLED,
-                         ids=[f"{s[0]}-{s[1].split('/')[-1]}-{s[2].name}" for s in SIGNALLED])
+@pytest.mark.parametrize(
+    "runner, impl, signum, code, words", SIGNALLED, ids=[f"{s[0]}-{s[1].split('/')[-1]}-{s[2].name}" for s in SIGNALLED]
+)
 def test_a_signalled_run_ends_cleanly_with_every_process_it_started(tmp_path, runner, impl, signum, code, words):
     pidfile = tmp_path / "pids"
     if impl == "peer:busy":
@@ -222,11 +275,34 @@ def test_a_signalled_run_ends_cleanly_with_every_process_it_started(tmp_path, ru
         expected = 3  # the worker, its child and its daemon
     env = {**os.environ, "EMBCONF_TEST_PIDFILE": str(pidfile)}
     if runner == "embconf":
-        argv = [sys.executable, "-m", "embconf", "run", "--impl", impl, "-q", "--select", FORWARD, "--select", BACKWARD,
-                "--case-timeout", "60"]
+        argv = [
+            sys.executable,
+            "-m",
+            "embconf",
+            "run",
+            "--impl",
+            impl,
+            "-q",
+            "--select",
+            FORWARD,
+            "--select",
+            BACKWARD,
+            "--case-timeout",
+            "60",
+        ]
     else:
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--embconf-impl={impl}",
-                f"--embconf-select={FORWARD}", f"--embconf-select={BACKWARD}", "--embconf-case-timeout=60"]
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--embconf-impl={impl}",
+            f"--embconf-select={FORWARD}",
+            f"--embconf-select={BACKWARD}",
+            "--embconf-case-timeout=60",
+        ]
     process = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -262,8 +338,12 @@ def test_an_unusable_timeout_flag_is_refused_in_one_line(tmp_path, flag, value):
 
 @pytest.mark.parametrize("value", BAD_SECONDS + ["ten"])
 def test_an_unusable_embconf_timeout_is_refused_in_one_line(tmp_path, value):
-    result, cases, _ = embconf(tmp_path, f"subprocess:{PYTHON} -m embconf.protocol.reference_peer", select=(FORWARD,),
-                               env={"EMBCONF_TIMEOUT": value})
+    result, cases, _ = embconf(
+        tmp_path,
+        f"subprocess:{PYTHON} -m embconf.protocol.reference_peer",
+        select=(FORWARD,),
+        env={"EMBCONF_TIMEOUT": value},
+    )
     assert_one_line(result, 2, "EMBCONF_TIMEOUT")
 
 
@@ -317,15 +397,25 @@ def hang_counts(cases: dict) -> tuple[int, int]:
 def test_an_operation_that_hangs_costs_two_timeouts_then_is_not_run(tmp_path):
     result, cases, elapsed = embconf(tmp_path, hostile("hang_duplicates"), "--case-timeout", "1")
     assert result.returncode == 1 and len(cases) == len(selected_ids("*"))
-    backward = {i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"}
+    backward = {
+        i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"
+    }
     assert hang_counts(backward) == (2, len(backward) - 2)
-    assert all("not run: embedding_backward timed out on 2 earlier cases" in c["message"]
-               for c in backward.values() if "not run" in c["message"])
-    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {"pass", "not_applicable"}
+    assert all(
+        "not run: embedding_backward timed out on 2 earlier cases" in c["message"]
+        for c in backward.values()
+        if "not run" in c["message"]
+    )
+    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {
+        "pass",
+        "not_applicable",
+    }
     assert elapsed < 30
 
 
-@pytest.mark.parametrize("impl, timeout_flag", [(hostile("hang_always"), "--case-timeout"), ("peer:hang_all", "--timeout")])
+@pytest.mark.parametrize(
+    "impl, timeout_flag", [(hostile("hang_always"), "--case-timeout"), ("peer:hang_all", "--timeout")]
+)
 def test_an_implementation_that_hangs_on_everything_costs_four_timeouts(tmp_path, impl, timeout_flag):
     impl = peer("hang_all") if impl == "peer:hang_all" else impl
     result, cases, elapsed = embconf(tmp_path, impl, timeout_flag, "1")
@@ -333,15 +423,22 @@ def test_an_implementation_that_hangs_on_everything_costs_four_timeouts(tmp_path
     assert result.returncode == 1 and len(cases) == len(selected_ids("*"))
     assert {c["outcome"] for c in applicable.values()} == {"timeout"}
     assert hang_counts(applicable) == (4, len(applicable) - 4)
-    assert any("not run: the implementation timed out on 4 earlier cases in a row" in c["message"] for c in applicable.values())
+    assert any(
+        "not run: the implementation timed out on 4 earlier cases in a row" in c["message"] for c in applicable.values()
+    )
     assert elapsed < 40
 
 
 def test_a_peer_whose_backward_hangs_costs_two_timeouts(tmp_path):
     result, cases, elapsed = embconf(tmp_path, peer("hang"), "--timeout", "1", select=("lookup.*",))
-    backward = {i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"}
+    backward = {
+        i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"
+    }
     assert result.returncode == 1 and hang_counts(backward) == (2, len(backward) - 2)
-    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {"pass", "not_applicable"}
+    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {
+        "pass",
+        "not_applicable",
+    }
 
 
 # --- defect 16: output before the handshake
@@ -364,8 +461,14 @@ def test_reserved_but_untouched_address_space_passes_under_the_default_limit(tmp
 @linux_only
 def test_memory_held_by_a_child_of_the_worker_counts_and_the_child_ends(tmp_path):
     pidfile = tmp_path / "pids"
-    result, cases, _ = embconf(tmp_path, hostile("memory_child"), "--memory-limit", "600", select=(FORWARD, BACKWARD, SINUSOID),
-                               env={"EMBCONF_TEST_PIDFILE": str(pidfile)})
+    result, cases, _ = embconf(
+        tmp_path,
+        hostile("memory_child"),
+        "--memory-limit",
+        "600",
+        select=(FORWARD, BACKWARD, SINUSOID),
+        env={"EMBCONF_TEST_PIDFILE": str(pidfile)},
+    )
     assert result.returncode == 1 and sorted(cases) == sorted((FORWARD, BACKWARD, SINUSOID))
     bad = cases[BACKWARD]
     assert bad["outcome"] == "crash", bad
@@ -380,13 +483,19 @@ def test_a_protocol_peer_is_held_to_the_memory_limit(tmp_path):
     result, cases, _ = embconf(tmp_path, peer("memory_hog"), "--memory-limit", "512", "--timeout", "60", select=select)
     assert result.returncode == 1 and sorted(cases) == sorted(select)
     bad = cases[BACKWARD]
-    assert bad["outcome"] == "crash" and "ran out of memory (the limit is 512 MB): the implementation's process and its children held" in bad["message"]
+    assert (
+        bad["outcome"] == "crash"
+        and "ran out of memory (the limit is 512 MB): the implementation's process and its children held"
+        in bad["message"]
+    )
     assert cases[FORWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
 
 
 def test_a_jax_implementation_passes_under_the_default_limit(tmp_path):
     pytest.importorskip("jax")
-    result, cases, _ = embconf(tmp_path, hostile("jax_functions"), select=("lookup.forward.*", "lookup.backward.*", "lookup.error.*"))
+    result, cases, _ = embconf(
+        tmp_path, hostile("jax_functions"), select=("lookup.forward.*", "lookup.backward.*", "lookup.error.*")
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
     assert sum(c["outcome"] == "pass" for c in cases.values()) > 20

@@ -3,6 +3,7 @@
 The HTML is opened in headless Chromium where it is installed: parsed (every link lands on its
 target), printed to PDF, and shot at a phone's width.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from helpers import IMPLS, ROOT, run_cli
+
 from embconf.matrix import html, markdown
 from embconf.model.schemas import validator
 
@@ -24,8 +25,23 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):
     out = tmp_path_factory.mktemp("matrix")
-    result = run_cli("matrix", "--impl", "reference", "--impl", WRONG, "--select", "lookup.*", "--select", "sin.canonical.l4_d4",
-                     "--json", str(out / "m.json"), "--markdown", str(out / "m.md"), "--html", str(out / "m.html"))
+    result = run_cli(
+        "matrix",
+        "--impl",
+        "reference",
+        "--impl",
+        WRONG,
+        "--select",
+        "lookup.*",
+        "--select",
+        "sin.canonical.l4_d4",
+        "--json",
+        str(out / "m.json"),
+        "--markdown",
+        str(out / "m.md"),
+        "--html",
+        str(out / "m.html"),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return out, json.loads((out / "m.json").read_text()), result
 
@@ -47,7 +63,9 @@ def test_cells_by_requirement_and_section(matrix):
     assert ref["status"] == "pass" and ref["failing"] == []
     assert wrong["status"] == "fail" and "lookup.backward.module_example_020" in wrong["failing"]
     fwd4 = next(r for r in sections[1]["requirements"] if r["id"] == "EMB-FWD-4")
-    assert fwd4["cells"]["reference"]["status"] == "pass" and fwd4["cells"][WRONG]["status"] == "n/a"  # no float64 claimed
+    assert (
+        fwd4["cells"]["reference"]["status"] == "pass" and fwd4["cells"][WRONG]["status"] == "n/a"
+    )  # no float64 claimed
     assert not any(r["id"].startswith("EMB-POS") for s in doc["sections"] for r in s["requirements"])  # none selected
 
 
@@ -72,14 +90,30 @@ def test_markdown_links_each_failing_cell_to_its_cases(matrix):
 
 
 def test_an_implementation_that_cannot_load_is_exit_2():
-    result = run_cli("matrix", "--impl", "reference", "--impl", "transformers:nosuch", "--select", "lookup.forward.ids_1d")
+    result = run_cli(
+        "matrix", "--impl", "reference", "--impl", "transformers:nosuch", "--select", "lookup.forward.ids_1d"
+    )
     assert result.returncode == 2 and "unknown transformers table" in result.stderr
 
 
 def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
@@ -94,7 +128,8 @@ def test_the_html_in_headless_chromium(matrix, tmp_path):
     links = set(re.findall(r'href="#([^"]+)"', dom.stdout))
     assert links and links <= ids
     assert dom.stdout.count('<td class="fail">') == sum(
-        cell["status"] == "fail" for s in doc["sections"] for r in s["requirements"] for cell in r["cells"].values())
+        cell["status"] == "fail" for s in doc["sections"] for r in s["requirements"] for cell in r["cells"].values()
+    )
     pdf = tmp_path / "m.pdf"
     printed = _chromium(tmp_path / "p2", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", page)
     assert printed.returncode == 0 and pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 5000

@@ -3,6 +3,7 @@
 Also: the reference and the example student package get no failures and no
 diagnoses; the CLI's ``mutants`` and ``explain`` commands run.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -12,19 +13,19 @@ from typing import Callable
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE_STUDENT, ROOT, first_cause, run_diagnosed, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.adapters.reference import ReferenceAdapter
 from embconf.corpus.fixtures import Case, load_corpus
+from embconf.model.outcomes import FAIL, PROBLEMS
+from embconf.model.record import RunRecord
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import kill_matrix, kill_rate
-from embconf.model.outcomes import FAIL, PROBLEMS
 from embconf.reference import embedding_forward
 from embconf.reports.console import Console
-from embconf.model.record import RunRecord
-from helpers import EXAMPLE_STUDENT, ROOT, first_cause, run_diagnosed, run_undiagnosed
 
 STUDENT = EXAMPLE_STUDENT
 EMBCONF = [sys.executable, "-m", "embconf"]
@@ -80,13 +81,18 @@ def test_convention_is_named(cases: list[Case]) -> None:
     for convention in ("concatenated", "tensor2tensor"):
         run = run_diagnosed(MutantAdapter(f"sin.{convention}"), [case])
         summary = run.results[0].causes[0].summary
-        assert summary.startswith(f"follows the {convention} convention; the spec's canonical table is interleaved (EMB-SIN-2)")
+        assert summary.startswith(
+            f"follows the {convention} convention; the spec's canonical table is interleaved (EMB-SIN-2)"
+        )
 
 
 def test_error_kinds_are_diagnosed(cases: list[Case]) -> None:
     """A wrong error kind and a result where an error was expected are both matched."""
     chosen = [c for c in cases if c.id in ("lookup.error.negative_one", "lookup.error.float_half")]
-    for mutant_id, case_id in (("fwd.negative_wrong_kind", "lookup.error.negative_one"), ("fwd.float_truncated", "lookup.error.float_half")):
+    for mutant_id, case_id in (
+        ("fwd.negative_wrong_kind", "lookup.error.negative_one"),
+        ("fwd.float_truncated", "lookup.error.float_half"),
+    ):
         run = run_diagnosed(create_adapter(f"mutant:{mutant_id}"), chosen)
         result = next(r for r in run.results if r.id == case_id)
         assert result.outcome == FAIL and first_cause(result) == mutant_id
@@ -109,8 +115,16 @@ def _console_text(run: RunRecord) -> str:
     return stream.getvalue()
 
 
-@pytest.mark.parametrize("make", [ReferenceAdapter, lambda: _student_adapter(), lambda: create_adapter(f"functions:{ROOT / 'tests/impls/numpy_functions.py'}"),
-                                  lambda: _torch_adapter()], ids=["reference", "tinytorch_student", "numpy_functions", "torch"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        ReferenceAdapter,
+        lambda: _student_adapter(),
+        lambda: create_adapter(f"functions:{ROOT / 'tests/impls/numpy_functions.py'}"),
+        lambda: _torch_adapter(),
+    ],
+    ids=["reference", "tinytorch_student", "numpy_functions", "torch"],
+)
 def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Callable) -> None:
     adapter = make()
     try:
@@ -123,7 +137,9 @@ def test_correct_implementations_get_no_diagnosis(cases: list[Case], make: Calla
 
 def _torch_adapter():
     pytest.importorskip("torch")
-    return create_adapter("torch:float32-master")  # native torch sums half-precision repeats in the half dtype: EMB-HLF-3 fails it by ruling
+    return create_adapter(
+        "torch:float32-master"
+    )  # native torch sums half-precision repeats in the half dtype: EMB-HLF-3 fails it by ruling
 
 
 def _student_adapter():
@@ -132,7 +148,9 @@ def _student_adapter():
     return create_adapter(f"tinytorch:{STUDENT}")
 
 
-@pytest.mark.parametrize("argv, expected", [(["mutants"], "kill rate 100.0%"), (["explain", "bwd.overwrite"], "np.add.at")])
+@pytest.mark.parametrize(
+    "argv, expected", [(["mutants"], "kill rate 100.0%"), (["explain", "bwd.overwrite"], "np.add.at")]
+)
 def test_cli(argv: list[str], expected: str) -> None:
     done = subprocess.run(EMBCONF + argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -4,6 +4,7 @@ A peer script calls ``serve(hook)``; ``hook(message)`` sees every run request
 and returns True when it has dealt with the request itself (by writing something
 odd, hanging or exiting), False to let the reference answer.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Starts a daemon (double fork, setsid: a grandchild re-parented away from it) that sleeps for an hour,
 then computes without end on embedding_backward. The daemon's pid and its own are appended to the file
 named by its argument, one a line. Correct elsewhere."""
+
 import os
 import sys
 import time

@@ -1,5 +1,6 @@
 """Writes 2 MiB to stderr before every reply (a runner that does not drain stderr would hang),
 then crashes on embedding_backward after a last, recognisable line."""
+
 import sys
 
 from _peer import backward, serve

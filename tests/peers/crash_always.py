@@ -1,4 +1,5 @@
 """Crashes (exit status 1) on every run request."""
+
 import sys
 
 from _peer import serve

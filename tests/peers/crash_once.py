@@ -1,5 +1,6 @@
 """Correct, except that it exits (status 1) on its first embedding_backward request ever: the file named
 by its argument marks that it has crashed, so the restarted process is correct throughout."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """Exits with status 3 on embedding_backward, saying why on stderr."""
+
 import sys
 
 from _peer import backward, serve

@@ -1,4 +1,5 @@
 """Writes a line that is not JSON in reply to embedding_backward."""
+
 from _peer import backward, raw, serve
 
 

@@ -1,4 +1,5 @@
 """Hangs (never replies) on embedding_backward; answers everything else."""
+
 import time
 
 from _peer import backward, serve

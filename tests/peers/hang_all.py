@@ -1,4 +1,5 @@
 """Hangs (never replies) on every run request."""
+
 import time
 
 from _peer import serve

@@ -1,4 +1,5 @@
 """On embedding_backward, allocates (and touches) 64 MiB blocks without bound, never replying. Correct elsewhere."""
+
 from _peer import backward, serve
 
 

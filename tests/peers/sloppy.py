@@ -1,5 +1,7 @@
 """Correct answers, but every run reply carries an extra field the protocol does not define."""
+
 from _peer import serve, write
+
 from embconf.protocol.reference_peer import respond
 
 

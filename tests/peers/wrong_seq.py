@@ -1,5 +1,7 @@
 """Replies to embedding_backward with the wrong seq (a correct reply otherwise)."""
+
 from _peer import backward, serve
+
 from embconf.protocol.reference_peer import respond, write
 
 

@@ -1,6 +1,8 @@
 """Wrong arrays: embedding_forward gets one value fewer than its shape needs (malformed);
 embedding_backward a well-formed gradient missing its last row (a wrong shape)."""
+
 from _peer import serve, write
+
 from embconf.protocol.reference_peer import respond
 
 
@@ -12,8 +14,11 @@ def hook(message):
     if message["operation"] == "embedding_forward":
         array = {"dtype": array["dtype"], "shape": array["shape"], "data": [0.0] * (max(_count(array["shape"]) - 1, 0))}
     else:
-        array = {"dtype": array["dtype"], "shape": [array["shape"][0] - 1] + array["shape"][1:],
-                 "data": [0.0] * _count([array["shape"][0] - 1] + array["shape"][1:])}
+        array = {
+            "dtype": array["dtype"],
+            "shape": [array["shape"][0] - 1] + array["shape"][1:],
+            "data": [0.0] * _count([array["shape"][0] - 1] + array["shape"][1:]),
+        }
     write({"seq": message["seq"], "outputs": {name: array}})
     return True
 

@@ -3,6 +3,7 @@
 Every run goes through the CLI in a fresh process, as a user runs it, and its
 JSON report must hold every selected case with an outcome.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import ROOT, SPEC_1_1_FEATURES, run_cli
 
 PEERS = Path(__file__).resolve().parents[1] / "peers"
@@ -23,8 +23,14 @@ NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embco
 SCHEMAS = ROOT / "spec" / "schemas"
 
 # A few fast cases; the peers misbehave on the one embedding_backward case among them.
-SELECTION = ["pos.forward.batch1", "mem.adam.small_float16", "lookup.forward.module_example",
-             "lookup.backward.module_example_020", "lookup.sparse.module_example", "lookup.error.id_equals_vocab"]
+SELECTION = [
+    "pos.forward.batch1",
+    "mem.adam.small_float16",
+    "lookup.forward.module_example",
+    "lookup.backward.module_example_020",
+    "lookup.sparse.module_example",
+    "lookup.error.id_equals_vocab",
+]
 BAD_CASE = "lookup.backward.module_example_020"
 
 
@@ -36,8 +42,19 @@ def run_impl(tmp_path: Path, impl: str, *args: str, select: list[str] | None = N
     """Run ``--impl impl`` (on ``select`` only, if given); the process result and the JSON report."""
     report = tmp_path / "report.json"
     selection = [arg for case in select or [] for arg in ("--select", case)]
-    result = run_cli("run", "--impl", impl, "-q", "--no-colour", "--report-json", str(report), *selection, *args,
-                     env=env, timeout=120)
+    result = run_cli(
+        "run",
+        "--impl",
+        impl,
+        "-q",
+        "--no-colour",
+        "--report-json",
+        str(report),
+        *selection,
+        *args,
+        env=env,
+        timeout=120,
+    )
     assert report.exists(), f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
     return result, json.loads(report.read_text())
 
@@ -107,11 +124,14 @@ def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
     assert "exit_midrun: giving up on request" in bad["stderr"]
 
 
-@pytest.mark.parametrize("name, env, words", [
-    ("garbage", None, ["protocol error", "not a JSON line", "this is not json"]),
-    ("wrong_seq", None, ["protocol error", "seq"]),
-    ("huge", {"EMBCONF_MAX_LINE": str(2**20)}, ["reply too large", "1048576 bytes"]),
-])
+@pytest.mark.parametrize(
+    "name, env, words",
+    [
+        ("garbage", None, ["protocol error", "not a JSON line", "this is not json"]),
+        ("wrong_seq", None, ["protocol error", "seq"]),
+        ("huge", {"EMBCONF_MAX_LINE": str(2**20)}, ["reply too large", "1048576 bytes"]),
+    ],
+)
 def test_an_unusable_reply_is_an_error(tmp_path, name, env, words):
     result, report = run_impl(tmp_path, f"subprocess:{peer(name)}", select=SELECTION, env=env)
     assert result.returncode == 1
@@ -154,17 +174,22 @@ def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
     (tmp_path / "strict").mkdir()
     plain, _ = run_impl(tmp_path / "plain", f"subprocess:{peer('sloppy')}", select=SELECTION)
     assert plain.returncode == 0
-    strict, report = run_impl(tmp_path / "strict", f"subprocess:{peer('sloppy')}", "--validate-protocol", select=SELECTION)
+    strict, report = run_impl(
+        tmp_path / "strict", f"subprocess:{peer('sloppy')}", "--validate-protocol", select=SELECTION
+    )
     assert strict.returncode == 1
     assert {c["outcome"] for c in report["cases"]} == {"error"}
     assert all("protocol violation" in c["message"] and "elapsed_ms" in c["message"] for c in report["cases"])
 
 
-@pytest.mark.parametrize("impl, words", [
-    (f"subprocess:{peer('bad_handshake')}", ["handshake", "exited with code 2", "cannot load libembedding.so"]),
-    (f"subprocess:{peer('old_protocol')}", ["handshake", "protocol 99", "protocol 1"]),
-    ("subprocess:/nonexistent/embconf-impl --serve", ["cannot start", "/nonexistent/embconf-impl"]),
-])
+@pytest.mark.parametrize(
+    "impl, words",
+    [
+        (f"subprocess:{peer('bad_handshake')}", ["handshake", "exited with code 2", "cannot load libembedding.so"]),
+        (f"subprocess:{peer('old_protocol')}", ["handshake", "protocol 99", "protocol 1"]),
+        ("subprocess:/nonexistent/embconf-impl --serve", ["cannot start", "/nonexistent/embconf-impl"]),
+    ],
+)
 def test_an_implementation_that_cannot_start_stops_the_run_with_one_line(impl, words):
     result = run_cli("run", "--impl", impl, "--select", SELECTION[0], timeout=60)
     assert result.returncode == 2
@@ -181,7 +206,11 @@ def test_the_adapter_describes_the_implementation_and_stops_it_cleanly():
     adapter = create_adapter(f"subprocess:{SERVE}", timeout=3.5, validate_protocol=True)
     process = adapter._process
     assert adapter.timeout == 3.5 and adapter.validate_protocol
-    assert adapter.describe() == {"name": "embconf reference", "version": adapter.describe()["version"], "language": "python"}
+    assert adapter.describe() == {
+        "name": "embconf reference",
+        "version": adapter.describe()["version"],
+        "language": "python",
+    }
     adapter.close()
     assert process.popen.returncode == 0
 
@@ -238,7 +267,9 @@ def test_every_request_the_runner_sends_conforms(corpus):
     for seq, case in enumerate(corpus.cases, 1):
         message = json.loads(json.dumps(run_message(seq, case.operation, case.inputs())))
         assert not list(run.iter_errors(message)), case.id
-        assert all("base64" in value for value in message["inputs"].values() if isinstance(value, dict) and "dtype" in value)
+        assert all(
+            "base64" in value for value in message["inputs"].values() if isinstance(value, dict) and "dtype" in value
+        )
 
 
 def test_the_worked_exchange_in_the_document_conforms():

@@ -1,4 +1,5 @@
 """The CLI as a user runs it: exit codes, reports, selection, expectations, list and show."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from helpers import IMPLS, run_cli
+
 from embconf.model.vocabulary import spec_version
 
 
@@ -46,7 +47,14 @@ def test_junit_parses_with_one_testcase_per_case(reference_run, corpus):
 
 
 def test_failing_implementation_exits_1_with_reproductions(tmp_path):
-    result = run_cli("run", "--impl", f"functions:{IMPLS / 'clamping_lookup.py'}", "--report-json", str(tmp_path / "r.json"), "--no-colour")
+    result = run_cli(
+        "run",
+        "--impl",
+        f"functions:{IMPLS / 'clamping_lookup.py'}",
+        "--report-json",
+        str(tmp_path / "r.json"),
+        "--no-colour",
+    )
     assert result.returncode == 1
     assert "lookup.error.id_equals_vocab" in result.stdout
     assert "returned a result; expected error index_out_of_range" in result.stdout
@@ -57,15 +65,18 @@ def test_failing_implementation_exits_1_with_reproductions(tmp_path):
     assert outcomes["sin.canonical.l16_d8"] == "not_applicable"
 
 
-@pytest.mark.parametrize("args, reason", [
-    (["run", "--impl", ""], "expected KIND:TARGET"),
-    (["run", "--impl", "nonsense:x"], "unknown implementation kind"),
-    (["run", "--impl", "functions:"], "needs a target"),
-    (["run", "--impl", "reference", "--select", "no.such.case"], "matches no case"),
-    (["run", "--impl", "reference", "--expectations", "/nonexistent.yaml"], "does not exist"),
-    (["show", "no.such.case"], "no case"),
-    (["run", "--bogus-flag"], "unrecognized arguments"),
-])
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        (["run", "--impl", ""], "expected KIND:TARGET"),
+        (["run", "--impl", "nonsense:x"], "unknown implementation kind"),
+        (["run", "--impl", "functions:"], "needs a target"),
+        (["run", "--impl", "reference", "--select", "no.such.case"], "matches no case"),
+        (["run", "--impl", "reference", "--expectations", "/nonexistent.yaml"], "does not exist"),
+        (["show", "no.such.case"], "no case"),
+        (["run", "--bogus-flag"], "unrecognized arguments"),
+    ],
+)
 def test_bad_usage_exits_2_with_one_line(args, reason):
     result = run_cli(*args)
     assert result.returncode == 2, result.stdout
@@ -88,23 +99,56 @@ def test_expectations_xfail_xpass_and_stale_entries(tmp_path):
         "  - case: no.such.case\n    reason: stale\n"
     )
     impl = f"functions:{IMPLS / 'clamping_lookup.py'}"
-    result = run_cli("run", "--impl", impl, "--select", "lookup.error.negative_*", "--select", "lookup.forward.module_example",
-                     "--expectations", str(expectations), "--report-json", str(tmp_path / "r.json"))
+    result = run_cli(
+        "run",
+        "--impl",
+        impl,
+        "--select",
+        "lookup.error.negative_*",
+        "--select",
+        "lookup.forward.module_example",
+        "--expectations",
+        str(expectations),
+        "--report-json",
+        str(tmp_path / "r.json"),
+    )
     report = json.loads((tmp_path / "r.json").read_text())
     outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
     assert outcomes["lookup.error.negative_one"] == "xfail"
     assert outcomes["lookup.forward.module_example"] == "xpass"
     assert result.returncode == 0
     assert "no.such.case" in result.stdout and report["unmatched_expectations"] == ["no.such.case (stale)"]
-    strict = run_cli("run", "--impl", impl, "--select", "lookup.forward.module_example", "--expectations", str(expectations), "--strict")
+    strict = run_cli(
+        "run",
+        "--impl",
+        impl,
+        "--select",
+        "lookup.forward.module_example",
+        "--expectations",
+        str(expectations),
+        "--strict",
+    )
     assert strict.returncode == 1
 
 
 def test_selection_by_requirement_and_feature(tmp_path):
-    result = run_cli("run", "--impl", "reference", "--requirement", "EMB-MEM-*", "--feature", "large_tables", "--report-json", str(tmp_path / "r.json"))
+    result = run_cli(
+        "run",
+        "--impl",
+        "reference",
+        "--requirement",
+        "EMB-MEM-*",
+        "--feature",
+        "large_tables",
+        "--report-json",
+        str(tmp_path / "r.json"),
+    )
     report = json.loads((tmp_path / "r.json").read_text())
     assert result.returncode == 0 and report["cases"]
-    assert all("large_tables" in c["features"] and any(r.startswith("EMB-MEM-") for r in c["requirements"]) for c in report["cases"])
+    assert all(
+        "large_tables" in c["features"] and any(r.startswith("EMB-MEM-") for r in c["requirements"])
+        for c in report["cases"]
+    )
 
 
 def test_list_and_show():
@@ -130,8 +174,18 @@ def test_write_expectations_from_a_run_then_gate_on_them(tmp_path):
     reasons = {e["case"]: e["reason"] for e in entries}
     assert reasons["lookup.error.negative_one"].startswith("fail: returned a result; expected error index_out_of_range")
     assert "(likely fwd." in reasons["lookup.error.negative_one"]
-    again = run_cli("run", "--impl", impl, "--select", "lookup.*", "--expectations", str(written), "--strict",
-                    "--write-expectations", str(tmp_path / "again.yaml"))
+    again = run_cli(
+        "run",
+        "--impl",
+        impl,
+        "--select",
+        "lookup.*",
+        "--expectations",
+        str(written),
+        "--strict",
+        "--write-expectations",
+        str(tmp_path / "again.yaml"),
+    )
     assert again.returncode == 0, again.stdout[-2000:]
     assert (tmp_path / "again.yaml").read_text().replace("again", "") == written.read_text().replace("again", "")
     stale = tmp_path / "stale.yaml"

@@ -1,6 +1,7 @@
 """Half precision (spec section 13): exact encoding, correctly rounded goldens, and a tolerance that
 admits correct float16/bfloat16 implementations (PyTorch in both accumulation modes) and rejects the
 wrong ones (bfloat16 running sums over many repeats, half-precision positions past 2048 / 256)."""
+
 from __future__ import annotations
 
 import math
@@ -9,14 +10,14 @@ import numpy as np
 import pytest
 
 from embconf.adapters import create_adapter
+from embconf.corpus.fixtures import load_corpus
 from embconf.model.dtypes import have_bfloat16, numpy_dtype, shortest_decimal
 from embconf.model.encoding import decode_array, encode_array
-from embconf.corpus.fixtures import load_corpus
+from embconf.model.outcomes import FAIL, PASS
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import killing, run_mutant
-from embconf.model.outcomes import FAIL, PASS
 from embconf.reference import embedding_layer_forward
 from embconf.reference.lookup import validate_ids
 from embconf.reference.sinusoid import interleaved
@@ -127,9 +128,18 @@ def test_a_sqrt_d_rounded_in_bfloat16_passes_a_bfloat16_layer_and_fails_a_float3
     def rounded_to_bfloat16(config, token_weight, position_table, tokens, start_pos=0):
         return _bfloat16_factor(config, token_weight, tokens)
 
-    f32_cases = [c for c in corpus.values() if c.operation == "embedding_layer_forward" and c.raw_inputs["config"].get("pos_encoding") == "none"
-                 and c.raw_inputs["config"].get("scale_embeddings") and not c.features and not c.expected_error]
-    f32 = run_cases(ImplementationAdapter(Implementation({"embedding_layer_forward": rounded_to_bfloat16})), f32_cases).results
+    f32_cases = [
+        c
+        for c in corpus.values()
+        if c.operation == "embedding_layer_forward"
+        and c.raw_inputs["config"].get("pos_encoding") == "none"
+        and c.raw_inputs["config"].get("scale_embeddings")
+        and not c.features
+        and not c.expected_error
+    ]
+    f32 = run_cases(
+        ImplementationAdapter(Implementation({"embedding_layer_forward": rounded_to_bfloat16})), f32_cases
+    ).results
     assert f32 and {r.outcome for r in f32} == {FAIL}
 
 
@@ -144,9 +154,11 @@ def test_without_ml_dtypes_bfloat16_cases_are_not_applicable_and_the_rest_runs()
     import subprocess
     import sys
 
-    script = ("import sys; sys.modules['ml_dtypes'] = None\n"
-              "from embconf.cli import main\n"
-              "sys.exit(main(['run', '--impl', 'reference', '--no-colour', '--select', 'half.*']))")
+    script = (
+        "import sys; sys.modules['ml_dtypes'] = None\n"
+        "from embconf.cli import main\n"
+        "sys.exit(main(['run', '--impl', 'reference', '--no-colour', '--select', 'half.*']))"
+    )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "bfloat16 arrays need ml_dtypes: pip install 'embedding-conformance[bfloat16]'" in result.stdout

@@ -4,25 +4,26 @@ The reference states the rules; PyTorch's nn.Embedding, given the same options t
 arguments, passes every case; each known mistake fails a case written for it; implementations
 that do not claim the features get not_applicable and nothing else.
 """
+
 from __future__ import annotations
 
 import shutil
 
 import numpy as np
 import pytest
-
 from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report
+
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
-from embconf.run.guard import GuardedAdapter
+from embconf.model.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import killing, run_mutant
-from embconf.model.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.reference import embedding_backward, embedding_forward, embedding_forward_max_norm
 from embconf.reference.errors import EmbeddingError
 from embconf.run.cases import run_cases
+from embconf.run.guard import GuardedAdapter
 
 OPTION_FEATURES = {"padding_idx", "max_norm", "scale_grad_by_freq"}
 # Each mistake of the issue, and a case written to catch it.
@@ -89,13 +90,16 @@ def test_each_mistake_fails_the_case_written_for_it(cases, mutant_id):
 
 def test_renormalising_the_input_in_place_violates_emb_gen_1(option_cases):
     """PyTorch's in-place update, done to the caller's array: the right values, and still a failure."""
+
     def in_place(weight, ids, max_norm, norm_type):
         out, after = embedding_forward_max_norm(weight, ids, max_norm, norm_type)
         weight[...] = after
         return out, weight.copy()
 
     chosen = [c for c in option_cases if c.id == "options.max_norm.referenced_rows"]
-    run = run_cases(GuardedAdapter(ImplementationAdapter(Implementation({"embedding_forward_max_norm": in_place}))), chosen)
+    run = run_cases(
+        GuardedAdapter(ImplementationAdapter(Implementation({"embedding_forward_max_norm": in_place}))), chosen
+    )
     assert run.results[0].outcome == FAIL and "weight" in run.results[0].message
 
 

@@ -1,14 +1,13 @@
 """The non-canonical sinusoid profiles (EMB-SIN-V1, EMB-SIN-V2): an implementation of another convention
 passes its own profile, fails the canonical table with a diagnosis naming its convention, and an
 implementation that mislabels its convention fails the profile it claims."""
+
 from __future__ import annotations
 
-
 import pytest
-
 from helpers import run_report
 
-TABLES = '''
+TABLES = """
 import numpy as np
 
 EMBCONF_SINUSOID_CONVENTION = {convention!r}
@@ -38,7 +37,7 @@ def tensor2tensor(max_len, dim):
 
 def sinusoidal_table(max_len, embed_dim, dtype):
     return {computes}(max_len, embed_dim).astype(dtype)
-'''
+"""
 
 
 def run_sinusoid_impl(tmp_path, convention: str, computes: str) -> tuple[int, dict[str, dict]]:
@@ -64,5 +63,7 @@ def test_a_mislabelled_convention_fails_the_profile_it_claims(tmp_path, conventi
     code, cases = run_sinusoid_impl(tmp_path, convention, "interleaved")
     assert code == 1
     profile = [c for c in cases.values() if f"sinusoid-{convention}" in c["features"]]
-    assert profile and all(c["outcome"] == "fail" for c in profile if "l16_d1" not in c["id"] and "l16_d2" not in c["id"])
+    assert profile and all(
+        c["outcome"] == "fail" for c in profile if "l16_d1" not in c["id"] and "l16_d2" not in c["id"]
+    )
     assert cases["sin.canonical.l16_d8"]["outcome"] == "pass"

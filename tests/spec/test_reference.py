@@ -1,4 +1,5 @@
 """The reference proved right by independent routes: naive loops, one-hot products, Python's math."""
+
 from __future__ import annotations
 
 import math
@@ -46,11 +47,13 @@ def math_sinusoid(max_len: int, dim: int, convention: str = "interleaved") -> li
     return rows
 
 
-ids_and_tables = st.integers(1, 12).flatmap(lambda v: st.tuples(
-    st.just(v),
-    hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4), elements=st.integers(0, v - 1)),
-    st.integers(1, 5),
-))
+ids_and_tables = st.integers(1, 12).flatmap(
+    lambda v: st.tuples(
+        st.just(v),
+        hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4), elements=st.integers(0, v - 1)),
+        st.integers(1, 5),
+    )
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -68,7 +71,9 @@ def test_lookup_matches_loops_and_backward_matches_one_hot(params, seed):
     assert np.array_equal(grad_w, exact.astype(np.float32))
     untouched = np.setdiff1d(np.arange(vocab), ids.reshape(-1))
     assert not grad_w[untouched].any()
-    assert math.isclose(float(grad_w.astype(np.float64).sum()), float(grad.astype(np.float64).sum()), rel_tol=1e-5, abs_tol=1e-4)
+    assert math.isclose(
+        float(grad_w.astype(np.float64).sum()), float(grad.astype(np.float64).sum()), rel_tol=1e-5, abs_tol=1e-4
+    )
 
 
 def test_module_example_gradient():
@@ -86,11 +91,18 @@ def test_row_sparse_is_the_dense_gradient_restricted():
     assert values.tolist() == [[2 + 8, 3 + 9], [6, 7], [0 + 4, 1 + 5]]
 
 
-@pytest.mark.parametrize("ids, kind", [
-    (np.array([5]), "index_out_of_range"), (np.array([-1]), "index_out_of_range"), (np.array([2**40]), "index_out_of_range"),
-    (np.array([0.5], np.float32), "invalid_index"), (np.array([np.nan], np.float32), "invalid_index"),
-    (np.array([np.inf], np.float32), "invalid_index"), (np.array([-1.0], np.float32), "index_out_of_range"),
-])
+@pytest.mark.parametrize(
+    "ids, kind",
+    [
+        (np.array([5]), "index_out_of_range"),
+        (np.array([-1]), "index_out_of_range"),
+        (np.array([2**40]), "index_out_of_range"),
+        (np.array([0.5], np.float32), "invalid_index"),
+        (np.array([np.nan], np.float32), "invalid_index"),
+        (np.array([np.inf], np.float32), "invalid_index"),
+        (np.array([-1.0], np.float32), "index_out_of_range"),
+    ],
+)
 def test_id_validation(ids, kind):
     with pytest.raises(EmbeddingError) as info:
         ref.embedding_forward(np.zeros((5, 2), np.float32), ids)
@@ -143,10 +155,20 @@ def test_layer_is_the_composition_of_its_parts(pos, scale):
     weight, positions = rng.standard_normal((vocab, dim)), rng.standard_normal((max_len, dim))
     tokens = rng.integers(0, vocab, (2, 4))
     grad = rng.standard_normal((2, 4, dim))
-    config = {"vocab_size": vocab, "embed_dim": dim, "max_seq_len": max_len, "pos_encoding": pos, "scale_embeddings": scale}
+    config = {
+        "vocab_size": vocab,
+        "embed_dim": dim,
+        "max_seq_len": max_len,
+        "pos_encoding": pos,
+        "scale_embeddings": scale,
+    }
     table = positions if pos == "learned" else None
     c = math.sqrt(dim) if scale else 1.0
-    pos_rows = {"learned": positions[start:start + 4], "sinusoidal": sinusoidal_table(max_len, dim, "float64")[start:start + 4], "none": 0.0}[pos]
+    pos_rows = {
+        "learned": positions[start : start + 4],
+        "sinusoidal": sinusoidal_table(max_len, dim, "float64")[start : start + 4],
+        "none": 0.0,
+    }[pos]
     out = ref.embedding_layer_forward(config, weight, table, tokens, start)
     np.testing.assert_allclose(out, ref.embedding_forward(weight, tokens) * c + pos_rows, rtol=1e-14, atol=1e-14)
     out_1d = ref.embedding_layer_forward(config, weight, table, tokens[0], start)
@@ -166,7 +188,9 @@ def test_memory_figures_of_the_module():
     assert gpt3["megabytes"] == 2470.232064
     assert ref.table_bytes(30522, 768, "bfloat16")["bytes"] == 30522 * 768 * 2
     assert ref.table_bytes(1, 1, "int8")["bytes"] == 1
-    assert ref.parameter_count({"vocab_size": 100, "embed_dim": 16, "max_seq_len": 32, "pos_encoding": "sinusoidal"}) == {"trainable": 1600, "non_trainable": 512}
+    assert ref.parameter_count(
+        {"vocab_size": 100, "embed_dim": 16, "max_seq_len": 32, "pos_encoding": "sinusoidal"}
+    ) == {"trainable": 1600, "non_trainable": 512}
     assert ref.parameter_count({"vocab_size": 100, "embed_dim": 16})["trainable"] == 1600 + 512 * 16
     assert ref.gradient_bytes(4, 3, "float32", np.array([2, 0, 2])) == {"dense": 48, "row_sparse": 2 * (12 + 8)}
     assert ref.adam_state_bytes(10, "float16") == {"bytes": 40}

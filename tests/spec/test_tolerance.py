@@ -1,4 +1,5 @@
 """The tolerance model: NaN/inf/-0.0 rules, and the sinusoid bound passes float32 truth but no wrong formula."""
+
 from __future__ import annotations
 
 import math
@@ -12,19 +13,22 @@ EXACT = {"kind": "exact"}
 CLOSE = {"kind": "close", "atol": 1e-6, "rtol": 0.0}
 
 
-@pytest.mark.parametrize("want, got, tol, ok", [
-    ([np.nan], [np.nan], EXACT, True),
-    ([np.nan], [np.nan], CLOSE, True),
-    ([1.0], [np.nan], CLOSE, False),
-    ([np.nan], [1.0], CLOSE, False),
-    ([np.inf], [np.inf], CLOSE, True),
-    ([np.inf], [-np.inf], CLOSE, False),
-    ([np.inf], [3e38], CLOSE, False),
-    ([-0.0], [0.0], EXACT, False),
-    ([-0.0], [0.0], CLOSE, True),
-    ([1.0], [1.0 + 2e-6], CLOSE, False),
-    ([1.0], [1.0 + 5e-7], CLOSE, True),
-])
+@pytest.mark.parametrize(
+    "want, got, tol, ok",
+    [
+        ([np.nan], [np.nan], EXACT, True),
+        ([np.nan], [np.nan], CLOSE, True),
+        ([1.0], [np.nan], CLOSE, False),
+        ([np.nan], [1.0], CLOSE, False),
+        ([np.inf], [np.inf], CLOSE, True),
+        ([np.inf], [-np.inf], CLOSE, False),
+        ([np.inf], [3e38], CLOSE, False),
+        ([-0.0], [0.0], EXACT, False),
+        ([-0.0], [0.0], CLOSE, True),
+        ([1.0], [1.0 + 2e-6], CLOSE, False),
+        ([1.0], [1.0 + 5e-7], CLOSE, True),
+    ],
+)
 def test_special_values(want, got, tol, ok):
     result = compare_value("x", np.array(want, np.float32), np.array(got, np.float32), tol)
     assert (result is None) == ok
@@ -66,13 +70,31 @@ def _float32_tables(max_len: int, dim: int) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.mark.parametrize("case_id", ["sin.canonical.l32768_d64", "sin.canonical.l32768_d16", "sin.canonical.l8192_d7", "sin.canonical.l1000_d512", "sin.canonical.l50_d7"])
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "sin.canonical.l32768_d64",
+        "sin.canonical.l32768_d16",
+        "sin.canonical.l8192_d7",
+        "sin.canonical.l1000_d512",
+        "sin.canonical.l50_d7",
+    ],
+)
 def test_sinusoid_tolerance_passes_float32_and_fails_every_wrong_formula(cases_by_id, case_id):
     case = cases_by_id[case_id]
     inputs = case.inputs()
     tables = _float32_tables(inputs["max_len"], inputs["embed_dim"])
     raw = case.raw_expected["outputs"]["table"]
-    verdicts = {name: compare_value("table", case.expected_outputs["table"], table, case.tolerance["table"], tuple(raw["shape"]), raw.get("rows"))
-                for name, table in tables.items()}
+    verdicts = {
+        name: compare_value(
+            "table",
+            case.expected_outputs["table"],
+            table,
+            case.tolerance["table"],
+            tuple(raw["shape"]),
+            raw.get("rows"),
+        )
+        for name, table in tables.items()
+    }
     assert verdicts.pop("correct") is None
     assert all(v is not None for v in verdicts.values()), [k for k, v in verdicts.items() if v is None]

@@ -1,14 +1,15 @@
 """The spec's structure is data (spec/vocabulary.json) read in one place; here it is held to SPEC.md:
 every requirement family has an area and a section, titles and subjects are SPEC.md's, and every
 requirement SPEC.md defines is in the section its family names."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
+from helpers import ROOT
 
 from embconf.model import vocabulary as v
-from helpers import ROOT
 
 SPEC = (ROOT / "spec" / "SPEC.md").read_text(encoding="utf-8")
 
@@ -53,7 +54,9 @@ def test_areas_are_the_fixture_files_and_every_operation_has_one():
     assert {op: entry["area"] for op, entry in v.operations().items() if entry["area"] not in v.areas()} == {}
 
 
-@pytest.mark.parametrize("req, expected", [("EMB-FWD-2", "EMB-BWD-1"), ("EMB-SIN-5", "EMB-SIN-V1"), ("EMB-TOL-2", "EMB-PAD-1")])
+@pytest.mark.parametrize(
+    "req, expected", [("EMB-FWD-2", "EMB-BWD-1"), ("EMB-SIN-5", "EMB-SIN-V1"), ("EMB-TOL-2", "EMB-PAD-1")]
+)
 def test_requirement_order_follows_the_spec(req, expected):
     assert v.requirement_order(req) < v.requirement_order(expected)
 

@@ -4,6 +4,7 @@ autograd) and the correct module-11 solution, which each student file changes in
 The corpus measures the symptom diagnosis on mistakes the mutant catalogue does not list; keep it out
 of the catalogue's tuning (its mistakes must not be added to conformance/mutants/).
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,8 +1,8 @@
 """Student: the sinusoid uses base 1000 instead of 10000, computed in float32 like the rest of TinyTorch."""
-SYMPTOM = 'base 1000'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "base 1000"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import solution
 
 Tensor = solution.Tensor

@@ -1,5 +1,6 @@
 """Student: checks start_pos + seq_len >= max_seq_len, so the window that ends exactly at the table's end is refused."""
-SYMPTOM = '= max_seq_len'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "= max_seq_len"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import solution
 
@@ -14,7 +15,7 @@ class PositionalEncoding(solution.PositionalEncoding):
         start = solution._start_position(start_pos)
         if start + x.shape[1] >= self.max_seq_len:
             raise ValueError("sequence too long")
-        return x + self.position_embeddings[start:start + x.shape[1]]
+        return x + self.position_embeddings[start : start + x.shape[1]]
 
 
 class EmbeddingLayer(solution.EmbeddingLayer):

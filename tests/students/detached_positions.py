@@ -1,5 +1,6 @@
 """Student: rebuilds the position slice as a new Tensor (Tensor(table.data[...])), which cuts it out of the graph."""
-SYMPTOM = 'no gradient'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "no gradient"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import Tensor, solution
 
@@ -12,4 +13,4 @@ class PositionalEncoding(solution.PositionalEncoding):
             raise ValueError(f"bad x shape {x.shape}")
         start = solution._start_position(start_pos)
         solution._check_fits(start, x.shape[1], self.max_seq_len)
-        return x + Tensor(self.position_embeddings.data[start:start + x.shape[1]])
+        return x + Tensor(self.position_embeddings.data[start : start + x.shape[1]])

@@ -1,11 +1,15 @@
 """Student: rounds float ids to the nearest integer (np.round) instead of rejecting non-integer ids."""
-SYMPTOM = 'rounded'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "rounded"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import solution
 
-PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = solution.PositionalEncoding, solution._compute_sinusoidal_table, solution.EmbeddingLayer
+PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = (
+    solution.PositionalEncoding,
+    solution._compute_sinusoidal_table,
+    solution.EmbeddingLayer,
+)
 Tensor = solution.Tensor
 
 

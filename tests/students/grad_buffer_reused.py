@@ -1,11 +1,15 @@
 """Student: keeps one gradient buffer per table shape and never zeroes it between backward calls."""
-SYMPTOM = 'earlier call'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "earlier call"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import Function, solution
 
-PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = solution.PositionalEncoding, solution._compute_sinusoidal_table, solution.EmbeddingLayer
+PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = (
+    solution.PositionalEncoding,
+    solution._compute_sinusoidal_table,
+    solution.EmbeddingLayer,
+)
 Tensor = solution.Tensor
 _BUFFERS = {}
 

@@ -1,11 +1,15 @@
 """Student: divides the table gradient by the batch size (ids.shape[0]), as if the loss were a mean over it."""
-SYMPTOM = '1/B'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "1/B"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import Function, solution
 
-PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = solution.PositionalEncoding, solution._compute_sinusoidal_table, solution.EmbeddingLayer
+PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = (
+    solution.PositionalEncoding,
+    solution._compute_sinusoidal_table,
+    solution.EmbeddingLayer,
+)
 Tensor = solution.Tensor
 
 

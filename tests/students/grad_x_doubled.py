@@ -1,8 +1,8 @@
 """Student: the position layer's backward passes 2 * grad_output to x (it adds the gradient of both operands)."""
+
 SYMPTOM = "2 times"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import Function, solution
 
 Embedding, _compute_sinusoidal_table = solution.Embedding, solution._compute_sinusoidal_table
@@ -12,11 +12,11 @@ Tensor = solution.Tensor
 class AddPositions(Function):
     def forward(self, x, table, start=0):
         self.table_shape, self.start = table.shape, start
-        return x + table[start:start + x.shape[1]]
+        return x + table[start : start + x.shape[1]]
 
     def backward(self, grad_output):
         grad_table = np.zeros(self.table_shape, dtype=np.float32)
-        grad_table[self.start:self.start + grad_output.shape[1]] = grad_output.sum(axis=0)
+        grad_table[self.start : self.start + grad_output.shape[1]] = grad_output.sum(axis=0)
         return grad_output + grad_output, grad_table
 
 

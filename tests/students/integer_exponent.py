@@ -1,8 +1,8 @@
 """Student: computes the exponent with integer division (2 * i // d_model), so every frequency is 1."""
-SYMPTOM = 'frequency 1'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "frequency 1"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import solution
 
 Tensor = solution.Tensor

@@ -1,11 +1,16 @@
 """Student: scales the token embeddings by int(math.sqrt(D)), a whole number, instead of sqrt(D)."""
-SYMPTOM = 'int(sqrt(D))'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "int(sqrt(D))"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import math
 
 from _tinytorch import solution
 
-Embedding, PositionalEncoding, _compute_sinusoidal_table = solution.Embedding, solution.PositionalEncoding, solution._compute_sinusoidal_table
+Embedding, PositionalEncoding, _compute_sinusoidal_table = (
+    solution.Embedding,
+    solution.PositionalEncoding,
+    solution._compute_sinusoidal_table,
+)
 Tensor = solution.Tensor
 
 

@@ -1,10 +1,10 @@
 """Student: builds the sinusoid table with np.zeros (float64) and returns it without casting to float32."""
-SYMPTOM = 'float64'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "float64"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import math
 
 import numpy as np
-
 from _tinytorch import solution
 
 Tensor = solution.Tensor

@@ -1,8 +1,8 @@
 """Student: uses pos / 2 as the position (thinking each pair of columns shares a position)."""
+
 SYMPTOM = "position"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-
 from _tinytorch import solution
 
 Tensor = solution.Tensor

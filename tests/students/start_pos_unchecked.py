@@ -1,5 +1,6 @@
 """Student: never validates start_pos, so a fractional start_pos reaches the slice and raises TypeError there."""
-SYMPTOM = 'TypeError'  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
+
+SYMPTOM = "TypeError"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 from _tinytorch import solution
 
@@ -13,4 +14,4 @@ class PositionalEncoding(solution.PositionalEncoding):
             raise ValueError(f"bad x shape {x.shape}")
         if start_pos + x.shape[1] > self.max_seq_len:
             raise ValueError("sequence too long")
-        return x + self.position_embeddings[start_pos:start_pos + x.shape[1]]
+        return x + self.position_embeddings[start_pos : start_pos + x.shape[1]]

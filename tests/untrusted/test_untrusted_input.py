@@ -4,6 +4,7 @@ Corrupted fixture directories, manifests and expectations files are generated he
 (bounded: the largest is a sparse file); each goes through ``embconf run``, ``validate``, ``list`` and
 ``show``. Report paths, broken pipes and strict encodings run the real CLI in a fresh process.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,8 @@ from xml.etree import ElementTree as ET
 import numpy as np
 import pytest
 import yaml
-
 from helpers import IMPLS, ROOT, run_cli
+
 from embconf.cli import main
 from embconf.model.schemas import validator
 
@@ -55,6 +56,7 @@ def valid_report(path: Path) -> dict:
 
 
 # ---------------------------------------------------------------- corrupted fixture directories (defects 8, 9, 10)
+
 
 def copy_fixtures(tmp_path: Path) -> Path:
     directory = tmp_path / "fixtures"
@@ -102,8 +104,11 @@ def _requirements_int(case: dict) -> dict:
     return case
 
 
-BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)) + "cases: [*i]\n"
+BILLION_LAUGHS = (
+    "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8))
+    + "cases: [*i]\n"
+)
 
 
 def _fifo(path: Path) -> None:
@@ -115,6 +120,7 @@ def _symlink_to(target: str):
     def make(path: Path) -> None:
         path.unlink()
         path.symlink_to(target)
+
     return make
 
 
@@ -133,6 +139,7 @@ def _edit_manifest(edit):
         manifest = manifest_of(directory)
         edit(manifest)
         set_manifest(directory, manifest)
+
     return corrupt
 
 
@@ -146,17 +153,28 @@ def _on_manifest(make):
 
 # (id, corrupt(directory), the words of the one-line refusal)
 MANIFEST_CORRUPTIONS = [
-    ("manifest_deep", lambda d: (d / "MANIFEST.json").write_text("[" * 100_000 + "]" * 100_000), "nested more than 32 levels"),
+    (
+        "manifest_deep",
+        lambda d: (d / "MANIFEST.json").write_text("[" * 100_000 + "]" * 100_000),
+        "nested more than 32 levels",
+    ),
     ("manifest_not_json", lambda d: (d / "MANIFEST.json").write_bytes(b"\xff\xfe{garbage"), "not valid JSON"),
     ("manifest_a_list", lambda d: (d / "MANIFEST.json").write_text("[1, 2]"), "not a JSON object"),
     ("manifest_directory", _on_manifest(_directory), "the manifest is a directory"),
     ("manifest_fifo", _on_manifest(_fifo), "not a regular file"),
     ("manifest_dev_zero", _on_manifest(_symlink_to("/dev/zero")), "not a regular file"),
     ("entry_not_object", _edit_manifest(lambda m: m["files"].__setitem__(FIXTURE, 3)), "is not an object"),
-    ("count_a_string", _edit_manifest(lambda m: m["files"][FIXTURE].__setitem__("cases", "70")), "'cases' '70', not a count"),
+    (
+        "count_a_string",
+        _edit_manifest(lambda m: m["files"][FIXTURE].__setitem__("cases", "70")),
+        "'cases' '70', not a count",
+    ),
     ("total_a_string", _edit_manifest(lambda m: m.__setitem__("total_cases", "many")), "'total_cases' is not a count"),
-    ("name_escapes", _edit_manifest(lambda m: m["files"].__setitem__("../escape.yaml", {"sha256": "0", "cases": 1})),
-     "is not a plain file name"),
+    (
+        "name_escapes",
+        _edit_manifest(lambda m: m["files"].__setitem__("../escape.yaml", {"sha256": "0", "cases": 1})),
+        "is not a plain file name",
+    ),
     ("fixture_directory", _on_fixture(_directory), "the fixture file is a directory"),
     ("fixture_fifo", _on_fixture(_fifo), "not a regular file"),
     ("fixture_dev_zero", _on_fixture(_symlink_to("/dev/zero")), "not a regular file"),
@@ -172,8 +190,18 @@ CONTENT_CORRUPTIONS = [
     ("python_tag", "cases: !!python/object/apply:os.system [echo hi]\n", "is not allowed", ""),
     ("not_yaml", "cases: [unclosed\n  - : :\n", "not valid YAML", ""),
     ("shape_65_dims", first_case_edited(_deep_shape), "65 dimensions, more than 32", ""),
-    ("case_not_mapping", first_case_edited(lambda case: "just a string"), "not a mapping", "case #0: 'just a string' is not of type 'object'"),
-    ("requirements_int", first_case_edited(_requirements_int), "requirements", "7 is not of type 'array' at /cases/0/requirements"),
+    (
+        "case_not_mapping",
+        first_case_edited(lambda case: "just a string"),
+        "not a mapping",
+        "case #0: 'just a string' is not of type 'object'",
+    ),
+    (
+        "requirements_int",
+        first_case_edited(_requirements_int),
+        "requirements",
+        "7 is not of type 'array' at /cases/0/requirements",
+    ),
 ]
 
 
@@ -187,8 +215,12 @@ def corrupted(tmp_path: Path, corrupt) -> Path:
 def test_a_corrupted_fixture_directory_is_one_line_and_exit_2_for_every_command(tmp_path, capsys, name, corrupt, words):
     directory = str(corrupted(tmp_path, corrupt))
     started = time.monotonic()
-    for argv in (["run", "--impl", "reference", "--in-process", "-q"], ["list"], ["show", ONE_CASE],
-                 ["run", "--impl", "reference", "--in-process", "-q", "--allow-modified-fixtures"]):
+    for argv in (
+        ["run", "--impl", "reference", "--in-process", "-q"],
+        ["list"],
+        ["show", ONE_CASE],
+        ["run", "--impl", "reference", "--in-process", "-q", "--allow-modified-fixtures"],
+    ):
         assert_refused(cli(capsys, *argv, "--fixtures", directory), words)
     code, out, err = cli(capsys, "validate", "--fixtures", directory)
     assert code == 1 and "Traceback" not in err and words in err, (code, err[-2000:])
@@ -197,9 +229,12 @@ def test_a_corrupted_fixture_directory_is_one_line_and_exit_2_for_every_command(
 
 
 @pytest.mark.parametrize("trusted", [True, False], ids=["rehashed", "modified"])
-@pytest.mark.parametrize("name, text, words, validate_words", CONTENT_CORRUPTIONS, ids=[c[0] for c in CONTENT_CORRUPTIONS])
-def test_a_corrupted_fixture_file_is_refused_in_one_line_before_anything_expands(tmp_path, capsys, name, text, words,
-                                                                                  validate_words, trusted):
+@pytest.mark.parametrize(
+    "name, text, words, validate_words", CONTENT_CORRUPTIONS, ids=[c[0] for c in CONTENT_CORRUPTIONS]
+)
+def test_a_corrupted_fixture_file_is_refused_in_one_line_before_anything_expands(
+    tmp_path, capsys, name, text, words, validate_words, trusted
+):
     directory = copy_fixtures(tmp_path)
     write_fixture(directory, text, trusted)
     run = ["run", "--impl", "reference", "--in-process", "-q", "--fixtures", str(directory)]
@@ -269,15 +304,23 @@ EXPECTATION_CORRUPTIONS = [
 def test_a_bad_expectations_file_is_one_line_and_exit_2(tmp_path, capsys, name, make, words):
     path = tmp_path / "expectations.yaml"
     make(path)
-    assert_refused(cli(capsys, "run", "--impl", "reference", "--in-process", "-q", "-k", ONE_CASE,
-                       "--expectations", str(path)), words)
+    assert_refused(
+        cli(capsys, "run", "--impl", "reference", "--in-process", "-q", "-k", ONE_CASE, "--expectations", str(path)),
+        words,
+    )
 
 
 def test_expectations_match_the_first_entry_in_file_order_exact_or_glob():
     from embconf.corpus.expectations import Entry, Expectations
 
-    expectations = Expectations([Entry("lookup.*", "glob first"), Entry("lookup.forward.a", "exact"),
-                                 Entry("sin.x", "exact first"), Entry("sin.*", "glob")])
+    expectations = Expectations(
+        [
+            Entry("lookup.*", "glob first"),
+            Entry("lookup.forward.a", "exact"),
+            Entry("sin.x", "exact first"),
+            Entry("sin.*", "glob"),
+        ]
+    )
     assert expectations.match("lookup.forward.a").reason == "glob first"
     assert expectations.match("sin.x").reason == "exact first"
     assert expectations.match("sin.y").reason == "glob"
@@ -304,6 +347,7 @@ def test_a_10_mb_expectations_file_is_applied_quickly(tmp_path):
 
 # ---------------------------------------------------------------- report paths (defect 3) and broken pipes (defect 4)
 
+
 def run_one(*args: str, select=(ONE_CASE,), impl="reference", env=None, timeout=120):
     selection = [arg for case in select for arg in ("--select", case)]
     return run_cli("run", "--impl", impl, "--no-colour", *selection, *args, env=env, timeout=timeout)
@@ -314,7 +358,9 @@ def run_one(*args: str, select=(ONE_CASE,), impl="reference", env=None, timeout=
 def test_a_report_path_that_cannot_be_written_is_refused_before_the_run(tmp_path, option, where):
     target = tmp_path / "no" / "such" / "dir" / "r.out" if where == "missing_directory" else tmp_path
     started = time.monotonic()
-    result = run_one(option, str(target), impl=f"functions:{HOSTILE / 'hang'}.py", select=("lookup.backward.module_example_020",))
+    result = run_one(
+        option, str(target), impl=f"functions:{HOSTILE / 'hang'}.py", select=("lookup.backward.module_example_020",)
+    )
     assert result.returncode == 2 and result.stdout == "", (result.stdout, result.stderr)
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert ("does not exist" if where == "missing_directory" else "it is a directory") in result.stderr
@@ -396,8 +442,21 @@ def test_a_new_report_file_gets_the_umask_permissions(tmp_path):
 def test_a_console_reader_that_goes_away_changes_neither_the_verdict_nor_the_reports(tmp_path):
     """``embconf run ... | head -1``: exit 1 when cases failed, and the report files are complete."""
     report, expectations = tmp_path / "r.json", tmp_path / "e.yaml"
-    argv = [sys.executable, "-m", "embconf", "run", "--impl", f"tinytorch:{IMPLS / 'wrong_overwrite.py'}", "--no-colour",
-            "-k", "lookup.*", "--report-json", str(report), "--write-expectations", str(expectations)]
+    argv = [
+        sys.executable,
+        "-m",
+        "embconf",
+        "run",
+        "--impl",
+        f"tinytorch:{IMPLS / 'wrong_overwrite.py'}",
+        "--no-colour",
+        "-k",
+        "lookup.*",
+        "--report-json",
+        str(report),
+        "--write-expectations",
+        str(expectations),
+    ]
     process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.readline()
     process.stdout.close()  # the reader leaves after one line
@@ -410,7 +469,9 @@ def test_a_console_reader_that_goes_away_changes_neither_the_verdict_nor_the_rep
 
 
 def test_list_into_a_closed_pipe_exits_0_quietly():
-    process = subprocess.Popen([sys.executable, "-m", "embconf", "list"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "embconf", "list"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     process.stdout.readline()
     process.stdout.close()
     assert process.wait(timeout=120) == 0
@@ -419,10 +480,18 @@ def test_list_into_a_closed_pipe_exits_0_quietly():
 
 # ---------------------------------------------------------------- implementation texts (defects 12, 13)
 
+
 def test_a_5_mb_message_is_cut_saying_so_and_the_report_stays_small(tmp_path):
     report, junit = tmp_path / "r.json", tmp_path / "j.xml"
-    result = run_one("--report-json", str(report), "--junit", str(junit), "-q",
-                     impl=f"functions:{HOSTILE / 'huge_message'}.py", select=FORWARD_CASES)
+    result = run_one(
+        "--report-json",
+        str(report),
+        "--junit",
+        str(junit),
+        "-q",
+        impl=f"functions:{HOSTILE / 'huge_message'}.py",
+        select=FORWARD_CASES,
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     cases = {c["id"]: c for c in valid_report(report)["cases"]}
     for case_id in FORWARD_CASES:
@@ -433,12 +502,26 @@ def test_a_5_mb_message_is_cut_saying_so_and_the_report_stays_small(tmp_path):
     assert len(result.stdout) < 100_000
 
 
-@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii:strict"}, {"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": ""},
-                                 {"PYTHONIOENCODING": "utf-8:strict"}], ids=["ascii", "C", "utf8-strict"])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"PYTHONIOENCODING": "ascii:strict"},
+        {"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": ""},
+        {"PYTHONIOENCODING": "utf-8:strict"},
+    ],
+    ids=["ascii", "C", "utf8-strict"],
+)
 def test_a_lone_surrogate_reaches_console_json_and_junit_safely(tmp_path, env):
     report, junit = tmp_path / "r.json", tmp_path / "j.xml"
-    result = run_one("--report-json", str(report), "--junit", str(junit), env=env,
-                     impl=f"functions:{HOSTILE / 'surrogate'}.py", select=FORWARD_CASES)
+    result = run_one(
+        "--report-json",
+        str(report),
+        "--junit",
+        str(junit),
+        env=env,
+        impl=f"functions:{HOSTILE / 'surrogate'}.py",
+        select=FORWARD_CASES,
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert "bad byte \\udcff in caf" in result.stdout and "2 error" in result.stdout
     cases = valid_report(report)["cases"]
@@ -461,10 +544,13 @@ def test_an_implementations_description_is_bounded():
     from embconf.untrusted.text import MAX_NAME, bounded_description
 
     described = bounded_description({"name": "n" * 10**6, "version": "\udcff1", "language": None})
-    assert len(described["name"]) < MAX_NAME + 30 and described["version"] == "\\udcff1" and described["language"] is None
+    assert (
+        len(described["name"]) < MAX_NAME + 30 and described["version"] == "\\udcff1" and described["language"] is None
+    )
 
 
 # ---------------------------------------------------------------- kept outputs (defect 14)
+
 
 def test_a_large_output_is_kept_as_a_bounded_sample_with_its_mismatching_row():
     from embconf.run.compare import compare_value
@@ -479,7 +565,7 @@ def test_a_large_output_is_kept_as_a_bounded_sample_with_its_mismatching_row():
     assert isinstance(sample, RowSample) and sample.values.nbytes <= SAMPLE_BYTES and 40_000 in sample.rows
     assert kept["n"] == 3 and isinstance(kept["small"], np.ndarray)
     assert mismatch.extra["actual_row"].base is None  # a copy: the 16 MiB output is not kept alive
-    assert compare_kept({"table": got, "small": np.ones(3), "n": 3}, kept, {})  == []
+    assert compare_kept({"table": got, "small": np.ones(3), "n": 3}, kept, {}) == []
     assert compare_kept({"table": want, "small": np.ones(3), "n": 3}, kept, {})[0].index == (40_000, 3)
     changed = got.copy()
     changed[1, 1] += 1  # not a sampled row, but --repeat still sees it: the sample carries the whole array's digest
@@ -490,9 +576,9 @@ def test_diagnosis_still_names_the_mistake_on_a_sampled_output(cases_by_id):
     """sin.canonical.l32768_d64 returns an 8 MiB table: one of the expected size is kept whole (a run keeps
     at most its goldens' sizes), so the swapped sin/cos is named; kept as a sample, it is still named."""
     from embconf.diagnosis import diagnose
+    from embconf.model.contract import Capabilities, Reply, Status
     from embconf.reference import sinusoidal_table
     from embconf.run.cases import judge
-    from embconf.model.contract import Capabilities, Reply, Status
     from embconf.run.kept import RowSample, kept_outputs
 
     case = cases_by_id["sin.canonical.l32768_d64"]

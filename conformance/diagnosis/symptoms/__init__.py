@@ -12,6 +12,7 @@ Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, con
 ``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
 exceptions); this module dispatches a result to them and measures a buffer kept across calls.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping
@@ -21,11 +22,18 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
-from embconf.diagnosis.symptoms.rows import layer_parts, lookup_rows, position_gradient, position_rows, table_gradient_rows
+from embconf.diagnosis.symptoms.rows import (
+    layer_parts,
+    lookup_rows,
+    position_gradient,
+    position_rows,
+    table_gradient_rows,
+)
 from embconf.diagnosis.symptoms.values import constant_factor, dtype_symptom, shape_symptoms, sinusoid_table
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 
 __all__ = ["Symptom", "describe", "history_symptom", "symptom"]
+
 
 def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
     """Every symptom measured on ``result`` (a non-pass outcome of ``case``)."""
@@ -49,16 +57,18 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     return found
 
 
-
-
 def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: Any) -> list[Symptom]:
     if got is None and not name.startswith("grad"):
         return [symptom(f"none:{case.operation}:{name}", f"'{name}' is None: the operation returned no value for it")]
     if got is None:
         owner = OWNER.get(name, f"'{name}'")
-        return [symptom(f"no_gradient:{case.operation}:{name}",
-                        f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
-                        "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data")]
+        return [
+            symptom(
+                f"no_gradient:{case.operation}:{name}",
+                f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
+                "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data",
+            )
+        ]
     if not isinstance(got, np.ndarray):
         return []
     raw = case.raw_expected["outputs"][name]
@@ -82,8 +92,6 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
     return []
 
 
-
-
 DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
     "embedding_forward": (lookup_rows,),
     "embedding_backward": (table_gradient_rows,),
@@ -95,23 +103,37 @@ DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
 }
 
 
-
 def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case, CaseResult]]) -> list[Symptom]:
     """The gradient is this call's plus the gradient an earlier call returned: a buffer reused across calls."""
     for name, want in case.expected_outputs.items():
         got = (result.actual or {}).get(name)
-        if not isinstance(want, np.ndarray) or not isinstance(got, np.ndarray) or got.shape != want.shape or not name.startswith("grad"):
+        if (
+            not isinstance(want, np.ndarray)
+            or not isinstance(got, np.ndarray)
+            or got.shape != want.shape
+            or not name.startswith("grad")
+        ):
             continue
         leftover = got.astype(np.float64) - want.astype(np.float64)
         if not np.any(np.abs(leftover) > 1e-6):
             continue
         for other_case, other in earlier:
             before = (other.actual or {}).get(name)
-            if other_case.operation == case.operation and isinstance(before, np.ndarray) and before.shape == got.shape \
-                    and np.any(before) and np.allclose(leftover, before.astype(np.float64), rtol=1e-5, atol=1e-6):
-                return [symptom(f"stale_buffer:{case.operation}:{name}",
-                                f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): a buffer kept across calls and never zeroed",
-                                "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
-                                title=f"'{name}' is the right gradient plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
-                                earlier=other_case.id)]
+            if (
+                other_case.operation == case.operation
+                and isinstance(before, np.ndarray)
+                and before.shape == got.shape
+                and np.any(before)
+                and np.allclose(leftover, before.astype(np.float64), rtol=1e-5, atol=1e-6)
+            ):
+                return [
+                    symptom(
+                        f"stale_buffer:{case.operation}:{name}",
+                        f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): "
+                        "a buffer kept across calls and never zeroed",
+                        "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
+                        title=f"'{name}' is the right gradient plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
+                        earlier=other_case.id,
+                    )
+                ]
     return []

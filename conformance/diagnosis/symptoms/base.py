@@ -1,4 +1,5 @@
 """What every symptom detector shares: the :func:`symptom` constructor and the limits of measuring."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
@@ -11,12 +12,24 @@ Symptom = Cause  # a measured symptom (CauseKind.SYMPTOM)
 MAX_ELEMENTS = 1 << 20  # larger outputs are not analysed element by element
 ROW_SEARCH_BUDGET = 5e7  # ids x table elements compared when finding which row each output row is
 
-OWNER = {"grad_weight": "the table", "grad_token_weight": "the token table", "grad_table": "the position table",
-         "grad_position_table": "the learned position table", "grad_x": "x", "values": "the row-sparse gradient"}
+OWNER = {
+    "grad_weight": "the table",
+    "grad_token_weight": "the token table",
+    "grad_table": "the position table",
+    "grad_position_table": "the learned position table",
+    "grad_x": "x",
+    "values": "the row-sparse gradient",
+}
 
 
-def symptom(key: str, summary: str, hint: str = "", alternatives: Optional[Mapping[str, str]] = None,
-            title: Optional[str] = None, **measured: Any) -> Symptom:
+def symptom(
+    key: str,
+    summary: str,
+    hint: str = "",
+    alternatives: Optional[Mapping[str, str]] = None,
+    title: Optional[str] = None,
+    **measured: Any,
+) -> Symptom:
     """One stated symptom; ``key`` identifies it across cases (for the run's verdict).
 
     ``summary`` is what was measured on this case; ``title`` (default: the summary) says the mistake without
@@ -24,8 +37,15 @@ def symptom(key: str, summary: str, hint: str = "", alternatives: Optional[Mappi
     are equally true readings of the same measurement (a factor that equals both 1/D and 1/B here); the
     verdict keeps the one most cases share.
     """
-    return Cause(CauseKind.SYMPTOM, key, title or summary, summary, hint, {k: plain(v) for k, v in measured.items()},
-                 dict(alternatives or {}))
+    return Cause(
+        CauseKind.SYMPTOM,
+        key,
+        title or summary,
+        summary,
+        hint,
+        {k: plain(v) for k, v in measured.items()},
+        dict(alternatives or {}),
+    )
 
 
 def plain(value: Any) -> Any:
@@ -34,5 +54,3 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
-
-

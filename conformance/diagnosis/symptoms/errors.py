@@ -1,4 +1,5 @@
 """Symptoms of errors: a valid input rejected, an invalid one accepted, an untyped exception and where it came from."""
+
 from __future__ import annotations
 
 import re
@@ -11,10 +12,15 @@ from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.diagnosis.symptoms.rows import row_mapping
 from embconf.model.outcomes import CaseResult
 
+
 def _window(case: Case, inputs: Mapping[str, Any]) -> Optional[tuple[Any, int, int]]:
     """(start_pos, T, max_len) of a positions or layer case."""
     start = inputs.get("start_pos", 0)
-    if isinstance(inputs.get("x"), np.ndarray) and isinstance(inputs.get("table"), np.ndarray) and inputs["x"].ndim == 3:
+    if (
+        isinstance(inputs.get("x"), np.ndarray)
+        and isinstance(inputs.get("table"), np.ndarray)
+        and inputs["x"].ndim == 3
+    ):
         return start, int(inputs["x"].shape[1]), int(inputs["table"].shape[0])
     config, tokens = inputs.get("config"), inputs.get("tokens")
     if isinstance(config, Mapping) and isinstance(tokens, np.ndarray) and tokens.ndim >= 1 and "max_seq_len" in config:
@@ -28,16 +34,37 @@ def rejected(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     if window and isinstance(window[0], (int, np.integer)):
         start, seq, length = window
         if seq == 0:
-            return [symptom("rejects_empty_sequence", "rejects an empty sequence (T = 0), which is valid and gives an empty result")]
+            return [
+                symptom(
+                    "rejects_empty_sequence",
+                    "rejects an empty sequence (T = 0), which is valid and gives an empty result",
+                )
+            ]
         if start + seq == length:
-            return [symptom("boundary:rejects_s+T=L", f"rejects start_pos + T = max_seq_len ({start} + {seq} = {length}), the last window that fits: the length check is off by one",
-                            "reject only start_pos + T > max_seq_len (EMB-POS-6)")]
+            return [
+                symptom(
+                    "boundary:rejects_s+T=L",
+                    f"rejects start_pos + T = max_seq_len ({start} + {seq} = {length}), the last window that fits: the length check is off by one",
+                    "reject only start_pos + T > max_seq_len (EMB-POS-6)",
+                )
+            ]
     ids = inputs.get("ids", inputs.get("tokens"))
     weight = inputs.get("weight", inputs.get("token_weight"))
-    if isinstance(ids, np.ndarray) and isinstance(weight, np.ndarray) and ids.size and weight.ndim == 2 and ids.dtype.kind in "iu":
+    if (
+        isinstance(ids, np.ndarray)
+        and isinstance(weight, np.ndarray)
+        and ids.size
+        and weight.ndim == 2
+        and ids.dtype.kind in "iu"
+    ):
         if int(ids.max()) == weight.shape[0] - 1:
-            return [symptom("boundary:rejects_id_V-1", f"rejects id {weight.shape[0] - 1} = V - 1, the last row: the range check is off by one",
-                            "reject only ids >= vocab_size (EMB-IDX-2)")]
+            return [
+                symptom(
+                    "boundary:rejects_id_V-1",
+                    f"rejects id {weight.shape[0] - 1} = V - 1, the last row: the range check is off by one",
+                    "reject only ids >= vocab_size (EMB-IDX-2)",
+                )
+            ]
     return []
 
 
@@ -47,14 +74,30 @@ def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -
     if window and isinstance(window[0], (int, np.integer)) and case.expected_error == "sequence_too_long":
         start, seq, length = window
         if start + seq == length + 1:
-            return [symptom("boundary:accepts_s+T=L+1", f"accepts start_pos + T = max_seq_len + 1 ({start} + {seq} = {length + 1}): the length check is off by one",
-                            "reject start_pos + T > max_seq_len (EMB-POS-6)")]
+            return [
+                symptom(
+                    "boundary:accepts_s+T=L+1",
+                    f"accepts start_pos + T = max_seq_len + 1 ({start} + {seq} = {length + 1}): the length check is off by one",
+                    "reject start_pos + T > max_seq_len (EMB-POS-6)",
+                )
+            ]
     if window and not isinstance(window[0], (int, np.integer)) and case.expected_error == "invalid_start_pos":
-        return [symptom("accepts_non_integer_start_pos", f"accepts start_pos = {window[0]!r}, which is not an integer, and returns a result",
-                        "check start_pos is an integer (not bool, not float) before using it (EMB-POS-7)")]
+        return [
+            symptom(
+                "accepts_non_integer_start_pos",
+                f"accepts start_pos = {window[0]!r}, which is not an integer, and returns a result",
+                "check start_pos is an integer (not bool, not float) before using it (EMB-POS-7)",
+            )
+        ]
     weight, ids, out = inputs.get("weight"), inputs.get("ids"), actual.get("output")
-    if case.operation == "embedding_forward" and isinstance(weight, np.ndarray) and isinstance(ids, np.ndarray) and isinstance(out, np.ndarray) \
-            and out.shape == ids.shape + (weight.shape[1],) and ids.size <= 4096:
+    if (
+        case.operation == "embedding_forward"
+        and isinstance(weight, np.ndarray)
+        and isinstance(ids, np.ndarray)
+        and isinstance(out, np.ndarray)
+        and out.shape == ids.shape + (weight.shape[1],)
+        and ids.size <= 4096
+    ):
         with np.errstate(all="ignore"):
             return row_mapping(case, weight, ids, out)
     return []
@@ -69,7 +112,11 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     raised = _RAISED.search(result.message)
     if not raised:
         return []
-    frames = [m for m in _FRAME.finditer(result.message) if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1)]
+    frames = [
+        m
+        for m in _FRAME.finditer(result.message)
+        if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1)
+    ]
     where = ""
     if frames:
         path, line, function, code = frames[-1].groups()
@@ -77,20 +124,34 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         if len(frames) > 1:  # the first frame of the traceback is where the implementation was entered
             path, line, function, code = frames[0].groups()
             where += f", reached from {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
-    should = f"; this input should be rejected with {case.expected_error} before it is used" if case.expected_error else "; this input is valid"
+    should = (
+        f"; this input should be rejected with {case.expected_error} before it is used"
+        if case.expected_error
+        else "; this input is valid"
+    )
     culprit = _culprit(case, inputs)
-    return [symptom(f"untyped:{raised.group(1)}:{case.expected_error}", f"raised {raised.group(1)}{where}{culprit}{should}",
-                    f"check the input first and raise the spec's {case.expected_error} (EMB-ERR-1)" if case.expected_error else "",
-                    exception=raised.group(1))]
+    return [
+        symptom(
+            f"untyped:{raised.group(1)}:{case.expected_error}",
+            f"raised {raised.group(1)}{where}{culprit}{should}",
+            f"check the input first and raise the spec's {case.expected_error} (EMB-ERR-1)"
+            if case.expected_error
+            else "",
+            exception=raised.group(1),
+        )
+    ]
 
 
 def _culprit(case: Case, inputs: Mapping[str, Any]) -> str:
     """The input the expected error is about, shown."""
-    name = {"invalid_start_pos": "start_pos", "sequence_too_long": "start_pos", "invalid_index": "ids", "index_out_of_range": "ids"}.get(case.expected_error or "")
+    name = {
+        "invalid_start_pos": "start_pos",
+        "sequence_too_long": "start_pos",
+        "invalid_index": "ids",
+        "index_out_of_range": "ids",
+    }.get(case.expected_error or "")
     if name is None or name not in inputs:
         return ""
     value = inputs[name]
     shown = repr(value) if not isinstance(value, np.ndarray) else np.array2string(value.reshape(-1)[:6], separator=", ")
     return f" on {name} = {shown}"
-
-

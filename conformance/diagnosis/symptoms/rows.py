@@ -1,5 +1,6 @@
 """Row stories: which table row each output row is, which gradient rows differ, position windows, and the
 layer as a * token rows + b * position rows."""
+
 from __future__ import annotations
 
 import math
@@ -11,12 +12,18 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import ROW_SEARCH_BUDGET, Symptom, symptom
 from embconf.diagnosis.symptoms.values import base_scale, close_in_ulps, equals_text, factor_names, sizes_of
 
+
 def _row_of(table: np.ndarray, row: np.ndarray) -> Optional[int]:
     """The index of the one table row equal to ``row`` (None when none or several are)."""
     if not np.isfinite(row).all():
         return None
     scale = float(np.max(np.abs(row))) if row.size else 0.0
-    hits = np.flatnonzero(np.all(np.isclose(table.astype(np.float64), row.astype(np.float64), rtol=1e-5, atol=1e-5 * max(scale, 1e-3)), axis=1))
+    hits = np.flatnonzero(
+        np.all(
+            np.isclose(table.astype(np.float64), row.astype(np.float64), rtol=1e-5, atol=1e-5 * max(scale, 1e-3)),
+            axis=1,
+        )
+    )
     return int(hits[0]) if hits.size == 1 else None
 
 
@@ -24,7 +31,11 @@ def lookup_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
     """Which table row each output row is, against the ids asked for."""
     weight = inputs.get("weight")
     ids = inputs.get("ids")
-    if not isinstance(weight, np.ndarray) or not isinstance(ids, np.ndarray) or got.shape != ids.shape + (weight.shape[1],):
+    if (
+        not isinstance(weight, np.ndarray)
+        or not isinstance(ids, np.ndarray)
+        or got.shape != ids.shape + (weight.shape[1],)
+    ):
         return []
     return row_mapping(case, weight, ids, got)
 
@@ -51,12 +62,42 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
     if not wrong or any(t is None for _, t in wrong):
         return []
     rules: list[tuple[str, Optional[Callable[[float, Any], bool]], str]] = [
-        ("rounded", lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.round(a)) and t != int(np.trunc(a)), "a float id is rounded to the nearest integer"),
-        ("truncated", lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) and t != int(np.round(a)) and 0 <= a < vocab, "a float id is truncated toward zero"),
-        ("rounded or truncated", lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) == int(np.round(a)) and 0 <= a < vocab,
-         "a float id is cast to an integer (rounded or truncated: this id cannot tell which)"),
-        ("wrapped", lambda a, t: isinstance(t, int) and np.isfinite(a) and a == int(a) and t == int(a) % vocab, "an id outside [0, V) wraps around (indexes from the end)"),
-        ("clamped", lambda a, t: isinstance(t, int) and t == int(np.clip(np.nan_to_num(a, nan=0.0, posinf=vocab - 1, neginf=0), 0, vocab - 1)), "an id outside [0, V) is clamped to the nearest row"),
+        (
+            "rounded",
+            lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.round(a)) and t != int(np.trunc(a)),
+            "a float id is rounded to the nearest integer",
+        ),
+        (
+            "truncated",
+            lambda a, t: (
+                isinstance(t, int)
+                and np.isfinite(a)
+                and t == int(np.trunc(a))
+                and t != int(np.round(a))
+                and 0 <= a < vocab
+            ),
+            "a float id is truncated toward zero",
+        ),
+        (
+            "rounded or truncated",
+            lambda a, t: (
+                isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) == int(np.round(a)) and 0 <= a < vocab
+            ),
+            "a float id is cast to an integer (rounded or truncated: this id cannot tell which)",
+        ),
+        (
+            "wrapped",
+            lambda a, t: isinstance(t, int) and np.isfinite(a) and a == int(a) and t == int(a) % vocab,
+            "an id outside [0, V) wraps around (indexes from the end)",
+        ),
+        (
+            "clamped",
+            lambda a, t: (
+                isinstance(t, int)
+                and t == int(np.clip(np.nan_to_num(a, nan=0.0, posinf=vocab - 1, neginf=0), 0, vocab - 1))
+            ),
+            "an id outside [0, V) is clamped to the nearest row",
+        ),
         ("shifted", None, ""),
         ("zero row", lambda a, t: t == "zeros", "an id that indexes no row gives a row of zeros"),
         ("nan row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
@@ -64,14 +105,28 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
     shifts = {t - a for a, t in wrong if isinstance(t, int) and np.isfinite(a)}
     for label, rule, text in rules:
         if rule is None:  # "shifted": one offset for every id, measured rather than tested
-            if len(wrong) > 1 and len(shifts) == 1 and all(isinstance(t, int) for _, t in wrong) and (shift := next(iter(shifts))) != 0:
+            if (
+                len(wrong) > 1
+                and len(shifts) == 1
+                and all(isinstance(t, int) for _, t in wrong)
+                and (shift := next(iter(shifts))) != 0
+            ):
                 text = f"every id i reads row i {'+' if shift > 0 else '-'} {abs(int(shift))} (rows shifted by {int(shift)})"
                 return [symptom(f"ids_shifted:{int(shift)}", _mapping_text(wrong, text))]
             continue
         if all(rule(a, t) for a, t in wrong):
-            both = {"ids_rounded": "a float id is rounded to the nearest integer", "ids_truncated": "a float id is truncated toward zero"}
-            return [symptom(f"ids_{label.replace(' ', '_')}", _mapping_text(wrong, text), "validate ids before indexing (EMB-IDX)" if case.expected_error else "",
-                            alternatives=both if label == "rounded or truncated" else None)]
+            both = {
+                "ids_rounded": "a float id is rounded to the nearest integer",
+                "ids_truncated": "a float id is truncated toward zero",
+            }
+            return [
+                symptom(
+                    f"ids_{label.replace(' ', '_')}",
+                    _mapping_text(wrong, text),
+                    "validate ids before indexing (EMB-IDX)" if case.expected_error else "",
+                    alternatives=both if label == "rounded or truncated" else None,
+                )
+            ]
     return []
 
 
@@ -80,7 +135,9 @@ def _mapping_text(wrong: list[tuple[float, Any]], text: str) -> str:
     return f"{shown}: {text}"
 
 
-def table_gradient_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+def table_gradient_rows(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
     """Which rows of a dense table gradient differ: repeated ids only, never-used rows, or every used row."""
     ids_name = "tokens" if name == "grad_token_weight" else "ids"
     ids = inputs.get(ids_name)
@@ -92,20 +149,36 @@ def table_gradient_rows(case: Case, inputs: Mapping[str, Any], name: str, want: 
     unused = set(np.flatnonzero(counts == 0).tolist())
     repeated = set(np.flatnonzero(counts > 1).tolist())
     if bad and bad <= unused:
-        return [symptom(f"untouched_rows:{case.operation}:{name}",
-                        f"only rows no id uses differ: rows {sorted(bad)[:6]} should be exactly zero and are not",
-                        "start the gradient from zeros on every call (EMB-BWD-2)", rows=sorted(bad)[:16])]
+        return [
+            symptom(
+                f"untouched_rows:{case.operation}:{name}",
+                f"only rows no id uses differ: rows {sorted(bad)[:6]} should be exactly zero and are not",
+                "start the gradient from zeros on every call (EMB-BWD-2)",
+                rows=sorted(bad)[:16],
+            )
+        ]
     if bad and bad <= repeated and set(np.flatnonzero(counts == 1).tolist()):
-        return [symptom(f"repeated_rows:{case.operation}:{name}",
-                        f"only the rows of repeated ids differ (rows {sorted(bad)[:6]}): repeated ids do not accumulate as a sum",
-                        "accumulate every occurrence: np.add.at (EMB-BWD-1)", rows=sorted(bad)[:16])]
+        return [
+            symptom(
+                f"repeated_rows:{case.operation}:{name}",
+                f"only the rows of repeated ids differ (rows {sorted(bad)[:6]}): repeated ids do not accumulate as a sum",
+                "accumulate every occurrence: np.add.at (EMB-BWD-1)",
+                rows=sorted(bad)[:16],
+            )
+        ]
     return []
 
 
 def position_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
     """Which table row each position received (actual - x), against start_pos + t."""
     table, x, start = inputs.get("table"), inputs.get("x"), inputs.get("start_pos", 0)
-    if not isinstance(table, np.ndarray) or not isinstance(x, np.ndarray) or got.shape != x.shape or x.ndim != 3 or x.shape[1] == 0:
+    if (
+        not isinstance(table, np.ndarray)
+        or not isinstance(x, np.ndarray)
+        or got.shape != x.shape
+        or x.ndim != 3
+        or x.shape[1] == 0
+    ):
         return []
     added = (got.astype(np.float64) - x.astype(np.float64))[0]
     taken = [_row_of(table, row) for row in added]
@@ -115,41 +188,83 @@ def position_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.nda
     taken_rows: list[int] = found
     wanted = list(range(int(start), int(start) + x.shape[1]))
     if len(set(taken_rows)) == 1 and len(wanted) > 1:
-        return [symptom("positions_one_row", f"every position received the same table row {taken_rows[0]} (one row for every token) instead of rows {wanted[0]}..{wanted[-1]}",
-                        "add table[start_pos + t] at position t: table[start_pos : start_pos + T]", row=taken_rows[0])]
+        return [
+            symptom(
+                "positions_one_row",
+                f"every position received the same table row {taken_rows[0]} (one row for every token) instead of rows {wanted[0]}..{wanted[-1]}",
+                "add table[start_pos + t] at position t: table[start_pos : start_pos + T]",
+                row=taken_rows[0],
+            )
+        ]
     if len(wanted) > 1 and taken_rows == wanted[::-1]:
-        return [symptom("positions_reversed", f"the positions are in reverse order: position t received table row {wanted[-1]} - t (rows {wanted[-1]}..{wanted[0]})",
-                        "add table[start_pos + t] at position t: table[start_pos : start_pos + T], not reversed")]
+        return [
+            symptom(
+                "positions_reversed",
+                f"the positions are in reverse order: position t received table row {wanted[-1]} - t (rows {wanted[-1]}..{wanted[0]})",
+                "add table[start_pos + t] at position t: table[start_pos : start_pos + T], not reversed",
+            )
+        ]
     shifts = {t - w for t, w in zip(taken_rows, wanted)}
     if len(shifts) == 1:
         shift = shifts.pop()
-        return [symptom(f"positions_shifted:{shift}", f"position t received table row start_pos + t {'+' if shift > 0 else '-'} {abs(shift)} (the slice is shifted by {shift})")]
+        return [
+            symptom(
+                f"positions_shifted:{shift}",
+                f"position t received table row start_pos + t {'+' if shift > 0 else '-'} {abs(shift)} (the slice is shifted by {shift})",
+            )
+        ]
     return []
 
 
-def position_gradient(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+def position_gradient(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
     """The slice rows of grad_table against single sequences of grad_output."""
     grad, start = inputs.get("grad_output"), inputs.get("start_pos", 0)
-    if name != "grad_table" or not isinstance(grad, np.ndarray) or grad.ndim != 3 or not isinstance(start, (int, np.integer)):
+    if (
+        name != "grad_table"
+        or not isinstance(grad, np.ndarray)
+        or grad.ndim != 3
+        or not isinstance(start, (int, np.integer))
+    ):
         return []
-    rows = got[int(start): int(start) + grad.shape[1]].astype(np.float64)
+    rows = got[int(start) : int(start) + grad.shape[1]].astype(np.float64)
     total = grad.astype(np.float64).sum(axis=(0, 1))
     nonzero = np.flatnonzero(np.any(got != 0, axis=1))
-    if grad.shape[1] > 1 and nonzero.size == 1 and np.allclose(got[nonzero[0]], total, rtol=1e-5, atol=1e-5 * max(float(np.abs(total).max()), 1e-3)):
-        return [symptom("positions_one_row", f"the whole gradient (summed over batch and positions) lands in row {nonzero[0]}: one table row is used for every position",
-                        "add table[start_pos + t] at position t: table[start_pos : start_pos + T]", row=int(nonzero[0]))]
+    if (
+        grad.shape[1] > 1
+        and nonzero.size == 1
+        and np.allclose(got[nonzero[0]], total, rtol=1e-5, atol=1e-5 * max(float(np.abs(total).max()), 1e-3))
+    ):
+        return [
+            symptom(
+                "positions_one_row",
+                f"the whole gradient (summed over batch and positions) lands in row {nonzero[0]}: one table row is used for every position",
+                "add table[start_pos + t] at position t: table[start_pos : start_pos + T]",
+                row=int(nonzero[0]),
+            )
+        ]
     for b, label in ((0, "first"), (grad.shape[0] - 1, "last")) if grad.shape[0] > 1 else ():
         if np.allclose(rows, grad[b].astype(np.float64), rtol=1e-6, atol=1e-7):
-            return [symptom(f"position_grad_sequence:{label}",
-                            f"grad_table's slice rows are the {label} sequence's gradient (grad_output[{b}]) alone, not the sum over the batch of {grad.shape[0]}",
-                            "sum grad_output over the batch axis (EMB-POS-4)")]
+            return [
+                symptom(
+                    f"position_grad_sequence:{label}",
+                    f"grad_table's slice rows are the {label} sequence's gradient (grad_output[{b}]) alone, not the sum over the batch of {grad.shape[0]}",
+                    "sum grad_output over the batch axis (EMB-POS-4)",
+                )
+            ]
     return []
 
 
 def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
     """actual = a * token rows + b * position rows: the factors each part received."""
     config, weight, tokens = inputs.get("config"), inputs.get("token_weight"), inputs.get("tokens")
-    if not isinstance(config, Mapping) or not isinstance(weight, np.ndarray) or not isinstance(tokens, np.ndarray) or tokens.size == 0:
+    if (
+        not isinstance(config, Mapping)
+        or not isinstance(weight, np.ndarray)
+        or not isinstance(tokens, np.ndarray)
+        or tokens.size == 0
+    ):
         return []
     rows = weight.astype(np.float64)[tokens.astype(np.int64)]
     c = base_scale(case, inputs)
@@ -158,19 +273,33 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
         return []
     basis = np.stack([rows.reshape(-1), positions.reshape(-1)], axis=1)
     (a, b), *_ = np.linalg.lstsq(basis, got.astype(np.float64).reshape(-1), rcond=None)
-    if not close_in_ulps(got.astype(np.float64), a * rows + b * positions, want.dtype, ulps=64.0) or (math.isclose(a, c, rel_tol=1e-5) and math.isclose(b, 1.0, rel_tol=1e-5)):
+    if not close_in_ulps(got.astype(np.float64), a * rows + b * positions, want.dtype, ulps=64.0) or (
+        math.isclose(a, c, rel_tol=1e-5) and math.isclose(b, 1.0, rel_tol=1e-5)
+    ):
         return []
     sizes = sizes_of(case, inputs)
     token_names, position_names = factor_names(a, sizes), factor_names(b, sizes)
     parts, keys = [], []
     if not math.isclose(a, c, rel_tol=1e-5):
-        parts.append(f"the tokens are multiplied by {a:.6g}{equals_text(token_names, sizes)} instead of {c:.6g}" + (" (sqrt(D))" if c != 1 else ""))
+        parts.append(
+            f"the tokens are multiplied by {a:.6g}{equals_text(token_names, sizes)} instead of {c:.6g}"
+            + (" (sqrt(D))" if c != 1 else "")
+        )
         keys.append(f"token_scale:{token_names[0] if token_names else round(a, 4)}")
     if not math.isclose(b, 1.0, rel_tol=1e-5):
         parts.append(f"the positions are multiplied by {b:.6g}{equals_text(position_names, sizes)} instead of 1")
         keys.append(f"position_scale:{position_names[0] if position_names else round(b, 4)}")
-    alternatives = {f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in token_names} if len(keys) == 1 and keys[0].startswith("token") else None
-    return [symptom("+".join(keys), f"'{name}' = a * token rows + b * position rows: {' and '.join(parts)}", alternatives=alternatives,
-                    token_factor=a, position_factor=b)]
-
-
+    alternatives = (
+        {f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in token_names}
+        if len(keys) == 1 and keys[0].startswith("token")
+        else None
+    )
+    return [
+        symptom(
+            "+".join(keys),
+            f"'{name}' = a * token rows + b * position rows: {' and '.join(parts)}",
+            alternatives=alternatives,
+            token_factor=a,
+            position_factor=b,
+        )
+    ]

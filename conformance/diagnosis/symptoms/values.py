@@ -1,5 +1,6 @@
 """Symptoms of a whole output: a dtype not cast back, a wrong shape, a constant factor and what it equals,
 a sinusoid table fitted to its family."""
+
 from __future__ import annotations
 
 import math
@@ -11,13 +12,25 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.sinusoid_fit import fit_table
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 
+
 def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> Symptom:
-    same = got.shape == want.shape and want.dtype.kind == "f" and got.dtype.kind in "fiu" and close_in_ulps(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
+    same = (
+        got.shape == want.shape
+        and want.dtype.kind == "f"
+        and got.dtype.kind in "fiu"
+        and close_in_ulps(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
+    )
     values = "cast to " + str(want.dtype) + ", the values are right" if same else "the values differ as well"
-    return symptom(f"dtype:{case.operation}:{got.dtype}->{want.dtype}",
-                   f"'{name}' is {got.dtype} where {want.dtype} is expected; {values}" + (": a result computed in a wider dtype and not cast back" if same else ""),
-                   f"return {want.dtype} (the dtype the spec gives this output): .astype({want.dtype.name}) once at the end" if same else "",
-                   got=str(got.dtype), expected=str(want.dtype))
+    return symptom(
+        f"dtype:{case.operation}:{got.dtype}->{want.dtype}",
+        f"'{name}' is {got.dtype} where {want.dtype} is expected; {values}"
+        + (": a result computed in a wider dtype and not cast back" if same else ""),
+        f"return {want.dtype} (the dtype the spec gives this output): .astype({want.dtype.name}) once at the end"
+        if same
+        else "",
+        got=str(got.dtype),
+        expected=str(want.dtype),
+    )
 
 
 def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
@@ -32,7 +45,12 @@ def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> 
         relation = f"the last axis is {got.shape[-1] // want.shape[-1]} times as wide"
     if not relation:
         return []
-    return [symptom(f"shape:{case.operation}:{relation}", f"'{name}' has shape {list(got.shape)} for {list(want.shape)}: {relation}")]
+    return [
+        symptom(
+            f"shape:{case.operation}:{relation}",
+            f"'{name}' has shape {list(got.shape)} for {list(want.shape)}: {relation}",
+        )
+    ]
 
 
 def close_in_ulps(a: np.ndarray, b: np.ndarray, dtype: np.dtype, ulps: float = 8.0) -> bool:
@@ -42,7 +60,9 @@ def close_in_ulps(a: np.ndarray, b: np.ndarray, dtype: np.dtype, ulps: float = 8
         return bool(np.all((np.abs(a - b) <= ulps * eps * (np.abs(b) + scale * 1e-3)) | (np.isnan(a) & np.isnan(b))))
 
 
-def constant_factor(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+def constant_factor(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
     """actual = r * expected for one r (on the non-zero elements; zeros stay zero)."""
     w, g = want.astype(np.float64), got.astype(np.float64)
     if not (np.isfinite(w).all() and np.isfinite(g).all()):
@@ -59,13 +79,21 @@ def constant_factor(case: Case, inputs: Mapping[str, Any], name: str, want: np.n
         absolute = ratio * base
         names = factor_names(absolute, sizes)
         text = f"'{name}' is {ratio:.6g} x the expected: the tokens are scaled by {absolute:.6g}{equals_text(names, sizes)} instead of sqrt(D) = {base:.6g}"
-        return [symptom(f"token_scale:{names[0] if names else round(absolute, 4)}", text, factor=ratio,
-                        alternatives={f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in names})]
+        return [
+            symptom(
+                f"token_scale:{names[0] if names else round(absolute, 4)}",
+                text,
+                factor=ratio,
+                alternatives={f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in names},
+            )
+        ]
     names = factor_names(ratio, sizes)
     text = f"'{name}' is exactly {ratio:.6g}{equals_text(names, sizes)} times the expected value"
     prefix = f"factor:{case.operation}:{name}"
     readings = {f"{prefix}:{n}": f"'{name}' is {n} times the expected value ({case.operation})" for n in names}
-    readings[f"{prefix}:{ratio:.6g}"] = f"'{name}' is {ratio:.6g} times the expected value ({case.operation})"  # the number itself
+    readings[f"{prefix}:{ratio:.6g}"] = (
+        f"'{name}' is {ratio:.6g} times the expected value ({case.operation})"  # the number itself
+    )
     return [symptom(f"{prefix}:{names[0] if names else f'{ratio:.6g}'}", text, factor=ratio, alternatives=readings)]
 
 
@@ -114,9 +142,9 @@ def equals_text(names: list[str], sizes: Mapping[str, int]) -> str:
     return f" (= {' = '.join(names)} for {', '.join(f'{k} = {v}' for k, v in sizes.items())})"
 
 
-
-
-def sinusoid_table(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+def sinusoid_table(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
     fit = fit_table(got, int(inputs["max_len"]), int(inputs["embed_dim"]))
     if fit is None:
         return []
@@ -124,7 +152,16 @@ def sinusoid_table(case: Case, inputs: Mapping[str, Any], name: str, want: np.nd
     precision = f"computed in {fit.precision}" if fit.precision != "float64" else ""
     if not words and not precision:
         return []
-    text = "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
+    text = (
+        "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
+    )
     text += (f", {precision}" if words else f" {precision}") if precision else ""
-    return [symptom("sinusoid:" + ";".join(words + [precision]), text, hint="w_k = 10000^(-2k/D); sin at column 2k, cos at 2k+1, positions from 0 (EMB-SIN-2)",
-                    **fit.params(), precision=fit.precision)]
+    return [
+        symptom(
+            "sinusoid:" + ";".join(words + [precision]),
+            text,
+            hint="w_k = 10000^(-2k/D); sin at column 2k, cos at 2k+1, positions from 0 (EMB-SIN-2)",
+            **fit.params(),
+            precision=fit.precision,
+        )
+    ]

@@ -83,9 +83,7 @@ class Tensor:
 
     # ----- gradients -----------------------------------------------------
     def backward(self, gradient: Any = None) -> None:
-        raise NotImplementedError(
-            "autograd is not enabled: import tinytorch.core.autograd first"
-        )
+        raise NotImplementedError("autograd is not enabled: import tinytorch.core.autograd first")
 
 
 def as_tensor(value: Any) -> Tensor:
