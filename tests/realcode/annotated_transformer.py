@@ -13,8 +13,8 @@ from _spec import SpecError, check_grad_shape, check_ids, layer_config, scatter_
 
 MISTAKES = [
     {"phrase": "odd", "mutants": []},  # pe[:, 1::2] = cos(position * div_term) fails for odd D
-    {"phrase": "scale", "mutants": ["layer.scale_always"]},  # lut(x) * sqrt(d_model) whatever scale_embeddings says
-    {"phrase": "start_pos", "mutants": ["layer.start_pos_ignored"]},  # x + pe[:, :T]: always positions 0..T-1
+    {"phrase": ["sqrt(D) times", "even when"], "mutants": ["layer.scale_always"]},  # lut(x) * sqrt(d_model) whatever scale_embeddings says
+    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["layer.start_pos_ignored"]},  # x + pe[:, :T]: always positions 0..T-1
     {"phrase": "max_seq_len", "mutants": []},  # no length check: T > max_len is a broadcast ValueError
 ]
 

@@ -14,7 +14,7 @@ from _tt import Tensor, solution
 Embedding = solution.Embedding
 
 MISTAKES = [
-    {"phrase": "concatenat", "mutants": ["sin.concatenated"]},  # [sin | cos] blocks instead of interleaved columns
+    {"phrase": ["[sin | cos]", "concatenat"], "mutants": ["sin.concatenated"]},  # [sin | cos] blocks instead of interleaved columns
     {"phrase": "odd", "mutants": []},  # ceil(D/2) sines into a D//2-wide block: ValueError for odd D
     {"phrase": "one row", "mutants": []},  # table[start_pos + T] (an index, not a slice) added at every position
 ]

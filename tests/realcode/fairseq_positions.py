@@ -14,8 +14,8 @@ from _spec import check_grad_shape, check_start, check_x
 PADDING_IDX = 1  # fairseq's dictionary puts <pad> at 1
 
 MISTAKES = [
-    {"phrase": "tensor2tensor", "mutants": ["sin.tensor2tensor"]},  # k/(h-1) frequencies, [sin | cos] blocks, zero column
-    {"phrase": "division by zero", "mutants": []},  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
+    {"phrase": ["k/(h-1)", "tensor2tensor"], "mutants": ["sin.tensor2tensor"]},  # k/(h-1) frequencies, [sin | cos] blocks, zero column
+    {"phrase": ["ZeroDivision", "by zero"], "mutants": []},  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
     {"phrase": "by 2", "mutants": []},  # make_positions: position t is numbered padding_idx + 1 + t
 ]
 

@@ -17,7 +17,7 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "
 
 MISTAKES = [
     {"phrase": "accumulat", "mutants": ["half.sequential_accumulation"]},  # np.add.at in the half dtype, term by term
-    {"phrase": "dtype", "mutants": ["half.positions_in_dtype"]},  # positions and angles in float16 / bfloat16
+    {"phrase": ["position", "angle"], "mutants": ["half.positions_in_dtype"]},  # positions and angles in float16 / bfloat16
 ]
 
 

@@ -12,9 +12,9 @@ from _spec import check_grad_shape, check_start, check_x
 EMBCONF_FEATURES = ["float64"]
 
 MISTAKES = [
-    {"phrase": "row 0", "mutants": []},  # sinusoid_table[padding_idx] = 0: position 0 is all zeros, not [0, 1, 0, 1, ...]
+    {"phrase": ["row 0", "position 0"], "mutants": []},  # sinusoid_table[padding_idx] = 0: position 0 is all zeros, not [0, 1, 0, 1, ...]
     {"phrase": "float64", "mutants": []},  # the NumPy table is never cast: float64 for a float32 request
-    {"phrase": "start_pos", "mutants": ["pos.slice_off_by_one"]},  # position ids 1..T: rows start_pos+1 .. start_pos+T
+    {"phrase": ["start_pos+1", "shifted by 1", "counted from 1"], "mutants": ["pos.slice_off_by_one"]},  # position ids 1..T
 ]
 
 

@@ -13,8 +13,8 @@ from _spec import SpecError, check_grad_shape, check_ids, check_start, layer_con
 
 MISTAKES = [
     {"phrase": "column", "mutants": ["sin.column_exponent"]},  # 2*i/num_units with i the column index
-    {"phrase": "id 0", "mutants": ["fwd.id0_zero_row", "bwd.padding_row_zeroed"]},  # zero_pad: row 0 is a constant zero
-    {"phrase": "scale", "mutants": ["layer.scale_sum"]},  # scale=True on the positions too: (tokens + positions) * sqrt(D)
+    {"phrase": ["zeros", "zero row"], "mutants": ["fwd.id0_zero_row", "bwd.padding_row_zeroed"]},  # zero_pad: row 0 is a constant zero
+    {"phrase": "positions", "mutants": ["layer.scale_sum"]},  # scale=True on the positions too: (tokens + positions) * sqrt(D)
 ]
 
 

@@ -13,8 +13,8 @@ EMBCONF_FEATURES = ["padding_idx"]
 
 MISTAKES = [
     {"phrase": "padding", "mutants": ["opt.padding_grad_kept"]},  # the padding row keeps its gradient
-    {"phrase": "negative padding", "mutants": []},  # padding_idx -1 (the last row) refused as invalid_config
-    {"phrase": "negative id", "mutants": ["fwd.negative_wraps", "bwd.drops_missing_ids"]},  # -1 wraps; backward drops it
+    {"phrase": ["negative padding", "padding_idx -1"], "mutants": []},  # padding_idx -1 (the last row) refused as invalid_config
+    {"phrase": ["negative id", "wraps"], "mutants": ["fwd.negative_wraps", "bwd.drops_missing_ids"]},  # -1 wraps; backward drops it
 ]
 
 

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 MISTAKES = [
-    {"phrase": "tensor2tensor", "mutants": ["sin.tensor2tensor"]},  # 10000^(-k/(h-1)) frequencies, [sin | cos] blocks
-    {"phrase": "multipl", "mutants": []},  # the whole table times sqrt(2/D)
+    {"phrase": ["k/(h-1)", "tensor2tensor"], "mutants": ["sin.tensor2tensor"]},  # 10000^(-k/(h-1)) frequencies, [sin | cos] blocks
+    {"phrase": ["sqrt(2/D)", "multiplied"], "mutants": []},  # the whole table times sqrt(2/D)
     {"phrase": "shape", "mutants": []},  # odd D: 2 * (D // 2) columns, one short
     {"phrase": "nan", "mutants": ["sin.small_dim_nan"]},  # D = 2, 3: one_zero = 1 - 0/0
 ]

@@ -9,9 +9,9 @@ import numpy as np
 from _spec import check_grad_shape, check_ids, layer_config, scatter_add
 
 MISTAKES = [
-    {"phrase": "start_pos", "mutants": ["layer.start_pos_ignored"]},  # pos = arange(0, t) whatever start_pos says
+    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["layer.start_pos_ignored"]},  # pos = arange(0, t)
     {"phrase": "AssertionError", "mutants": []},  # too long is an assert, not sequence_too_long
-    {"phrase": "scale", "mutants": ["layer.scale_missing"]},  # scale_embeddings is ignored: never times sqrt(D)
+    {"phrase": ["by 1 instead", "never scales"], "mutants": ["layer.scale_missing"]},  # scale_embeddings is ignored: never times sqrt(D)
     {"phrase": "trainable", "mutants": ["mem.learned_not_counted"]},  # get_num_params subtracts wpe
 ]
 

@@ -13,7 +13,7 @@ EMBCONF_FEATURES = ["padding_idx"]
 
 MISTAKES = [
     {"phrase": "zero", "mutants": ["opt.padding_zeroed_forward"]},  # the padding id's output row is zeros
-    {"phrase": "range", "mutants": []},  # padding_idx < -V accepted and ignored instead of invalid_config
+    {"phrase": ["range", "padding_idx"], "mutants": []},  # padding_idx < -V accepted and ignored instead of invalid_config
 ]
 
 

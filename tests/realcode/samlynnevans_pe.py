@@ -15,9 +15,9 @@ from _tt import Tensor, solution
 Embedding = solution.Embedding
 
 MISTAKES = [
-    {"phrase": "exponent", "mutants": []},  # sin uses 2i/D with i the even column (4k/D), cos uses 2(i+1)/D
+    {"phrase": ["exponent", "frequenc"], "mutants": []},  # sin uses 2i/D with i the even column (4k/D), cos uses 2(i+1)/D
     {"phrase": "odd", "mutants": []},  # pe[pos, i + 1] is out of bounds for odd D: IndexError
-    {"phrase": "sqrt", "mutants": []},  # the positional encoder multiplies x by sqrt(D) before adding positions
+    {"phrase": ["sqrt(D) times", "scaled by D instead"], "mutants": []},  # the positional encoder multiplies x by sqrt(D) before adding positions
 ]
 
 

@@ -11,8 +11,8 @@ BYTES_PER_FLOAT32 = 4  # Standard float32 size in bytes
 MB_TO_BYTES = 1024 * 1024  # Megabytes to bytes conversion
 
 MISTAKES = [
-    {"phrase": "MB", "mutants": []},  # megabytes = bytes / 2**20 (that is MiB)
-    {"phrase": "4 bytes", "mutants": ["mem.unknown_dtype_default"]},  # every dtype (int8, float16, float64 ...) counted as 4 bytes
+    {"phrase": ["megabytes", "MiB"], "mutants": []},  # megabytes = bytes / 2**20 (that is MiB)
+    {"phrase": ["4 bytes", "bytes per element"], "mutants": ["mem.unknown_dtype_default"]},  # int8, float16, float64 ... all 4 bytes
     {"phrase": "Adam", "mutants": []},  # parameters + m + v: 3 copies instead of the 2 moments
 ]
 

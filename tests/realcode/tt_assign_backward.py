@@ -15,7 +15,7 @@ PositionalEncoding = solution.PositionalEncoding
 
 MISTAKES = [
     {"phrase": "accumulat", "mutants": ["bwd.overwrite"]},  # grad_weight[indices] += grad_output
-    {"phrase": ">=", "mutants": ["fwd.range_check_off_by_one"]},  # indices > vocab_size: id V reaches weight[V]
+    {"phrase": [">=", "index_out_of_range"], "mutants": ["fwd.range_check_off_by_one"]},  # indices > vocab_size: id V reaches weight[V]
     {"phrase": "odd", "mutants": []},  # cos(position * div_term) into floor(D/2) columns: a ValueError for odd D
 ]
 

@@ -16,7 +16,7 @@ Embedding, PositionalEncoding = solution.Embedding, solution.PositionalEncoding
 
 MISTAKES = [
     {"phrase": "sign", "mutants": ["sin.exponent_sign"]},  # exp(+2k ln(10000) / D)
-    {"phrase": "start_pos", "mutants": ["layer.start_pos_ignored"]},  # sinusoidal branch: table[:T] whatever start_pos
+    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["layer.start_pos_ignored"]},  # sinusoid: table[:T]
     {"phrase": "trainable", "mutants": ["mem.sinusoidal_trainable"]},  # parameters() lists the sinusoid table
 ]
 

@@ -13,8 +13,8 @@ from _tt import Tensor, solution
 Embedding, _compute_sinusoidal_table = solution.Embedding, solution._compute_sinusoidal_table
 
 MISTAKES = [
-    {"phrase": "start_pos", "mutants": ["pos.start_ignored"]},  # learned positions: always rows 0..T-1
-    {"phrase": "scale", "mutants": ["layer.scale_sum"]},  # (tokens + positions) * sqrt(D)
+    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["pos.start_ignored"]},  # learned positions: always rows 0..T-1
+    {"phrase": "positions", "mutants": ["layer.scale_sum"]},  # (tokens + positions) * sqrt(D)
     {"phrase": "squeez", "mutants": ["layer.no_squeeze"]},  # 1-D tokens give (1, T, D): the batch axis is never squeezed
 ]
 

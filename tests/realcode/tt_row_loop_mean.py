@@ -15,7 +15,7 @@ Tensor = solution.Tensor
 
 MISTAKES = [
     {"phrase": "repeated", "mutants": []},  # grad[row] += g[i] per sequence: an id repeated in a sequence counts once
-    {"phrase": "averag", "mutants": ["pos.grad_averaged"]},  # grad_table rows = grad_output.mean(axis=0)
+    {"phrase": ["averag", "1/B"], "mutants": ["pos.grad_averaged"]},  # grad_table rows = grad_output.mean(axis=0)
     {"phrase": "trainable", "mutants": ["mem.learned_not_counted"]},  # parameters() leaves out the position table
 ]
 
