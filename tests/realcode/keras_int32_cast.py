@@ -1,11 +1,10 @@
 """A Keras-flavoured NumPy port: ``Embedding`` casts ids to int32 first, and the sinusoid table is the TF tutorial's
 ``get_angles`` with the sines and cosines concatenated instead of interleaved.
 
-Inspired by: keras.layers.Embedding, which casts its inputs to int32 (``ops.cast(inputs, "int32")``: floats are
-truncated and int64 ids narrowed; spec appendix A), and xingchensong/Speech-Transformer-tf2.0
-models/modules/positional_encoding.py, which follows the TensorFlow Transformer tutorial's ``get_angles`` but
-returns ``np.concatenate([sines, cosines], axis=-1)`` (the layout tatp22/multidim-positional-encoding #20 and
-Hugging Face's Marian use as well).
+Inspired by: keras.layers.Embedding, which casts its ids to int32 (spec appendix A: floats are truncated and int64
+ids can wrap), and xingchensong/Speech-Transformer-tf2.0 models/modules/positional_encoding.py, which follows the
+TensorFlow Transformer tutorial's ``get_angles`` but returns ``np.concatenate([sines, cosines], axis=-1)`` (the
+layout tatp22/multidim-positional-encoding #20 and Hugging Face's Marian use as well).
 """
 import numpy as np
 from _spec import SpecError, check_grad_shape, scatter_add
@@ -20,7 +19,7 @@ MISTAKES = [
 
 
 def _ids(ids, vocab_size):
-    ids = np.asarray(ids).astype(np.int32)  # ops.cast(inputs, "int32")
+    ids = np.asarray(ids).astype(np.int32)  # cast to int32, as Keras does
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         raise SpecError("index_out_of_range", f"an id lies outside [0, {vocab_size})")
     return ids

@@ -1,10 +1,10 @@
 """``padding_idx`` the way PaddlePaddle's ``nn.Embedding`` / ``F.embedding`` treat it, in NumPy.
 
-Inspired by: PaddlePaddle's documented embedding (python/paddle/nn/functional/input.py, "output all-zero padding
-data" for the padding id) and its ``padding_idx`` normalisation ``num_embeddings + padding_idx`` for negative
-values, where anything still negative means "no padding" (measured behaviour in /work/shared/docs/conventions.md:
-"padding_idx < -V is silently dropped"). PyTorch, and the spec (EMB-PAD-1, EMB-PAD-4), return the stored row
-and reject padding_idx outside [-V, V).
+Inspired by: PaddlePaddle's embedding documentation ("output all-zero padding data" for the padding id) and its
+``padding_idx`` normalisation ``num_embeddings + padding_idx`` for negative values, where anything still negative
+means "no padding" (measured behaviour in /work/shared/docs/conventions.md: "padding_idx < -V is silently
+dropped"). PyTorch, and the spec (EMB-PAD-1, EMB-PAD-4), return the stored row and reject padding_idx outside
+[-V, V).
 """
 import numpy as np
 from _spec import SpecError, check_grad_shape, check_ids, scatter_add
@@ -13,7 +13,7 @@ EMBCONF_FEATURES = ["padding_idx"]
 
 MISTAKES = [
     {"phrase": "zero", "mutants": ["opt.padding_zeroed_forward"]},  # the padding id's output row is zeros
-    {"phrase": ["range", "padding_idx"], "mutants": []},  # padding_idx < -V accepted and ignored instead of invalid_config
+    {"phrase": "range", "mutants": []},  # padding_idx < -V accepted and ignored instead of invalid_config
 ]
 
 
