@@ -1,0 +1,25 @@
+"""A NumPy Embedding layer in the style of "Deep Learning from Scratch 2" (chapter 4), ported to the spec's functions.
+
+Inspired by: the book's Embedding layer (oreilly-japan/deep-learning-from-scratch-2, common/layers.py) and the
+many reader copies that keep its first, "bad example" backward ``dW[self.idx] = dout`` (e.g. the copies found
+with the string "dW[self.idx] = dout"); the forward is ``W[idx]`` and nothing checks the ids or the upstream
+gradient's shape.
+"""
+import numpy as np
+
+MISTAKES = [
+    {"phrase": "accumulat", "mutants": ["bwd.overwrite"]},  # dW[idx] = dout: a repeated id keeps one gradient
+    {"phrase": "negative", "mutants": ["fwd.negative_wraps", "bwd.negative_wraps"]},  # W[-1] is the last row
+    {"phrase": "IndexError", "mutants": []},  # an id >= V is NumPy's IndexError, not index_out_of_range
+    {"phrase": "shape", "mutants": []},  # grad_output's shape is never checked: a wrong one is NumPy's ValueError
+]
+
+
+def embedding_forward(weight, ids):
+    return weight[ids]
+
+
+def embedding_backward(weight, ids, grad_output):
+    dW = np.zeros_like(weight)
+    dW[ids] = grad_output
+    return dW
