@@ -20,6 +20,7 @@ a wrong statement can contain a phrase too) and the seconds the whole command to
 only when something is broken (a module whose MISTAKES cannot be read, a run that exits 2, a missing or unreadable
 report), never because a figure is low: this script measures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -143,12 +144,17 @@ def show(outcome: Outcome, all_entries: bool) -> None:
         return
     n = len(outcome.mistakes)
     caught = "caught" if outcome.failures else "NOT CAUGHT"
-    print(f"{outcome.module:32} {outcome.kind:9} {caught:10} {outcome.failures:4} failing  "
-          f"verdict names {sum(outcome.verdict_named)}/{n}  diagnoses name {sum(outcome.diagnosis_named)}/{n}  "
-          f"{outcome.seconds:6.1f} s")
+    print(
+        f"{outcome.module:32} {outcome.kind:9} {caught:10} {outcome.failures:4} failing  "
+        f"verdict names {sum(outcome.verdict_named)}/{n}  diagnoses name {sum(outcome.diagnosis_named)}/{n}  "
+        f"{outcome.seconds:6.1f} s"
+    )
     for mistake, named in zip(outcome.mistakes, outcome.verdict_named):
         if not named:
-            print(f"    not in the verdict: {' / '.join(mistake.phrases)!r}" + (f" {list(mistake.mutants)}" if mistake.mutants else ""))
+            print(
+                f"    not in the verdict: {' / '.join(mistake.phrases)!r}"
+                + (f" {list(mistake.mutants)}" if mistake.mutants else "")
+            )
     for text in outcome.unmatched:
         print(f"    names no true mistake: {text}")
     for text in outcome.entries if all_entries else ():
@@ -162,10 +168,14 @@ def summary(outcomes: list[Outcome], elapsed: float) -> None:
     diag = sum(sum(o.diagnosis_named) for o in good)
     unmatched = sum(len(o.unmatched) for o in good)
     print()
-    print(f"modules: {len(outcomes)} ({len(outcomes) - len(good)} broken); caught {sum(o.failures > 0 for o in good)} of {len(good)}")
+    print(
+        f"modules: {len(outcomes)} ({len(outcomes) - len(good)} broken); caught {sum(o.failures > 0 for o in good)} of {len(good)}"
+    )
     if total:
-        print(f"true mistakes: {total}; named by the verdict {named} ({100 * named / total:.1f}%); "
-              f"named by some case's diagnosis {diag} ({100 * diag / total:.1f}%)")
+        print(
+            f"true mistakes: {total}; named by the verdict {named} ({100 * named / total:.1f}%); "
+            f"named by some case's diagnosis {diag} ({100 * diag / total:.1f}%)"
+        )
         print(f"modules whose verdict names every mistake: {sum(all(o.verdict_named) for o in good)} of {len(good)}")
     print(f"verdict entries naming no true mistake: {unmatched} in {sum(bool(o.unmatched) for o in good)} modules")
     print(f"time: {sum(o.seconds for o in outcomes):.1f} s in embconf runs, {elapsed:.1f} s in all")
@@ -177,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="module name (stem) to run; repeatable")
     parser.add_argument("--keep", type=Path, help="write the JSON reports here (default: a temporary folder)")
     parser.add_argument("--embconf", help="the embconf executable (default: the one beside this Python, or on PATH)")
-    parser.add_argument("--all-entries", action="store_true", help="also list every verdict entry with the mistake it names")
+    parser.add_argument(
+        "--all-entries", action="store_true", help="also list every verdict entry with the mistake it names"
+    )
     args = parser.parse_args(argv)
     modules = sorted(p for p in args.corpus.resolve().glob("[a-z]*.py") if not args.only or p.stem in args.only)
     if not modules:

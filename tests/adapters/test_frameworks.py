@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 
 import pytest
@@ -48,9 +49,22 @@ GLUE_CASES = {
 TORCH_FAILING = {"half.float16.backward.many_repeats", "half.bfloat16.backward.many_repeats"}
 
 
+# programs a framework needs on PATH besides its Python package (tinygrad's CPU device compiles with clang)
+PROGRAMS = {"tinygrad": ["clang"]}
+
+
 def installed(impl: str) -> bool:
     kind = impl.partition(":")[0]
-    return all(importlib.util.find_spec(module) is not None for module in NEEDS.get(kind, []))
+    return all(importlib.util.find_spec(module) is not None for module in NEEDS.get(kind, [])) and all(
+        shutil.which(program) for program in PROGRAMS.get(kind, [])
+    )
+
+
+def needs(impl: str) -> None:
+    """Skip, saying what is missing, unless ``impl``'s framework and the programs it needs are installed."""
+    if not installed(impl):
+        kind = impl.partition(":")[0]
+        pytest.skip(f"{impl}: needs {', '.join(NEEDS.get(kind, []) + PROGRAMS.get(kind, []))}, not all installed")
 
 
 def run_json(tmp_path, impl: str, *extra: str) -> dict:
@@ -64,8 +78,7 @@ def run_json(tmp_path, impl: str, *extra: str) -> dict:
 
 @pytest.mark.parametrize("impl", sorted(COLUMNS))
 def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, impl):
-    if not installed(impl):
-        pytest.skip(f"{impl}: framework not installed")
+    needs(impl)
     recorded = COLUMNS[impl]
     report = run_json(tmp_path, impl)
     now = {c["id"]: c["outcome"] for c in report["cases"] if c["outcome"] not in ("pass", "not_applicable")}
@@ -176,6 +189,7 @@ def in_fresh_python(module: str, body: str) -> None:
 
 
 def test_tinygrad_keeps_0d_ids_0d():
+    needs("tinygrad")
     in_fresh_python(
         "tinygrad",
         """

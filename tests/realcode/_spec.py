@@ -4,6 +4,7 @@ Each corpus module keeps its wrong code in its own file; whatever it takes from 
 typed errors, id and start_pos checks, a float64 scatter-add, the canonical sinusoid table, the layer's
 defaults). Written for this corpus; it imports nothing from embconf.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,7 +59,8 @@ def scatter_add(shape: tuple[int, ...], rows: np.ndarray, grad: np.ndarray, dtyp
 def canonical_table(max_len: int, embed_dim: int, dtype: Any = "float32") -> np.ndarray:
     """The spec's interleaved table: sin at 2k, cos at 2k+1, frequency 10000^(-2k/D), positions from 0."""
     angles = np.arange(max_len, dtype=np.float64)[:, None] * np.exp(
-        -np.arange(0, embed_dim, 2, dtype=np.float64) * math.log(10000.0) / embed_dim)
+        -np.arange(0, embed_dim, 2, dtype=np.float64) * math.log(10000.0) / embed_dim
+    )
     table = np.zeros((max_len, embed_dim))
     table[:, 0::2] = np.sin(angles)
     table[:, 1::2] = np.cos(angles[:, : embed_dim // 2])

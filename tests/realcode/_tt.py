@@ -3,6 +3,7 @@ autograd) and its correct module-11 solution, whose right parts a module reuses 
 
 Modelled on tests/students/_tinytorch.py, kept separate so that this corpus never changes the student corpus.
 """
+
 from __future__ import annotations
 
 import sys

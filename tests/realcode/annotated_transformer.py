@@ -6,6 +6,7 @@ columns into floor(D/2) for odd D (codertimo/BERT-pytorch #78, gc-os-ai/pyaptame
 ``Embeddings.forward`` always returns ``lut(x) * sqrt(d_model)``; ``PositionalEncoding.forward`` adds
 ``pe[:, :x.size(1)]`` (no start index and no length check: a too long input fails inside the broadcast).
 """
+
 import math
 
 import numpy as np
@@ -13,8 +14,14 @@ from _spec import SpecError, check_grad_shape, check_ids, layer_config, scatter_
 
 MISTAKES = [
     {"phrase": "odd", "mutants": []},  # pe[:, 1::2] = cos(position * div_term) fails for odd D
-    {"phrase": ["sqrt(D) times", "even when"], "mutants": ["layer.scale_always"]},  # lut(x) * sqrt(d_model) whatever scale_embeddings says
-    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["layer.start_pos_ignored"]},  # x + pe[:, :T]: always positions 0..T-1
+    {
+        "phrase": ["sqrt(D) times", "even when"],
+        "mutants": ["layer.scale_always"],
+    },  # lut(x) * sqrt(d_model) whatever scale_embeddings says
+    {
+        "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
+        "mutants": ["layer.start_pos_ignored"],
+    },  # x + pe[:, :T]: always positions 0..T-1
     {"phrase": "max_seq_len", "mutants": []},  # no length check: T > max_len is a broadcast ValueError
 ]
 
@@ -60,5 +67,5 @@ def embedding_layer_backward(config, token_weight, position_table, tokens, start
     if cfg["pos_encoding"] != "learned":
         return grad_tokens, None
     grad_positions = np.zeros(position_table.shape, dtype=position_table.dtype)
-    grad_positions[:ids.shape[1]] = grad.sum(axis=0)
+    grad_positions[: ids.shape[1]] = grad.sum(axis=0)
     return grad_tokens, grad_positions

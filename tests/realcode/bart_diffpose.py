@@ -8,13 +8,17 @@ cos(position_enc[:, 1::2])`` ([sin | cos] blocks, "This line breaks for odd n_po
 indexes one row where a slice was meant (explosion/curated-transformers #254 fixed the same "embedding of a
 single position").
 """
+
 import numpy as np
 from _tt import Tensor, solution
 
 Embedding = solution.Embedding
 
 MISTAKES = [
-    {"phrase": ["[sin | cos]", "concatenat"], "mutants": ["sin.concatenated"]},  # [sin | cos] blocks instead of interleaved columns
+    {
+        "phrase": ["[sin | cos]", "concatenat"],
+        "mutants": ["sin.concatenated"],
+    },  # [sin | cos] blocks instead of interleaved columns
     {"phrase": "odd", "mutants": []},  # ceil(D/2) sines into a D//2-wide block: ValueError for odd D
     {"phrase": "one row", "mutants": []},  # table[start_pos + T] (an index, not a slice) added at every position
 ]
@@ -23,8 +27,8 @@ MISTAKES = [
 def _compute_sinusoidal_table(max_len, embed_dim):
     position_enc = np.arange(max_len)[:, None] / np.power(10000, 2 * (np.arange(embed_dim) // 2) / embed_dim)
     out = np.zeros((max_len, embed_dim), dtype=np.float32)
-    out[:, 0:embed_dim // 2] = np.sin(position_enc[:, 0::2])  # This line breaks for odd n_pos
-    out[:, embed_dim // 2:] = np.cos(position_enc[:, 1::2])
+    out[:, 0 : embed_dim // 2] = np.sin(position_enc[:, 0::2])  # This line breaks for odd n_pos
+    out[:, embed_dim // 2 :] = np.cos(position_enc[:, 1::2])
     return out
 
 

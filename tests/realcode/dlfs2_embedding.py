@@ -5,6 +5,7 @@ many reader copies that keep its first, "bad example" backward ``dW[self.idx] = 
 with the string "dW[self.idx] = dout"); the forward is ``W[idx]`` and nothing checks the ids or the upstream
 gradient's shape.
 """
+
 import numpy as np
 
 MISTAKES = [

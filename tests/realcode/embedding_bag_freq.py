@@ -5,6 +5,7 @@ frequency for mixed-count indices": the divisor was ``counts[indices_data[i]]`` 
 unique indices, not the current group's index) and pytorch/pytorch #26302 / #28716 (the padding row's gradient is
 not zero on one kernel path): here the frequency-scaled path forgets ``padding_idx`` while the plain path honours it.
 """
+
 import numpy as np
 from _spec import SpecError, check_grad_shape, check_ids
 
@@ -12,7 +13,10 @@ EMBCONF_FEATURES = ["scale_grad_by_freq", "padding_idx"]
 
 MISTAKES = [
     {"phrase": "count", "mutants": []},  # divides a group by the count of the id at sorted position i
-    {"phrase": "padding", "mutants": ["opt.padding_grad_kept"]},  # with scale_grad_by_freq the padding row keeps its gradient
+    {
+        "phrase": "padding",
+        "mutants": ["opt.padding_grad_kept"],
+    },  # with scale_grad_by_freq the padding row keeps its gradient
 ]
 
 

@@ -6,6 +6,7 @@ frequencies ``exp(-k * log(10000) / (half_dim - 1))`` laid out as ``[sin | cos]`
 signal), divides by zero for D = 2 or 3 (``math.log(10000) / 0``), and positions are numbered from
 ``padding_idx + 1`` (2 with fairseq's default padding_idx = 1), for the sinusoid and the learned table alike.
 """
+
 import math
 
 import numpy as np
@@ -14,7 +15,10 @@ from _spec import check_grad_shape, check_start, check_x
 PADDING_IDX = 1  # fairseq's dictionary puts <pad> at 1
 
 MISTAKES = [
-    {"phrase": ["k/(h-1)", "tensor2tensor"], "mutants": ["sin.tensor2tensor"]},  # k/(h-1) frequencies, [sin | cos] blocks, zero column
+    {
+        "phrase": ["k/(h-1)", "tensor2tensor"],
+        "mutants": ["sin.tensor2tensor"],
+    },  # k/(h-1) frequencies, [sin | cos] blocks, zero column
     {"phrase": ["ZeroDivision", "by zero"], "mutants": []},  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
     {"phrase": "by 2", "mutants": []},  # make_positions: position t is numbered padding_idx + 1 + t
 ]

@@ -6,6 +6,7 @@ bugs where positions and angles are built in the activation dtype, e.g. ``torch.
 (huggingface/transformers #25681 and #29285, EleutherAI/gpt-neox #1003): bfloat16 positions stop being exact
 at 256, float16 ones at 2048.
 """
+
 import math
 
 import ml_dtypes
@@ -17,7 +18,10 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "
 
 MISTAKES = [
     {"phrase": "accumulat", "mutants": ["half.sequential_accumulation"]},  # np.add.at in the half dtype, term by term
-    {"phrase": ["position", "angle"], "mutants": ["half.positions_in_dtype"]},  # positions and angles in float16 / bfloat16
+    {
+        "phrase": ["position", "angle"],
+        "mutants": ["half.positions_in_dtype"],
+    },  # positions and angles in float16 / bfloat16
 ]
 
 

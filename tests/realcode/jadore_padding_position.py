@@ -6,15 +6,22 @@ sets ``sinusoid_table[padding_idx] = 0.`` (row 0 is the padding position), and t
 1..T because 0 means padding. The original wraps the table in ``torch.FloatTensor``; this port forgets the cast,
 as many NumPy copies of the function do (Kyubyong/transformer #19 is the float64 table reaching a float32 model).
 """
+
 import numpy as np
 from _spec import check_grad_shape, check_start, check_x
 
 EMBCONF_FEATURES = ["float64"]
 
 MISTAKES = [
-    {"phrase": ["row 0", "position 0"], "mutants": []},  # sinusoid_table[padding_idx] = 0: position 0 is all zeros, not [0, 1, 0, 1, ...]
+    {
+        "phrase": ["row 0", "position 0"],
+        "mutants": [],
+    },  # sinusoid_table[padding_idx] = 0: position 0 is all zeros, not [0, 1, 0, 1, ...]
     {"phrase": "float64", "mutants": []},  # the NumPy table is never cast: float64 for a float32 request
-    {"phrase": ["start_pos+1", "shifted by 1", "counted from 1"], "mutants": ["pos.slice_off_by_one"]},  # position ids 1..T
+    {
+        "phrase": ["start_pos+1", "shifted by 1", "counted from 1"],
+        "mutants": ["pos.slice_off_by_one"],
+    },  # position ids 1..T
 ]
 
 
@@ -27,7 +34,7 @@ def sinusoidal_table(max_len, embed_dim, dtype="float32", padding_idx=0):
     sinusoid_table[:, 0::2] = np.sin(sinusoid_table[:, 0::2])  # dim 2i
     sinusoid_table[:, 1::2] = np.cos(sinusoid_table[:, 1::2])  # dim 2i+1
     if padding_idx is not None:
-        sinusoid_table[padding_idx] = 0.  # zero vector for padding dimension
+        sinusoid_table[padding_idx] = 0.0  # zero vector for padding dimension
     return sinusoid_table
 
 

@@ -6,6 +6,7 @@ ids can wrap), and xingchensong/Speech-Transformer-tf2.0 models/modules/position
 TensorFlow Transformer tutorial's ``get_angles`` but returns ``np.concatenate([sines, cosines], axis=-1)`` (the
 layout tatp22/multidim-positional-encoding #20 and Hugging Face's Marian use as well).
 """
+
 import numpy as np
 from _spec import SpecError, check_grad_shape, scatter_add
 

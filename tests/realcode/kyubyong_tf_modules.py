@@ -6,6 +6,7 @@ a constant zero row, ``positional_encoding`` puts the column index ``i`` (not th
 and with ``scale=True`` both the token embedding and the positional encoding are multiplied by sqrt(num_units)
 (issues #60 and #130 of that repository ask about the scaling).
 """
+
 import math
 
 import numpy as np
@@ -13,8 +14,14 @@ from _spec import SpecError, check_grad_shape, check_ids, check_start, layer_con
 
 MISTAKES = [
     {"phrase": "column", "mutants": ["sin.column_exponent"]},  # 2*i/num_units with i the column index
-    {"phrase": ["zeros", "zero row"], "mutants": ["fwd.id0_zero_row", "bwd.padding_row_zeroed"]},  # zero_pad: row 0 is a constant zero
-    {"phrase": "positions", "mutants": ["layer.scale_sum"]},  # scale=True on the positions too: (tokens + positions) * sqrt(D)
+    {
+        "phrase": ["zeros", "zero row"],
+        "mutants": ["fwd.id0_zero_row", "bwd.padding_row_zeroed"],
+    },  # zero_pad: row 0 is a constant zero
+    {
+        "phrase": "positions",
+        "mutants": ["layer.scale_sum"],
+    },  # scale=True on the positions too: (tokens + positions) * sqrt(D)
 ]
 
 
@@ -36,8 +43,9 @@ def embedding_backward(weight, ids, grad_output):
 
 
 def sinusoidal_table(max_len, embed_dim, dtype="float32"):
-    position_enc = np.array([[pos / np.power(10000, 2. * i / embed_dim) for i in range(embed_dim)]
-                             for pos in range(max_len)]).reshape(max_len, embed_dim)
+    position_enc = np.array(
+        [[pos / np.power(10000, 2.0 * i / embed_dim) for i in range(embed_dim)] for pos in range(max_len)]
+    ).reshape(max_len, embed_dim)
     position_enc[:, 0::2] = np.sin(position_enc[:, 0::2])  # dim 2i
     position_enc[:, 1::2] = np.cos(position_enc[:, 1::2])  # dim 2i+1
     return position_enc.astype(dtype)
@@ -60,7 +68,7 @@ def embedding_layer_forward(config, token_weight, position_table, tokens, start_
     out = _lookup_table(token_weight)[rows].astype(np.float64)
     seq = rows.shape[1]
     if cfg["pos_encoding"] == "learned":
-        out = out + position_table[start:start + seq]
+        out = out + position_table[start : start + seq]
     elif cfg["pos_encoding"] == "sinusoidal":
         out = out + sinusoidal_table(start + seq, cfg["embed_dim"], "float64")[start:]
     out = (out * scale).astype(token_weight.dtype)  # scale=True: the positional part is scaled as well
@@ -76,5 +84,5 @@ def embedding_layer_backward(config, token_weight, position_table, tokens, start
     if cfg["pos_encoding"] != "learned":
         return grad_tokens, None
     grad_positions = np.zeros(position_table.shape)
-    grad_positions[start:start + rows.shape[1]] = grad.sum(axis=0)
+    grad_positions[start : start + rows.shape[1]] = grad.sum(axis=0)
     return grad_tokens, grad_positions.astype(position_table.dtype)

@@ -4,6 +4,7 @@ Inspired by: karpathy/nn-zero-to-hero issue #57 (https://github.com/karpathy/nn-
 loop ``for k in range(Xb.shape[0]): dC[Xb[k]] += demb[k]`` adds a whole sequence with one fancy-indexed ``+=``,
 so an id repeated inside one sequence keeps a single gradient; the loop also assumes the ids have a batch axis.
 """
+
 import numpy as np
 from _spec import check_grad_shape, check_ids
 

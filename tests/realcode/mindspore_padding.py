@@ -6,6 +6,7 @@ wraps a negative id once while the backward's UnsortedSegmentSum drops it (all m
 /work/shared/docs/conventions.md, "More frameworks"). PyTorch #26302 and #28716 are the same "padding row gets a
 gradient" symptom in PyTorch's CUDA kernel.
 """
+
 import numpy as np
 from _spec import SpecError, check_grad_shape
 
@@ -13,8 +14,14 @@ EMBCONF_FEATURES = ["padding_idx"]
 
 MISTAKES = [
     {"phrase": "padding", "mutants": ["opt.padding_grad_kept"]},  # the padding row keeps its gradient
-    {"phrase": ["negative padding", "padding_idx -1"], "mutants": []},  # padding_idx -1 (the last row) refused as invalid_config
-    {"phrase": ["negative id", "wraps"], "mutants": ["fwd.negative_wraps", "bwd.drops_missing_ids"]},  # -1 wraps; backward drops it
+    {
+        "phrase": ["negative padding", "padding_idx -1"],
+        "mutants": [],
+    },  # padding_idx -1 (the last row) refused as invalid_config
+    {
+        "phrase": ["negative id", "wraps"],
+        "mutants": ["fwd.negative_wraps", "bwd.drops_missing_ids"],
+    },  # -1 wraps; backward drops it
 ]
 
 

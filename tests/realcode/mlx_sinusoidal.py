@@ -5,12 +5,16 @@ Inspired by: ml-explore/mlx, python/mlx/nn/layers/positional_encoding.py: freque
 (D // 2 - 1)`` (so 10000^(-k/(h-1)), and 0/0 = NaN when D // 2 == 1), ``[sin | cos]`` concatenated, only
 2 * (D // 2) columns (one short for odd D), and every value multiplied by the default ``scale = sqrt(2 / D)``.
 """
+
 import math
 
 import numpy as np
 
 MISTAKES = [
-    {"phrase": ["k/(h-1)", "tensor2tensor"], "mutants": ["sin.tensor2tensor"]},  # 10000^(-k/(h-1)) frequencies, [sin | cos] blocks
+    {
+        "phrase": ["k/(h-1)", "tensor2tensor"],
+        "mutants": ["sin.tensor2tensor"],
+    },  # 10000^(-k/(h-1)) frequencies, [sin | cos] blocks
     {"phrase": ["sqrt(2/D)", "multiplied"], "mutants": []},  # the whole table times sqrt(2/D)
     {"phrase": "shape", "mutants": []},  # odd D: 2 * (D // 2) columns, one short
     {"phrase": "nan", "mutants": ["sin.small_dim_nan"]},  # D = 2, 3: one_zero = 1 - 0/0

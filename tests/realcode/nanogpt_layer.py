@@ -5,13 +5,20 @@ torch.arange(0, t)`` (no offset: generation re-feeds the cropped context instead
 pos_emb`` (GPT-2 never scales by sqrt(d)), and ``get_num_params(non_embedding=True)``, which subtracts
 ``wpe`` from the count. nanoGPT has no sinusoidal positions, so this port declines them.
 """
+
 import numpy as np
 from _spec import check_grad_shape, check_ids, layer_config, scatter_add
 
 MISTAKES = [
-    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["layer.start_pos_ignored"]},  # pos = arange(0, t)
+    {
+        "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
+        "mutants": ["layer.start_pos_ignored"],
+    },  # pos = arange(0, t)
     {"phrase": "AssertionError", "mutants": []},  # too long is an assert, not sequence_too_long
-    {"phrase": ["by 1 instead", "never scales"], "mutants": ["layer.scale_missing"]},  # scale_embeddings is ignored: never times sqrt(D)
+    {
+        "phrase": ["by 1 instead", "never scales"],
+        "mutants": ["layer.scale_missing"],
+    },  # scale_embeddings is ignored: never times sqrt(D)
     {"phrase": "trainable", "mutants": ["mem.learned_not_counted"]},  # get_num_params subtracts wpe
 ]
 

@@ -6,6 +6,7 @@ copies it came from; seasa2016/code_test pytorch/encode_test.py has the same tab
 ``np.zeros(d_model)`` and sin/cos are applied to rows ``1:`` only, and the forward does
 ``enc_inputs += self.pos_table[:enc_inputs.size(1), :]``, adding the positions into its input in place.
 """
+
 import numpy as np
 from _spec import check_grad_shape, check_start, check_x
 
@@ -17,8 +18,12 @@ MISTAKES = [
 
 
 def sinusoidal_table(max_len, embed_dim, dtype="float32"):
-    pos_table = np.array([[pos / np.power(10000, 2 * i / embed_dim) for i in range(embed_dim)]
-                          if pos != 0 else np.zeros(embed_dim) for pos in range(max_len)])
+    pos_table = np.array(
+        [
+            [pos / np.power(10000, 2 * i / embed_dim) for i in range(embed_dim)] if pos != 0 else np.zeros(embed_dim)
+            for pos in range(max_len)
+        ]
+    )
     pos_table[1:, 0::2] = np.sin(pos_table[1:, 0::2])  # even columns
     pos_table[1:, 1::2] = np.cos(pos_table[1:, 1::2])  # odd columns
     return pos_table.astype(dtype)  # torch.FloatTensor(pos_table)
@@ -27,7 +32,7 @@ def sinusoidal_table(max_len, embed_dim, dtype="float32"):
 def learned_positions_forward(table, x, start_pos=0):
     check_x(table, x)
     start = check_start(start_pos, x.shape[1], table.shape[0])
-    x += table[start:start + x.shape[1]]
+    x += table[start : start + x.shape[1]]
     return x
 
 
@@ -36,5 +41,5 @@ def learned_positions_backward(table, x, start_pos, grad_output):
     start = check_start(start_pos, x.shape[1], table.shape[0])
     check_grad_shape(grad_output, x.shape)
     grad_table = np.zeros_like(table)
-    grad_table[start:start + x.shape[1]] = grad_output.sum(axis=0)
+    grad_table[start : start + x.shape[1]] = grad_output.sum(axis=0)
     return grad_output.copy(), grad_table

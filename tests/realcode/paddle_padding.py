@@ -6,6 +6,7 @@ means "no padding" (measured behaviour in /work/shared/docs/conventions.md: "pad
 dropped"). PyTorch, and the spec (EMB-PAD-1, EMB-PAD-4), return the stored row and reject padding_idx outside
 [-V, V).
 """
+
 import numpy as np
 from _spec import SpecError, check_grad_shape, check_ids, scatter_add
 

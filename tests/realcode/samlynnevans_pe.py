@@ -7,6 +7,7 @@ the even column, so the exponent is doubled, and the cosine gets another frequen
 ``i + 1`` even when it does not exist, and ``forward`` does ``x = x * math.sqrt(self.d_model)`` before adding the
 positions (issue #10 asks why the scale lives there).
 """
+
 import math
 
 import numpy as np
@@ -15,9 +16,15 @@ from _tt import Tensor, solution
 Embedding = solution.Embedding
 
 MISTAKES = [
-    {"phrase": ["exponent", "frequenc"], "mutants": []},  # sin uses 2i/D with i the even column (4k/D), cos uses 2(i+1)/D
+    {
+        "phrase": ["exponent", "frequenc"],
+        "mutants": [],
+    },  # sin uses 2i/D with i the even column (4k/D), cos uses 2(i+1)/D
     {"phrase": "odd", "mutants": []},  # pe[pos, i + 1] is out of bounds for odd D: IndexError
-    {"phrase": ["sqrt(D) times", "scaled by D instead"], "mutants": []},  # the positional encoder multiplies x by sqrt(D) before adding positions
+    {
+        "phrase": ["sqrt(D) times", "scaled by D instead"],
+        "mutants": [],
+    },  # the positional encoder multiplies x by sqrt(D) before adding positions
 ]
 
 
@@ -41,7 +48,7 @@ class PositionalEncoding(solution.PositionalEncoding):
         start = solution._start_position(start_pos)
         solution._check_fits(start, x.shape[1], self.max_seq_len)
         x = x * math.sqrt(self.embed_dim)  # make embeddings relatively larger
-        return x + self.position_embeddings[start:start + x.shape[1]]
+        return x + self.position_embeddings[start : start + x.shape[1]]
 
 
 class EmbeddingLayer(solution.EmbeddingLayer):

@@ -6,15 +6,22 @@ max_norm)``. Compared with PyTorch's ``nn.Embedding(max_norm=..., norm_type=...)
 gathered copy is clipped and the table is never renormalised, the norm is always L2, the scale has no 1e-7 in its
 denominator, and nothing checks that max_norm is positive.
 """
+
 import numpy as np
 from _spec import check_ids
 
 EMBCONF_FEATURES = ["max_norm"]
 
 MISTAKES = [
-    {"phrase": ["weight_after", "table is never"], "mutants": ["opt.max_norm_after_lookup"]},  # clips the gathered rows: weight_after never changes
+    {
+        "phrase": ["weight_after", "table is never"],
+        "mutants": ["opt.max_norm_after_lookup"],
+    },  # clips the gathered rows: weight_after never changes
     {"phrase": "norm_type", "mutants": []},  # always the L2 norm
-    {"phrase": ["positive", "max_norm 0", "max_norm <= 0"], "mutants": []},  # max_norm <= 0 accepted (clip_by_norm with clip_norm 0 gives zeros)
+    {
+        "phrase": ["positive", "max_norm 0", "max_norm <= 0"],
+        "mutants": [],
+    },  # max_norm <= 0 accepted (clip_by_norm with clip_norm 0 gives zeros)
     {"phrase": "1e-7", "mutants": []},  # max_norm / norm, not max_norm / (norm + 1e-7): tiny rows come out different
 ]
 

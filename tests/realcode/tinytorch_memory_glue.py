@@ -5,6 +5,7 @@ Inspired by: harvard-edge/cs249r_book tinytorch/src/11_embeddings (ABOUT.md's gl
 ``MB_TO_BYTES = 1024 * 1024`` for every table), and the common "Adam needs three copies of the parameters"
 rule of thumb, which counts the parameters themselves into the optimizer state.
 """
+
 import numpy as np
 
 BYTES_PER_FLOAT32 = 4  # Standard float32 size in bytes
@@ -12,7 +13,10 @@ MB_TO_BYTES = 1024 * 1024  # Megabytes to bytes conversion
 
 MISTAKES = [
     {"phrase": ["megabytes", "MiB"], "mutants": []},  # megabytes = bytes / 2**20 (that is MiB)
-    {"phrase": ["4 bytes", "bytes per element"], "mutants": ["mem.unknown_dtype_default"]},  # int8, float16, float64 ... all 4 bytes
+    {
+        "phrase": ["4 bytes", "bytes per element"],
+        "mutants": ["mem.unknown_dtype_default"],
+    },  # int8, float16, float64 ... all 4 bytes
     {"phrase": "Adam", "mutants": []},  # parameters + m + v: 3 copies instead of the 2 moments
 ]
 
@@ -24,8 +28,10 @@ def table_bytes(num_rows, embed_dim, dtype):
 
 def gradient_bytes(vocab_size, embed_dim, dtype, ids):
     touched = len(np.unique(np.asarray(ids)))
-    return {"dense": vocab_size * embed_dim * BYTES_PER_FLOAT32,
-            "row_sparse": touched * (embed_dim * BYTES_PER_FLOAT32 + 8)}
+    return {
+        "dense": vocab_size * embed_dim * BYTES_PER_FLOAT32,
+        "row_sparse": touched * (embed_dim * BYTES_PER_FLOAT32 + 8),
+    }
 
 
 def adam_state_bytes(num_params, dtype):

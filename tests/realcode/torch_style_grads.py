@@ -6,6 +6,7 @@ Inspired by: the classic missing ``optimizer.zero_grad()`` (PyTorch accumulates 
 "Deep Learning from Scratch 2"'s Embedding layer, and ``torch.nn.Embedding(sparse=True)``, whose gradient holds
 one (index, row) entry per occurrence until ``coalesce()`` is called (spec appendix A).
 """
+
 import numpy as np
 from _spec import check_grad_shape, check_ids
 
@@ -14,7 +15,10 @@ _GRAD = {}  # one .grad per table shape, as a parameter would hold it
 
 MISTAKES = [
     {"phrase": "earlier", "mutants": []},  # .grad accumulates across backward calls, never zeroed
-    {"phrase": "coalesce", "mutants": ["bwd.sparse_uncoalesced"]},  # one sparse entry per occurrence, unsorted, repeated
+    {
+        "phrase": "coalesce",
+        "mutants": ["bwd.sparse_uncoalesced"],
+    },  # one sparse entry per occurrence, unsorted, repeated
 ]
 
 

@@ -6,6 +6,7 @@ ids; harvard-edge/cs249r_book PR #2066, whose hand mutation "an off-by-one in th
 instead of ``>=``)" lets id V reach NumPy's indexing; and the ``pe[:, 1::2] = cos(position * div_term)`` line that
 breaks on odd widths (codertimo/BERT-pytorch #78), which the module's own solution guards with ``div_term[:-1]``.
 """
+
 import math
 
 import numpy as np
@@ -15,7 +16,10 @@ PositionalEncoding = solution.PositionalEncoding
 
 MISTAKES = [
     {"phrase": "accumulat", "mutants": ["bwd.overwrite"]},  # grad_weight[indices] += grad_output
-    {"phrase": [">=", "index_out_of_range"], "mutants": ["fwd.range_check_off_by_one"]},  # indices > vocab_size: id V reaches weight[V]
+    {
+        "phrase": [">=", "index_out_of_range"],
+        "mutants": ["fwd.range_check_off_by_one"],
+    },  # indices > vocab_size: id V reaches weight[V]
     {"phrase": "odd", "mutants": []},  # cos(position * div_term) into floor(D/2) columns: a ValueError for odd D
 ]
 

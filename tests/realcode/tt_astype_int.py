@@ -7,6 +7,7 @@ indices=indices.data.astype(int))`` (followed without the "finite integers" chec
 its note that the sinusoidal table is "deliberately a fresh constant tensor" (here it is marked trainable and
 sliced inside the graph, as Informer2020 #668's ``require_grad`` typo shows people get wrong).
 """
+
 import numpy as np
 from _tt import Tensor, solution
 
@@ -32,7 +33,7 @@ class PositionalEncoding(solution.PositionalEncoding):
             raise ValueError(f"Expected 3D input (batch, seq, {self.embed_dim}), got {x.shape}")
         start = solution._start_position(start_pos)
         solution._check_fits(start, x.shape[1], self.max_seq_len)
-        pos_embeddings = self.position_embeddings.data[start:start + x.shape[1]]
+        pos_embeddings = self.position_embeddings.data[start : start + x.shape[1]]
         return x + Tensor(pos_embeddings[np.newaxis])
 
 
@@ -51,5 +52,5 @@ class EmbeddingLayer(solution.EmbeddingLayer):
 
     def _add_positions(self, x, start):
         if self.pos_encoding_type == "sinusoidal":
-            return x + self.pos_encoding[start:start + x.shape[1]]
+            return x + self.pos_encoding[start : start + x.shape[1]]
         return super()._add_positions(x, start)

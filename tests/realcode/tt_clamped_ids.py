@@ -6,6 +6,7 @@ students copy from it to silence an IndexError; and a position backward written 
 ``grad_table[s:s + T] = grad_output[b]`` (assignment where ``+=`` was meant: the overwrite of
 ``dW[self.idx] = dout`` in Deep Learning from Scratch 2, moved to the positions).
 """
+
 import numpy as np
 from _tt import Function, solution
 
@@ -14,7 +15,10 @@ Tensor = solution.Tensor
 
 MISTAKES = [
     {"phrase": "clamp", "mutants": ["fwd.clamped"]},  # np.clip(ids, 0, V - 1) instead of rejecting
-    {"phrase": "last", "mutants": ["pos.grad_last_batch"]},  # grad_table[s:s+T] = grad_output[b] for each b: the last wins
+    {
+        "phrase": "last",
+        "mutants": ["pos.grad_last_batch"],
+    },  # grad_table[s:s+T] = grad_output[b] for each b: the last wins
 ]
 
 
@@ -30,12 +34,12 @@ class Embedding(solution.Embedding):
 class AddPositions(Function):
     def forward(self, x, table, start=0):
         self.table_shape, self.start = table.shape, start
-        return x + table[start:start + x.shape[1]]
+        return x + table[start : start + x.shape[1]]
 
     def backward(self, grad_output):
         grad_table = np.zeros(self.table_shape, dtype=np.float32)
         for b in range(grad_output.shape[0]):
-            grad_table[self.start:self.start + grad_output.shape[1]] = grad_output[b]
+            grad_table[self.start : self.start + grad_output.shape[1]] = grad_output[b]
         return grad_output, grad_table
 
 

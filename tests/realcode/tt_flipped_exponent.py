@@ -7,6 +7,7 @@ intro-llm/intro-llm.github.io #34 are exponent mix-ups in widely read code); the
 as "every table of the layer", the sinusoid included (Informer2020 #668 is a fixed table that was meant to be
 excluded from training).
 """
+
 import math
 
 import numpy as np
@@ -16,7 +17,10 @@ Embedding, PositionalEncoding = solution.Embedding, solution.PositionalEncoding
 
 MISTAKES = [
     {"phrase": "sign", "mutants": ["sin.exponent_sign"]},  # exp(+2k ln(10000) / D)
-    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["layer.start_pos_ignored"]},  # sinusoid: table[:T]
+    {
+        "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
+        "mutants": ["layer.start_pos_ignored"],
+    },  # sinusoid: table[:T]
     {"phrase": "trainable", "mutants": ["mem.sinusoidal_trainable"]},  # parameters() lists the sinusoid table
 ]
 

@@ -6,6 +6,7 @@ the same forgotten offset for decoding from context); the module's ordering "loo
 positions" done the other way round (khirotaka/SAnD #3 scales inside the positional step); and its hint "Remember to
 squeeze the batch dim for 1D inputs at the end", forgotten.
 """
+
 import math
 
 from _tt import Tensor, solution
@@ -13,9 +14,15 @@ from _tt import Tensor, solution
 Embedding, _compute_sinusoidal_table = solution.Embedding, solution._compute_sinusoidal_table
 
 MISTAKES = [
-    {"phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"], "mutants": ["pos.start_ignored"]},  # learned positions: always rows 0..T-1
+    {
+        "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
+        "mutants": ["pos.start_ignored"],
+    },  # learned positions: always rows 0..T-1
     {"phrase": "positions", "mutants": ["layer.scale_sum"]},  # (tokens + positions) * sqrt(D)
-    {"phrase": "squeez", "mutants": ["layer.no_squeeze"]},  # 1-D tokens give (1, T, D): the batch axis is never squeezed
+    {
+        "phrase": "squeez",
+        "mutants": ["layer.no_squeeze"],
+    },  # 1-D tokens give (1, T, D): the batch axis is never squeezed
 ]
 
 
@@ -44,7 +51,7 @@ class EmbeddingLayer(solution.EmbeddingLayer):
             x = self.pos_encoding(x, start)
         elif self.pos_encoding_type == "sinusoidal":
             solution._check_fits(start, x.shape[1], self.max_seq_len)
-            x = x + Tensor(self.pos_encoding.data[start:start + x.shape[1]])
+            x = x + Tensor(self.pos_encoding.data[start : start + x.shape[1]])
         if self.scale_embeddings:
             x = x * math.sqrt(self.embed_dim)
         return x

@@ -5,16 +5,26 @@ length": it recomputes a longer table when a sequence runs past it), layer facto
 and fall through to "no positions" for anything they do not know, and GPT-2's ``n_positions = 1024`` (Hugging
 Face GPT2Config, nanoGPT's block_size) used as the default instead of the module's 512.
 """
+
 import math
 
 from _tt import Tensor, solution
 
 Embedding, PositionalEncoding = solution.Embedding, solution.PositionalEncoding
-_compute_sinusoidal_table, create_sinusoidal_embeddings = solution._compute_sinusoidal_table, solution.create_sinusoidal_embeddings
+_compute_sinusoidal_table, create_sinusoidal_embeddings = (
+    solution._compute_sinusoidal_table,
+    solution.create_sinusoidal_embeddings,
+)
 
 MISTAKES = [
-    {"phrase": "pos_encoding", "mutants": ["mem.unknown_pos_as_none"]},  # "rope" means no positions, "Learned" means learned
-    {"phrase": "max_seq_len", "mutants": ["layer.table_extended"]},  # a longer sinusoid table instead of sequence_too_long
+    {
+        "phrase": "pos_encoding",
+        "mutants": ["mem.unknown_pos_as_none"],
+    },  # "rope" means no positions, "Learned" means learned
+    {
+        "phrase": "max_seq_len",
+        "mutants": ["layer.table_extended"],
+    },  # a longer sinusoid table instead of sequence_too_long
     {"phrase": ["default", "1024"], "mutants": []},  # max_seq_len defaults to 1024, not 512
 ]
 
@@ -41,5 +51,5 @@ class EmbeddingLayer(solution.EmbeddingLayer):
         elif self.pos_encoding_type == "sinusoidal":
             if start + seq_len > self.pos_encoding.shape[0]:  # recompute/expand embeddings if needed
                 self.pos_encoding = create_sinusoidal_embeddings(start + seq_len, self.embed_dim)
-            x = x + Tensor(self.pos_encoding.data[start:start + seq_len])
+            x = x + Tensor(self.pos_encoding.data[start : start + seq_len])
         return x.reshape(x.shape[1:]) if unbatched else x

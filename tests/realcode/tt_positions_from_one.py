@@ -6,6 +6,7 @@ position ids of jadore801120/attention-is-all-you-need-pytorch, together with Py
 ``2 * (i // 2) // d_model`` / ``torch.arange(0, d, 2) // d`` whose floor division makes every exponent 0, so
 every frequency is 1 (old PyTorch divided integer tensors the same way).
 """
+
 import numpy as np
 from _tt import Tensor, solution
 

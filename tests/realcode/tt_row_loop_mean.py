@@ -7,6 +7,7 @@ batched ids; the "dense across positions, summed over the batch" route of the Ti
 ("Structured sum across batch dimension (grad.sum(axis=0))") taken as a mean, the way a mean loss is often
 back-propagated; and ``parameters()`` returning only the token table (the positional table never gets trained).
 """
+
 import numpy as np
 from _tt import Function, solution
 
@@ -44,11 +45,11 @@ class Embedding(solution.Embedding):
 class AddPositions(Function):
     def forward(self, x, table, start=0):
         self.table_shape, self.start = table.shape, start
-        return x + table[start:start + x.shape[1]]
+        return x + table[start : start + x.shape[1]]
 
     def backward(self, grad_output):
         grad_table = np.zeros(self.table_shape, dtype=np.float32)
-        grad_table[self.start:self.start + grad_output.shape[1]] = grad_output.mean(axis=0)
+        grad_table[self.start : self.start + grad_output.shape[1]] = grad_output.mean(axis=0)
         return grad_output, grad_table
 
 

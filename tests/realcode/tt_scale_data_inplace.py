@@ -7,6 +7,7 @@ Inspired by: the TinyTorch module's comment on the scale, "Use Tensor multiplica
 (harvard-edge/cs249r_book PR #2066: "a negative index (must not silently wrap around via numpy's
 negative-indexing semantics)").
 """
+
 import math
 
 import numpy as np
