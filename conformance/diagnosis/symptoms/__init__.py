@@ -50,7 +50,10 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
         return accepted(case, inputs, actual)
     found: list[Symptom] = []
     missing = {m.output for m in result.mismatches if getattr(m, "kind", "") == "missing"}  # None judged as no value
+    differing = {getattr(m, "output", None) for m in result.mismatches} or set(case.expected_outputs)
     for name, want in case.expected_outputs.items():
+        if name not in differing:  # an output that matched says nothing about the mistake
+            continue
         got = actual.get(name)
         if isinstance(want, np.ndarray) and (got is not None or name in missing):
             found += _array(case, inputs, name, want, got)

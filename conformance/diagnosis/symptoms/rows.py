@@ -289,8 +289,9 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
     if not math.isclose(b, 1.0, rel_tol=1e-5):
         parts.append(f"the positions are multiplied by {b:.6g}{equals_text(position_names, sizes)} instead of 1")
         keys.append(f"position_scale:{position_names[0] if position_names else round(b, 4)}")
+    expected = "sqrt(D)" if c != 1 else "1 (scale_embeddings is false)"
     alternatives = (
-        {f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in token_names}
+        {f"token_scale:{n}": f"the tokens are scaled by {n} instead of {expected}" for n in token_names}
         if len(keys) == 1 and keys[0].startswith("token")
         else None
     )

@@ -71,6 +71,8 @@ def constant_factor(
     if not nonzero.any() or np.any(g[~nonzero] != 0):
         return []
     ratio = float(np.median(g[nonzero] / w[nonzero]))
+    if ratio == 0.0 and not np.any(g):
+        return [symptom(f"zeros:{case.operation}:{name}", f"'{name}' is all zeros where the expected value is not")]
     if ratio == 1.0 or not close_in_ulps(g, ratio * w, want.dtype, ulps=64.0):
         return []
     base = base_scale(case, inputs)
