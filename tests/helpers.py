@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,9 @@ TESTS = ROOT / "tests"
 EXAMPLE_STUDENT = ROOT / "examples" / "tinytorch_student" / "tinytorch" / "core" / "embeddings.py"
 IMPLS = TESTS / "impls"
 STUDENTS = TESTS / "students"
+HOSTILE = TESTS / "hostile"  # implementations that misbehave (hang, crash, flood, mutate, ...)
+PEERS = TESTS / "peers"  # protocol peers that misbehave
+PYTHON = shlex.quote(sys.executable)
 # spec 1.1's optional features: declined by most examples
 SPEC_1_1_FEATURES = frozenset(
     {"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"}
@@ -35,16 +39,54 @@ def run_cli(
     )
 
 
+def selecting(cases: Iterable[str]) -> list[str]:
+    """``--select CASE`` for each case."""
+    return [arg for case in cases for arg in ("--select", case)]
+
+
 def run_report(
-    tmp_path: Path, impl: str, *args: str, env: Optional[dict] = None, timeout: float = 300
+    tmp_path: Path,
+    impl: str,
+    *args: str,
+    select: Iterable[str] = (),
+    env: Optional[dict] = None,
+    timeout: float = 300,
+    name: str = "report.json",
 ) -> tuple[subprocess.CompletedProcess, Any]:
-    """(completed process, JSON report or None) of ``embconf run --impl IMPL ARGS --report-json``, as a user runs it."""
-    report = tmp_path / "report.json"
+    """(completed process, JSON report or None) of ``embconf run --impl IMPL [--select ...] ARGS --report-json``,
+    as a user runs it; a report that was written follows its schema."""
+    report = tmp_path / name
     report.unlink(missing_ok=True)
     result = run_cli(
-        "run", "--impl", impl, "--no-colour", "--report-json", str(report), *args, env=env, timeout=timeout
+        "run",
+        "--impl",
+        impl,
+        "--no-colour",
+        "--report-json",
+        str(report),
+        *selecting(select),
+        *args,
+        env=env,
+        timeout=timeout,
     )
-    return result, (json.loads(report.read_text()) if report.exists() else None)
+    if not report.exists():
+        return result, None
+    document = json.loads(report.read_text())
+    from embconf.model.schemas import validator
+
+    errors = [error.message for error in validator("report").iter_errors(document)]
+    assert not errors, errors[:3]
+    return result, document
+
+
+def report_cases(report: Any) -> dict[str, dict]:
+    """The cases of a JSON report by id ({} without a report)."""
+    return {case["id"]: case for case in report["cases"]} if report else {}
+
+
+def peer(name: str, *args: str) -> str:
+    """``subprocess:`` naming the protocol peer tests/peers/NAME.py (with arguments)."""
+    return "subprocess:" + " ".join([PYTHON, shlex.quote(str(PEERS / f"{name}.py")), *map(shlex.quote, args)])
 
 
 def outcomes(report: Any) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 Chosen greedily from the causes of the failing results: the cause (a catalogue mutant, or a measured
 symptom, under any of its readings) that explains the most failures not yet explained comes first; a
-mutant wins a tie, because it carries the exact fix.
+mutant wins a tie, because it carries the exact fix. A cause that is not complete (a dtype not cast back
+when the values differ as well) is named but leaves its cases to be explained by the next.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def run_verdict(run: RunRecord) -> Verdict:
     failing = run.problems
     candidates: dict[str, Cause] = {}
     explains: dict[str, list[str]] = {}
+    wholly: dict[str, set[str]] = {}  # the cases a cause explains on its own (it is complete on them)
     for result in failing:
         for cause in result.causes:
             for reading in cause.readings():
@@ -26,6 +28,8 @@ def run_verdict(run: RunRecord) -> Verdict:
                 cases = explains.setdefault(reading.id, [])
                 if result.id not in cases:
                     cases.append(result.id)
+                if reading.complete:
+                    wholly.setdefault(reading.id, set()).add(result.id)
     chosen: list[Cause] = []
     left = {r.id for r in failing}
     while left and len(chosen) < MAX_MISTAKES:
@@ -34,8 +38,9 @@ def run_verdict(run: RunRecord) -> Verdict:
         )
         if best is None or not left & set(explains[best]):
             break
-        chosen.append(replace(candidates.pop(best), cases=tuple(explains[best]), measured={}, alternatives={}))
-        left -= set(explains[best])
+        cause = candidates.pop(best)
+        chosen.append(replace(cause, cases=tuple(explains[best]), measured={}, alternatives={}))
+        left -= wholly.get(best, set())
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))
 

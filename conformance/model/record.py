@@ -30,7 +30,8 @@ class Cause:
     ``key`` is the mutant id or the symptom's key; ``id`` adds the kind (``symptom:stale_buffer``) so that
     the two never collide. ``title`` is what the mistake is in one line; ``summary`` is the line shown under
     a failing case (a mutant's carries its fix, a symptom's its measurement). ``cases`` are the cases it
-    explains: one case in a case's diagnosis, all of them in the verdict.
+    explains: one case in a case's diagnosis, all of them in the verdict; a cause that is not ``complete``
+    is true of its cases but leaves another mistake in them to be named.
     """
 
     kind: CauseKind
@@ -41,6 +42,7 @@ class Cause:
     measured: Mapping[str, Any] = field(default_factory=dict)
     alternatives: Mapping[str, str] = field(default_factory=dict)  # equally true readings: key -> title
     cases: tuple[str, ...] = ()
+    complete: bool = True  # False: one mistake of several on its cases, which it does not explain on its own
 
     @property
     def id(self) -> str:

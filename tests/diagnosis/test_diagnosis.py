@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import numpy as np
 import pytest
-from helpers import IMPLS, ROOT, STUDENTS, first_cause, run_cli, run_diagnosed
+from helpers import IMPLS, ROOT, STUDENTS, first_cause, run_cli, run_diagnosed, run_report
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis import diagnose_run
@@ -187,3 +187,30 @@ def test_a_gradient_that_depends_on_an_option_says_which(cases):
     run = run_diagnosed(TinyTorchAdapter(str(IMPLS / "scale_cuts_graph.py")), chosen)
     summary = run.verdict.causes[0].title
     assert "the token table received no gradient" in summary and "it gets one when scale_embeddings is False" in summary
+
+
+WIDE_AND_WRONG = '''
+import numpy as np
+
+
+def sinusoidal_table(max_len, embed_dim, dtype="float32"):
+    """Two mistakes at once: float64 never cast back, and the exponent's sign flipped."""
+    pos = np.arange(max_len, dtype=np.float64)[:, None]
+    angle = pos * np.power(10000.0, np.arange(0, embed_dim, 2) / embed_dim)
+    out = np.zeros((max_len, embed_dim))
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle[:, : embed_dim // 2])
+    return out
+'''
+
+
+def test_a_dtype_slip_and_wrong_values_are_both_named(tmp_path):
+    """The dtype is judged apart from the values: the values are compared once cast, so a wide table with
+    wrong frequencies is told both, never 'cast to float32, the values are right'."""
+    module = tmp_path / "wide_and_wrong.py"
+    module.write_text(WIDE_AND_WRONG)
+    _, report = run_report(tmp_path, f"functions:{module}", "-q", select=["sin.canonical.*"])
+    mistakes = report["verdict"]["mistakes"]
+    titles = " | ".join(m["title"] for m in mistakes)
+    assert any("float64 where float32" in m["title"] for m in mistakes), titles
+    assert any("sign" in m["title"] or "exponent" in m["title"] or "frequenc" in m["title"] for m in mistakes), titles
+    assert "the values are right" not in titles

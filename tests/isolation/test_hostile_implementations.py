@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import ROOT, run_cli
+from helpers import HOSTILE, ROOT, report_cases, run_report
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,6 @@ from embconf.model.contract import Reply, Status
 from embconf.model.encoding import EncodingError, decode_array
 from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
-HOSTILE = ROOT / "tests" / "hostile"
 FORWARD, FORWARD_0D = "lookup.forward.module_example", "lookup.forward.ids_0d"
 BACKWARD, BACKWARD_2 = "lookup.backward.module_example_020", "lookup.backward.no_duplicates"
 SINUSOID = "sin.canonical.l16_d8"
@@ -33,23 +32,11 @@ SELECTION = (FORWARD, FORWARD_0D, BACKWARD, SINUSOID)
 
 
 def run_hostile(tmp_path: Path, module: str, *args: str, select: tuple[str, ...] = SELECTION):
-    """``embconf run`` on tests/hostile/MODULE.py: the process result and the report's cases by id."""
-    report = tmp_path / f"{module}.json"
-    selection = [arg for case in select for arg in ("--select", case)]
-    result = run_cli(
-        "run",
-        "--impl",
-        f"functions:{HOSTILE / module}.py",
-        "-q",
-        "--no-colour",
-        "--report-json",
-        str(report),
-        *selection,
-        *args,
-        timeout=120,
+    """``embconf run -q`` on tests/hostile/MODULE.py: the process result and the report's cases by id."""
+    result, report = run_report(
+        tmp_path, f"functions:{HOSTILE / module}.py", "-q", *args, select=select, timeout=120, name=f"{module}.json"
     )
-    cases = {c["id"]: c for c in json.loads(report.read_text())["cases"]} if report.exists() else {}
-    return result, cases
+    return result, report_cases(report)
 
 
 def assert_judged(result, cases: dict[str, dict], expected: dict[str, tuple[str, str]], select=SELECTION) -> None:

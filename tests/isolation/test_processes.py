@@ -1,4 +1,4 @@
-"""Issue 9, the process side: restarts that lose nothing, replies that cannot be read, processes that
+"""Implementations in child processes: restarts that lose nothing, replies that cannot be read, processes that
 end with the run, checked limits, the run timeout, the hang policy and memory that is measured.
 
 Every run goes through the CLI (or pytest) in a fresh process, as a user runs it, with hostile modules
@@ -8,9 +8,7 @@ cases, a complete report that validates against the report schema, and no traceb
 
 from __future__ import annotations
 
-import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -19,24 +17,16 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import HOSTILE, PYTHON, peer, report_cases, run_report
 
 from embconf.model.encoding import EncodingError, decode_array
-from embconf.model.schemas import validator
 
-HOSTILE = ROOT / "tests" / "hostile"
-PEERS = ROOT / "tests" / "peers"
-PYTHON = shlex.quote(sys.executable)
 FORWARD, BACKWARD = "lookup.forward.module_example", "lookup.backward.module_example_020"
 SINUSOID = "sin.canonical.l16_d8"
 
 
 def hostile(name: str) -> str:
     return f"functions:{HOSTILE / name}.py"
-
-
-def peer(name: str, *args: str) -> str:
-    return "subprocess:" + " ".join([PYTHON, shlex.quote(str(PEERS / f"{name}.py")), *map(shlex.quote, args)])
 
 
 def embconf(
@@ -47,31 +37,10 @@ def embconf(
     env: Optional[dict] = None,
     timeout: float = 120,
 ):
-    """``embconf run`` on ``impl``: (process result, the report's cases by id or None, seconds taken)."""
-    report = tmp_path / "report.json"
-    report.unlink(missing_ok=True)
-    selection = [arg for case in select for arg in ("--select", case)]
+    """``embconf run -q`` on ``impl``: (process result, the report's cases by id or None, seconds taken)."""
     started = time.monotonic()
-    result = run_cli(
-        "run",
-        "--impl",
-        impl,
-        "-q",
-        "--no-colour",
-        "--report-json",
-        str(report),
-        *selection,
-        *args,
-        env=env,
-        timeout=timeout,
-    )
-    elapsed = time.monotonic() - started
-    if not report.exists():
-        return result, None, elapsed
-    document = json.loads(report.read_text())
-    errors = [error.message for error in validator("report").iter_errors(document)]
-    assert not errors, errors[:3]
-    return result, {case["id"]: case for case in document["cases"]}, elapsed
+    result, report = run_report(tmp_path, impl, "-q", *args, select=select, env=env, timeout=timeout)
+    return result, (report_cases(report) if report else None), time.monotonic() - started
 
 
 def assert_one_line(result, exit_code: int, *words: str) -> None:

@@ -14,10 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SPEC_1_1_FEATURES, run_cli
+from helpers import PYTHON, ROOT, SPEC_1_1_FEATURES, outcomes, peer, report_cases, run_cli, run_report
 
-PEERS = Path(__file__).resolve().parents[1] / "peers"
-PYTHON = shlex.quote(sys.executable)
 SERVE = f"{PYTHON} -m embconf.protocol.reference_peer"
 NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
 SCHEMAS = ROOT / "spec" / "schemas"
@@ -34,37 +32,11 @@ SELECTION = [
 BAD_CASE = "lookup.backward.module_example_020"
 
 
-def peer(name: str) -> str:
-    return f"{PYTHON} {shlex.quote(str(PEERS / f'{name}.py'))}"
-
-
 def run_impl(tmp_path: Path, impl: str, *args: str, select: list[str] | None = None, env: dict | None = None):
-    """Run ``--impl impl`` (on ``select`` only, if given); the process result and the JSON report."""
-    report = tmp_path / "report.json"
-    selection = [arg for case in select or [] for arg in ("--select", case)]
-    result = run_cli(
-        "run",
-        "--impl",
-        impl,
-        "-q",
-        "--no-colour",
-        "--report-json",
-        str(report),
-        *selection,
-        *args,
-        env=env,
-        timeout=120,
-    )
-    assert report.exists(), f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
-    return result, json.loads(report.read_text())
-
-
-def outcomes(report: dict) -> dict[str, str]:
-    return {case["id"]: case["outcome"] for case in report["cases"]}
-
-
-def by_id(report: dict) -> dict[str, dict]:
-    return {case["id"]: case for case in report["cases"]}
+    """``embconf run -q`` on ``impl`` (``select`` only, if given): the process result and its JSON report."""
+    result, report = run_report(tmp_path, impl, "-q", *args, select=select or (), env=env, timeout=120)
+    assert report is not None, f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
+    return result, report
 
 
 def assert_rest_pass(report: dict, selection: list[str], bad: set[str]) -> None:
@@ -108,18 +80,18 @@ def test_javascript_example_passes_every_applicable_case(tmp_path):
 
 
 def test_a_hang_times_out_and_the_rest_completes(tmp_path):
-    result, report = run_impl(tmp_path, f"subprocess:{peer('hang')}", "--timeout", "1", select=SELECTION)
+    result, report = run_impl(tmp_path, peer("hang"), "--timeout", "1", select=SELECTION)
     assert result.returncode == 1
     assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = by_id(report)[BAD_CASE]
+    bad = report_cases(report)[BAD_CASE]
     assert bad["outcome"] == "timeout" and "no reply within 1 s" in bad["message"]
 
 
 def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
-    result, report = run_impl(tmp_path, f"subprocess:{peer('exit_midrun')}", select=SELECTION)
+    result, report = run_impl(tmp_path, peer("exit_midrun"), select=SELECTION)
     assert result.returncode == 1
     assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = by_id(report)[BAD_CASE]
+    bad = report_cases(report)[BAD_CASE]
     assert bad["outcome"] == "crash" and "exited with code 3" in bad["message"]
     assert "exit_midrun: giving up on request" in bad["stderr"]
 
@@ -133,35 +105,35 @@ def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
     ],
 )
 def test_an_unusable_reply_is_an_error(tmp_path, name, env, words):
-    result, report = run_impl(tmp_path, f"subprocess:{peer(name)}", select=SELECTION, env=env)
+    result, report = run_impl(tmp_path, peer(name), select=SELECTION, env=env)
     assert result.returncode == 1
     assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = by_id(report)[BAD_CASE]
+    bad = report_cases(report)[BAD_CASE]
     assert bad["outcome"] == "error"
     assert all(word in bad["message"] for word in words), bad["message"]
 
 
 def test_wrong_arrays_are_an_error_when_malformed_and_a_failure_when_misshapen(tmp_path):
     forward = "lookup.forward.module_example"
-    result, report = run_impl(tmp_path, f"subprocess:{peer('wrong_shape')}", select=SELECTION)
+    result, report = run_impl(tmp_path, peer("wrong_shape"), select=SELECTION)
     assert result.returncode == 1
     assert_rest_pass(report, SELECTION, {BAD_CASE, forward})
-    malformed, misshapen = by_id(report)[forward], by_id(report)[BAD_CASE]
+    malformed, misshapen = report_cases(report)[forward], report_cases(report)[BAD_CASE]
     assert malformed["outcome"] == "error" and "malformed array in output 'output'" in malformed["message"]
     assert misshapen["outcome"] == "fail" and "shape" in misshapen["message"]
 
 
 def test_a_chatty_stderr_never_blocks_and_its_tail_is_kept(tmp_path):
-    result, report = run_impl(tmp_path, f"subprocess:{peer('chatty')}", "--timeout", "20", select=SELECTION)
+    result, report = run_impl(tmp_path, peer("chatty"), "--timeout", "20", select=SELECTION)
     assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = by_id(report)[BAD_CASE]
+    bad = report_cases(report)[BAD_CASE]
     assert bad["outcome"] == "crash" and bad["stderr"].endswith("chatty: last words before the crash")
     assert len(bad["stderr"]) < 10_000  # a tail, not the megabytes
 
 
 def test_restarts_are_bounded_and_the_report_is_complete(tmp_path):
     selection = SELECTION + ["lookup.backward.module_example_202"]
-    result, report = run_impl(tmp_path, f"subprocess:{peer('crash_always')}", select=selection)
+    result, report = run_impl(tmp_path, peer("crash_always"), select=selection)
     assert result.returncode == 1
     cases = report["cases"]
     assert sorted(c["id"] for c in cases) == sorted(selection) and {c["outcome"] for c in cases} == {"crash"}
@@ -172,11 +144,9 @@ def test_restarts_are_bounded_and_the_report_is_complete(tmp_path):
 def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
     (tmp_path / "plain").mkdir()
     (tmp_path / "strict").mkdir()
-    plain, _ = run_impl(tmp_path / "plain", f"subprocess:{peer('sloppy')}", select=SELECTION)
+    plain, _ = run_impl(tmp_path / "plain", peer("sloppy"), select=SELECTION)
     assert plain.returncode == 0
-    strict, report = run_impl(
-        tmp_path / "strict", f"subprocess:{peer('sloppy')}", "--validate-protocol", select=SELECTION
-    )
+    strict, report = run_impl(tmp_path / "strict", peer("sloppy"), "--validate-protocol", select=SELECTION)
     assert strict.returncode == 1
     assert {c["outcome"] for c in report["cases"]} == {"error"}
     assert all("protocol violation" in c["message"] and "elapsed_ms" in c["message"] for c in report["cases"])
@@ -185,8 +155,8 @@ def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
 @pytest.mark.parametrize(
     "impl, words",
     [
-        (f"subprocess:{peer('bad_handshake')}", ["handshake", "exited with code 2", "cannot load libembedding.so"]),
-        (f"subprocess:{peer('old_protocol')}", ["handshake", "protocol 99", "protocol 1"]),
+        (peer("bad_handshake"), ["handshake", "exited with code 2", "cannot load libembedding.so"]),
+        (peer("old_protocol"), ["handshake", "protocol 99", "protocol 1"]),
         ("subprocess:/nonexistent/embconf-impl --serve", ["cannot start", "/nonexistent/embconf-impl"]),
     ],
 )

@@ -21,12 +21,11 @@ from xml.etree import ElementTree as ET
 import numpy as np
 import pytest
 import yaml
-from helpers import IMPLS, ROOT, run_cli
+from helpers import HOSTILE, IMPLS, ROOT, run_cli, selecting
 
 from embconf.cli import main
 from embconf.model.schemas import validator
 
-HOSTILE = ROOT / "tests" / "hostile"
 ONE_CASE = "lookup.forward.module_example"
 FORWARD_CASES = ("lookup.forward.module_example", "lookup.forward.ids_0d")
 FIXTURE = "token_lookup.yaml"
@@ -349,8 +348,7 @@ def test_a_10_mb_expectations_file_is_applied_quickly(tmp_path):
 
 
 def run_one(*args: str, select=(ONE_CASE,), impl="reference", env=None, timeout=120):
-    selection = [arg for case in select for arg in ("--select", case)]
-    return run_cli("run", "--impl", impl, "--no-colour", *selection, *args, env=env, timeout=timeout)
+    return run_cli("run", "--impl", impl, "--no-colour", *selecting(select), *args, env=env, timeout=timeout)
 
 
 @pytest.mark.parametrize("option", ["--report-json", "--junit", "--write-expectations"])

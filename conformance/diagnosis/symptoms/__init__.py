@@ -83,11 +83,26 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
     if want.size > MAX_ELEMENTS or got.size > MAX_ELEMENTS:
         return []
     if got.dtype != want.dtype:
-        return [dtype_symptom(case, name, want, got)]
+        dtype = dtype_symptom(case, name, want, got)
+        if dtype.complete or got.shape != want.shape or not _is_float(want) or got.dtype.kind not in "fiu":
+            return [dtype]
+        return [dtype] + _values(
+            case, inputs, name, want, got.astype(want.dtype)
+        )  # what is wrong with the values, once cast
     if got.shape != want.shape:
         return shape_symptoms(case, name, want, got)
-    if want.dtype.kind != "f":
+    if not _is_float(want):
         return []
+    return _values(case, inputs, name, want, got)
+
+
+def _is_float(array: np.ndarray) -> bool:
+    """float16/32/64, and bfloat16 (ml_dtypes' kind is 'V', not 'f')."""
+    return array.dtype.kind == "f" or array.dtype.name == "bfloat16"
+
+
+def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """The first detector that measures what is wrong with values of the right dtype and shape."""
     for detector in (constant_factor,) + DETECTORS.get(case.operation, ()):
         found = detector(case, inputs, name, want, got)
         if found:

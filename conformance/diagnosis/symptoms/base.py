@@ -28,6 +28,7 @@ def symptom(
     hint: str = "",
     alternatives: Optional[Mapping[str, str]] = None,
     title: Optional[str] = None,
+    complete: bool = True,
     **measured: Any,
 ) -> Symptom:
     """One stated symptom; ``key`` identifies it across cases (for the run's verdict).
@@ -35,7 +36,8 @@ def symptom(
     ``summary`` is what was measured on this case; ``title`` (default: the summary) says the mistake without
     naming the case, as the verdict shows it once for every case it explains. ``alternatives`` ({key: title})
     are equally true readings of the same measurement (a factor that equals both 1/D and 1/B here); the
-    verdict keeps the one most cases share.
+    verdict keeps the one most cases share. ``complete`` is False for a symptom that is one mistake of two on its
+    case (a dtype not cast back, with values that differ as well): it does not explain the case on its own.
     """
     return Cause(
         CauseKind.SYMPTOM,
@@ -45,6 +47,7 @@ def symptom(
         hint,
         {k: plain(v) for k, v in measured.items()},
         dict(alternatives or {}),
+        complete=complete,
     )
 
 

@@ -10,7 +10,9 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.diagnosis.symptoms.rows import row_mapping
+from embconf.model.contract import UNSPECIFIED
 from embconf.model.outcomes import CaseResult
+from embconf.model.vocabulary import optional_inputs
 
 
 def _window(case: Case, inputs: Mapping[str, Any]) -> Optional[tuple[Any, int, int]]:
@@ -28,8 +30,17 @@ def _window(case: Case, inputs: Mapping[str, Any]) -> Optional[tuple[Any, int, i
     return None
 
 
+def _refused_for(kind: str, case: Case, inputs: Mapping[str, Any], result: CaseResult) -> bool:
+    """Whether the refusal can be about ``kind``: it names that kind, or names none (a coarse error) and the case
+    carries no optional input (padding_idx, ...) that could be what was refused instead."""
+    if result.error_kind == kind:
+        return True
+    optional = [name for name in optional_inputs(case.operation) if inputs.get(name) is not None]
+    return result.error_kind == UNSPECIFIED and not optional
+
+
 def rejected(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
-    """A valid input refused: which boundary."""
+    """A valid input refused: which boundary (said only when the refusal is about that boundary)."""
     window = _window(case, inputs)
     if window and isinstance(window[0], (int, np.integer)):
         start, seq, length = window
@@ -40,7 +51,7 @@ def rejected(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
                     "rejects an empty sequence (T = 0), which is valid and gives an empty result",
                 )
             ]
-        if start + seq == length:
+        if start + seq == length and _refused_for("sequence_too_long", case, inputs, result):
             return [
                 symptom(
                     "boundary:rejects_s+T=L",
@@ -56,6 +67,7 @@ def rejected(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
         and ids.size
         and weight.ndim == 2
         and ids.dtype.kind in "iu"
+        and _refused_for("index_out_of_range", case, inputs, result)
     ):
         if int(ids.max()) == weight.shape[0] - 1:
             return [

@@ -99,7 +99,16 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
             "an id outside [0, V) is clamped to the nearest row",
         ),
         ("shifted", None, ""),
-        ("zero row", lambda a, t: t == "zeros", "an id that indexes no row gives a row of zeros"),
+        (
+            "zeroed row",
+            lambda a, t: t == "zeros" and np.isfinite(a) and a == int(a) and 0 <= a < vocab,
+            "a valid id gets a row of zeros instead of its own row (a row zeroed or kept for padding)",
+        ),
+        (
+            "zero row",
+            lambda a, t: t == "zeros" and not (np.isfinite(a) and a == int(a) and 0 <= a < vocab),
+            "an id that indexes no row gives a row of zeros",
+        ),
         ("nan row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
     ]
     shifts = {t - a for a, t in wrong if isinstance(t, int) and np.isfinite(a)}

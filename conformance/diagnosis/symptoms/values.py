@@ -16,7 +16,7 @@ from embconf.diagnosis.symptoms.base import Symptom, symptom
 def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> Symptom:
     same = (
         got.shape == want.shape
-        and want.dtype.kind == "f"
+        and (want.dtype.kind == "f" or want.dtype.name == "bfloat16")
         and got.dtype.kind in "fiu"
         and close_in_ulps(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
     )
@@ -28,6 +28,8 @@ def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> S
         f"return {want.dtype} (the dtype the spec gives this output): .astype({want.dtype.name}) once at the end"
         if same
         else "",
+        title=f"'{name}' is {got.dtype} where {want.dtype} is expected: computed in another dtype and not cast back",
+        complete=bool(same),  # with values that differ too, the dtype is one mistake of two
         got=str(got.dtype),
         expected=str(want.dtype),
     )
