@@ -167,15 +167,51 @@ def table_gradient_rows(
             )
         ]
     if bad and bad <= repeated and set(np.flatnonzero(counts == 1).tolist()):
+        return _repeated_rows(case, name, inputs, ids, got, sorted(bad))
+    return []
+
+
+def _repeated_rows(
+    case: Case, name: str, inputs: Mapping[str, Any], ids: np.ndarray, got: np.ndarray, bad: list[int]
+) -> list[Symptom]:
+    """Only rows of repeated ids differ: what each of them holds instead of the sum, said only when measured."""
+    rows = got.astype(np.float64)[bad]
+    if not np.any(rows):
         return [
             symptom(
-                f"repeated_rows:{case.operation}:{name}",
-                f"only the rows of repeated ids differ (rows {sorted(bad)[:6]}): repeated ids do not accumulate as a sum",
-                "accumulate every occurrence: np.add.at (EMB-BWD-1)",
-                rows=sorted(bad)[:16],
+                f"no_gradient_rows:{case.operation}:{name}",
+                f"rows {bad[:6]} get no gradient although their ids occur (only rows of repeated ids differ): "
+                "a row left out of the backward",
+                "add every occurrence's gradient to its row, whatever the id (EMB-BWD-2)",
+                rows=bad[:16],
             )
         ]
-    return []
+    grad = inputs.get("grad_output")
+    flat_ids = ids.reshape(-1).astype(np.int64)
+    if isinstance(grad, np.ndarray) and grad.shape[:-1] == ids.shape and grad.shape[-1] == got.shape[1]:
+        occurrences = grad.reshape(-1, got.shape[1]).astype(np.float64)
+        one = all(
+            any(np.allclose(got[row], occurrences[i], rtol=1e-5, atol=1e-6) for i in np.flatnonzero(flat_ids == row))
+            for row in bad
+        )
+        if one:
+            return [
+                symptom(
+                    f"repeated_rows:{case.operation}:{name}",
+                    f"only the rows of repeated ids differ (rows {bad[:6]}): each holds one occurrence's gradient, "
+                    "not the sum of all: repeated ids do not accumulate",
+                    "accumulate every occurrence: np.add.at (EMB-BWD-1)",
+                    title=f"'{name}': a repeated id's row holds one occurrence's gradient, not the sum: repeated ids do not accumulate",
+                    rows=bad[:16],
+                )
+            ]
+    return [
+        symptom(
+            f"repeated_rows_differ:{case.operation}:{name}",
+            f"only the rows of repeated ids differ (rows {bad[:6]}), and not by one occurrence's gradient",
+            rows=bad[:16],
+        )
+    ]
 
 
 def position_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
