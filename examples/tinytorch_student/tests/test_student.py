@@ -46,7 +46,6 @@ def reference_sinusoid(max_len: int, dim: int) -> np.ndarray:
 
 # ----- Tensor and autograd ------------------------------------------------------
 
-
 def test_tensor_storage_is_float32():
     for data in ([1, 2, 3], np.arange(3, dtype=np.int64), np.ones(2, dtype=np.float64), 5):
         assert Tensor(data).data.dtype == np.float32
@@ -63,7 +62,8 @@ def test_module_loads_by_file_path(tmp_path):
         "out = mod.EmbeddingLayer(10, 4)(mod.Tensor([[1, 2]]))\n"
         "out.sum().backward(); print(out.shape)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "(1, 2, 4)"
 
 
@@ -75,7 +75,8 @@ def test_backward_is_off_until_autograd_is_imported():
         "import tinytorch.core.autograd\n"
         "t.backward(); print(t.grad)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_ROOT, capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_ROOT,
+                            capture_output=True, text=True, check=True)
     assert result.stdout.split("\n")[:2] == ["off", "[1.]"]
 
 
@@ -137,7 +138,6 @@ def test_reshape_getitem_and_mean_axis_gradients():
 
 
 # ----- Embedding ---------------------------------------------------------------
-
 
 @pytest.mark.parametrize("ids_shape", [(), (4,), (2, 3), (2, 2, 3), (0,), (2, 0)])
 def test_lookup_shapes_and_values(ids_shape):
@@ -221,7 +221,6 @@ def test_integrality_is_checked_before_range():
 
 # ----- sinusoidal table ----------------------------------------------------------
 
-
 @pytest.mark.parametrize("dim", [1, 2, 7, 16])
 def test_sinusoid_matches_float64_formula(dim):
     table = _compute_sinusoidal_table(2050, dim)
@@ -247,7 +246,6 @@ def test_create_sinusoidal_embeddings_is_a_constant_tensor():
 
 
 # ----- learned positions ---------------------------------------------------------
-
 
 def test_learned_positions_forward_backward_with_offset():
     rng = seeded(1)
@@ -276,17 +274,8 @@ def test_learned_positions_accept_numpy_integers_and_reach_the_end():
 
 @pytest.mark.parametrize(
     "shape, start_pos",
-    [
-        ((2, 4), 0),
-        ((1, 2, 3, 4), 0),
-        ((1, 3, 5), 0),
-        ((1, 7, 4), 0),
-        ((1, 3, 4), 4),
-        ((1, 3, 4), -1),
-        ((1, 3, 4), 1.5),
-        ((1, 3, 4), 1.0),
-        ((1, 3, 4), True),
-    ],
+    [((2, 4), 0), ((1, 2, 3, 4), 0), ((1, 3, 5), 0), ((1, 7, 4), 0), ((1, 3, 4), 4),
+     ((1, 3, 4), -1), ((1, 3, 4), 1.5), ((1, 3, 4), 1.0), ((1, 3, 4), True)],
 )
 def test_learned_positions_errors(shape, start_pos):
     with pytest.raises(ValueError):
@@ -295,12 +284,11 @@ def test_learned_positions_errors(shape, start_pos):
 
 # ----- EmbeddingLayer -------------------------------------------------------------
 
-
 def expected_positions(layer: EmbeddingLayer, start: int, seq_len: int) -> np.ndarray:
     if layer.pos_encoding_type == "learned":
-        return layer.pos_encoding.position_embeddings.data[start : start + seq_len]
+        return layer.pos_encoding.position_embeddings.data[start:start + seq_len]
     if layer.pos_encoding_type == "sinusoidal":
-        return _compute_sinusoidal_table(layer.max_seq_len, layer.embed_dim)[start : start + seq_len]
+        return _compute_sinusoidal_table(layer.max_seq_len, layer.embed_dim)[start:start + seq_len]
     return np.zeros((seq_len, layer.embed_dim), dtype=np.float32)
 
 
@@ -309,7 +297,8 @@ def expected_positions(layer: EmbeddingLayer, start: int, seq_len: int) -> np.nd
 @pytest.mark.parametrize("batched", [True, False])
 def test_layer_forward_backward(pos_encoding, scale, batched):
     rng = seeded(2)
-    layer = EmbeddingLayer(vocab_size=11, embed_dim=6, max_seq_len=9, pos_encoding=pos_encoding, scale_embeddings=scale)
+    layer = EmbeddingLayer(vocab_size=11, embed_dim=6, max_seq_len=9,
+                           pos_encoding=pos_encoding, scale_embeddings=scale)
     ids = rng.integers(0, 11, size=(2, 4) if batched else (4,))
     ids.flat[:2] = 3  # a repeated id
     out = layer(Tensor(ids), start_pos=3)

@@ -211,7 +211,6 @@ def backward(self: Tensor, gradient: Any = None) -> None:
 
 # ----- enable autograd on Tensor ---------------------------------------------
 
-
 def _add(self: Tensor, other: Any) -> Tensor:
     return Add.apply(self, as_tensor(other))
 

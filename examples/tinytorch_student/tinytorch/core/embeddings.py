@@ -36,7 +36,6 @@ POS_ENCODINGS = ("learned", "sinusoidal", None)
 
 # ----- validation helpers ----------------------------------------------------
 
-
 def _token_ids(indices: Any, vocab_size: int) -> np.ndarray:
     """Validate token ids and return them as an int64 array of the same shape.
 
@@ -51,7 +50,8 @@ def _token_ids(indices: Any, vocab_size: int) -> np.ndarray:
             raise ValueError(f"token ids must be finite integers, got {ids[bad][0]!r}")
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         raise ValueError(
-            f"token id out of range: got min={ids.min()}, max={ids.max()}, valid ids are 0..{vocab_size - 1}"
+            f"token id out of range: got min={ids.min()}, max={ids.max()}, "
+            f"valid ids are 0..{vocab_size - 1}"
         )
     return ids.astype(np.int64)
 
@@ -80,7 +80,6 @@ def _check_positive(**sizes: int) -> None:
 
 
 # ----- token embeddings -------------------------------------------------------
-
 
 class EmbeddingFunction(Function):
     """Row gather ``weight[indices]``; backward scatter-adds into the table.
@@ -131,7 +130,6 @@ class Embedding:
 
 # ----- positional encodings ---------------------------------------------------
 
-
 class PositionalEncoding:
     """Learned positional embeddings: one trainable vector per position."""
 
@@ -154,7 +152,7 @@ class PositionalEncoding:
         start = _start_position(start_pos)
         seq_len = x.shape[1]
         _check_fits(start, seq_len, self.max_seq_len)
-        return x + self.position_embeddings[start : start + seq_len]  # broadcast over batch
+        return x + self.position_embeddings[start:start + seq_len]  # broadcast over batch
 
     def __call__(self, x: Tensor, start_pos: int = 0) -> Tensor:
         return self.forward(x, start_pos)
@@ -192,7 +190,6 @@ def create_sinusoidal_embeddings(max_seq_len: int, embed_dim: int) -> Tensor:
 
 # ----- the complete input layer ----------------------------------------------
 
-
 class EmbeddingLayer:
     """Token embedding (optionally scaled by sqrt(D)) plus positional encoding."""
 
@@ -205,7 +202,9 @@ class EmbeddingLayer:
         scale_embeddings: bool = False,
     ) -> None:
         if not (pos_encoding is None or (isinstance(pos_encoding, str) and pos_encoding in POS_ENCODINGS)):
-            raise ValueError(f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}")
+            raise ValueError(
+                f"pos_encoding must be 'learned', 'sinusoidal' or None, got {pos_encoding!r}"
+            )
         _check_positive(max_seq_len=max_seq_len)
         self.vocab_size = int(vocab_size)
         self.embed_dim = int(embed_dim)
@@ -241,7 +240,7 @@ class EmbeddingLayer:
         if self.pos_encoding_type == "learned":
             return self.pos_encoding(x, start)
         if self.pos_encoding_type == "sinusoidal":
-            rows = self.pos_encoding.data[start : start + x.shape[1]]
+            rows = self.pos_encoding.data[start:start + x.shape[1]]
             return x + Tensor(rows)  # a fresh constant: the table never gets a gradient
         return x
 

@@ -83,7 +83,9 @@ class Tensor:
 
     # ----- gradients -----------------------------------------------------
     def backward(self, gradient: Any = None) -> None:
-        raise NotImplementedError("autograd is not enabled: import tinytorch.core.autograd first")
+        raise NotImplementedError(
+            "autograd is not enabled: import tinytorch.core.autograd first"
+        )
 
 
 def as_tensor(value: Any) -> Tensor:
