@@ -19,7 +19,7 @@ ALL_OPERATIONS = frozenset(operations())
 
 
 class CallPlan:
-    """The calls the runner announced it is about to make, in order (see guard.announce).
+    """The calls the runner announced it is about to make, in order (see :func:`embconf.session.plan`).
 
     An adapter that runs calls ahead of their turn (a worker batch, protocol requests written
     ahead) takes them from here; a call that is not the one announced next voids the plan.

@@ -20,7 +20,7 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
   legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
 
 Messages are pickles over a socket pair, arrays out of band (no copies but the kernel's). When the
-caller announces its next calls (``plan``; ``run_repeated`` does), they go to the worker in batches and
+caller announces its next calls (``plan``; :func:`embconf.session.plan` does), they go to the worker in batches and
 their replies stream back one by one: each call keeps its own timeout and outcome, and a worker lost
 mid-batch costs only the call it was on (the rest are sent again). The runner sends operations and
 inputs only, never expected values, and unpickles replies with an allow-list of classes, so a reply
