@@ -18,7 +18,7 @@ from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
 from embconf.model.record import RunRecord
 from embconf.run.compare import compare_outputs
 from embconf.run.kept import kept_outputs
-from embconf.run.messages import mismatch_headline, reproduction
+from embconf.run.messages import mismatch_headline, reproduction, returned_summary
 from embconf.untrusted.text import bounded_description, bounded_reply
 
 Progress = Callable[[int, int, CaseResult], None]
@@ -82,7 +82,9 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         if expected_error is not None:
             result.outcome = FAIL
             result.message = reproduction(
-                case, f"returned a result; expected error {expected_error} (no clamping, wrapping or filling)"
+                case,
+                f"returned a result; expected error {expected_error} (no clamping, wrapping or filling); "
+                f"it returned {returned_summary(reply.outputs)}",
             )
         else:
             mismatches = compare_outputs(

@@ -22,6 +22,22 @@ def show(value: Any) -> str:
     return repr(value)
 
 
+def returned_summary(outputs: Mapping[str, Any]) -> str:
+    """What came back where an error was expected: each output briefly, a large array as its shape and the
+    values of its first row (so an out-of-bounds read's garbage, 1.1e-43, shows)."""
+    parts = []
+    for name, value in list(outputs.items())[:4]:
+        if isinstance(value, np.ndarray) and value.size > MAX_INLINE:
+            first = value.reshape(-1, value.shape[-1])[0] if value.ndim else value
+            row = np.array2string(first[:MAX_INLINE], separator=", ", precision=8, floatmode="maxprec").replace(
+                "\n", ""
+            )
+            parts.append(f"'{name}' = <{value.dtype} array of shape {list(value.shape)}, first row {row}>")
+        else:
+            parts.append(f"'{name}' = {show(value)}"[:300])
+    return "; ".join(parts)
+
+
 def _scalar(value: Any) -> str:
     """A value as its dtype prints it: 1.7296883 for a float32, not its float64 expansion."""
     return str(value) if isinstance(value, np.generic) else repr(value)
