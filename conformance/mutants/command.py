@@ -38,9 +38,10 @@ def register(sub: Any) -> None:
     mutants.set_defaults(handler=mutants_command)
 
     explain = sub.add_parser(
-        "explain", help="explain a mutant (its mistake, fix and killing cases) or a case (the mutants it kills)"
+        "explain",
+        help="explain a mutant (its mistake, fix and killing cases), a case (the mutants it kills) or a requirement (its cases and the mistakes they catch)",
     )
-    explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite) or a case id")
+    explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite), a case id or a requirement id (e.g. EMB-BWD-2)")
     add_fixtures(explain)
     explain.set_defaults(handler=explain_command)
 

@@ -7,6 +7,7 @@ from typing import Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS
+from embconf.model.vocabulary import requirement_subjects, section_of, sections
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
@@ -34,12 +35,33 @@ def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
 
 
 def explain(target: str, cases: Sequence[Case], out: TextIO = sys.stdout) -> None:
-    """The full explanation of a mutant or of a case; KeyError when ``target`` is neither."""
+    """The full explanation of a mutant, a case or a requirement; KeyError when ``target`` is none of them."""
     by_id = {case.id: case for case in cases}
     if target in by_id:
         _explain_case(by_id[target], out)
+    elif target.upper() in requirement_subjects():
+        _explain_requirement(target.upper(), cases, out)
     else:
         _explain_mutant(get(target), cases, out)
+
+
+def _explain_requirement(requirement: str, cases: Sequence[Case], out: TextIO) -> None:
+    """What a requirement pins (its subject and spec section), the cases that pin it and the catalogue's
+    mistakes those cases catch."""
+    pinning = [case for case in cases if requirement in case.requirements]
+    section = section_of(requirement)
+    caught = [m for m in catalogue() if any(m.covers(c.operation) and _kills(c, m) for c in pinning)]
+    lines = [
+        f"requirement {requirement}: {requirement_subjects()[requirement]}",
+        f"  spec:   SPEC.md section {section}, {sections()[section]} (the rule and its rationale are there)",
+        f"  pinned by {len(pinning)} case{'s' if len(pinning) != 1 else ''}" + (":" if pinning else ""),
+    ]
+    lines += [f"    {case.id:<48} {case.operation}" for case in pinning]
+    lines.append(
+        f"  catches {len(caught)} mistake{'s' if len(caught) != 1 else ''} of the catalogue" + (":" if caught else "")
+    )
+    lines += [f"    {m.id:<28} {m.description}" for m in caught]
+    out.write("\n".join(lines) + "\n")
 
 
 def _explain_mutant(mutant: Mutant, cases: Sequence[Case], out: TextIO) -> None:

@@ -149,7 +149,12 @@ def _student_adapter():
 
 
 @pytest.mark.parametrize(
-    "argv, expected", [(["mutants"], "kill rate 100.0%"), (["explain", "bwd.overwrite"], "np.add.at")]
+    "argv, expected",
+    [
+        (["mutants"], "kill rate 100.0%"),
+        (["explain", "bwd.overwrite"], "np.add.at"),
+        (["explain", "EMB-BWD-2"], "bwd.overwrite"),  # a requirement: its cases and the mistakes they catch
+    ],
 )
 def test_cli(argv: list[str], expected: str) -> None:
     done = subprocess.run(EMBCONF + argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
