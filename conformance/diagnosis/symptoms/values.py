@@ -93,11 +93,12 @@ def constant_factor(
         ]
     names = factor_names(ratio, sizes)
     text = f"'{name}' is exactly {ratio:.6g}{equals_text(names, sizes)} times the expected value"
-    prefix = f"factor:{case.operation}:{name}"
-    readings = {f"{prefix}:{n}": f"'{name}' is {n} times the expected value ({case.operation})" for n in names}
-    readings[f"{prefix}:{ratio:.6g}"] = (
-        f"'{name}' is {ratio:.6g} times the expected value ({case.operation})"  # the number itself
-    )
+    if name.startswith("grad"):  # one scaled gradient shows in every backward that reaches it: one mistake
+        prefix, what = "factor:gradient", "the gradient"
+    else:
+        prefix, what = f"factor:{case.operation}:{name}", f"'{name}' ({case.operation})"
+    readings = {f"{prefix}:{n}": f"{what} is {n} times the expected value" for n in names}
+    readings[f"{prefix}:{ratio:.6g}"] = f"{what} is {ratio:.6g} times the expected value"  # the number itself
     return [symptom(f"{prefix}:{names[0] if names else f'{ratio:.6g}'}", text, factor=ratio, alternatives=readings)]
 
 
