@@ -179,10 +179,11 @@ def _repeated_rows(
     if not np.any(rows):
         return [
             symptom(
-                f"no_gradient_rows:{case.operation}:{name}",
+                "no_gradient_rows:token_table",
                 f"rows {bad[:6]} get no gradient although their ids occur (only rows of repeated ids differ): "
                 "a row left out of the backward",
                 "add every occurrence's gradient to its row, whatever the id (EMB-BWD-2)",
+                title="rows of ids that occur get no gradient: a row left out of the backward",
                 rows=bad[:16],
             )
         ]
@@ -197,18 +198,19 @@ def _repeated_rows(
         if one:
             return [
                 symptom(
-                    f"repeated_rows:{case.operation}:{name}",
+                    "repeated_rows:token_table",  # one mistake, whether the lookup's or the layer's backward shows it
                     f"only the rows of repeated ids differ (rows {bad[:6]}): each holds one occurrence's gradient, "
                     "not the sum of all: repeated ids do not accumulate",
                     "accumulate every occurrence: np.add.at (EMB-BWD-1)",
-                    title=f"'{name}': a repeated id's row holds one occurrence's gradient, not the sum: repeated ids do not accumulate",
+                    title="a repeated id's row holds one occurrence's gradient, not the sum: repeated ids do not accumulate",
                     rows=bad[:16],
                 )
             ]
     return [
         symptom(
-            f"repeated_rows_differ:{case.operation}:{name}",
+            "repeated_rows_differ:token_table",
             f"only the rows of repeated ids differ (rows {bad[:6]}), and not by one occurrence's gradient",
+            title="only the rows of repeated ids differ in the table's gradient, and not by one occurrence's gradient",
             rows=bad[:16],
         )
     ]
