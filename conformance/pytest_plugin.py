@@ -72,6 +72,7 @@ class Session:
         self.capabilities = self.adapter.capabilities()
         self.results: list[Any] = []  # every case's result, for the run's verdict
         self.cases: list[Any] = []
+        self._verdict: Any = None  # diagnosed once, when the session ends
 
     def verdict(self) -> Any:
         """The run record's verdict over the cases run so far (None when none ran)."""
@@ -80,8 +81,10 @@ class Session:
 
         if not self.results:
             return None
-        record = RunRecord(self.results, self.capabilities, self.adapter.describe(), impl=self.impl)
-        return diagnose(record, self.cases).verdict
+        if self._verdict is None:  # asked by the JUnit hook and by the terminal summary: the run is over by then
+            record = RunRecord(self.results, self.capabilities, self.adapter.describe(), impl=self.impl)
+            self._verdict = diagnose(record, self.cases).verdict
+        return self._verdict
 
 
 def options(config: pytest.Config):

@@ -4,6 +4,7 @@ derived from the run record it returns."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -123,7 +124,7 @@ def run_command(args: argparse.Namespace) -> int:
         corpus, cases = selected(args, allow_modified=args.allow_modified_fixtures)
         expectations = Expectations.load(args.expectations) if args.expectations else None
         loaded(adapter.capabilities, args.impl is None)
-        options = run_options(args, expectations)
+        options = dataclasses.replace(options, expectations=expectations)
         console = Console(out, colour=args.colour, quiet=args.quiet)
         fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
         record = session.run(adapter, cases, options, impl, console.progress, fixtures)
