@@ -10,10 +10,12 @@ Three parts, ranked together:
   for mistakes no catalogue lists;
 - ``verdict``: the few mistakes that explain a run's failures, in one line.
 
-A mutant that fails some failing case of the run differently from the
-implementation, or fails a case the implementation passed, is contradicted and
-is not named anywhere in that run; the rest
-are ranked by how many of the run's failures they match. Diagnosis runs in the
+A mutant is ruled out of a run only by evidence against it (``compose``): a
+case it fails differently for the same reason, or a case it fails that the
+implementation passed. A case another mistake stopped first (a crash, another
+shape) says nothing about it, and one it explains in part (a second mistake
+shows on the same case, or the dtype differs too) names it as one of several.
+The rest are ranked by how many of the run's failures they explain. Diagnosis runs in the
 runner's process on untrusted outputs: it is bounded in time (``BUDGET_S``) and
 never raises into the run (a failure to diagnose is logged and leaves the case
 undiagnosed).
@@ -24,13 +26,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-import numpy as np
-
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, replay
+from embconf.diagnosis.compose import additive
+from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
+from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import run_verdict
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
@@ -68,52 +69,12 @@ def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET
             earlier.append((case, result))
     _rank(run, found, by_id)
     try:
-        _conditional_gradients(run, by_id)
+        conditional_gradients(run, by_id)
+        crash_conditions(run, by_id)
+        off_by_one(run, by_id)
     except Exception as exc:  # as above: never into the run
-        log.warning("no option analysis: %s: %s", type(exc).__name__, exc)
+        log.warning("no condition analysis: %s: %s", type(exc).__name__, exc)
     run.verdict = run_verdict(run)
-
-
-def _conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
-    """A parameter that got no gradient on some cases: does it get one exactly when a config option differs?"""
-    for result in run.results:
-        for number, cause in enumerate(result.causes):
-            if cause.is_mutant or not cause.key.startswith("no_gradient:"):
-                continue
-            _, operation, name = cause.key.split(":", 2)
-            got, missed = _options_by_outcome(run, by_id, operation, name)
-            for option in sorted({k for config in got + missed for k in config}):
-                without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
-                if got and missed and not without & with_:
-                    when = f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
-                    result.causes[number] = replace(
-                        cause,
-                        summary=cause.summary + when,
-                        title=cause.title + when,
-                        measured={**cause.measured, "option": option},
-                    )
-                    break
-
-
-def _options_by_outcome(
-    run: RunRecord, by_id: dict[str, Case], operation: str, name: str
-) -> tuple[list[dict], list[dict]]:
-    """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
-    got: list[dict] = []
-    missed: list[dict] = []
-    for result in run.results:
-        case = by_id.get(result.id)
-        if (
-            case is None
-            or case.operation != operation
-            or result.actual is None
-            or not isinstance(case.expected_outputs.get(name), np.ndarray)
-        ):
-            continue
-        config = case.inputs().get("config")
-        if isinstance(config, dict):
-            (missed if result.actual.get(name) is None else got).append(config)
-    return got, missed
 
 
 def diagnose_case(case: Case, result: CaseResult) -> list[Cause]:
@@ -147,9 +108,18 @@ PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most
 def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case]) -> None:
     """Drop contradicted mutants (they fail a failing case differently, or fail a case the implementation
     passed), order the rest by the run's support, symptoms after them."""
+    try:
+        _pair_additive(found, by_id, run)
+    except Exception as exc:  # untrusted outputs must never break the run
+        log.warning("no pair analysis: %s: %s", type(exc).__name__, exc)
     contradicted = set().union(*(replayed.contradicted for replayed, _ in found.values())) if found else set()
-    support = Counter(m.id for replayed, _ in found.values() for m in replayed.matches)
-    candidates = {m.id: m for replayed, _ in found.values() for m in replayed.matches if m.id not in contradicted}
+    support = Counter(m.id for replayed, _ in found.values() for m in replayed.matches + replayed.partial)
+    candidates = {
+        m.id: m
+        for replayed, _ in found.values()
+        for m in replayed.matches + replayed.partial
+        if m.id not in contradicted
+    }
     contradicted |= _contradicted_by_passes(run, by_id, list(candidates.values()))
     for result in run.results:
         if result.id not in found:
@@ -158,9 +128,36 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         result.causes = replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
 
 
+def _pair_additive(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case], run: RunRecord) -> None:
+    """A mistake seen in the run that a case contradicts is one of two on it when it and another mistake seen in
+    the run, added together, give the implementation's outputs (compose.additive): both are then partial there."""
+    seen = {m.id: m for replayed, _ in found.values() for m in replayed.matches + replayed.partial}
+    results = {r.id: r for r in run.results}
+    for case_id, (replayed, _) in found.items():
+        suspects = [seen[i] for i in sorted(replayed.contradicted & set(seen))]
+        case = by_id.get(case_id)
+        if not suspects or case is None or replayed.matches:
+            continue
+        inputs = case.inputs()
+        partners = [m for m in seen.values() if m.covers(case.operation)]
+        replies = {m.id: mutant_reply(m, case, inputs) for m in [*suspects, *partners]}
+        for suspect in suspects:
+            partner = next(
+                (
+                    p
+                    for p in partners
+                    if p.id != suspect.id and additive(case, replies[suspect.id], replies[p.id], results[case_id])
+                ),
+                None,
+            )
+            if partner is not None:
+                replayed.contradicted -= {suspect.id, partner.id}
+                replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
+
+
 def _ranking(support: Counter, replayed: Replay) -> Callable[[Mutant], tuple[int, int]]:
     """Most support in the run first, then the order they matched this case in."""
-    order = {m.id: i for i, m in enumerate(replayed.matches)}
+    order = {m.id: i for i, m in enumerate(replayed.matches + replayed.partial)}
     return lambda m: (-support[m.id], order[m.id])
 
 

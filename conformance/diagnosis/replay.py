@@ -12,13 +12,14 @@ every adapter, the protocol included.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
 from embconf.adapters.base import call_python
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.compose import Relation, relate
 from embconf.model.contract import UNSPECIFIED, Reply, Status
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.model.record import Cause
@@ -34,15 +35,22 @@ class Replay:
     """The catalogue's answer on one failing case: who matches, and who fails it differently (contradicted)."""
 
     matches: list[Mutant] = field(default_factory=list)
+    partial: list[Mutant] = field(default_factory=list)  # one mistake of several on the case (compose.PARTIAL)
     contradicted: set[str] = field(default_factory=set)
     notes: dict[str, str] = field(default_factory=dict)  # mutant id -> how it matched ("computed in float32")
 
     def causes(
         self, contradicted: frozenset[str] | set[str] = frozenset(), order: Optional[Callable[[Mutant], Any]] = None
     ) -> list[Cause]:
-        """The matching mutants as causes, without the contradicted ones, in ``order`` (default: as matched)."""
+        """The matching mutants as causes, then the partly matching ones (not complete), without the contradicted
+        ones, each group in ``order`` (default: as matched)."""
         kept = [m for m in self.matches if m.id not in contradicted]
-        return [m.explain(self.notes.get(m.id, "")) for m in (sorted(kept, key=order) if order else kept)]
+        part = [m for m in self.partial if m.id not in contradicted]
+        whole = [m.explain(self.notes.get(m.id, "")) for m in (sorted(kept, key=order) if order else kept)]
+        return whole + [
+            replace(m.explain(self.notes.get(m.id, "")), complete=False)
+            for m in (sorted(part, key=order) if order else part)
+        ]
 
 
 def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
@@ -66,10 +74,19 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
         if _matches(case, inputs, reply, result):
             (direct if case.operation in mutant.overrides else indirect).append(mutant)
         elif not sampled:  # on kept rows only, a lower-precision form of the mistake cannot be ruled out
-            found.contradicted.add(mutant.id)
+            tolerance = case.tolerance or (
+                _model_tolerance(case.operation, inputs, reply.outputs) if reply.status == Status.OUTPUTS else {}
+            )
+            relation = relate(case, reply, result, tolerance)
+            if relation is Relation.PARTIAL:
+                found.partial.append(mutant)
+            elif relation is Relation.AGAINST:
+                found.contradicted.add(mutant.id)
     found.matches = direct + indirect
     if not found.matches and case.operation == "sinusoidal_table":
         _sinusoid_family(inputs, result, found)
+    if found.matches:  # a mistake that explains the whole case leaves no room for one that explains part of it
+        found.partial = []
     return found
 
 

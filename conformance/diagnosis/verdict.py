@@ -3,7 +3,8 @@
 Chosen greedily from the causes of the failing results: the cause (a catalogue mutant, or a measured
 symptom, under any of its readings) that explains the most failures not yet explained comes first; a
 mutant wins a tie, because it carries the exact fix. A cause that is not complete (a dtype not cast back
-when the values differ as well) is named but leaves its cases to be explained by the next.
+when the values differ as well, a mistake that explains part of a case) is named but leaves its cases to be
+explained by the next; a case two named causes are true of is explained.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def run_verdict(run: RunRecord) -> Verdict:
                     wholly.setdefault(reading.id, set()).add(result.id)
     chosen: list[Cause] = []
     left = {r.id for r in failing}
+    named: dict[str, int] = {}
     while left and len(chosen) < MAX_MISTAKES:
         best = max(
             candidates, key=lambda key: (len(left & set(explains[key])), candidates[key].is_mutant), default=None
@@ -41,6 +43,10 @@ def run_verdict(run: RunRecord) -> Verdict:
         cause = candidates.pop(best)
         chosen.append(replace(cause, cases=tuple(explains[best]), measured={}, alternatives={}))
         left -= wholly.get(best, set())
+        for case_id in explains[best]:
+            named[case_id] = named.get(case_id, 0) + 1
+            if named[case_id] > 1:  # two mistakes named, each true of it: the case is explained
+                left.discard(case_id)
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))
 

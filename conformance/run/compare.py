@@ -195,3 +195,11 @@ def _position_term(want: np.ndarray, position: Mapping[str, Any], rows: Optional
     shape = [1] * want.ndim
     shape[axis] = count
     return term.reshape(shape)
+
+
+def out_of_tolerance(
+    want: np.ndarray, got: np.ndarray, tol: Mapping[str, Any], rows: Optional[list[int]] = None
+) -> np.ndarray:
+    """The elementwise mask of ``got`` (the shape of ``want``, compared as float64) out of ``tol`` of ``want``;
+    ``rows``: the rows of the full output ``want`` holds (for the position-scaled tolerance)."""
+    return _violations(want, got, tol, rows)[0]

@@ -89,8 +89,9 @@ def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -
             return [
                 symptom(
                     "boundary:accepts_s+T=L+1",
-                    f"accepts start_pos + T = max_seq_len + 1 ({start} + {seq} = {length + 1}): the length check is off by one",
+                    f"accepts start_pos + T = max_seq_len + 1 ({start} + {seq} = {length + 1}), one past the last window that fits",
                     "reject start_pos + T > max_seq_len (EMB-POS-6)",
+                    title="accepts start_pos + T = max_seq_len + 1, one past the last window that fits",
                 )
             ]
     if window and not isinstance(window[0], (int, np.integer)) and case.expected_error == "invalid_start_pos":

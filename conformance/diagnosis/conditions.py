@@ -1,0 +1,228 @@
+"""Run-level conditions: when a symptom happens, measured across the run's cases of the same operation.
+
+A symptom seen on some cases of an operation and not on others is stated with the condition that separates
+them, when one of a few plain properties does exactly (every case it happens on has it, no other case of that
+operation does): a parameter that gets a gradient only for some option value, an exception raised exactly when
+``embed_dim`` is odd or the ids are 0-d. Nothing is added when no property separates them. A window one past
+the end that is accepted is called an off-by-one length check only when the run shows a check that counts
+start_pos: a longer window with start_pos > 0 refused as it must be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Mapping, Optional
+
+import numpy as np
+
+from embconf.corpus.fixtures import Case
+from embconf.model.outcomes import ERROR, FAIL, PASS
+from embconf.model.record import RunRecord
+
+
+def conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
+    """A parameter that got no gradient on some cases: does it get one exactly when a config option differs?"""
+    for result in run.results:
+        for number, cause in enumerate(result.causes):
+            if cause.is_mutant or not cause.key.startswith("no_gradient:"):
+                continue
+            _, operation, name = cause.key.split(":", 2)
+            got, missed = _options_by_outcome(run, by_id, operation, name)
+            for option in sorted({k for config in got + missed for k in config}):
+                without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
+                if got and missed and not without & with_:
+                    when = f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
+                    result.causes[number] = replace(
+                        cause,
+                        summary=cause.summary + when,
+                        title=cause.title + when,
+                        measured={**cause.measured, "option": option},
+                    )
+                    break
+
+
+def _options_by_outcome(
+    run: RunRecord, by_id: dict[str, Case], operation: str, name: str
+) -> tuple[list[dict], list[dict]]:
+    """The configs of the cases of ``operation`` whose ``name`` got an array, and of those where it got None."""
+    got: list[dict] = []
+    missed: list[dict] = []
+    for result in run.results:
+        case = by_id.get(result.id)
+        if (
+            case is None
+            or case.operation != operation
+            or result.actual is None
+            or not isinstance(case.expected_outputs.get(name), np.ndarray)
+        ):
+            continue
+        config = case.inputs().get("config")
+        if isinstance(config, dict):
+            (missed if result.actual.get(name) is None else got).append(config)
+    return got, missed
+
+
+JUDGED = (PASS, FAIL, ERROR)  # outcomes that say whether the case raised
+
+
+def _embed_dim(inputs: Mapping[str, Any]) -> Optional[int]:
+    config = inputs.get("config")
+    if isinstance(config, Mapping) and isinstance(config.get("embed_dim"), int):
+        return int(config["embed_dim"])
+    if isinstance(inputs.get("embed_dim"), (int, np.integer)):
+        return int(inputs["embed_dim"])
+    for name in ("weight", "table", "x"):
+        value = inputs.get(name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1:
+            return int(value.shape[-1])
+    return None
+
+
+def _ids_ndim(inputs: Mapping[str, Any]) -> Optional[int]:
+    for name in ("ids", "tokens", "indices"):
+        value = inputs.get(name)
+        if isinstance(value, np.ndarray):
+            return value.ndim
+    return None
+
+
+def _property(
+    measure: Callable[[Mapping[str, Any]], Optional[int]], test: Callable[[int], bool]
+) -> Callable[[Mapping[str, Any]], Optional[bool]]:
+    def holds(inputs: Mapping[str, Any]) -> Optional[bool]:
+        value = measure(inputs)
+        return None if value is None else test(value)
+
+    return holds
+
+
+PROPERTIES: dict[str, Callable[[Mapping[str, Any]], Optional[bool]]] = {
+    "embed_dim is odd": _property(_embed_dim, lambda d: d % 2 == 1),
+    "embed_dim is odd and at least 3": _property(_embed_dim, lambda d: d % 2 == 1 and d >= 3),
+    "embed_dim is 1": _property(_embed_dim, lambda d: d == 1),
+    "the ids are 0-d (a single id)": _property(_ids_ndim, lambda n: n == 0),
+    "the ids are 1-d (no batch axis)": _property(_ids_ndim, lambda n: n == 1),
+}
+
+
+def crash_conditions(run: RunRecord, by_id: dict[str, Case]) -> None:
+    """An untyped exception raised on some valid cases of an operation: the property of exactly those cases."""
+    crashed: dict[str, set[str]] = {}
+    for result in run.results:
+        for cause in result.causes:
+            if not cause.is_mutant and cause.key.startswith("untyped:") and cause.key.endswith(":None"):
+                crashed.setdefault(cause.key, set()).add(result.id)
+    for key, ids in crashed.items():
+        condition = _separating(run, by_id, ids)
+        if condition is None:
+            continue
+        when = f"; it raises whenever {condition}, and on no other valid case"
+        for result in run.results:
+            if result.id in ids:
+                result.causes = [
+                    replace(
+                        c, title=c.title + when, summary=c.summary + when, measured={**c.measured, "when": condition}
+                    )
+                    if c.key == key and not c.is_mutant
+                    else c
+                    for c in result.causes
+                ]
+
+
+def _separating(run: RunRecord, by_id: dict[str, Case], ids: set[str]) -> Optional[str]:
+    """The property every case in ``ids`` has and no other valid case of its operation has (the same property for
+    every operation, narrowed by a config option where one operation needs it); None when there is none."""
+    groups: dict[str, tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]] = {}
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None or case.expected_error is not None or result.outcome not in JUDGED:
+            continue
+        inside, outside = groups.setdefault(case.operation, ([], []))
+        (inside if result.id in ids else outside).append(case.inputs())
+    groups = {op: pair for op, pair in groups.items() if pair[0]}
+    if not any(outside for _, outside in groups.values()):
+        return None
+    for name, holds in PROPERTIES.items():
+        narrowed = [_narrowing(holds, inside, outside) for inside, outside in groups.values()]
+        if all(n is not None for n in narrowed):
+            clauses = sorted({n for n in narrowed if n})
+            return name + (f" (with {', '.join(clauses)})" if clauses else "")
+    return None
+
+
+def _narrowing(
+    holds: Callable[[Mapping[str, Any]], Optional[bool]],
+    inside: list[Mapping[str, Any]],
+    outside: list[Mapping[str, Any]],
+) -> Optional[str]:
+    """ "" when ``holds`` separates inside from outside, "OPTION VALUE" when it does on one config option's value, None
+    when it does not."""
+    if not all(holds(i) is True for i in inside):
+        return None
+    if all(holds(o) is False for o in outside):
+        return ""
+    for option, value in _shared_options(inside):
+        if all(holds(o) is False or _option(o, option) != value for o in outside):
+            return f"{option} {value!r}"
+    return None
+
+
+def _option(inputs: Mapping[str, Any], option: str) -> Any:
+    config = inputs.get("config")
+    return config.get(option) if isinstance(config, Mapping) else None
+
+
+def _shared_options(inside: list[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    """The (option, value) pairs of the config every case in ``inside`` has in common (plain values only)."""
+    configs = [i.get("config") for i in inside]
+    if not all(isinstance(c, Mapping) for c in configs):
+        return []
+    first = configs[0]
+    return [
+        (k, v)
+        for k, v in sorted(first.items())
+        if isinstance(v, (str, bool, int)) and all(c.get(k) == v for c in configs)
+    ]
+
+
+def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
+    """``start_pos + T = max_seq_len + 1`` accepted: an off-by-one check when a longer overflow was refused."""
+    key = "boundary:accepts_s+T=L+1"
+    refused = [
+        case.inputs()
+        for result in run.results
+        if result.outcome == PASS
+        and (case := by_id.get(result.id)) is not None
+        and case.expected_error == "sequence_too_long"
+        and (_overflow(case.inputs()) or 0) >= 2
+    ]
+    said = "; a longer window is refused, so the length check is off by one"
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None or not any(c.key == key and not c.is_mutant for c in result.causes):
+            continue
+        # a check on T alone is not off by one for a window with start_pos > 0: it leaves start_pos out
+        moved = _start(case.inputs()) > 0
+        if any(_start(i) > 0 or not moved for i in refused):
+            result.causes = [
+                replace(c, title=c.title + said, summary=c.summary + said) if c.key == key and not c.is_mutant else c
+                for c in result.causes
+            ]
+
+
+def _overflow(inputs: Mapping[str, Any]) -> Optional[int]:
+    """start_pos + T - max_seq_len of a positions or layer case (None when not measurable)."""
+    start, config, tokens, x, table = (inputs.get(k) for k in ("start_pos", "config", "tokens", "x", "table"))
+    start = 0 if start is None else start
+    if not isinstance(start, (int, np.integer)) or isinstance(start, bool):
+        return None
+    if isinstance(x, np.ndarray) and isinstance(table, np.ndarray) and x.ndim == 3:
+        return int(start) + int(x.shape[1]) - int(table.shape[0])
+    if isinstance(config, Mapping) and isinstance(tokens, np.ndarray) and tokens.ndim >= 1 and "max_seq_len" in config:
+        return int(start) + int(tokens.shape[-1]) - int(config["max_seq_len"])
+    return None
+
+
+def _start(inputs: Mapping[str, Any]) -> int:
+    start = inputs.get("start_pos")
+    return int(start) if isinstance(start, (int, np.integer)) and not isinstance(start, bool) else 0
