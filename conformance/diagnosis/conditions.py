@@ -174,8 +174,8 @@ def _option(inputs: Mapping[str, Any], option: str) -> Any:
 
 def _shared_options(inside: list[Mapping[str, Any]]) -> list[tuple[str, Any]]:
     """The (option, value) pairs of the config every case in ``inside`` has in common (plain values only)."""
-    configs = [i.get("config") for i in inside]
-    if not all(isinstance(c, Mapping) for c in configs):
+    configs = [c for i in inside if isinstance(c := i.get("config"), Mapping)]
+    if len(configs) != len(inside) or not configs:
         return []
     first = configs[0]
     return [
