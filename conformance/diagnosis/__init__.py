@@ -112,7 +112,7 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         _pair_additive(found, by_id, run)
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no pair analysis: %s: %s", type(exc).__name__, exc)
-    contradicted = set().union(*(replayed.contradicted for replayed, _ in found.values())) if found else set()
+    contradicted = _contradicted(found.values())
     support = Counter(m.id for replayed, _ in found.values() for m in replayed.matches + replayed.partial)
     candidates = {
         m.id: m
@@ -128,13 +128,24 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         result.causes = replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
 
 
+def _contradicted(found: Iterable[tuple[Replay, list[Cause]]]) -> set[str]:
+    """The mutants the run rules out: contradicted on an operation they replace, or only through composed
+    operations (a layer built on them) when they explain no case of their own operation: a layer case can fail
+    through a second mistake in the layer itself."""
+    replays = [replayed for replayed, _ in found]
+    direct = set().union(*(r.contradicted for r in replays)) if replays else set()
+    indirect = set().union(*(r.indirect_against for r in replays)) if replays else set()
+    shown = set().union(*(r.direct for r in replays)) if replays else set()
+    return direct | (indirect - shown)
+
+
 def _pair_additive(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case], run: RunRecord) -> None:
     """A mistake seen in the run that a case contradicts is one of two on it when it and another mistake seen in
     the run, added together, give the implementation's outputs (compose.additive): both are then partial there."""
     seen = {m.id: m for replayed, _ in found.values() for m in replayed.matches + replayed.partial}
     results = {r.id: r for r in run.results}
     for case_id, (replayed, _) in found.items():
-        suspects = [seen[i] for i in sorted(replayed.contradicted & set(seen))]
+        suspects = [seen[i] for i in sorted((replayed.contradicted | replayed.indirect_against) & set(seen))]
         case = by_id.get(case_id)
         if not suspects or case is None or replayed.matches:
             continue
@@ -152,6 +163,7 @@ def _pair_additive(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str
             )
             if partner is not None:
                 replayed.contradicted -= {suspect.id, partner.id}
+                replayed.indirect_against -= {suspect.id, partner.id}
                 replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
 
 

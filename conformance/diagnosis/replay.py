@@ -37,6 +37,8 @@ class Replay:
     matches: list[Mutant] = field(default_factory=list)
     partial: list[Mutant] = field(default_factory=list)  # one mistake of several on the case (compose.PARTIAL)
     contradicted: set[str] = field(default_factory=set)
+    direct: set[str] = field(default_factory=set)  # matched on an operation they replace themselves
+    indirect_against: set[str] = field(default_factory=set)  # contradicted only through a composed operation
     notes: dict[str, str] = field(default_factory=dict)  # mutant id -> how it matched ("computed in float32")
 
     def causes(
@@ -80,9 +82,12 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
             relation = relate(case, reply, result, tolerance)
             if relation is Relation.PARTIAL:
                 found.partial.append(mutant)
+            elif relation is Relation.AGAINST and case.operation not in mutant.overrides:
+                found.indirect_against.add(mutant.id)
             elif relation is Relation.AGAINST:
                 found.contradicted.add(mutant.id)
     found.matches = direct + indirect
+    found.direct = {m.id for m in direct}
     if not found.matches and case.operation == "sinusoidal_table":
         _sinusoid_family(inputs, result, found)
     if found.matches:  # a mistake that explains the whole case leaves no room for one that explains part of it

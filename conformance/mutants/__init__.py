@@ -1,7 +1,9 @@
 """The catalogue of known mistakes ("mutants"): realistic wrong implementations of the spec.
 
 Each mutant is the reference with one or two operations replaced (see base.py);
-run one with ``embconf run --impl mutant:ID``. ``embconf mutants`` shows which
+a mistake written for the plain lookup is composed with the optional inputs
+(``padding_idx``, ``scale_grad_by_freq``) as the spec applies them
+(with_options.py), so it can be replayed on every case. Run one with ``embconf run --impl mutant:ID``. ``embconf mutants`` shows which
 golden cases kill each mutant; the diagnosis of a failing case names the
 mutants whose results match the implementation's.
 """

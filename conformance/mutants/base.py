@@ -10,7 +10,7 @@ wrong lookup also shows in the layer. Area modules register mutants with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional
 
 from embconf.model.record import Cause, CauseKind
@@ -86,8 +86,10 @@ def register(new: Mutant) -> Mutant:
         raise AssertionError(f"{new.id}: overrides must name spec operations, got {sorted(new.overrides)}")
     if len({operation_area(op) for op in new.overrides}) != 1:
         raise AssertionError(f"{new.id}: overrides operations of several areas {sorted(new.overrides)}")
-    _REGISTRY[new.id] = new
-    return new
+    from embconf.mutants.with_options import with_options
+
+    _REGISTRY[new.id] = replace(new, overrides={op: with_options(op, fn) for op, fn in new.overrides.items()})
+    return _REGISTRY[new.id]
 
 
 def mutant(

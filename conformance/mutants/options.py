@@ -67,6 +67,20 @@ def _padding_grad_kept(
 
 
 @mutant(
+    "opt.padding_range_unchecked",
+    "does not check that padding_idx lies in [-V, V): an out-of-range padding_idx is accepted, and pads nothing",
+    "raise invalid_config for padding_idx outside [-V, V) (EMB-PAD-4)",
+    FWD,
+    source="the padding_idx < -V dropped silently in PaddlePaddle's embedding (docs/conventions.md)",
+)
+def _padding_range_unchecked(
+    weight: np.ndarray, ids: np.ndarray, padding_idx: Any = None, scale_grad_by_freq: bool = False
+) -> np.ndarray:
+    in_range = isinstance(padding_idx, int) and -weight.shape[0] <= padding_idx < weight.shape[0]
+    return ref_forward(weight, ids, padding_idx if in_range else None, scale_grad_by_freq)
+
+
+@mutant(
     "opt.padding_zeroed_forward",
     "returns zeros for the padding id in the forward (masking) instead of the stored row",
     "the forward returns the padding row as stored; padding_idx only stops its gradient (EMB-PAD-1)",
@@ -205,7 +219,7 @@ def _freq_in_forward(
 
 @mutant(
     "half.sequential_accumulation",
-    "accumulates the gradient in the table's own dtype, one term after another (PyTorch's CPU index_add_ in bfloat16)",
+    "accumulates repeated ids' gradients in the table's own dtype, one term after another (as PyTorch's CPU backward does in bfloat16)",
     "accumulate repeated ids in float32 or wider and round once; a bfloat16 running sum stops growing at 256 (EMB-HLF-3)",
     BWD,
 )

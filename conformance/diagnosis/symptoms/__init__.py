@@ -29,7 +29,7 @@ from embconf.diagnosis.symptoms.rows import (
     position_rows,
     table_gradient_rows,
 )
-from embconf.diagnosis.symptoms.values import constant_factor, dtype_symptom, shape_symptoms, sinusoid_table
+from embconf.diagnosis.symptoms.values import constant_factor, dtype_symptom, shape_symptoms, sinusoid_table, zero_rows
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 
 __all__ = ["Symptom", "describe", "history_symptom", "symptom"]
@@ -117,7 +117,7 @@ DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
     "learned_positions_forward": (position_rows,),
     "learned_positions_backward": (position_gradient,),
     "embedding_layer_forward": (layer_parts,),
-    "sinusoidal_table": (sinusoid_table,),
+    "sinusoidal_table": (sinusoid_table, zero_rows),
 }
 
 

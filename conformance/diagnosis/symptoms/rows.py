@@ -86,17 +86,24 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
             "a float id is cast to an integer (rounded or truncated: this id cannot tell which)",
         ),
         (
+            "wrapped or clamped",  # V = 1, or ids only one past either end: both rules give these rows
+            lambda a, t: _wrapped(a, t, vocab) and _clamped(a, t, vocab),
+            "an id outside [0, V) reads a row of the table (wrapped around or clamped: these ids cannot tell which)",
+        ),
+        (
             "wrapped",
-            lambda a, t: isinstance(t, int) and np.isfinite(a) and a == int(a) and t == int(a) % vocab,
+            lambda a, t: _wrapped(a, t, vocab),
             "an id outside [0, V) wraps around (indexes from the end)",
         ),
         (
             "clamped",
-            lambda a, t: (
-                isinstance(t, int)
-                and t == int(np.clip(np.nan_to_num(a, nan=0.0, posinf=vocab - 1, neginf=0), 0, vocab - 1))
-            ),
+            lambda a, t: _clamped(a, t, vocab),
             "an id outside [0, V) is clamped to the nearest row",
+        ),
+        (
+            "cast",
+            lambda a, t: isinstance(t, int) and not np.isfinite(a) and t == 0,
+            "a NaN or infinite float id is cast to an integer and reads row 0",
         ),
         ("shifted", None, ""),
         (
@@ -121,26 +128,33 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
                 and (shift := next(iter(shifts))) != 0
             ):
                 text = f"every id i reads row i {'+' if shift > 0 else '-'} {abs(int(shift))} (rows shifted by {int(shift)})"
-                return [symptom(f"ids_shifted:{int(shift)}", _mapping_text(wrong, text))]
+                return [symptom(f"ids_shifted:{int(shift)}", _mapping_text(wrong, text), title=text)]
             continue
         if all(rule(a, t) for a, t in wrong):
             both = {
                 "ids_rounded": "a float id is rounded to the nearest integer",
                 "ids_truncated": "a float id is truncated toward zero",
             }
+            if label == "wrapped or clamped":
+                both = {
+                    "ids_wrapped": "an id outside [0, V) wraps around (indexes from the end)",
+                    "ids_clamped": "an id outside [0, V) is clamped to the nearest row",
+                }
             return [
                 symptom(
                     f"ids_{label.replace(' ', '_')}",
                     _mapping_text(wrong, text),
                     "validate ids before indexing (EMB-IDX)" if case.expected_error else "",
-                    alternatives=both if label == "rounded or truncated" else None,
+                    alternatives=both if label in ("rounded or truncated", "wrapped or clamped") else None,
+                    title=text,
                 )
             ]
     return []
 
 
 def _mapping_text(wrong: list[tuple[float, Any]], text: str) -> str:
-    shown = ", ".join(f"id {a:g} -> {'row ' + str(t) if isinstance(t, int) else 'a row of ' + t}" for a, t in wrong[:4])
+    pairs = dict.fromkeys(f"id {a:g} -> {'row ' + str(t) if isinstance(t, int) else 'a row of ' + t}" for a, t in wrong)
+    shown = ", ".join(list(pairs)[:4])
     return f"{shown}: {text}"
 
 
@@ -351,3 +365,15 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
             position_factor=b,
         )
     ]
+
+
+def _wrapped(a: float, t: Any, vocab: int) -> bool:
+    """Row ``t`` is integral id ``a`` taken modulo V."""
+    return isinstance(t, int) and bool(np.isfinite(a)) and a == int(a) and t == int(a) % vocab
+
+
+def _clamped(a: float, t: Any, vocab: int) -> bool:
+    """Row ``t`` is id ``a`` clamped into [0, V) (an infinite id to the end it points at; NaN has no nearest row)."""
+    if not isinstance(t, int) or np.isnan(a):
+        return False
+    return t == int(np.clip(np.nan_to_num(a, posinf=vocab - 1, neginf=0), 0, vocab - 1))

@@ -79,7 +79,7 @@ def constant_factor(
         return []
     base = base_scale(case, inputs)
     sizes = sizes_of(case, inputs)
-    if base != 1.0:
+    if base != 1.0 and _tokens_only(name, inputs):
         absolute = ratio * base
         names = factor_names(absolute, sizes)
         text = f"'{name}' is {ratio:.6g} x the expected: the tokens are scaled by {absolute:.6g}{equals_text(names, sizes)} instead of sqrt(D) = {base:.6g}"
@@ -108,6 +108,15 @@ def base_scale(case: Case, inputs: Mapping[str, Any]) -> float:
     if isinstance(config, Mapping) and config.get("scale_embeddings") and case.operation.startswith("embedding_layer"):
         return math.sqrt(float(config["embed_dim"]))
     return 1.0
+
+
+def _tokens_only(name: str, inputs: Mapping[str, Any]) -> bool:
+    """Whether ``name`` is made of the scaled tokens alone (a factor on it is a token scale): the token table's
+    gradient, or the output of a layer without positions (with positions, the output is their sum)."""
+    config = inputs.get("config")
+    return name == "grad_token_weight" or (
+        name == "output" and isinstance(config, Mapping) and config.get("pos_encoding") == "none"
+    )
 
 
 def sizes_of(case: Case, inputs: Mapping[str, Any]) -> dict[str, int]:
@@ -142,7 +151,7 @@ def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
 
 
 def equals_text(names: list[str], sizes: Mapping[str, int]) -> str:
-    if not names:
+    if not names or not sizes:  # a name with nothing it was computed from is no measurement
         return ""
     return f" (= {' = '.join(names)} for {', '.join(f'{k} = {v}' for k, v in sizes.items())})"
 
@@ -169,4 +178,25 @@ def sinusoid_table(
             **fit.params(),
             precision=fit.precision,
         )
+    ]
+
+
+def zero_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """A few rows of a table all zeros where the expected rows are not (position 0 zeroed as a padding row, ...);
+    not complete when other rows differ as well."""
+    if want.ndim != 2 or got.shape != want.shape or want.shape[0] < 2:
+        return []
+    zeroed = np.all(got == 0, axis=1) & np.any(want != 0, axis=1)
+    rows = [int(r) for r in np.flatnonzero(zeroed)]
+    if not rows or len(rows) > 3 or len(rows) == want.shape[0]:
+        return []
+    others = np.ones(want.shape[0], dtype=bool)
+    others[rows] = False
+    rest = bool(
+        np.any(~np.isclose(got[others].astype(np.float64), want[others].astype(np.float64), rtol=1e-5, atol=1e-6))
+    )
+    which = f"row{'s' if len(rows) > 1 else ''} {', '.join(map(str, rows))} of '{name}'"
+    text = f"{which} {'are' if len(rows) > 1 else 'is'} all zeros where the expected row is not"
+    return [
+        symptom(f"zero_rows:{case.operation}:{name}:{','.join(map(str, rows))}", text, complete=not rest, rows=rows)
     ]
