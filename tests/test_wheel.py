@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,11 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
 def installed(tmp_path_factory) -> tuple[Path, Path]:
     """(the clean environment's bin directory, an empty working directory outside any checkout)."""
     pytest.importorskip("setuptools", reason="building the wheel offline needs setuptools in this interpreter")
+    pip_version = tuple(int(part) for part in version("pip").split(".")[:2] if part.isdigit())
+    if pip_version < (22, 3):
+        pytest.skip(
+            f"installing into another environment needs pip >= 22.3 (pip --python); this is pip {version('pip')}"
+        )
     base = tmp_path_factory.mktemp("wheel")
     built = _run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(base), str(ROOT)],
