@@ -14,7 +14,7 @@ from typing import Any, Iterable, Optional, Sequence
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
-from embconf.model.contract import Adapter, Planning
+from embconf.model.contract import Adapter, Planning, Preparing
 from embconf.model.outcomes import PROBLEMS, TIMEOUT
 from embconf.model.record import RunRecord
 from embconf.run.cases import Progress, run_case, run_cases
@@ -93,9 +93,10 @@ def plan(adapter: Adapter, cases: Sequence[Case]) -> None:
     next: the applicable cases, in order."""
     if isinstance(adapter, Planning):
         caps = adapter.capabilities()
-        adapter.plan(
-            [(case.operation, case.inputs) for case in cases if caps.applies(case.operation, case.features) is None]
-        )
+        applicable = [case for case in cases if caps.applies(case.operation, case.features) is None]
+        if isinstance(adapter, Preparing):
+            adapter.prepare({dtype for case in applicable for dtype in case.dtypes})
+        adapter.plan([(case.operation, case.inputs) for case in applicable])
 
 
 def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:

@@ -32,3 +32,13 @@ def test_ci_runs_exactly_the_readme_quick_start():
         if line.strip() and not line.lstrip().startswith("#")
     ]
     assert len(commands) == 2 and ci[-2:] == commands
+
+
+def test_ci_runs_the_quick_start_in_a_fresh_virtual_environment_it_creates():
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    steps = [line for line in lines if line and not line.startswith("#")]
+    creates = next(i for i, line in enumerate(steps) if " -m venv " in line)
+    activates = next(i for i, line in enumerate(steps) if line.startswith("source ") and "/bin/activate" in line)
+    installs = [i for i, line in enumerate(steps) if line.startswith("pip install") or " -m pip install" in line]
+    assert creates < activates < min(installs), "every install must go into the fresh environment"
+    assert any("mktemp -d" in line for line in steps[:creates]), "the environment lives in a new temporary directory"

@@ -26,6 +26,10 @@ mid-batch costs only the call it was on (the rest are sent again). The runner se
 inputs only, never expected values, and unpickles replies with an allow-list of classes, so a reply
 cannot make the runner import the implementation's modules.
 
+When the planned cases need a dtype whose library is slow to import (bfloat16: ml_dtypes), the runner first
+sends ``prepare`` (:meth:`IsolatedAdapter.prepare`): the worker imports it while the runner does the same,
+side by side instead of one after the other, and only for a run that has such cases.
+
 One more request, ``apply`` (:meth:`IsolatedAdapter.apply`), runs one of the runner's own functions
 (pickled by name) on the worker's unguarded adapter: ``embconf bench`` times calls there, so that moving
 the arrays to the worker is not timed; the worker's memory limit and the timeout still hold.

@@ -17,6 +17,7 @@ from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.worker import _fork_worker, _spawn_worker
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 from embconf.run.guard import GuardedAdapter
@@ -114,6 +115,17 @@ class IsolatedAdapter(AdapterBase):
     def plan(self, calls: Iterable[Planned]) -> None:
         """Announce the calls about to be made, in order, as (operation, inputs factory) pairs."""
         self._planned.extend(calls)
+
+    def prepare(self, dtypes: Iterable[str]) -> None:
+        """Have the worker import what ``dtypes`` need (ml_dtypes) while the runner imports it too: side by
+        side rather than one after the other; a worker forked later inherits it."""
+        names = sorted(set(dtypes))
+        if self._worker is not None:
+            try:
+                self._worker.send(("prepare", names))
+            except ChildFailure:
+                pass  # the next call finds the worker gone and replaces it
+        prepare_dtypes(names)
 
     def forget(self, operation: str) -> None:
         """Drop the announced calls of ``operation`` not yet sent (the hang policy will not run them)."""

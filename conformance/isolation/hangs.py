@@ -45,6 +45,11 @@ class HangPolicy(AdapterBase):
         if plan is not None:
             plan([call for call in calls if self.refusal(call[0]) is None])
 
+    def prepare(self, dtypes: Iterable[str]) -> None:
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            prepare(dtypes)
+
     def close(self) -> None:
         self.inner.close()
 

@@ -24,6 +24,7 @@ from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
 from embconf.model.contract import Adapter, Capabilities, Reply, Status
+from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.tree import keep_descendants
 from embconf.run.guard import GuardedAdapter
 
@@ -168,6 +169,9 @@ def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
             _send(channel, ("applied", ok, result, fatal))
             if fatal:
                 return
+            continue
+        if request[0] == "prepare":  # the run's dtypes need an import (ml_dtypes): now, while the runner does it too
+            prepare_dtypes(request[1])
             continue
         if request[0] != "call":
             return

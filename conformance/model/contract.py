@@ -134,6 +134,14 @@ class Planning(Protocol):
 
 
 @runtime_checkable
+class Preparing(Protocol):
+    """An adapter whose implementation runs elsewhere (a worker) and can import what the run's dtypes need
+    there while the runner does the same (ml_dtypes for bfloat16: a second or more, paid once, side by side)."""
+
+    def prepare(self, dtypes: Iterable[str]) -> None: ...
+
+
+@runtime_checkable
 class Applying(Protocol):
     """An adapter that runs one of the runner's own functions next to the implementation (``embconf bench``)."""
 

@@ -2,7 +2,8 @@
 
 float16 is NumPy's own. bfloat16 is not: the harness holds it as ``ml_dtypes.bfloat16``,
 an optional extra (``pip install 'embedding-conformance[bfloat16]'``), imported only when a bfloat16
-array is made (importing it costs more than the rest of a run's start-up). Without it bfloat16 cases
+array is made or a run's planned cases hold bfloat16 arrays (:func:`prepare`; importing it costs more than
+the rest of a run's start-up). Without it bfloat16 cases
 are not_applicable. The encoding of fixtures and of the wire protocol needs no library: a bfloat16
 payload is the raw 16-bit patterns.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 from functools import lru_cache
+from typing import Iterable
 
 import numpy as np
 
@@ -41,6 +43,16 @@ def _bfloat16() -> np.dtype:
     import ml_dtypes  # registers the dtype with NumPy
 
     return np.dtype(ml_dtypes.bfloat16)
+
+
+def prepare(names: Iterable[str]) -> None:
+    """Import now what holding these dtypes needs (ml_dtypes for bfloat16, where it is installed), so that it
+    can happen early and side by side: in the runner and in its worker at once, before the cases need it."""
+    if "bfloat16" in names and have_bfloat16():
+        try:
+            _bfloat16()
+        except ImportError:
+            pass  # numpy_dtype says so when a case needs it
 
 
 def numpy_dtype(name: str) -> np.dtype:

@@ -4,6 +4,8 @@ the gradient; a wrong one is measured but marked; the JSON, the SVG and bad inpu
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -141,7 +143,7 @@ def test_cli_writes_json_and_svg(tmp_path):
 
 
 def test_a_protocol_peer_is_timed_end_to_end_with_its_transfer_apart():
-    result = run_bench("subprocess:python -m embconf.protocol.reference_peer", FAST)
+    result = run_bench(f"subprocess:{shlex.quote(sys.executable)} -m embconf.protocol.reference_peer", FAST)
     assert result.where == "the runner, over the protocol"
     for row in result.rows:
         assert row.status == MEASURED and row.transfer["bytes"] > row.workload.input_bytes(row.operation)

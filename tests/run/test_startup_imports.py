@@ -1,0 +1,49 @@
+"""Start-up: a heavy optional import (ml_dtypes, for bfloat16) happens only when a selected case needs it, and
+then in the runner and its worker side by side, the worker told before its first call (the timings are
+benchmarks/bench_startup.py's)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("ml_dtypes")
+
+PROBE = textwrap.dedent(
+    """
+    import sys
+    from embconf import session
+    from embconf.corpus.fixtures import load_corpus
+
+    def worker_has_ml_dtypes(adapter):
+        return "ml_dtypes" in sys.modules
+
+    cases = [case for case in load_corpus().cases if case.id.startswith(sys.argv[1])]
+    adapter = session.open_implementation("reference")
+    try:
+        before = adapter.inner.apply(worker_has_ml_dtypes, (), 60)
+        session.plan(adapter, cases)
+        after_plan = adapter.inner.apply(worker_has_ml_dtypes, (), 60)
+    finally:
+        adapter.close()
+    print(before[1], after_plan[1], "ml_dtypes" in sys.modules)
+    """
+)
+
+
+def _probe(prefix: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, prefix], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
+def test_bfloat16_cases_have_the_worker_import_ml_dtypes_before_its_first_call():
+    # before the plan neither process has it; once planned, both do, though no case has been called yet
+    assert _probe("half.") == ["False", "True", "True"]
+
+
+def test_a_run_without_bfloat16_cases_imports_ml_dtypes_nowhere():
+    assert _probe("lookup.forward.") == ["False", "False", "False"]

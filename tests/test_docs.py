@@ -1,0 +1,74 @@
+"""The docs stay short where they must and true everywhere: the README's length, every relative link, and
+every figure written by scripts/docs_figures.py (a figure typed by hand or gone stale fails here)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+FIGURES = ROOT / "scripts" / "docs_figures.py"
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# Pages other engineers are writing on their own branches at the same time; drop each once it is merged.
+BEING_WRITTEN = {ROOT / "docs" / "security.md", ROOT / "docs" / "autograder.md"}
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_the_readme_is_at_most_200_lines():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.name)
+def test_every_relative_link_resolves(document):
+    text = document.read_text(encoding="utf-8")
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue  # a URL, or an anchor of the same page
+        path = (document.parent / target.split("#", 1)[0]).resolve()
+        if not path.exists() and path not in BEING_WRITTEN:
+            broken.append(target)
+    assert broken == [], f"{document.name}: links to nothing: {broken}"
+
+
+def test_the_readme_links_a_page_for_every_audience():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = ["running-and-ci", "implementations", "protocol", "course-staff", "autograder"]
+    pages += ["diagnosis", "bench", "security", "maintainers"]
+    assert [page for page in pages if f"(docs/{page}.md)" not in readme] == []
+
+
+def _figures(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(FIGURES), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def test_every_figure_in_the_docs_is_what_the_suite_says_now():
+    done = _figures("--check")
+    assert done.returncode == 0, done.stdout
+
+
+def test_a_figure_typed_by_hand_is_caught_and_rewritten(tmp_path):
+    (tmp_path / "docs").mkdir()
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    readme = tmp_path / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    assert "<!-- figure:cases -->" in text
+    readme.write_text(re.sub(r"(<!-- figure:cases -->)[^<]*", r"\g<1>85", text), encoding="utf-8")
+    stale = _figures("--check", "--root", str(tmp_path))
+    assert stale.returncode == 1
+    assert "figure 'cases' is '85'" in stale.stdout
+    assert _figures("--root", str(tmp_path)).returncode == 0
+    assert readme.read_text(encoding="utf-8") == text
+    assert _figures("--check", "--root", str(tmp_path)).returncode == 0
+
+
+def test_an_unknown_figure_name_is_refused(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("There are <!-- figure:unicorns -->3<!-- /figure --> of them.\n")
+    done = _figures("--check", "--root", str(tmp_path))
+    assert done.returncode == 1 and "unknown figure 'unicorns'" in done.stdout
