@@ -122,3 +122,18 @@ def requirement_order(requirement: str) -> tuple[Any, ...]:
     families = list(requirement_families())
     rank = families.index(family) if family in families else len(families)
     return (rank, family, not number.isdigit(), int(number) if number.isdigit() else 0, number)
+
+
+def requirement_text(requirement: str) -> str:
+    """The normative paragraph of ``requirement`` in SPEC.md (the rule and why), on one line; "" when absent."""
+    marker = f"**{requirement}**"
+    lines = (SPEC_DIR / "SPEC.md").read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(marker)), None)
+    if start is None:
+        return ""
+    paragraph = []
+    for line in lines[start:]:
+        if not line.strip() or (paragraph and line.startswith("**EMB-")):
+            break
+        paragraph.append(line.strip())
+    return " ".join(paragraph)[len(marker) :].strip()

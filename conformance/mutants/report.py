@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from typing import Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS
-from embconf.model.vocabulary import requirement_subjects, section_of, sections
+from embconf.model.vocabulary import requirement_subjects, requirement_text, section_of, sections
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
@@ -53,7 +54,8 @@ def _explain_requirement(requirement: str, cases: Sequence[Case], out: TextIO) -
     caught = [m for m in catalogue() if any(m.covers(c.operation) and _kills(c, m) for c in pinning)]
     lines = [
         f"requirement {requirement}: {requirement_subjects()[requirement]}",
-        f"  spec:   SPEC.md section {section}, {sections()[section]} (the rule and its rationale are there)",
+        f"  spec:   SPEC.md section {section}, {sections()[section]}",
+        *textwrap.wrap(requirement_text(requirement), 110, initial_indent="  rule:   ", subsequent_indent="          "),
         f"  pinned by {len(pinning)} case{'s' if len(pinning) != 1 else ''}" + (":" if pinning else ""),
     ]
     lines += [f"    {case.id:<48} {case.operation}" for case in pinning]

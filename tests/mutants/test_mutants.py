@@ -154,6 +154,7 @@ def _student_adapter():
         (["mutants"], "kill rate 100.0%"),
         (["explain", "bwd.overwrite"], "np.add.at"),
         (["explain", "EMB-BWD-2"], "bwd.overwrite"),  # a requirement: its cases and the mistakes they catch
+        (["explain", "EMB-PAD-4"], "rule:   (Range.) `padding_idx` MUST be an integer in `[-V, V)`"),  # the rule
     ],
 )
 def test_cli(argv: list[str], expected: str) -> None:
