@@ -11,7 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.model.dtypes import numpy_dtype
-from embconf.mutants.base import mutant
+from embconf.mutants.base import Mutant, mutant, register
 from embconf.reference import embedding_backward as ref_backward
 from embconf.reference import embedding_forward as ref_forward
 from embconf.reference.lookup import check_grad_shape, validate_ids
@@ -66,18 +66,36 @@ def _padding_grad_kept(
     return ref_backward(weight, ids, grad_output, scale_grad_by_freq=scale_grad_by_freq)
 
 
-@mutant(
-    "opt.padding_range_unchecked",
-    "does not check that padding_idx lies in [-V, V): an out-of-range padding_idx is accepted, and pads nothing",
-    "raise invalid_config for padding_idx outside [-V, V) (EMB-PAD-4)",
-    FWD,
-    source="the padding_idx < -V dropped silently in PaddlePaddle's embedding (docs/conventions.md)",
-)
-def _padding_range_unchecked(
+def _in_range(padding_idx: Any, vocab: int) -> Any:
+    """``padding_idx`` when it lies in [-V, V), else None (dropped without a word)."""
+    return padding_idx if isinstance(padding_idx, int) and -vocab <= padding_idx < vocab else None
+
+
+def _padding_range_unchecked_forward(
     weight: np.ndarray, ids: np.ndarray, padding_idx: Any = None, scale_grad_by_freq: bool = False
 ) -> np.ndarray:
-    in_range = isinstance(padding_idx, int) and -weight.shape[0] <= padding_idx < weight.shape[0]
-    return ref_forward(weight, ids, padding_idx if in_range else None, scale_grad_by_freq)
+    return ref_forward(weight, ids, _in_range(padding_idx, weight.shape[0]), scale_grad_by_freq)
+
+
+def _padding_range_unchecked_backward(
+    weight: np.ndarray,
+    ids: np.ndarray,
+    grad_output: np.ndarray,
+    padding_idx: Any = None,
+    scale_grad_by_freq: bool = False,
+) -> np.ndarray:
+    return ref_backward(weight, ids, grad_output, _in_range(padding_idx, weight.shape[0]), scale_grad_by_freq)
+
+
+register(
+    Mutant(
+        "opt.padding_range_unchecked",
+        "does not check that padding_idx lies in [-V, V): an out-of-range padding_idx is accepted, and pads nothing",
+        "raise invalid_config for padding_idx outside [-V, V) (EMB-PAD-4)",
+        {FWD: _padding_range_unchecked_forward, BWD: _padding_range_unchecked_backward},
+        source="PaddlePaddle's embedding drops a padding_idx below -V silently (docs/conventions.md)",
+    )
+)
 
 
 @mutant(

@@ -43,8 +43,13 @@ def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> 
         relation = "the leading batch axis of length 1 is missing"
     elif got.ndim == want.ndim and got.shape[::-1] == want.shape:
         relation = "the axes are reversed (transposed)"
+    elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1] and got.shape[-1] == 0:
+        relation = "the last axis is empty (no columns)"
     elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1] and got.shape[-1] % want.shape[-1] == 0:
         relation = f"the last axis is {got.shape[-1] // want.shape[-1]} times as wide"
+    elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1]:
+        more = got.shape[-1] - want.shape[-1]
+        relation = f"the last axis has {abs(more)} column{'s' if abs(more) != 1 else ''} {'too many' if more > 0 else 'too few'}"
     if not relation:
         return []
     return [
