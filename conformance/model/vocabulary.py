@@ -131,7 +131,7 @@ def requirement_text(requirement: str) -> str:
     start = next((i for i, line in enumerate(lines) if line.startswith(marker)), None)
     if start is None:
         return ""
-    paragraph = []
+    paragraph: list[str] = []
     for line in lines[start:]:
         if not line.strip() or (paragraph and line.startswith("**EMB-")):
             break
