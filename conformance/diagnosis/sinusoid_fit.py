@@ -116,12 +116,37 @@ def _matches(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision
     return bool((error <= atol + slack)[informative].all())
 
 
+def _contradicts(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision: str, atol: np.ndarray) -> bool:
+    """Whether some element whose value the precision still determines is out of bounds (a cheap first test)."""
+    eps = float(np.finfo(precision).eps)
+    slack = 16.0 * angle * eps + 2.0 * eps
+    return bool(((np.abs(actual - table) > atol + slack) & (slack < 0.25)).any())
+
+
+_FITTED: dict[int, tuple[np.ndarray, int, int, Optional[Fit]]] = {}  # the last tables fitted (replay and symptoms ask)
+
+
 def fit_table(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
     """The simplest member of the family that reproduces ``actual`` (a (max_len, dim) table), or None."""
+    known = _FITTED.get(id(actual))
+    if known is not None and known[0] is actual and known[1:3] == (max_len, dim):
+        return known[3]
+    fit = _fit(actual, max_len, dim)
+    if len(_FITTED) >= 4:
+        _FITTED.clear()
+    _FITTED[id(actual)] = (actual, max_len, dim, fit)
+    return fit
+
+
+def _fit(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
     if actual.shape != (max_len, dim) or dim < 2 or max_len < 2:
         return None
     rows = sample_rows(max_len)
     got = actual[rows].astype(np.float64)
+    largest = float(np.abs(got).max()) if np.isfinite(got).all() else np.inf
+    if not 0.7 <= largest <= 1.0 + 1e-3:
+        return None  # every member is sines and cosines of angles: within [-1, 1], and sin^2 + cos^2 = 1 per pair
+    probe = np.unique(np.array([0, 1, 2, 3, rows.size // 2, rows.size - 1]).clip(0, rows.size - 1))
     dtype = actual.dtype if actual.dtype.kind == "f" else np.dtype(np.float32)
     # the case's own bound, 2u + 4 * spacing(pos) in the table's dtype (spec 8.4), per row
     atol = (float(np.finfo(dtype).eps) + 4.0 * np.spacing(np.maximum(rows, 1).astype(dtype)).astype(np.float64))[
@@ -135,6 +160,9 @@ def fit_table(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
             fit = Fit(base, form, sign, origin, layout, precision)
             cost = len(fit.departures())
             if best is not None and (cost, rank) >= best[:2]:
+                continue
+            quick, quick_angle = candidate(rows[probe], dim, fit)
+            if _contradicts(got[probe], quick, quick_angle, precision, atol[probe]):
                 continue
             table, angle = candidate(rows, dim, fit)
             if _matches(got, table, angle, precision, atol):
