@@ -15,11 +15,10 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
-from embconf.isolation.worker import _fork_worker, _spawn_worker
+from embconf.isolation.worker import _fork_worker, _spawn_worker, load_guarded
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
-from embconf.run.guard import GuardedAdapter
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
 DEFAULT_MEMORY_LIMIT_MB = 4096
@@ -56,7 +55,7 @@ def open_adapter(impl: str, options: IsolationOptions = IsolationOptions(), **ad
             )
         )
     if options.in_process:
-        return GuardedAdapter(create_adapter(impl, **adapter_options))
+        return load_guarded(impl, adapter_options)
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
     try:
         adapter.start()

@@ -24,6 +24,7 @@ from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
 from embconf.model.contract import Adapter, Capabilities, Reply, Status
+from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
 from embconf.run.guard import GuardedAdapter
 
@@ -109,9 +110,20 @@ def _redirect_output(output: Output) -> None:
     os.dup2(target, 2)
     for fd in {null, target} - {0, 1, 2}:
         os.close(fd)
+    for fd, name in ((1, "stdout"), (2, "stderr")):  # the runner's may be closed (`embconf run >&-`)
+        stream = getattr(sys, name)
+        if _fileno(stream) != fd:
+            setattr(sys, name, open(fd, "w", buffering=1, closefd=False))
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)  # a segfault leaves its Python traceback in the captured output
+
+
+def _fileno(stream: Any) -> Optional[int]:
+    try:
+        return int(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def backstop_mb(memory_limit_mb: int) -> int:
@@ -136,18 +148,35 @@ def _limit_memory(memory_limit_mb: int) -> None:
         pass
 
 
+def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
+    """The implementation ``impl`` names, loaded as the runner runs it (its calls guarded) and its
+    capabilities and description read once: in the worker and under ``--in-process`` alike. Any failure,
+    whichever exception ended it (an adapter's own bug, SystemExit or KeyboardInterrupt at import), is one
+    ImplementationError line; only the runner's own termination passes through."""
+    try:
+        adapter = GuardedAdapter(create_adapter(impl, **adapter_options))
+        adapter.capabilities()
+        adapter.describe()
+        return adapter
+    except (ImplementationError, Terminated):
+        raise
+    except BaseException as exc:
+        raise ImplementationError(f"cannot load {impl!r}: {describe_exception(exc)}") from None
+
+
 def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:
     """Create the guarded adapter and tell the runner its capabilities, or why it failed (then None)."""
     adapter: Optional[Adapter] = None
     try:
-        adapter = GuardedAdapter(create_adapter(impl, **adapter_options))
+        adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
         plain_caps = Capabilities(**{f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities)})
         hello: tuple[Any, ...] = ("ready", plain_caps, sendable(adapter.describe()))
-    except ImplementationError as exc:
-        adapter, hello = None, ("failed", str(exc))
-    except BaseException as exc:  # an adapter's own bug, or SystemExit/KeyboardInterrupt at import
-        adapter, hello = None, ("failed", f"cannot load {impl!r}: {describe_exception(exc)}")
+    except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
+        message = (
+            str(exc) if isinstance(exc, ImplementationError) else f"cannot load {impl!r}: {describe_exception(exc)}"
+        )
+        adapter, hello = None, ("failed", message)
     _send(channel, hello)
     return adapter
 

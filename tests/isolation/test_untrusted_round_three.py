@@ -1,0 +1,63 @@
+"""Untrusted code and input, round three (issue 21): behaviours a trusted tool gets right that the runner
+once did not. Each test reproduces one original misbehaviour through the command line, as a user meets it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import HOSTILE, ROOT, report_cases, run_report
+
+FORWARD = "lookup.forward.module_example"
+
+
+def run_closed(tmp_path: Path, closed: str, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """``embconf run ARGS --report-json FILE`` with the standard streams in ``closed`` (e.g. ``>&-``) closed
+    by the shell before the runner starts; stderr is captured unless it is closed too."""
+    report = tmp_path / "closed.json"
+    command = [sys.executable, "-m", "embconf", "run", "--no-colour", "--report-json", str(report), *args]
+    script = f'exec "$@" {closed}'
+    result = subprocess.run(["sh", "-c", script, "sh", *command], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return result, report
+
+
+def test_a_closed_stdout_loses_no_report_and_prints_no_traceback(tmp_path):
+    result, report = run_closed(tmp_path, ">&-", "--impl", "reference", "--select", FORWARD)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert [case["outcome"] for case in json.loads(report.read_text())["cases"]] == ["pass"]
+
+
+def test_closed_stdout_and_stderr_still_judge_in_a_worker(tmp_path):
+    """The worker, forked from a runner with no stdout, still captures what the implementation prints."""
+    impl = f"functions:{HOSTILE / 'segfault.py'}"
+    result, report = run_closed(tmp_path, ">&- 2>&-", "--impl", impl, "--select", FORWARD)
+    assert result.returncode == 1
+    case = json.loads(report.read_text())["cases"][0]
+    assert case["outcome"] == "crash" and "killed by SIGSEGV" in case["message"]
+    assert "embedding_forward" in case["stderr"]
+
+
+def hostile(tmp_path: Path, module: str, *args: str, select: tuple[str, ...] = (FORWARD,)):
+    """``embconf run -q`` on tests/hostile/MODULE.py: (process result, report cases by id)."""
+    result, report = run_report(
+        tmp_path, f"functions:{HOSTILE / module}.py", "-q", *args, select=select, timeout=120, name=f"{module}.json"
+    )
+    return result, report_cases(report)
+
+
+def one_line_exit_2(result: subprocess.CompletedProcess, *words: str) -> None:
+    """Exit 2, one line on stderr naming ``words``, no traceback."""
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr[-2000:]
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+def test_a_load_failure_is_the_same_one_line_in_process_and_in_a_worker(tmp_path):
+    worker, _ = hostile(tmp_path, "base_exception_at_import")
+    in_process, _ = hostile(tmp_path, "base_exception_at_import", "--in-process")
+    one_line_exit_2(worker, "cannot load", "Refusal: this module will not load")
+    one_line_exit_2(in_process)
+    assert in_process.stderr == worker.stderr
