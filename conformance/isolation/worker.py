@@ -23,7 +23,7 @@ from embconf.adapters.base import _traceback_tail
 from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
-from embconf.model.contract import Adapter, Capabilities, Reply, Status
+from embconf.model.contract import Adapter, Capabilities, Reply, Status, contradictory_features
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
 from embconf.run.guard import GuardedAdapter
@@ -150,18 +150,21 @@ def _limit_memory(memory_limit_mb: int) -> None:
 
 def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
     """The implementation ``impl`` names, loaded as the runner runs it (its calls guarded) and its
-    capabilities and description read once: in the worker and under ``--in-process`` alike. Any failure,
+    capabilities (refused when they contradict each other) and description read once: in the worker and under ``--in-process`` alike. Any failure,
     whichever exception ended it (an adapter's own bug, SystemExit or KeyboardInterrupt at import), is one
     ImplementationError line; only the runner's own termination passes through."""
     try:
         adapter = GuardedAdapter(create_adapter(impl, **adapter_options))
-        adapter.capabilities()
+        contradiction = contradictory_features(adapter.capabilities().features)
         adapter.describe()
-        return adapter
     except (ImplementationError, Terminated):
         raise
     except BaseException as exc:
         raise ImplementationError(f"cannot load {impl!r}: {describe_exception(exc)}") from None
+    if contradiction:
+        adapter.close()
+        raise ImplementationError(f"cannot load {impl!r}: {contradiction}")
+    return adapter
 
 
 def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import HOSTILE, ROOT, report_cases, run_report
+from helpers import HOSTILE, ROOT, peer, report_cases, run_report
 
 FORWARD = "lookup.forward.module_example"
 
@@ -61,3 +61,13 @@ def test_a_load_failure_is_the_same_one_line_in_process_and_in_a_worker(tmp_path
     one_line_exit_2(worker, "cannot load", "Refusal: this module will not load")
     one_line_exit_2(in_process)
     assert in_process.stderr == worker.stderr
+
+
+def test_contradictory_features_are_refused_in_one_line(tmp_path):
+    words = ("sinusoid_stored and sinusoid_computed", "exclude each other")
+    for args in ((), ("--in-process",)):
+        result, cases = hostile(tmp_path, "contradictory_features", *args)
+        one_line_exit_2(result, *words)
+        assert cases == {}
+    result, _ = run_report(tmp_path, peer("contradictory_features"), "-q", select=(FORWARD,))
+    one_line_exit_2(result, *words)
