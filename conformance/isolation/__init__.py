@@ -15,7 +15,7 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 - is a child subreaper that dies with the runner, so what it starts (daemons too) ends with it;
 - has stdin from /dev/null, and its stdout and stderr (the file descriptors, so C code too)
   captured; the runner keeps only the tail;
-- checks after each call that the working directory, numpy's error handling and print options are
+- checks after each call that the working directory, Python's recursion limit, numpy's error handling and print options are
   as it found them (else the case is an ``error`` and the worker is replaced), and restores the
   legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
 

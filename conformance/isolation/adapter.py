@@ -15,7 +15,7 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
-from embconf.isolation.worker import _fork_worker, _spawn_worker, load_guarded
+from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
@@ -239,7 +239,7 @@ class IsolatedAdapter(AdapterBase):
             return Reply(Status.DIED, message=str(failure), detail=detail)
         if isinstance(failure, Garbled):
             return Reply(Status.RAISED, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
-        return Reply(Status.DIED, message=f"the worker process {how}", detail=detail)
+        return Reply(Status.DIED, message=f"the worker process {how}{_own_failure(detail)}", detail=detail)
 
     def _run_timeout(self, detail: str = "") -> Reply:
         return run_timeout_reply(self.run_timeout, detail)
@@ -256,6 +256,8 @@ class IsolatedAdapter(AdapterBase):
 def _checked_reply(message: Any) -> tuple[Reply, bool]:
     if isinstance(message, tuple) and len(message) == 3 and message[0] == "reply" and isinstance(message[1], Reply):
         return message[1], bool(message[2])
+    if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":  # the worker says why
+        raise Garbled(str(message[1]))
     raise Garbled(f"expected a reply, got {type(message).__name__}")
 
 
@@ -277,6 +279,12 @@ def _preimport(kind: str) -> None:
             importlib.import_module(BUILTIN[kind][0])
         except ImportError:
             pass  # the worker reports it
+
+
+def _own_failure(output: str) -> str:
+    """Why the worker's own machinery could not go on, as it printed it last (:func:`worker._last_words`)."""
+    said = [line for line in output.splitlines() if line.startswith(FAILURE_PREFIX)]
+    return f" ({said[-1][len(FAILURE_PREFIX) :][:300]})" if said else ""
 
 
 def _last_words(worker: "_Worker") -> str:

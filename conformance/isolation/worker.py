@@ -28,6 +28,9 @@ from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
 from embconf.run.guard import GuardedAdapter
 
+RECURSION_LIMIT = sys.getrecursionlimit()  # the runner's: an implementation may raise it, never lower it
+FAILURE_PREFIX = "embconf worker: it could not go on: "  # its last line when its own machinery failed
+WORKER_FAILED = 70  # the worker's own exit status when its machinery failed (os.EX_SOFTWARE)
 MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
 BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and TensorFlow reserve gigabytes they never use
 
@@ -77,14 +80,28 @@ def worker_main(
         adapter = _load(channel, impl, adapter_options)
         if adapter is not None:
             _serve(channel, adapter, memory_limit_mb)
-    except BaseException:  # the worker's own failure: printed into the capture, reported as a crash
-        import traceback
-
-        traceback.print_exc()
-        code = 70
+    except BaseException as exc:  # the worker's own failure: reported as a crash, its reason in the capture
+        code = WORKER_FAILED
+        _last_words(exc)
     finally:
         _flush_std()
         os._exit(code)
+
+
+def _last_words(exc: BaseException) -> None:
+    """Why the worker itself failed, printed into the capture even when the implementation left the
+    interpreter unable to print a traceback (a recursion limit it lowered, streams it closed)."""
+    try:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        import traceback
+
+        traceback.print_exception(exc)
+    except BaseException:
+        pass
+    try:
+        os.write(2, f"{FAILURE_PREFIX}{describe_exception(exc)}\n".encode(errors="replace"))
+    except BaseException:
+        pass
 
 
 def _confine(output: Output, memory_limit_mb: int) -> None:
@@ -155,16 +172,26 @@ def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
     ImplementationError line; only the runner's own termination passes through."""
     try:
         adapter = GuardedAdapter(create_adapter(impl, **adapter_options))
-        contradiction = contradictory_features(adapter.capabilities().features)
+        contradiction = contradictory_features(adapter.capabilities().features) or _lowered_recursion_limit()
         adapter.describe()
     except (ImplementationError, Terminated):
         raise
     except BaseException as exc:
+        _lowered_recursion_limit()  # a RecursionError may come from a limit set too low
         raise ImplementationError(f"cannot load {impl!r}: {describe_exception(exc)}") from None
     if contradiction:
         adapter.close()
         raise ImplementationError(f"cannot load {impl!r}: {contradiction}")
     return adapter
+
+
+def _lowered_recursion_limit() -> Optional[str]:
+    """Why the implementation left too little recursion depth for the runner's own work, or None."""
+    limit = sys.getrecursionlimit()
+    if limit >= RECURSION_LIMIT:
+        return None
+    sys.setrecursionlimit(RECURSION_LIMIT)  # so that the refusal itself can be sent
+    return f"it lowered Python's recursion limit from {RECURSION_LIMIT} to {limit} while loading (leave it as found)"
 
 
 def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:
@@ -286,6 +313,10 @@ class GlobalState:
     def changes(self) -> list[str]:
         """What differs now, in words (the random state is restored, not reported)."""
         found = []
+        limit = sys.getrecursionlimit()
+        if limit < RECURSION_LIMIT:
+            sys.setrecursionlimit(RECURSION_LIMIT)
+            found.append(f"Python's recursion limit (sys.setrecursionlimit) from {RECURSION_LIMIT} to {limit}")
         cwd = _cwd()
         if cwd != self.cwd:
             found.append(f"the working directory from {self.cwd!r} to {cwd!r}")

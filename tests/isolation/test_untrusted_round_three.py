@@ -71,3 +71,21 @@ def test_contradictory_features_are_refused_in_one_line(tmp_path):
         assert cases == {}
     result, _ = run_report(tmp_path, peer("contradictory_features"), "-q", select=(FORWARD,))
     one_line_exit_2(result, *words)
+
+
+def test_a_recursion_limit_exhausted_at_import_is_refused_in_one_line(tmp_path):
+    for args in ((), ("--in-process",)):
+        result, cases = hostile(tmp_path, "recursion_limit", *args)
+        one_line_exit_2(result, "cannot load", "lowered Python's recursion limit from", "to 40 while loading")
+
+
+def test_a_recursion_limit_lowered_by_a_call_is_that_case_s_error_and_the_rest_pass(tmp_path):
+    select = (FORWARD, "lookup.backward.module_example_020", "sin.canonical.l16_d8")
+    result, cases = hostile(tmp_path, "recursion_limit_in_call", select=select)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert {case_id: case["outcome"] for case_id, case in cases.items()} == {
+        FORWARD: "error",
+        "lookup.backward.module_example_020": "pass",
+        "sin.canonical.l16_d8": "pass",
+    }
+    assert "changed Python's recursion limit (sys.setrecursionlimit) from" in cases[FORWARD]["message"]
