@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from helpers import HOSTILE, ROOT, peer, report_cases, run_report
 
 FORWARD = "lookup.forward.module_example"
@@ -89,3 +90,21 @@ def test_a_recursion_limit_lowered_by_a_call_is_that_case_s_error_and_the_rest_p
         "sin.canonical.l16_d8": "pass",
     }
     assert "changed Python's recursion limit (sys.setrecursionlimit) from" in cases[FORWARD]["message"]
+
+
+def test_correct_values_in_big_endian_byte_order_pass(tmp_path):
+    select = (FORWARD, "lookup.backward.module_example_020", "sin.canonical.l16_d8", "lookup.forward.special_values")
+    result, cases = hostile(tmp_path, "big_endian", select=select)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert {case["outcome"] for case in cases.values()} == {"pass"}
+
+
+def test_a_wrong_dtype_in_another_byte_order_is_named_exactly():
+    from embconf.run.compare import compare_value
+
+    want = np.zeros((2, 3), np.float32)
+    mismatch = compare_value("output", want, np.zeros((2, 3), ">f8"), {"kind": "exact"})
+    assert mismatch is not None and mismatch.kind == "dtype"
+    assert mismatch.summary == "'output' has dtype float64, big-endian, expected float32"
+    assert compare_value("output", want, want.astype(">f4"), {"kind": "exact"}) is None
+    assert compare_value("output", want, np.ones((2, 3), ">f4"), {"kind": "exact"}).kind == "value"
