@@ -108,3 +108,19 @@ def test_a_wrong_dtype_in_another_byte_order_is_named_exactly():
     assert mismatch.summary == "'output' has dtype float64, big-endian, expected float32"
     assert compare_value("output", want, want.astype(">f4"), {"kind": "exact"}) is None
     assert compare_value("output", want, np.ones((2, 3), ">f4"), {"kind": "exact"}).kind == "value"
+
+
+def test_a_tinytorch_module_that_zeroes_the_token_tensor_it_was_given_fails(tmp_path):
+    select = (FORWARD, "lookup.forward.ids_0d", "lookup.backward.module_example_020", "pos.forward.batch1")
+    result, report = run_report(
+        tmp_path, f"tinytorch:{HOSTILE / 'tinytorch_zeroes_ids.py'}", "-q", select=select, timeout=120
+    )
+    cases = report_cases(report)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert {case_id: case["outcome"] for case_id, case in cases.items()} == {
+        FORWARD: "fail",
+        "lookup.forward.ids_0d": "fail",
+        "lookup.backward.module_example_020": "fail",
+        "pos.forward.batch1": "pass",
+    }
+    assert "modified its input 'ids' (the Tensor it was given: 2 of 3 elements changed)" in cases[FORWARD]["message"]
