@@ -124,3 +124,15 @@ def test_a_tinytorch_module_that_zeroes_the_token_tensor_it_was_given_fails(tmp_
         "pos.forward.batch1": "pass",
     }
     assert "modified its input 'ids' (the Tensor it was given: 2 of 3 elements changed)" in cases[FORWARD]["message"]
+
+
+def test_a_peer_that_dies_while_its_child_holds_its_stdout_is_a_crash_not_a_timeout(tmp_path):
+    select = (FORWARD, "lookup.backward.module_example_020", "sin.canonical.l16_d8")
+    result, report = run_report(tmp_path, peer("fork_holds_stdout"), "-q", "--timeout", "30", select=select)
+    cases = report_cases(report)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    bad = cases.pop("lookup.backward.module_example_020")
+    assert bad["outcome"] == "crash", bad["message"]
+    assert "exited with code 3; a process it started still held its stdout open" in bad["message"]
+    assert "fork_holds_stdout: dying on request" in bad["stderr"]
+    assert {case["outcome"] for case in cases.values()} == {"pass"}
