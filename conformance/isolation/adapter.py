@@ -15,6 +15,7 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
@@ -95,6 +96,7 @@ class IsolatedAdapter(AdapterBase):
         self._broken = ""  # why no worker can be started any more
         self._planned = CallPlan()  # calls announced and not yet sent
         self._sent: deque[Planned] = deque()  # calls sent to the worker and not yet answered, in order
+        self._placed: deque[Placed] = deque()  # their input arrays on the worker's arena, in the same order
         self._clock = 0.0  # when the worker started on the first of them (about)
 
     # ----- the Adapter interface
@@ -135,7 +137,11 @@ class IsolatedAdapter(AdapterBase):
         except ChildFailure as failure:
             return self._lost(failure)
         self._sent.popleft()
+        reply.violations = [*reply.violations, *self._placed.popleft().changes()]  # the runner's own comparison
         self._clock = time.monotonic()
+        moved = "" if fatal or self._sent else worker.cwd_change()  # idle: no later call is moving it
+        if moved:
+            reply, fatal = _moved(reply, moved), True
         if fatal:  # it spoilt its process (global state, memory): the next call gets a fresh one
             self._discard()
         return reply
@@ -177,8 +183,12 @@ class IsolatedAdapter(AdapterBase):
         self._planned.follow(operation)
         batch: list[Planned] = [(operation, lambda: inputs), *self._planned.take(BATCH - 1)]
         payload = [(name, make_inputs()) for name, make_inputs in batch]
+        placed = [Placed() for _ in payload]
+        if worker.arena is not None:  # nothing is in flight: the arena is free
+            payload, placed = worker.arena.place(payload)
         worker.output.reset()
         self._sent.extend(batch)
+        self._placed.extend(placed)
         worker.send(("call", payload))
         self._clock = time.monotonic()
 
@@ -223,6 +233,7 @@ class IsolatedAdapter(AdapterBase):
         assert worker is not None
         if self._sent:
             self._sent.popleft()  # the call that failed; the ones sent after it are sent again
+            self._placed.popleft()
         how = worker.end(kill=not isinstance(failure, Gone))  # a dying worker's own exit status tells why
         detail = worker.output.text()
         self._discard()
@@ -248,6 +259,7 @@ class IsolatedAdapter(AdapterBase):
         """Stop the worker; the calls it had not answered go back to the front of the plan."""
         self._planned.restore(self._sent)
         self._sent.clear()
+        self._placed.clear()
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
@@ -259,6 +271,17 @@ def _checked_reply(message: Any) -> tuple[Reply, bool]:
     if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":  # the worker says why
         raise Garbled(str(message[1]))
     raise Garbled(f"expected a reply, got {type(message).__name__}")
+
+
+def _moved(reply: Reply, change: str) -> Reply:
+    """The reply of a call after which the runner found the worker's working directory changed ``change``."""
+    said = reply.message if reply.status == Status.RAISED else "returned normally"
+    return Reply(
+        Status.RAISED,
+        message=f"{said}, but the worker's working directory changed {change} during this call or an earlier one "
+        "of its batch (seen by the runner; global state must be left as found)",
+        detail=reply.detail,
+    )
 
 
 def _while_loading(failure: ChildFailure, how: str) -> str:

@@ -23,6 +23,7 @@ from embconf.adapters.base import _traceback_tail
 from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
+from embconf.isolation.shared import Arena
 from embconf.model.contract import Adapter, Capabilities, Reply, Status, contradictory_features
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
@@ -39,6 +40,7 @@ Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or 
 
 def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
     parent_end, child_end = socket.socketpair()
+    arena = Arena()
     read_fd, write_fd = os.pipe()
     _flush_std()
     with warnings.catch_warnings():
@@ -47,10 +49,10 @@ def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: in
     if pid == 0:
         parent_end.close()
         os.close(read_fd)
-        worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd)
+        worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd, arena)
     child_end.close()
     os.close(write_fd)
-    return _Worker(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb)
+    return _Worker(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb, arena=arena)
 
 
 def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
@@ -70,7 +72,12 @@ def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: i
 
 
 def worker_main(
-    sock: socket.socket, impl: str, adapter_options: dict[str, Any], memory_limit_mb: int, output: Output
+    sock: socket.socket,
+    impl: str,
+    adapter_options: dict[str, Any],
+    memory_limit_mb: int,
+    output: Output,
+    arena: Optional[Arena] = None,
 ) -> None:
     """The worker process from start to exit (never returns): confine, load, serve."""
     code = 0
@@ -79,7 +86,7 @@ def worker_main(
         channel = _Channel(sock)
         adapter = _load(channel, impl, adapter_options)
         if adapter is not None:
-            _serve(channel, adapter, memory_limit_mb)
+            _serve(channel, adapter, memory_limit_mb, arena)
     except BaseException as exc:  # the worker's own failure: reported as a crash, its reason in the capture
         code = WORKER_FAILED
         _last_words(exc)
@@ -194,9 +201,9 @@ def _lowered_recursion_limit() -> Optional[str]:
     return f"it lowered Python's recursion limit from {RECURSION_LIMIT} to {limit} while loading (leave it as found)"
 
 
-def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:
+def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[GuardedAdapter]:
     """Create the guarded adapter and tell the runner its capabilities, or why it failed (then None)."""
-    adapter: Optional[Adapter] = None
+    adapter: Optional[GuardedAdapter] = None
     try:
         adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
@@ -211,7 +218,7 @@ def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Opti
     return adapter
 
 
-def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
+def _serve(channel: _Channel, adapter: GuardedAdapter, memory_limit_mb: int, arena: Optional[Arena]) -> None:
     """Answer calls until told to stop, the runner goes away, or the implementation spoils the process."""
     state = GlobalState.capture()
     while True:
@@ -231,7 +238,8 @@ def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
         if request[0] != "call":
             return
         for operation, inputs in request[1]:
-            reply, fatal = _after_call(_call(adapter, operation, inputs), state, memory_limit_mb)
+            plain, shared = arena.views(inputs) if arena is not None else (inputs, {})
+            reply, fatal = _after_call(_call(adapter, operation, plain, shared), state, memory_limit_mb)
             reply.outputs = {name: sendable(value) for name, value in reply.outputs.items()}
             _flush_std()
             _send(channel, ("reply", reply, fatal))
@@ -239,10 +247,11 @@ def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
                 return
 
 
-def _call(adapter: Adapter, operation: str, inputs: dict[str, Any]) -> Reply:
-    """The adapter's reply; SystemExit, KeyboardInterrupt and the like become an Status.RAISED reply."""
+def _call(adapter: GuardedAdapter, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray]) -> Reply:
+    """The adapter's reply (``shared``: input arrays on the runner's arena, handed as they are); SystemExit,
+    KeyboardInterrupt and the like become an Status.RAISED reply."""
     try:
-        return adapter.call(operation, inputs)
+        return adapter.call_sharing(operation, inputs, shared)
     except BaseException as exc:
         return Reply(Status.RAISED, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
 

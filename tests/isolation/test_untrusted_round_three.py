@@ -136,3 +136,17 @@ def test_a_peer_that_dies_while_its_child_holds_its_stdout_is_a_crash_not_a_time
     assert "exited with code 3; a process it started still held its stdout open" in bad["message"]
     assert "fork_holds_stdout: dying on request" in bad["stderr"]
     assert {case["outcome"] for case in cases.values()} == {"pass"}
+
+
+def test_checks_switched_off_inside_the_worker_still_judge_from_the_runner(tmp_path):
+    """The implementation patches the input guard and the global-state check in its worker; the runner
+    compares the shared input memory itself and reads the worker's working directory from the kernel."""
+    select = (FORWARD, "lookup.forward.ids_0d", "lookup.backward.module_example_020", "sin.canonical.l16_d8")
+    result, cases = hostile(tmp_path, "patch_guard", select=select)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert cases[FORWARD]["outcome"] == "fail"
+    assert "modified its input 'ids' (2 of 3 elements changed)" in cases[FORWARD]["message"]
+    assert cases["lookup.forward.ids_0d"]["outcome"] == "pass"  # 0-D ids are not sorted
+    if Path("/proc/self/cwd").exists():
+        moved = [case for case in cases.values() if "working directory changed from" in case["message"]]
+        assert [case["outcome"] for case in moved] == ["error"] and "seen by the runner" in moved[0]["message"]
