@@ -67,6 +67,7 @@ class Peer:
         try:
             for line in read_lines(self.stdout.fileno(), self.max_line):
                 self.events.put(("line", line))
+                del line  # a long line is not held here while the reader waits for the next
         except LineTooLong as long:
             self.events.put(("oversized", long.head))
             return
