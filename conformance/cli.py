@@ -37,8 +37,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from embconf.model.errors import UserError
     from embconf.processes.lifetime import Terminated, ending_descendants
     from embconf.untrusted.text import one_line
-    from embconf.untrusted.write import ConsoleStream
+    from embconf.untrusted.write import ConsoleStream, open_standard_streams
 
+    open_standard_streams()  # before anything is opened: `embconf run >&-` loses no report
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -33,7 +33,8 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
 from embconf.adapters.loading import load_module
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, Reply
+from embconf.run.guard import describe_change
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
 FEATURES = frozenset({"float_ids", "int32_ids"})
@@ -79,6 +80,34 @@ class TinyTorchAdapter(InProcessAdapter):
             notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
         )
         super().__init__(target, handlers, caps, module_version(self.module))
+        self._handed: list[tuple[str, Any, Any]] = []  # (input name, the student's Tensor, its data when handed)
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        """As every in-process adapter, and then EMB-GEN-1 on the student's own Tensors: the Tensors the
+        adapter built from the inputs must hold what they were given after forward and backward."""
+        self._handed = []
+        reply = super().call(operation, inputs)
+        reply.violations = [*reply.violations, *self._modified_tensors()]
+        self._handed = []
+        return reply
+
+    def _hand(self, name: str, tensor: Any) -> Any:
+        """``tensor`` (built from the input ``name``), remembered with a copy of its data as handed over."""
+        data = as_numpy(tensor)
+        self._handed.append((name, tensor, np.array(data, copy=True) if isinstance(data, np.ndarray) else None))
+        return tensor
+
+    def _modified_tensors(self) -> list[str]:
+        """One message per handed Tensor whose data changed (in place or replaced)."""
+        found = []
+        for name, tensor, before in self._handed:
+            change = "" if before is None else describe_change(before, as_numpy(tensor))
+            if change:
+                found.append(
+                    f"the implementation modified its input '{name}' (the {type(tensor).__name__} it was given: "
+                    f"{change}); inputs must be left untouched"
+                )
+        return found
 
     def _provided_handlers(self, target: str) -> dict[str, Handler]:
         ops = {op: getattr(self, op) for op, names in REQUIRES.items() if any(hasattr(self.module, n) for n in names)}
@@ -103,9 +132,9 @@ class TinyTorchAdapter(InProcessAdapter):
 
     # ----- building blocks ---------------------------------------------------------------
 
-    def _param(self, array: np.ndarray) -> Any:
-        """A fixture table as a fresh trainable student Tensor."""
-        return self.Tensor(array, requires_grad=True)
+    def _param(self, name: str, array: np.ndarray) -> Any:
+        """A fixture array (the input ``name``) as a fresh trainable student Tensor."""
+        return self._hand(name, self.Tensor(array, requires_grad=True))
 
     def _api(self, name: str) -> Any:
         return getattr(self.module, name)
@@ -113,16 +142,16 @@ class TinyTorchAdapter(InProcessAdapter):
     def _lookup(self, weight: np.ndarray, ids: np.ndarray) -> tuple[Any, Any]:
         """(injected table, output) of Embedding(V, D) with the fixture's table, on Tensor(ids)."""
         embedding = self._api("Embedding")(weight.shape[0], weight.shape[1])
-        table = self._param(weight)
+        table = self._param("weight", weight)
         embedding.weight = table
-        return table, embedding.forward(self.Tensor(ids))
+        return table, embedding.forward(self._hand("ids", self.Tensor(ids)))
 
     def _positions(self, table: np.ndarray, x: np.ndarray, start_pos: Any) -> tuple[Any, Any, Any]:
         """(injected table, x Tensor, output) of PositionalEncoding(L, D).forward(x, start_pos)."""
         encoding = self._api("PositionalEncoding")(table.shape[0], table.shape[1])
-        table_t = self._param(table)
+        table_t = self._param("table", table)
         encoding.position_embeddings = table_t
-        x_t = self._param(x)
+        x_t = self._param("x", x)
         return table_t, x_t, _forward(encoding, x_t, start_pos)
 
     def _layer(
@@ -135,13 +164,13 @@ class TinyTorchAdapter(InProcessAdapter):
     ) -> tuple[Any, Any, Any, Any]:
         """(layer, injected token table, injected position table or None, output)."""
         layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
-        weight = self._param(token_weight)
+        weight = self._param("token_weight", token_weight)
         _set(layer, "token_embedding", "weight", weight)
         table = None
         if position_table is not None:
-            table = self._param(position_table)
+            table = self._param("position_table", position_table)
             _set(layer, "pos_encoding", "position_embeddings", table)
-        return layer, weight, table, _forward(layer, self.Tensor(tokens), start_pos)
+        return layer, weight, table, _forward(layer, self._hand("tokens", self.Tensor(tokens)), start_pos)
 
     @staticmethod
     def _backward(output: Any, grad_output: np.ndarray) -> None:

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from embconf.corpus.shipped import differs_from_shipped
 from embconf.model.dtypes import BFLOAT16_HINT
 from embconf.model.encoding import EncodingError, decode_array, is_array
 from embconf.model.errors import UserError
@@ -75,6 +76,7 @@ class Corpus:
     cases: list[Case]
     manifest_sha256: str
     modified_files: list[str]
+    unshipped_files: list[str] = field(default_factory=list)  # not as this suite shipped them (corpus.shipped)
 
     def by_id(self) -> dict[str, Case]:
         return {case.id: case for case in self.cases}
@@ -152,12 +154,14 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
     manifest, manifest_hash = read_manifest(directory)
     cases: list[Case] = []
     modified: list[str] = []
+    hashes: dict[str, str] = {}
     for name, entry in manifest["files"].items():
         if not name.endswith(".yaml"):
             continue
         path = directory / name
         raw = read_fixture_bytes(path)
-        if _sha256(raw) != entry.get("sha256"):
+        hashes[name] = _sha256(raw)
+        if hashes[name] != entry.get("sha256"):
             if not allow_modified:
                 raise FixtureError(
                     f"{path}: modified since `embconf regenerate` (hash differs from {MANIFEST_NAME}); "
@@ -174,7 +178,7 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
     total = manifest.get("total_cases", 0)
     if len(cases) < total:
         raise FixtureError(f"loaded {len(cases)} cases but the corpus holds {total}; fixture files are missing")
-    return Corpus(cases, manifest_hash, modified)
+    return Corpus(cases, manifest_hash, modified, differs_from_shipped(hashes))
 
 
 def parse_yaml(path: Path, raw: bytes) -> Any:

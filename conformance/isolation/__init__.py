@@ -8,6 +8,9 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 - loads the implementation itself (``create_adapter``); a failure to load comes back as one
   :class:`~embconf.adapters.ImplementationError` line;
 - runs every call through :class:`~embconf.run.guard.GuardedAdapter` (copies in, mutation and view checks);
+  a forked worker gets its input arrays on memory it shares with the runner, which compares them with
+  its own originals after each reply, and the runner reads the worker's working directory from
+  ``/proc``: code that switches the worker's own checks off cannot hide a changed input or directory;
 - is held to a memory limit on what it really uses: the runner sums the resident memory of the worker
   and everything below it (:mod:`embconf.processes.tree`) while it waits, and kills the tree over the limit;
   its address space is capped far higher (``RLIMIT_AS`` at the limit + 8 GiB), a backstop against an
@@ -15,7 +18,7 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 - is a child subreaper that dies with the runner, so what it starts (daemons too) ends with it;
 - has stdin from /dev/null, and its stdout and stderr (the file descriptors, so C code too)
   captured; the runner keeps only the tail;
-- checks after each call that the working directory, numpy's error handling and print options are
+- checks after each call that the working directory, Python's recursion limit, numpy's error handling and print options are
   as it found them (else the case is an ``error`` and the worker is replaced), and restores the
   legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
 
@@ -40,6 +43,7 @@ The package, one job a module:
   :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
 - :mod:`.hangs`: the hang policy (:class:`HangPolicy`), which wraps the worker and protocol peers alike;
 - :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
+- :mod:`.shared`: the input arrays on memory shared with a forked worker, compared by the runner;
 - :mod:`.channel`: what crosses between the two: the socket channel, the captured output, and the
   allow-list that replies are unpickled with (:func:`load_reply`, :func:`sendable`, :class:`Unsendable`);
 - :mod:`.worker`: the worker's side: starting it (fork or spawn), confining it, loading the

@@ -15,12 +15,12 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
-from embconf.isolation.worker import _fork_worker, _spawn_worker
+from embconf.isolation.shared import Placed
+from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
-from embconf.run.guard import GuardedAdapter
 
 DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
 DEFAULT_MEMORY_LIMIT_MB = 4096
@@ -57,7 +57,7 @@ def open_adapter(impl: str, options: IsolationOptions = IsolationOptions(), **ad
             )
         )
     if options.in_process:
-        return GuardedAdapter(create_adapter(impl, **adapter_options))
+        return load_guarded(impl, adapter_options)
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
     try:
         adapter.start()
@@ -97,6 +97,7 @@ class IsolatedAdapter(AdapterBase):
         self._broken = ""  # why no worker can be started any more
         self._planned = CallPlan()  # calls announced and not yet sent
         self._sent: deque[Planned] = deque()  # calls sent to the worker and not yet answered, in order
+        self._placed: deque[Placed] = deque()  # their input arrays on the worker's arena, in the same order
         self._clock = 0.0  # when the worker started on the first of them (about)
 
     # ----- the Adapter interface
@@ -148,7 +149,11 @@ class IsolatedAdapter(AdapterBase):
         except ChildFailure as failure:
             return self._lost(failure)
         self._sent.popleft()
+        reply.violations = [*reply.violations, *self._placed.popleft().changes()]  # the runner's own comparison
         self._clock = time.monotonic()
+        moved = "" if fatal or self._sent else worker.cwd_change()  # idle: no later call is moving it
+        if moved:
+            reply, fatal = _moved(reply, moved), True
         if fatal:  # it spoilt its process (global state, memory): the next call gets a fresh one
             self._discard()
         return reply
@@ -190,8 +195,12 @@ class IsolatedAdapter(AdapterBase):
         self._planned.follow(operation)
         batch: list[Planned] = [(operation, lambda: inputs), *self._planned.take(BATCH - 1)]
         payload = [(name, make_inputs()) for name, make_inputs in batch]
+        placed = [Placed() for _ in payload]
+        if worker.arena is not None:  # nothing is in flight: the arena is free
+            payload, placed = worker.arena.place(payload)
         worker.output.reset()
         self._sent.extend(batch)
+        self._placed.extend(placed)
         worker.send(("call", payload))
         self._clock = time.monotonic()
 
@@ -236,6 +245,7 @@ class IsolatedAdapter(AdapterBase):
         assert worker is not None
         if self._sent:
             self._sent.popleft()  # the call that failed; the ones sent after it are sent again
+            self._placed.popleft()
         how = worker.end(kill=not isinstance(failure, Gone))  # a dying worker's own exit status tells why
         detail = worker.output.text()
         self._discard()
@@ -252,7 +262,7 @@ class IsolatedAdapter(AdapterBase):
             return Reply(Status.DIED, message=str(failure), detail=detail)
         if isinstance(failure, Garbled):
             return Reply(Status.RAISED, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
-        return Reply(Status.DIED, message=f"the worker process {how}", detail=detail)
+        return Reply(Status.DIED, message=f"the worker process {how}{_own_failure(detail)}", detail=detail)
 
     def _run_timeout(self, detail: str = "") -> Reply:
         return run_timeout_reply(self.run_timeout, detail)
@@ -261,6 +271,7 @@ class IsolatedAdapter(AdapterBase):
         """Stop the worker; the calls it had not answered go back to the front of the plan."""
         self._planned.restore(self._sent)
         self._sent.clear()
+        self._placed.clear()
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
@@ -269,7 +280,20 @@ class IsolatedAdapter(AdapterBase):
 def _checked_reply(message: Any) -> tuple[Reply, bool]:
     if isinstance(message, tuple) and len(message) == 3 and message[0] == "reply" and isinstance(message[1], Reply):
         return message[1], bool(message[2])
+    if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":  # the worker says why
+        raise Garbled(str(message[1]))
     raise Garbled(f"expected a reply, got {type(message).__name__}")
+
+
+def _moved(reply: Reply, change: str) -> Reply:
+    """The reply of a call after which the runner found the worker's working directory changed ``change``."""
+    said = reply.message if reply.status == Status.RAISED else "returned normally"
+    return Reply(
+        Status.RAISED,
+        message=f"{said}, but the worker's working directory changed {change} during this call or an earlier one "
+        "of its batch (seen by the runner; global state must be left as found)",
+        detail=reply.detail,
+    )
 
 
 def _while_loading(failure: ChildFailure, how: str) -> str:
@@ -290,6 +314,12 @@ def _preimport(kind: str) -> None:
             importlib.import_module(BUILTIN[kind][0])
         except ImportError:
             pass  # the worker reports it
+
+
+def _own_failure(output: str) -> str:
+    """Why the worker's own machinery could not go on, as it printed it last (:func:`worker._last_words`)."""
+    said = [line for line in output.splitlines() if line.startswith(FAILURE_PREFIX)]
+    return f" ({said[-1][len(FAILURE_PREFIX) :][:300]})" if said else ""
 
 
 def _last_words(worker: "_Worker") -> str:

@@ -22,9 +22,17 @@ class _Worker:
     """A running worker: its channel, its captured output, and how to end it."""
 
     def __init__(
-        self, pid: int, channel: _Channel, output: _Captured, process: Any = None, memory_limit_mb: int = 0
+        self,
+        pid: int,
+        channel: _Channel,
+        output: _Captured,
+        process: Any = None,
+        memory_limit_mb: int = 0,
+        arena: Any = None,  # the shared input memory of a forked worker (embconf.isolation.shared.Arena)
     ) -> None:
         self.pid, self.channel, self.output, self.process = pid, channel, output, process
+        self.arena = arena
+        self.start_cwd = os.getcwd()  # a worker starts where the runner is
         self.memory = MemoryWatch(pid, memory_limit_mb, "the worker")
         self.exitcode: Optional[int] = None
         self.selector = selectors.DefaultSelector()
@@ -87,10 +95,21 @@ class _Worker:
             self._kill()
         return describe_exit(reap_within(STOP_GRACE, self._wait, self._kill))
 
+    def cwd_change(self) -> str:
+        """How the worker's working directory differs from where it started, as the kernel tells the runner
+        (``/proc/PID/cwd``, which no code in the worker can forge); '' when the same or unknown."""
+        try:
+            now = os.readlink(f"/proc/{self.pid}/cwd")
+        except OSError:  # no /proc, or the worker is gone
+            return ""
+        return "" if now == self.start_cwd else f"from {self.start_cwd!r} to {now!r}"
+
     def close(self) -> None:
         self.selector.close()
         self.channel.close()
         self.output.close()
+        if self.arena is not None:
+            self.arena.close()
 
     def _kill(self) -> None:
         """Kill the worker's whole tree (not once it has been reaped: its pid may be another's by then)."""

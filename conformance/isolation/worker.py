@@ -23,11 +23,16 @@ from embconf.adapters.base import _traceback_tail
 from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
-from embconf.model.contract import Adapter, Capabilities, Reply, Status
+from embconf.isolation.shared import Arena
+from embconf.model.contract import Adapter, Capabilities, Reply, Status, contradictory_features
 from embconf.model.dtypes import prepare as prepare_dtypes
+from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
 from embconf.run.guard import GuardedAdapter
 
+RECURSION_LIMIT = sys.getrecursionlimit()  # the runner's: an implementation may raise it, never lower it
+FAILURE_PREFIX = "embconf worker: it could not go on: "  # its last line when its own machinery failed
+WORKER_FAILED = 70  # the worker's own exit status when its machinery failed (os.EX_SOFTWARE)
 MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
 BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and TensorFlow reserve gigabytes they never use
 
@@ -36,6 +41,7 @@ Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or 
 
 def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
     parent_end, child_end = socket.socketpair()
+    arena = Arena()
     read_fd, write_fd = os.pipe()
     _flush_std()
     with warnings.catch_warnings():
@@ -44,10 +50,10 @@ def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: in
     if pid == 0:
         parent_end.close()
         os.close(read_fd)
-        worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd)
+        worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd, arena)
     child_end.close()
     os.close(write_fd)
-    return _Worker(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb)
+    return _Worker(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb, arena=arena)
 
 
 def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
@@ -67,7 +73,12 @@ def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: i
 
 
 def worker_main(
-    sock: socket.socket, impl: str, adapter_options: dict[str, Any], memory_limit_mb: int, output: Output
+    sock: socket.socket,
+    impl: str,
+    adapter_options: dict[str, Any],
+    memory_limit_mb: int,
+    output: Output,
+    arena: Optional[Arena] = None,
 ) -> None:
     """The worker process from start to exit (never returns): confine, load, serve."""
     code = 0
@@ -76,15 +87,29 @@ def worker_main(
         channel = _Channel(sock)
         adapter = _load(channel, impl, adapter_options)
         if adapter is not None:
-            _serve(channel, adapter, memory_limit_mb)
-    except BaseException:  # the worker's own failure: printed into the capture, reported as a crash
-        import traceback
-
-        traceback.print_exc()
-        code = 70
+            _serve(channel, adapter, memory_limit_mb, arena)
+    except BaseException as exc:  # the worker's own failure: reported as a crash, its reason in the capture
+        code = WORKER_FAILED
+        _last_words(exc)
     finally:
         _flush_std()
         os._exit(code)
+
+
+def _last_words(exc: BaseException) -> None:
+    """Why the worker itself failed, printed into the capture even when the implementation left the
+    interpreter unable to print a traceback (a recursion limit it lowered, streams it closed)."""
+    try:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+        import traceback
+
+        traceback.print_exception(exc)
+    except BaseException:
+        pass
+    try:
+        os.write(2, f"{FAILURE_PREFIX}{describe_exception(exc)}\n".encode(errors="replace"))
+    except BaseException:
+        pass
 
 
 def _confine(output: Output, memory_limit_mb: int) -> None:
@@ -110,9 +135,20 @@ def _redirect_output(output: Output) -> None:
     os.dup2(target, 2)
     for fd in {null, target} - {0, 1, 2}:
         os.close(fd)
+    for fd, name in ((1, "stdout"), (2, "stderr")):  # the runner's may be closed (`embconf run >&-`)
+        stream = getattr(sys, name)
+        if _fileno(stream) != fd:
+            setattr(sys, name, open(fd, "w", buffering=1, closefd=False))
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)  # a segfault leaves its Python traceback in the captured output
+
+
+def _fileno(stream: Any) -> Optional[int]:
+    try:
+        return int(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def backstop_mb(memory_limit_mb: int) -> int:
@@ -137,23 +173,53 @@ def _limit_memory(memory_limit_mb: int) -> None:
         pass
 
 
-def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[Adapter]:
-    """Create the guarded adapter and tell the runner its capabilities, or why it failed (then None)."""
-    adapter: Optional[Adapter] = None
+def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
+    """The implementation ``impl`` names, loaded as the runner runs it (its calls guarded) and its
+    capabilities (refused when they contradict each other) and description read once: in the worker and under ``--in-process`` alike. Any failure,
+    whichever exception ended it (an adapter's own bug, SystemExit or KeyboardInterrupt at import), is one
+    ImplementationError line; only the runner's own termination passes through."""
     try:
         adapter = GuardedAdapter(create_adapter(impl, **adapter_options))
+        contradiction = contradictory_features(adapter.capabilities().features) or _lowered_recursion_limit()
+        adapter.describe()
+    except (ImplementationError, Terminated):
+        raise
+    except BaseException as exc:
+        _lowered_recursion_limit()  # a RecursionError may come from a limit set too low
+        raise ImplementationError(f"cannot load {impl!r}: {describe_exception(exc)}") from None
+    if contradiction:
+        adapter.close()
+        raise ImplementationError(f"cannot load {impl!r}: {contradiction}")
+    return adapter
+
+
+def _lowered_recursion_limit() -> Optional[str]:
+    """Why the implementation left too little recursion depth for the runner's own work, or None."""
+    limit = sys.getrecursionlimit()
+    if limit >= RECURSION_LIMIT:
+        return None
+    sys.setrecursionlimit(RECURSION_LIMIT)  # so that the refusal itself can be sent
+    return f"it lowered Python's recursion limit from {RECURSION_LIMIT} to {limit} while loading (leave it as found)"
+
+
+def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[GuardedAdapter]:
+    """Create the guarded adapter and tell the runner its capabilities, or why it failed (then None)."""
+    adapter: Optional[GuardedAdapter] = None
+    try:
+        adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
         plain_caps = Capabilities(**{f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities)})
         hello: tuple[Any, ...] = ("ready", plain_caps, sendable(adapter.describe()))
-    except ImplementationError as exc:
-        adapter, hello = None, ("failed", str(exc))
-    except BaseException as exc:  # an adapter's own bug, or SystemExit/KeyboardInterrupt at import
-        adapter, hello = None, ("failed", f"cannot load {impl!r}: {describe_exception(exc)}")
+    except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
+        message = (
+            str(exc) if isinstance(exc, ImplementationError) else f"cannot load {impl!r}: {describe_exception(exc)}"
+        )
+        adapter, hello = None, ("failed", message)
     _send(channel, hello)
     return adapter
 
 
-def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
+def _serve(channel: _Channel, adapter: GuardedAdapter, memory_limit_mb: int, arena: Optional[Arena]) -> None:
     """Answer calls until told to stop, the runner goes away, or the implementation spoils the process."""
     state = GlobalState.capture()
     while True:
@@ -176,7 +242,8 @@ def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
         if request[0] != "call":
             return
         for operation, inputs in request[1]:
-            reply, fatal = _after_call(_call(adapter, operation, inputs), state, memory_limit_mb)
+            plain, shared = arena.views(inputs) if arena is not None else (inputs, {})
+            reply, fatal = _after_call(_call(adapter, operation, plain, shared), state, memory_limit_mb)
             reply.outputs = {name: sendable(value) for name, value in reply.outputs.items()}
             _flush_std()
             _send(channel, ("reply", reply, fatal))
@@ -184,10 +251,11 @@ def _serve(channel: _Channel, adapter: Adapter, memory_limit_mb: int) -> None:
                 return
 
 
-def _call(adapter: Adapter, operation: str, inputs: dict[str, Any]) -> Reply:
-    """The adapter's reply; SystemExit, KeyboardInterrupt and the like become an Status.RAISED reply."""
+def _call(adapter: GuardedAdapter, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray]) -> Reply:
+    """The adapter's reply (``shared``: input arrays on the runner's arena, handed as they are); SystemExit,
+    KeyboardInterrupt and the like become an Status.RAISED reply."""
     try:
-        return adapter.call(operation, inputs)
+        return adapter.call_sharing(operation, inputs, shared)
     except BaseException as exc:
         return Reply(Status.RAISED, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
 
@@ -258,6 +326,10 @@ class GlobalState:
     def changes(self) -> list[str]:
         """What differs now, in words (the random state is restored, not reported)."""
         found = []
+        limit = sys.getrecursionlimit()
+        if limit < RECURSION_LIMIT:
+            sys.setrecursionlimit(RECURSION_LIMIT)
+            found.append(f"Python's recursion limit (sys.setrecursionlimit) from {RECURSION_LIMIT} to {limit}")
         cwd = _cwd()
         if cwd != self.cwd:
             found.append(f"the working directory from {self.cwd!r} to {cwd!r}")

@@ -51,6 +51,20 @@ class Reply:
     reason: Optional[Reason] = None  # set when the runner stopped the call (status STOPPED or DIED)
 
 
+# Features of which an implementation has at most one: a table is stored or computed (EMB-MEM-1).
+EXCLUSIVE_FEATURES = (("sinusoid_stored", "sinusoid_computed"),)
+
+
+def contradictory_features(features: Iterable[str]) -> Optional[str]:
+    """Why claiming ``features`` together contradicts itself (in one line), or None."""
+    claimed = set(features)
+    for group in EXCLUSIVE_FEATURES:
+        both = [name for name in group if name in claimed]
+        if len(both) > 1:
+            return f"it declares the features {' and '.join(both)}, which exclude each other; declare one"
+    return None
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What an implementation claims: a case outside these is not_applicable, never a failure."""

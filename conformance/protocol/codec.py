@@ -20,6 +20,8 @@ PROTOCOL_MINOR = 1  # 1: spec 1.1's optional inputs, embedding_forward_max_norm,
 READ_SIZE = 2**20  # bytes per read of a peer's stdout, and the pipe size asked for
 BLOB_MIN = 4096  # base64 strings longer than this are spliced into a line after encoding
 _BLOB = "~embconf-base64~"
+LARGE_LINE = 2**20  # lines longer than this have their JSON values counted before they are parsed
+MAX_VALUES = 100_000  # separators (',', ':', '[') a long line may hold; a message has a few dozen
 
 
 class ProtocolError(Garbled):
@@ -102,20 +104,20 @@ def _stash_blobs(value: Any, blobs: list[str]) -> Any:
 
 def read_lines(fd: int, max_line: int) -> Iterator[bytes]:
     """The lines read from ``fd`` until its end (a last unterminated line included); LineTooLong for a
-    line longer than ``max_line`` bytes, after which nothing more is read."""
-    parts: list[bytes] = []  # the line read so far
-    size = 0
+    line longer than ``max_line`` bytes, after which nothing more is read. A long line is gathered in one
+    growing buffer and handed over as it is (no second copy of it is made)."""
+    line = bytearray()  # the line read so far
     while chunk := os.read(fd, READ_SIZE):
         start = 0
-        while (end := chunk.find(b"\n", start)) >= 0 and size + end - start <= max_line:
-            yield b"".join(parts + [chunk[start:end]])
-            parts, size, start = [], 0, end + 1
-        parts.append(chunk[start:])
-        size += len(chunk) - start
-        if size > max_line:
-            raise LineTooLong(parts[0][:200])
-    if size:
-        yield b"".join(parts)
+        while (end := chunk.find(b"\n", start)) >= 0 and len(line) + end - start <= max_line:
+            line += memoryview(chunk)[start:end]
+            yield line  # type: ignore[misc]  # a bytearray: read as bytes by every consumer
+            line, start = bytearray(), end + 1
+        line += memoryview(chunk)[start:]
+        if len(line) > max_line:
+            raise LineTooLong(bytes(line[:200]))
+    if line:
+        yield line  # type: ignore[misc]
 
 
 def _reject_constant(name: str) -> Any:
@@ -123,7 +125,16 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_line(line: bytes) -> Any:
-    """A protocol line as JSON; ProtocolError (quoting the line) when it is not."""
+    """A protocol line as JSON; ProtocolError (quoting the line) when it is not, or when it holds more
+    JSON values than any message has (MAX_VALUES): read as Python objects, a long list of numbers
+    would take fifteen times the line's size, where arrays travel base64-encoded in one string each."""
+    if len(line) > LARGE_LINE:
+        values = line.count(b",") + line.count(b":") + line.count(b"[")
+        if values > MAX_VALUES:
+            raise ProtocolError(
+                f"a line of {len(line)} bytes holding about {values} JSON values (at most {MAX_VALUES}; "
+                f"arrays travel base64-encoded): {quote(line, 80)}"
+            )
     try:
         return json.loads(line, parse_constant=_reject_constant)
     except ValueError as exc:
@@ -134,5 +145,5 @@ def parse_line(line: bytes) -> Any:
 
 def quote(line: bytes, limit: int = 200) -> str:
     """A line as a message shows it: decoded, without its newline, cut after ``limit`` characters."""
-    text = line.decode("utf-8", "replace").rstrip("\n")
+    text = bytes(line[: 4 * limit + 4]).decode("utf-8", "replace").rstrip("\n")
     return repr(text if len(text) <= limit else text[:limit] + "...")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, contradictory_features
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, ProtocolError, from_wire, to_wire
@@ -151,6 +151,9 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
     unknown += [f for f in caps.get("features", []) if f not in _plain_features()]
     if unknown:
         return f"unknown operation or feature name(s) {unknown} (see spec/vocabulary.json; sinusoid profiles go in 'sinusoid_convention')"
+    contradiction = contradictory_features(caps.get("features", []))
+    if contradiction:
+        return contradiction
     if str(caps.get("sinusoid_convention", "interleaved")) not in _conventions():
         return f"unknown sinusoid_convention {caps['sinusoid_convention']!r}; expected one of {sorted(_conventions())}"
     return None

@@ -5,7 +5,8 @@ writes requests from a thread, splits its stdout into bounded lines on another a
 its stderr on a third. :meth:`Peer.receive` waits for the next message by a deadline while it holds
 the process tree to its memory limit; a peer that gives no usable message raises a
 :mod:`embconf.processes.failures` type: :class:`Late`, :class:`Gone`, :class:`OutOfMemory`, or
-:class:`~embconf.protocol.codec.ProtocolError`.
+:class:`~embconf.protocol.codec.ProtocolError`. A peer that dies is a :class:`Gone` at once, even when a process it
+started still holds its stdout open (no end of file ever comes).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from embconf.protocol.codec import READ_SIZE, LineTooLong, ProtocolError, dump_l
 from embconf.protocol.messages import Request, StopRequest
 
 STOP_GRACE = 2.0  # seconds a stopped peer gets to exit before it is killed
+EXIT_DRAIN = 0.2  # seconds the reader gets to deliver what a peer wrote before it exited
 EXIT_WAIT = 1.0  # seconds a peer that closed its stdout gets to exit, and its stderr to drain
 
 
@@ -65,6 +67,7 @@ class Peer:
         try:
             for line in read_lines(self.stdout.fileno(), self.max_line):
                 self.events.put(("line", line))
+                del line  # a long line is not held here while the reader waits for the next
         except LineTooLong as long:
             self.events.put(("oversized", long.head))
             return
@@ -109,15 +112,27 @@ class Peer:
                 over = self.memory.exceeded(now)
                 if over:
                     raise OutOfMemory(over) from None
+                if self.popen.poll() is not None:  # it died, though its stdout may be held open by a child
+                    kind, payload = self._last_event()
+                    break
                 if now >= deadline:
                     raise Late(f"no reply within {allowed or timeout:g} s") from None
         if kind == "eof":
             raise Gone(self.exit_status())
+        if kind == "exited":
+            raise Gone(f"{self.exit_status()}; a process it started still held its stdout open")
         if kind == "oversized":
             raise ProtocolError(
                 f"reply too large: a line longer than {self.max_line} bytes, starting {quote(payload, 80)}"
             )
         return parse_line(payload)
+
+    def _last_event(self) -> tuple[str, Any]:
+        """What a process that has exited still wrote (its reader gets it at once), else ("exited", None)."""
+        try:
+            return self.events.get(timeout=EXIT_DRAIN)
+        except queue.Empty:
+            return "exited", None
 
     def exit_status(self) -> str:
         """How the process ended (waiting briefly; a process that closed stdout but lives on is killed)."""

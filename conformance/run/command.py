@@ -126,13 +126,28 @@ def run_command(args: argparse.Namespace) -> int:
         loaded(adapter.capabilities, args.impl is None)
         options = dataclasses.replace(options, expectations=expectations)
         console = Console(out, colour=args.colour, quiet=args.quiet)
-        fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+        fixtures = {
+            "manifest_sha256": corpus.manifest_sha256,
+            "modified": corpus.modified_files,
+            "differs_from_shipped": corpus.unshipped_files,
+            "cases": len(cases),
+        }
         record = session.run(adapter, cases, options, impl, console.progress, fixtures)
     finally:
         adapter.close()
     notes, write_errors = targets.write(record)  # before the console, which may have no reader
-    note = (
-        f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}" if corpus.modified_files else ""
+    note = "\n".join(
+        line
+        for line in (
+            f"warning: ran on MODIFIED fixture files: {', '.join(corpus.modified_files)}"
+            if corpus.modified_files
+            else "",
+            f"warning: the fixture files {', '.join(corpus.unshipped_files)} differ from the ones this embconf "
+            "shipped with (a local corpus: the report lists them)"
+            if corpus.unshipped_files
+            else "",
+        )
+        if line
     )
     console.report(record, note)
     for case_id, change in record.nondeterministic.items():

@@ -123,11 +123,11 @@ def _compare_array(
         return Mismatch(
             name, "type", f"'{name}' should be an array of shape {list(shape)}, got {_describe(got)}", actual=got
         )
-    if got.dtype != want.dtype:
+    if not same_value_type(got.dtype, want.dtype):
         return Mismatch(
             name,
             "dtype",
-            f"'{name}' has dtype {got.dtype}, expected {want.dtype}",
+            f"'{name}' has dtype {dtype_name(got.dtype)}, expected {want.dtype}",
             expected=str(want.dtype),
             actual=str(got.dtype),
         )
@@ -158,6 +158,18 @@ def _compare_array(
         total=int(bad.size),
         extra={"expected_row": want[first[0]], "actual_row": picked[first[0]]} if want.ndim >= 2 else {},
     )
+
+
+def same_value_type(got: np.dtype, want: np.dtype) -> bool:
+    """Whether ``got`` is the spec dtype ``want`` in any byte order (a dtype is a value type, spec 'Dtypes')."""
+    return got == want or (got.kind == want.kind and got.itemsize == want.itemsize and got.name == want.name)
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """The dtype as the spec names it, and the byte order where it is not the machine's (``float64, big-endian``)."""
+    order = {">": "big-endian", "<": "little-endian"}.get(dtype.byteorder, "")
+    native = "<" if np.little_endian else ">"
+    return f"{dtype.name}, {order}" if order and dtype.byteorder != native else dtype.name
 
 
 def _violations(want: np.ndarray, got: np.ndarray, tol: Mapping[str, Any], rows: Optional[list[int]]):

@@ -4,8 +4,10 @@ them, or answers differently when asked twice.
 :class:`GuardedAdapter` hands the implementation copies of the inputs and, after the call, compares
 the copies with the originals (bitwise, so NaN payloads and -0.0 count) and checks that no output
 array shares memory with an input. What it finds goes into ``Reply.violations``, which the runner
-turns into a ``fail``: the call answered, but broke the spec's contract. It must run where the
-implementation runs (inside the isolation worker), since a view does not survive pickling.
+turns into a ``fail``: the call answered, but broke the spec's contract. It runs where the
+implementation runs (inside the isolation worker), since a view does not survive pickling; the runner
+compares input arrays it shared with the worker itself (:mod:`embconf.isolation.shared`), so that code
+which patches this module cannot hide a modified input.
 """
 
 from __future__ import annotations
@@ -41,7 +43,13 @@ class GuardedAdapter(AdapterBase):
         self.inner.close()
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        handed = {name: copy.deepcopy(value) for name, value in inputs.items()}
+        return self.call_sharing(operation, inputs, {})
+
+    def call_sharing(self, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray]) -> Reply:
+        """The call on copies of ``inputs`` and on the ``shared`` arrays as they are: memory the runner
+        shares with the worker and compares itself after the call (:mod:`embconf.isolation.shared`), so
+        that code which patches this module cannot hide a change to them."""
+        handed = {**{name: copy.deepcopy(value) for name, value in inputs.items()}, **shared}
         reply = self.inner.call(operation, handed)
         reply.violations = [
             *reply.violations,

@@ -192,14 +192,15 @@ class ConsoleStream:
     goes on, its report files are written and its exit code stands.
     """
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: Optional[TextIO]) -> None:
         self.stream = stream
         self.encoding = getattr(stream, "encoding", None) or "utf-8"
-        self.lost = False
+        self.lost = stream is None  # a stream closed before the runner started (``>&-``) has no reader
 
     def write(self, text: str) -> int:
         if not self.lost:
             try:
+                assert self.stream is not None  # not lost
                 self.stream.write(text.encode(self.encoding, "backslashreplace").decode(self.encoding, "replace"))
             except OSError as exc:
                 self._reader_gone(exc)
@@ -208,23 +209,45 @@ class ConsoleStream:
     def flush(self) -> None:
         if not self.lost:
             try:
+                assert self.stream is not None  # not lost
                 self.stream.flush()
             except OSError as exc:
                 self._reader_gone(exc)
 
     def isatty(self) -> bool:
-        return not self.lost and hasattr(self.stream, "isatty") and self.stream.isatty()
+        return not self.lost and hasattr(self.stream, "isatty") and bool(self.stream.isatty())  # type: ignore[union-attr]
 
     def _reader_gone(self, exc: OSError) -> None:
         if not (isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.EINVAL)):
             raise exc
         self.lost = True
+        if self.stream is None:
+            return
         try:  # what is still buffered would fail again at exit: point the descriptor at /dev/null
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self.stream.fileno())
             os.close(devnull)
         except (OSError, AttributeError, ValueError):
             pass
+
+
+def open_standard_streams() -> None:
+    """Descriptors 0, 1 and 2 open (on the null device where the caller closed them, as in ``embconf run >&-``),
+    so that no file, socket or pipe the runner opens later takes their number and a child's output cannot
+    land in a report; a closed ``sys.stdout`` or ``sys.stderr`` (Python sets it to None) becomes a
+    :class:`ConsoleStream` without a reader, so printing to it drops the text instead of failing."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stdout is None:
+        sys.stdout = ConsoleStream(None)
+    if sys.stderr is None:
+        sys.stderr = ConsoleStream(None)
 
 
 PathLike = Union[str, "os.PathLike[str]"]
