@@ -9,8 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from embconf.grading.rubric import RubricError, load
-from embconf.grading.session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
+from embconf.grading.session import (
+    GradeUsageError,
+    Options,
+    default_jobs,
+    grade_folder,
+    merge,
+    parse_shard,
+    require_base,
+    run_jobs,
+)
 from embconf.grading.submissions import classify, content_hash, default_base
+from embconf.grading.uploads import MODULE_NAME
 from embconf.isolation import IsolationOptions
 from embconf.isolation.options import add_limits, isolation_options
 
@@ -25,6 +35,12 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--base",
         type=Path,
         help="folder holding the tinytorch/ package that single modules and notebooks are graded on (default: the suite's example student)",
+    )
+    parser.add_argument(
+        "--module-name",
+        default=MODULE_NAME,
+        metavar="FILE",
+        help=f"in an upload of several files, the module graded when no notebook exports core.embeddings (default {MODULE_NAME})",
     )
     parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
     add_limits(parser, GRADE_RUN_TIMEOUT, in_process=False, run_scope="one submission")  # always isolated
@@ -95,6 +111,8 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
     base = args.base if args.base is not None else default_base()
     if args.base is not None and not (args.base / "tinytorch" / "core").is_dir():
         raise GradeUsageError(f"--base {args.base}: no tinytorch/core package in it")
+    if "/" in args.module_name or not args.module_name.endswith(".py"):
+        raise GradeUsageError(f"--module-name {args.module_name!r}: expected a file name ending in .py")
     return Options(
         out,
         rubric,
@@ -103,6 +121,7 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
         corpus.manifest_sha256,
         isolation,
         base.resolve() if base else None,
+        module_name=args.module_name,
     )
 
 
@@ -150,8 +169,9 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError(reason)
     with tempfile.TemporaryDirectory(prefix="embconf-gradescope-") as tmp:
         options = _prepared(args, Path(tmp), isolation)
-        sub = classify(args.submission)
+        sub = classify(args.submission, options.rule())  # UnreadableSubmission: the TA's to fix, exit 2
         sub.name = "submission"
+        require_base([sub], options.base)
         digest = content_hash(sub, options.base, "")
         job = Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)
         record = record_of(sub, digest, reason=sub.problem) if sub.problem else next(run_jobs([job], 1))

@@ -18,7 +18,8 @@ def feedback(score: Score, title: str) -> str:
     lines = [
         f"# {record['name']}: {score.total:g} / {score.max:g}",
         "",
-        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'}).",
+        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'})"
+        + (f"; {record['graded']}." if record.get("graded") else "."),
         "",
     ]
     if record.get("note"):

@@ -16,6 +16,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -26,6 +27,7 @@ from embconf.grading.job import RECORD_FORMAT, Job, grade, record_of
 from embconf.grading.outputs import write_class, write_submission
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
+from embconf.grading.uploads import MODULE_NAME, UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.errors import UserError
 
@@ -49,6 +51,26 @@ class Options:
     force: bool = False
     shard: Optional[tuple[int, int]] = None
     bench: bool = False  # the ungraded embconf bench column
+    module_name: str = MODULE_NAME  # the file an upload of several files is graded by (uploads' rule 2)
+
+    @property
+    def uploads(self) -> Path:
+        """Where zip uploads are unpacked while the class is graded."""
+        return (self.out / ".work" / "uploads").resolve()
+
+    def rule(self) -> UploadRule:
+        return UploadRule(self.module_name, self.uploads)
+
+
+BASE_NEEDED = "are graded on a base package, and there is none: give --base PATH (a folder holding tinytorch/core)"
+
+
+def require_base(subs: Sequence[Submission], base: Optional[Path]) -> None:
+    """GradeUsageError, before anything runs, when a module or notebook would be graded without a base package."""
+    needing = [sub.name for sub in subs if sub.needs_base]
+    if base is None and needing:
+        names = ", ".join(needing[:3]) + (", ..." if len(needing) > 3 else "")
+        raise GradeUsageError(f"{len(needing)} module or notebook submission(s) ({names}) {BASE_NEEDED}")
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -76,17 +98,29 @@ def submissions(folder: Path, options: Options) -> list[Submission]:
     reason = check_writable(options.out)
     if reason:
         raise GradeUsageError(reason)
-    found = discover(folder, exclude=[options.out])
+    try:
+        found = discover(folder, exclude=[options.out], rule=options.rule())
+    except PermissionError as exc:
+        raise GradeUsageError(f"cannot read {folder} ({exc.strerror or exc}): give the grader read access") from None
     if not found:
         raise GradeUsageError(
             f"{folder} holds no submissions (expected package folders, .py modules or notebooks, .ipynb notebooks)"
         )
-    return [sub for sub in found if in_shard(sub.name, options.shard)]
+    chosen = [sub for sub in found if in_shard(sub.name, options.shard)]
+    require_base(chosen, options.base)
+    return chosen
 
 
 def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[str, Any]]:
     """Grade every submission; the records (reused or new) in name order."""
-    subs = submissions(folder, options)
+    try:
+        return _grade(submissions(folder, options), options, say)
+    finally:
+        shutil.rmtree(options.uploads, ignore_errors=True)
+        _remove_empty(options.uploads.parent)
+
+
+def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str, Any]]:
     salt = json.dumps(
         [
             __version__,
