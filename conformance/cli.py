@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "embconf.mutants.command",
     "embconf.matrix.command",
     "embconf.grading.command",
+    "embconf.autograder.command",
     "embconf.bench.command",
 )
 
@@ -39,11 +40,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from embconf.untrusted.text import one_line
     from embconf.untrusted.write import ConsoleStream
 
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C while the commands are still being imported
+        print("embconf: interrupted", file=sys.stderr)
+        return 130
     stdout = sys.stdout
     sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave
     try:

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from embconf.grading.pool import run_jobs
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import (
     GradeUsageError,
@@ -17,7 +18,6 @@ from embconf.grading.session import (
     merge,
     parse_shard,
     require_base,
-    run_jobs,
 )
 from embconf.grading.submissions import classify, content_hash, default_base
 from embconf.grading.uploads import MODULE_NAME

@@ -6,15 +6,13 @@ submission whose content hash matches its record in OUT_DIR is not run again (``
 record, feedback and results are written the moment it completes, so an interrupted run loses nothing
 already graded; gradebook.csv and report.html are written from all records at the end (and on
 interrupt). ``shard=(I, N)`` grades the submissions whose name hashes to I of N; :func:`merge` joins
-the records of several OUT_DIRs into one.
+the records of several OUT_DIRs into one. What the TA sees while it runs is :mod:`.pool`'s.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -23,8 +21,9 @@ from typing import Any, Callable, Optional, Sequence
 
 from embconf import __version__
 from embconf.grading.files import check_writable
-from embconf.grading.job import RECORD_FORMAT, Job, grade, record_of
+from embconf.grading.job import RECORD_FORMAT, Job, record_of
 from embconf.grading.outputs import write_class, write_submission
+from embconf.grading.pool import Progress, run_jobs
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
 from embconf.grading.uploads import MODULE_NAME, UploadRule
@@ -115,9 +114,8 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
     """Grade every submission; the records (reused or new) in name order."""
     try:
         return _grade(submissions(folder, options), options, say)
-    finally:
-        shutil.rmtree(options.uploads, ignore_errors=True)
-        _remove_empty(options.uploads.parent)
+    finally:  # staged copies and unpacked uploads (left by grading processes ended by Ctrl-C too)
+        shutil.rmtree(options.out.resolve() / ".work", ignore_errors=True)
 
 
 def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str, Any]]:
@@ -135,16 +133,14 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
     )
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
-    jobs, reused, digests = [], 0, {}
+    jobs, problems, digests = [], [], {}
     for sub in subs:
         digest = digests[sub.name] = content_hash(sub, options.base, salt)
         cached = None if options.force else _cached(options.out, sub.name, digest)
         if cached is not None:
-            records[sub.name], reused = cached, reused + 1
+            records[sub.name] = cached
         elif sub.problem:
-            records[sub.name] = _finish(
-                options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs)
-            )
+            problems.append(record_of(sub, digest, reason=sub.problem))
         else:
             jobs.append(
                 Job(
@@ -158,11 +154,19 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
                     options.bench,
                 )
             )
-    if reused:
-        say(f"{reused} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
+    progress = Progress(len(subs), len(jobs), options.jobs, done=len(records))
+    if records:
+        say(f"{len(records)} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
+    if jobs:
+        say(progress.header())
     try:
+        for record in problems:
+            records[record["name"]] = _finish(options, record, say, progress, ran=False)
         for record in run_jobs(jobs, options.jobs):
-            records[record["name"]] = _finish(options, record, say, len(records), len(subs))
+            records[record["name"]] = _finish(options, record, say, progress)
+    except KeyboardInterrupt:
+        say(progress.interrupted(options.out))
+        raise
     finally:  # on an interrupt too: every record on disk (one may have landed as the interrupt came)
         records.update(
             {
@@ -174,37 +178,13 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
         done = sorted(records.values(), key=lambda r: r["name"])
         if done:
             write_class(options.out, done, options.rubric)
-        _remove_empty(work)
     return done
 
 
-def run_jobs(jobs: Sequence[Job], workers: int):
-    """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
-    if not jobs:
-        return
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=max(1, min(workers, len(jobs))), mp_context=context
-    ) as pool:
-        futures = {pool.submit(grade, job): job for job in jobs}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                job = futures[future]
-                try:
-                    yield future.result()
-                except Exception as exc:  # the grading process died (killed, out of memory): this submission only
-                    yield record_of(
-                        job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})"
-                    )
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-
-
-def _finish(options: Options, record: dict[str, Any], say: Say, done: int, total: int) -> dict[str, Any]:
+def _finish(options: Options, record: dict[str, Any], say: Say, progress: Progress, ran: bool = True) -> dict[str, Any]:
     result = write_submission(options.out, record, options.rubric)
     what = f"{result.total:g}/{result.max:g}" + (f"  ({record['reason']})" if record.get("reason") else "")
-    say(f"[{done + 1}/{total}] {record['name']}: {what}")
+    say(progress.line(record["name"], what, ran))
     return record
 
 
@@ -244,13 +224,6 @@ def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[d
     write_class(options.out, done, options.rubric)
     say(f"merged {len(done)} records from {len(outputs)} outputs into {options.out}")
     return done
-
-
-def _remove_empty(directory: Path) -> None:
-    try:
-        directory.rmdir()
-    except OSError:
-        pass
 
 
 def default_jobs() -> int:

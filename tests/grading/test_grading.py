@@ -127,6 +127,7 @@ def test_a_second_run_reuses_unchanged_submissions_and_force_regrades(graded, ca
     assert main(["grade", str(folder), "--out", str(out), "--jobs", "2", "--run-timeout", "6"]) == 0
     printed = capsys.readouterr().out
     assert "12 of 13 submissions unchanged since they were graded" in printed and "bob: 100/100" in printed
+    assert "grading 1 of 13 submissions, 1 at a time" in printed
     assert (out / "records" / "alice.json").stat().st_mtime_ns == before
     assert rows(out)["bob"]["score"] == "100"
     samples.write(folder, "bob", "module", "overwrite")  # as it was, for the other tests
@@ -270,7 +271,12 @@ def test_an_interrupted_run_keeps_what_it_graded_and_the_next_run_resumes(tmp_pa
         time.sleep(0.05)
     os.killpg(child.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     printed, _ = child.communicate(timeout=120)
-    assert child.returncode == 130 and "interrupted" in printed
+    assert child.returncode == 130 and "Traceback" not in printed, printed[-3000:]
+    lines = printed.splitlines()
+    assert lines[0] == "grading 8 of 8 submissions, 2 at a time (Ctrl-C stops; what is graded is kept)"
+    assert "(eta " in lines[1]  # '[1/8] s1: 100/100  (eta 40s)'
+    after = lines[max(n for n, line in enumerate(lines) if line.startswith("[")) + 1 :]
+    assert after[0].startswith("interrupted: ") and after[-1] == "embconf: interrupted" and len(after) <= 3
     kept = {p.stem for p in (out / "records").glob("*.json")}
     assert 2 <= len(kept) < 8 and set(rows(out)) == kept  # the gradebook lists what was graded
     assert main(["grade", str(folder), "--out", str(out), "--jobs", "2"]) == 0
