@@ -73,6 +73,11 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
         help="merge the outputs of shards into --out instead of grading",
     )
     parser.add_argument(
+        "--roster",
+        type=Path,
+        help="students' ids and emails (a CSV: submission, sid, email, student; or submission_metadata.yml): gradebook columns and grades.csv",
+    )
+    parser.add_argument(
         "--bench", action="store_true", help="add embconf bench's figures (size small) as ungraded gradebook columns"
     )
     add_common(parser)
@@ -145,6 +150,10 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError("give either SUBMISSIONS_DIR or --merge OUT_DIR...")
     options = _prepared(args, args.out, isolation)
     options.jobs, options.force, options.bench = args.jobs, args.force, args.bench
+    if args.roster is not None:
+        from embconf.grading.roster import load_roster
+
+        options.roster = load_roster(args.roster)
     options.shard = parse_shard(args.shard) if args.shard else None
     records = merge(args.merge, options) if args.merge else grade_folder(args.submissions, options)
     problems = sum(r["status"] != "graded" for r in records)

@@ -1,11 +1,13 @@
 """Feedback a student can act on (``feedback/NAME.md``): what lost points, ordered by points lost,
-with the likely mistake and its hint, then what passed."""
+with the likely mistake and its hint, then what passed. A mistake is grouped by its cause's identity (the
+verdict's cause id), never by wording; an item losing points to a mistake an earlier item already named
+says so instead of repeating it."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, MutableMapping, Optional
 
 from embconf.grading.score import ItemScore, Score
 
@@ -30,8 +32,9 @@ def feedback(score: Score, title: str) -> str:
     losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
     if losing:
         lines += ["## What lost points", ""]
+        named: dict[str, str] = {}
         for item_score in losing:
-            lines += _lost(item_score)
+            lines += _lost(item_score, named)
     passed = [s for s in score.items if s.lost <= 0]
     if passed:
         lines += (
@@ -42,7 +45,9 @@ def feedback(score: Score, title: str) -> str:
     return "\n".join(lines)
 
 
-def _lost(item_score: ItemScore) -> list[str]:
+def _lost(item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None) -> list[str]:
+    """An item's lost points: each mistake once (``named``: cause key -> the item that already named it)."""
+    named = {} if named is None else named
     item = item_score.item
     lines = [
         f"### {item.name}: {item_score.points:g} / {item.points:g} (lost {item_score.lost:g})",
@@ -51,11 +56,15 @@ def _lost(item_score: ItemScore) -> list[str]:
         + (" (all-or-nothing item)." if item.credit == "all_or_nothing" else "."),
         "",
     ]
-    for mistake, count in likely_mistakes(item_score.failed).most_common():
-        what, hint = mistake
-        lines.append(
-            f"- Likely mistake ({count} case{'s' if count > 1 else ''}): {what}" + (f"\n  Hint: {hint}" if hint else "")
-        )
+    for mistake in likely_mistakes(item_score.failed):
+        cases = f"{mistake.count} case{'s' if mistake.count > 1 else ''}"
+        earlier = named.get(mistake.key)
+        if earlier is not None:
+            lines.append(f"- The same mistake as under {earlier} ({cases}): {mistake.title}")
+            continue
+        named[mistake.key] = item.name
+        hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
+        lines.append(f"- Likely mistake ({cases}): {mistake.title}{hint}")
     lines.append("")
     for number, case in enumerate(item_score.failed[:SHOWN_CASES]):
         message = case.get("message") or (
@@ -70,20 +79,31 @@ def _lost(item_score: ItemScore) -> list[str]:
     return lines + [""]
 
 
-def likely_mistakes(cases: list[Mapping[str, Any]]) -> Counter:
-    """(title, hint) of each failed case's cause in the run's verdict, counted: one line per mistake."""
-    found: Counter = Counter()
+@dataclass(frozen=True)
+class Mistake:
+    key: str  # the cause's id; for failures no cause explains, why they were not explained
+    title: str
+    hint: str
+    count: int
+
+
+def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
+    """The mistakes behind failed cases, one per cause (grouped by the cause's id), most cases first."""
+    found: dict[str, list] = {}
     for case in cases:
         cause = case.get("cause")
         if cause:
-            found[(cause["title"], cause.get("hint", ""))] += 1
+            key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
         elif not case.get("provided", True):
-            found[
-                (f"{case['operation']} is missing from the submission", "implement it with the TinyTorch API's names")
-            ] += 1
+            key = f"missing:{case['operation']}"
+            title, hint = (
+                f"{case['operation']} is missing from the submission",
+                "implement it with the TinyTorch API's names",
+            )
         else:
-            found[(_no_match(case), "")] += 1
-    return found
+            key, title, hint = f"unexplained:{case['outcome']}", _no_match(case), ""
+        found.setdefault(key, [key, title, hint, 0])[3] += 1
+    return sorted((Mistake(*entry) for entry in found.values()), key=lambda m: -m.count)
 
 
 def _first_line(case_id: str, message: str) -> str:
@@ -105,15 +125,15 @@ def top_mistake(record: Mapping[str, Any]) -> str:
     return mistakes[0]["title"] if mistakes else ""
 
 
-def result_output(item_score: ItemScore) -> str:
-    """The text Gradescope shows for one rubric item."""
+def result_output(item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None) -> str:
+    """The text Gradescope shows for one rubric item (``named`` as for :func:`_lost`, in the tests' order)."""
     if not item_score.failed:
         return (
             f"{item_score.passed} of {item_score.counted} cases pass."
             if item_score.counted
             else "no case of this item could run"
         )
-    return "\n".join(_lost(item_score)[2:]).strip()
+    return "\n".join(_lost(item_score, named)[2:]).strip()
 
 
 def record_output(record: Mapping[str, Any], score: Score) -> str:

@@ -24,6 +24,7 @@ from embconf.grading.files import check_writable
 from embconf.grading.job import RECORD_FORMAT, Job, record_of
 from embconf.grading.outputs import write_class, write_submission
 from embconf.grading.pool import Progress, run_jobs
+from embconf.grading.roster import Roster
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
 from embconf.grading.uploads import MODULE_NAME, UploadRule
@@ -51,6 +52,7 @@ class Options:
     shard: Optional[tuple[int, int]] = None
     bench: bool = False  # the ungraded embconf bench column
     module_name: str = MODULE_NAME  # the file an upload of several files is graded by (uploads' rule 2)
+    roster: Optional[Roster] = None  # --roster: students' ids and emails in the gradebook, and grades.csv
 
     @property
     def uploads(self) -> Path:
@@ -177,7 +179,7 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
         )
         done = sorted(records.values(), key=lambda r: r["name"])
         if done:
-            write_class(options.out, done, options.rubric)
+            write_class(options.out, done, options.rubric, options.roster)
     return done
 
 
@@ -221,7 +223,7 @@ def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[d
     for record in records.values():
         write_submission(options.out, record, options.rubric)
     done = sorted(records.values(), key=lambda r: r["name"])
-    write_class(options.out, done, options.rubric)
+    write_class(options.out, done, options.rubric, options.roster)
     say(f"merged {len(done)} records from {len(outputs)} outputs into {options.out}")
     return done
 

@@ -100,7 +100,11 @@ def test_feedback_is_ordered_by_points_lost_and_names_the_mistake(graded):
     lost = [float(h.rsplit("(lost ", 1)[1].rstrip(")")) for h in headings]
     assert lost == sorted(lost, reverse=True) and len(lost) >= 2
     assert headings[0].startswith("### Token lookup, backward")
-    assert "Hint: use np.add.at" in text and "Row 0 is used twice" in text
+    assert text.count("Hint: use np.add.at") == 1 and "Row 0 is used twice" in text  # one mistake, explained once
+    assert "- The same mistake as under Token lookup, backward" in text  # where it loses points again
+    page = (out / "feedback" / "bob.html").read_text(encoding="utf-8")
+    assert "<h3>Token lookup, backward" in page and "<script" not in page and "<code>bob.py</code>" in page
+    assert 'href="feedback/bob.html"' in (out / "report.html").read_text(encoding="utf-8")
     assert "## What passed" in text and "Token lookup, forward" in text.split("## What passed")[1]
     assert "Not graded: does not import: SyntaxError" in (out / "feedback" / "erin.md").read_text(encoding="utf-8")
 
@@ -117,7 +121,8 @@ def test_results_are_gradescope_results(graded):
             assert test["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
     bob = json.loads((out / "results" / "bob.json").read_text(encoding="utf-8"))
     failed = [t for t in bob["tests"] if t["status"] == "failed"]
-    assert failed and all("Likely mistake" in t["output"] for t in failed)
+    assert failed and "Likely mistake" in failed[0]["output"]
+    assert all("Likely mistake" in t["output"] or "The same mistake as under" in t["output"] for t in failed)
 
 
 def test_a_second_run_reuses_unchanged_submissions_and_force_regrades(graded, capsys):

@@ -313,3 +313,20 @@ def test_feedback_names_one_mistake_once_with_the_causes_embconf_run_names(corpu
     for section in text.split("### ")[1:]:
         assert sum(line.startswith("- Likely mistake") for line in section.splitlines()) <= 1
     assert not any(case.id in line for line in bullets for case in corpus.cases)
+
+
+def test_pass_rate_bars_are_labelled_with_what_the_requirement_asks(class_report):
+    from embconf.grading.report import _label
+
+    report = (class_report / "report.html").read_text(encoding="utf-8")
+    assert ">bit-exact row copy · EMB-FWD-2</text>" in report
+    assert _label("EMB-GEN-2", "determinism (SHOULD)") == "determinism (SHOULD) · EMB-GEN-2"
+    assert len(_label("EMB-X-1", "a" * 80)) == 46 and _label("EMB-X-1", "a" * 80).endswith("… · EMB-X-1")
+
+
+def test_feedback_pages_escape_what_submissions_say():
+    from embconf.grading.feedback_html import page
+
+    html = page("# s: 0 / 100\n\n- `x` (error): <script>alert(1)</script> **bold**\n\n  ```\n  <img src=x>\n  ```\n")
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;img src=x&gt;" in html
+    assert "<li><code>x</code> (error):" in html and "<b>bold</b>" in html and "<title>s: 0 / 100</title>" in html

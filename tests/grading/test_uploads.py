@@ -63,7 +63,16 @@ def uploads(tmp_path_factory):
     samples.write(nina, "part1", "module")
     samples.write(nina, "part2", "module")
     out = tmp_path_factory.mktemp("out")
-    assert main(["grade", str(folder), "--out", str(out), "--jobs", "2", "--run-timeout", "60"]) == 0
+    roster = staging / "roster.csv"
+    roster.write_text(
+        "Submission,SID,Email,Student\njack,1001,jack@uni.edu,Jack Ode\nkim,1002,kim@uni.edu,Kim Lee\n"
+        "kim,1003,kai@uni.edu,Kai Lee\nzoe,1004,zoe@uni.edu,Zoe Park\nmia,=1+1,mia@uni.edu,Mia Roe\n",
+        encoding="utf-8",
+    )
+    code = main(
+        ["grade", str(folder), "--out", str(out), "--jobs", "2", "--run-timeout", "60", "--roster", str(roster)]
+    )
+    assert code == 0
     return folder, out, rows(out)
 
 
@@ -172,3 +181,47 @@ def test_an_unreadable_submission_exits_2_without_results(tmp_path, capsys):
     finally:
         submission.chmod(stat.S_IRWXU)
     assert "cannot read" in capsys.readouterr().err and not results.exists()
+
+
+def test_the_course_staff_guide_states_the_zip_bounds_the_code_applies():
+    from embconf.untrusted.archive import Limits
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "autograder.md").read_text(encoding="utf-8")
+    limits = Limits()
+    stated = f"more than {limits.members} members, more than {limits.bytes // 2**20} MB unpacked\n  or more than {limits.ratio:g} times"
+    assert stated in guide
+
+
+def test_the_roster_puts_ids_and_emails_in_the_gradebook_and_writes_grades_csv(uploads):
+    _, out, book = uploads
+    assert (book["jack"]["sid"], book["jack"]["email"], book["jack"]["student"]) == ("1001", "jack@uni.edu", "Jack Ode")
+    assert book["kim"]["sid"] == "1002; 1003" and book["nina"]["sid"] == ""  # a group; a submission not on the roster
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        grades = list(csv.DictReader(handle))
+    assert [(g["sid"], g["score"], g["reason"]) for g in grades] == [
+        ("1001", "100", ""),
+        ("1002", "100", ""),
+        ("1003", "100", ""),
+        ("'=1+1", "0", "zip refused: member '../../escaped.py' points outside its folder ('..')"),
+        ("1004", "", "no submission"),
+    ]
+
+
+def test_gradescope_submission_metadata_is_a_roster_and_a_bad_roster_is_one_line(tmp_path):
+    from embconf.grading.roster import RosterError, Student, load_roster
+
+    metadata = tmp_path / "submission_metadata.yml"
+    metadata.write_text(
+        "submission_101:\n  :submitters:\n  - :name: Ann Bee\n    :sid: '7'\n    :email: ann@uni.edu\n"
+        "  - :name: Bo Cee\n    :sid: '8'\n    :email: bo@uni.edu\n",
+        encoding="utf-8",
+    )
+    assert load_roster(metadata) == {
+        "submission_101": [Student("Ann Bee", "7", "ann@uni.edu"), Student("Bo Cee", "8", "bo@uni.edu")]
+    }
+    bad = tmp_path / "roster.csv"
+    bad.write_text("sid,email\n1,a@b\n", encoding="utf-8")
+    with pytest.raises(RosterError, match="no 'submission' \\(or 'name'\\) column"):
+        load_roster(bad)
+    with pytest.raises(RosterError, match="no such file"):
+        load_roster(tmp_path / "missing.csv")
