@@ -28,7 +28,7 @@ def feedback(score: Score, title: str) -> str:
         lines += [f"Note: {record['note']}.", ""]
     if record["status"] != "graded":
         return "\n".join(lines + [f"**Not graded: {record['reason']}.** Every item scores 0.", ""])
-    lines += [f"Verdict: {record['verdict'].get('summary', '')}.", ""]
+    lines += [f"Verdict: {short_verdict(record)}.", ""]
     losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
     if losing:
         lines += ["## What lost points", ""]
@@ -60,7 +60,7 @@ def _lost(item_score: ItemScore, named: Optional[MutableMapping[str, str]] = Non
         cases = f"{mistake.count} case{'s' if mistake.count > 1 else ''}"
         earlier = named.get(mistake.key)
         if earlier is not None:
-            lines.append(f"- The same mistake as under {earlier} ({cases}): {mistake.title}")
+            lines.append(f"- The same mistake as under {earlier}, above ({cases}).")
             continue
         named[mistake.key] = item.name
         hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
@@ -139,4 +139,13 @@ def result_output(item_score: ItemScore, named: Optional[MutableMapping[str, str
 def record_output(record: Mapping[str, Any], score: Score) -> str:
     if record["status"] != "graded":
         return f"Not graded: {record['reason']}."
-    return f"{score.total:g} / {score.max:g}. {record['verdict'].get('summary', '')}."
+    return f"{score.total:g} / {score.max:g}. {short_verdict(record)}."
+
+
+def short_verdict(record: Mapping[str, Any]) -> str:
+    """'28 of 165 applicable cases fail; 1 likely mistake, named below': the counts, the mistakes left to the items."""
+    verdict = record.get("verdict") or {}
+    summary, mistakes = str(verdict.get("summary", "")), verdict.get("mistakes") or []
+    if not mistakes:
+        return summary
+    return f"{summary.split('; ', 1)[0]}; {len(mistakes)} likely mistake{'s' if len(mistakes) > 1 else ''}, named below"

@@ -100,7 +100,8 @@ def test_feedback_is_ordered_by_points_lost_and_names_the_mistake(graded):
     lost = [float(h.rsplit("(lost ", 1)[1].rstrip(")")) for h in headings]
     assert lost == sorted(lost, reverse=True) and len(lost) >= 2
     assert headings[0].startswith("### Token lookup, backward")
-    assert text.count("Hint: use np.add.at") == 1 and "Row 0 is used twice" in text  # one mistake, explained once
+    assert text.count("indexed assignment (grad[ids]") == 1 and "Row 0 is used twice" in text  # one mistake, named once
+    assert text.count("Hint: use np.add.at") == 1 and "1 likely mistake, named below" in text
     assert "- The same mistake as under Token lookup, backward" in text  # where it loses points again
     page = (out / "feedback" / "bob.html").read_text(encoding="utf-8")
     assert "<h3>Token lookup, backward" in page and "<script" not in page and "<code>bob.py</code>" in page
