@@ -34,7 +34,7 @@ def feedback(score: Score, title: str) -> str:
         lines += ["## What lost points", ""]
         named: dict[str, str] = {}
         for item_score in losing:
-            lines += _lost(item_score, named)
+            lines += _lost(item_score, named, lines_hold(record))
     passed = [s for s in score.items if s.lost <= 0]
     if passed:
         lines += (
@@ -45,8 +45,16 @@ def feedback(score: Score, title: str) -> str:
     return "\n".join(lines)
 
 
-def _lost(item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None) -> list[str]:
-    """An item's lost points: each mistake once (``named``: cause key -> the item that already named it)."""
+def lines_hold(record: Mapping[str, Any]) -> bool:
+    """Whether line numbers in messages are the student's own (a module or package; a notebook's are its export's)."""
+    return record.get("kind") in ("module", "package")
+
+
+def _lost(
+    item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None, with_lines: bool = False
+) -> list[str]:
+    """An item's lost points: each mistake once (``named``: cause key -> the item that already named it), with
+    where to look in the student's code when a traceback says (the line too when ``with_lines``)."""
     named = {} if named is None else named
     item = item_score.item
     lines = [
@@ -64,7 +72,10 @@ def _lost(item_score: ItemScore, named: Optional[MutableMapping[str, str]] = Non
             continue
         named[mistake.key] = item.name
         hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
-        lines.append(f"- Likely mistake ({cases}): {mistake.title}{hint}")
+        where = _where(mistake.frame, with_lines)
+        lines.append(
+            f"- Likely mistake ({cases}): {mistake.title}{hint}" + (f"\n  Where to look: {where}" if where else "")
+        )
     lines.append("")
     for number, case in enumerate(item_score.failed[:SHOWN_CASES]):
         message = case.get("message") or (
@@ -85,6 +96,10 @@ class Mistake:
     title: str
     hint: str
     count: int
+    frame: tuple[str, int, str] = ("", 0, "")  # (file, line, function) of the student's code in a traceback
+
+
+FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
 
 
 def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
@@ -102,8 +117,27 @@ def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
             )
         else:
             key, title, hint = f"unexplained:{case['outcome']}", _no_match(case), ""
-        found.setdefault(key, [key, title, hint, 0])[3] += 1
+        entry = found.setdefault(key, [key, title, hint, 0, ("", 0, "")])
+        entry[3] += 1
+        if not entry[4][0]:
+            entry[4] = _frame(str(case.get("message", "")))
     return sorted((Mistake(*entry) for entry in found.values()), key=lambda m: -m.count)
+
+
+def _frame(message: str) -> tuple[str, int, str]:
+    """The innermost traceback frame in the student's module (embeddings.py), if the message holds one."""
+    frames = [m for m in FRAME.finditer(message) if m.group(1) == "embeddings.py"]
+    if not frames:
+        return ("", 0, "")
+    last = frames[-1]
+    return (last.group(1), int(last.group(2)), last.group(3))
+
+
+def _where(frame: tuple[str, int, str], with_lines: bool) -> str:
+    name, line, function = frame
+    if not name:
+        return ""
+    return f"`{function}`" + (f", line {line} of {name}" if with_lines else "")
 
 
 def _first_line(case_id: str, message: str) -> str:
@@ -125,7 +159,9 @@ def top_mistake(record: Mapping[str, Any]) -> str:
     return mistakes[0]["title"] if mistakes else ""
 
 
-def result_output(item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None) -> str:
+def result_output(
+    item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None, with_lines: bool = False
+) -> str:
     """The text Gradescope shows for one rubric item (``named`` as for :func:`_lost`, in the tests' order)."""
     if not item_score.failed:
         return (
@@ -133,7 +169,7 @@ def result_output(item_score: ItemScore, named: Optional[MutableMapping[str, str
             if item_score.counted
             else "no case of this item could run"
         )
-    return "\n".join(_lost(item_score, named)[2:]).strip()
+    return "\n".join(_lost(item_score, named, with_lines)[2:]).strip()
 
 
 def record_output(record: Mapping[str, Any], score: Score) -> str:

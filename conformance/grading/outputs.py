@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from embconf.grading.feedback import feedback, record_output, result_output, top_mistake
+from embconf.grading.feedback import feedback, lines_hold, record_output, result_output, top_mistake
 from embconf.grading.files import csv_cell, write_json, write_text
 from embconf.grading.roster import Roster, grades_csv, students_of
 from embconf.grading.rubric import Rubric
@@ -41,7 +41,7 @@ def gradescope_results(result: Score) -> dict[str, Any]:
             "score": s.points,
             "max_score": s.item.points,
             "status": "passed" if s.lost <= 0 else "failed",
-            "output": result_output(s, named),
+            "output": result_output(s, named, lines_hold(record)),
             "output_format": "md",
             "visibility": s.item.visibility,
         }

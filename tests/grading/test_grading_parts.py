@@ -330,3 +330,37 @@ def test_feedback_pages_escape_what_submissions_say():
     html = page("# s: 0 / 100\n\n- `x` (error): <script>alert(1)</script> **bold**\n\n  ```\n  <img src=x>\n  ```\n")
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;img src=x&gt;" in html
     assert "<li><code>x</code> (error):" in html and "<b>bold</b>" in html and "<title>s: 0 / 100</title>" in html
+
+
+@pytest.mark.parametrize("kind, where", [("module", "`forward`, line 147 of embeddings.py"), ("ipynb", "`forward`\n")])
+def test_feedback_says_where_to_look_when_a_traceback_says(corpus, kind, where):
+    from embconf.grading.feedback import feedback
+
+    case = corpus.by_id()["pos.forward.batch1"]
+    message = (
+        "pos.forward.batch1 [EMB-POS-1] learned_positions_forward: raised NotImplementedError: TODO\n"
+        'Traceback (most recent call last):\n  File "tinytorch/core/autograd.py", line 12, in apply\n'
+        '  File "tinytorch/core/embeddings.py", line 147, in forward\n    raise NotImplementedError("TODO")\n'
+    )
+    cause = {"id": "symptom:todo", "title": "raised NotImplementedError", "hint": "write it"}
+    record = {
+        "name": "s",
+        "entry": "s.py",
+        "kind": kind,
+        "status": "graded",
+        "reason": "",
+        "verdict": {"summary": "1 of 1 fail", "mistakes": [{**cause, "cases": [case.id]}]},
+        "cases": [
+            {
+                "id": case.id,
+                "requirements": list(case.requirements),
+                "operation": case.operation,
+                "outcome": "error",
+                "provided": True,
+                "message": message,
+                "cause": cause,
+            }
+        ],
+    }
+    text = feedback(score(record, load(None, corpus.cases)), "title")
+    assert f"  Where to look: {where}" in text + "\n"
