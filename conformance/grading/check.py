@@ -7,14 +7,16 @@ runs isolated, as ``embconf run`` runs it), a notebook's namespace (``globals()`
 guarded but not isolated: its live classes cannot be sent to another process), or a path (``str`` or
 ``Path``) to a module, a percent-format or Jupyter notebook, a zip, or a package folder. A module that
 sits in its own importable package (``tinytorch/core/embeddings.py`` beside the student's ``tensor.py``)
-runs in place, on the student's package; any other file is staged on the base package as ``embconf
-grade`` stages a submission. Isolated runs start from a fresh interpreter (:mod:`.fresh`), so a script
-needs no ``if __name__ == "__main__":``. A target that does not load is a result too: its one line says
+runs in place, on the student's package; any other file is staged as ``embconf grade`` stages a
+submission, on ``base``, else the ``tinytorch`` this Python imports (the student's own), else the
+example. Isolated runs start from a fresh interpreter (:mod:`.fresh`), so a script needs no ``if
+__name__ == "__main__":``. A target that does not load is a result too: its one line says
 why, and it scores 0.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 import sys
@@ -160,15 +162,29 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
     sub = classify(path, UploadRule(scratch=tmp / "upload"))
     if path.is_file() and sub.kind == "module":  # the student's modules beside it, importable as they are at home
         sub.helpers = tuple(sorted(p for p in path.parent.glob("*.py") if p != path))[:MAX_HELPERS]
-    if sub.needs_base and base is None and default_base() is None:
+    base = base or importable_base() or default_base()
+    if sub.needs_base and base is None:
         raise CheckError(
-            f"{sub.graded}: a lone module is checked on a base package; pass base=PATH (a folder holding tinytorch/)"
+            f"{sub.graded}: a lone module is checked on a tinytorch package, and none is importable here; "
+            "pass base=PATH (a folder holding tinytorch/)"
         )
     try:
-        module, exported = stage(sub, tmp / "work", (base or default_base()))
+        module, exported = stage(sub, tmp / "work", base)
     except SubmissionProblem as exc:
         raise CheckError(str(exc)) from None
     return f"tinytorch:{module}", options, exported
+
+
+def importable_base() -> Optional[Path]:
+    """The folder holding the ``tinytorch`` package this Python would import (the student's own), if any."""
+    try:
+        spec = importlib.util.find_spec("tinytorch")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if (Path(location) / "core").is_dir():
+            return Path(location).parent
+    return None
 
 
 def _namespace(target: Union[types.ModuleType, Mapping[str, Any]]) -> str:

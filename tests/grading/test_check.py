@@ -72,3 +72,16 @@ def test_what_cannot_be_checked_is_one_line(tmp_path):
         result = embconf.check(target)
         assert says in result.problem and "\n" not in result.problem and result.score.total == 0
         assert len(str(result).splitlines()) == 2
+
+
+def test_a_lone_module_is_checked_on_the_tinytorch_the_student_imports(tmp_path):
+    home = tmp_path / "course"
+    samples.write(tmp_path, "course", "package")
+    with open(home / "tinytorch" / "core" / "tensor.py", "a", encoding="utf-8") as handle:
+        handle.write("\nONLY_IN_THIS_STUDENTS_TENSOR = True\n")
+    (home / "mine.py").write_text(
+        samples.module_text() + "\nfrom tinytorch.core.tensor import ONLY_IN_THIS_STUDENTS_TENSOR\n", encoding="utf-8"
+    )
+    (home / "check_me.py").write_text('import embconf\nprint(repr(embconf.check("mine.py")))\n', encoding="utf-8")
+    done = python(home, "check_me.py")  # the script's folder is on sys.path: its tinytorch is importable
+    assert done.stdout.startswith("<embconf.check 100/100"), done.stdout + done.stderr[-2000:]
