@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "grading"))
 import grading_samples as samples  # noqa: E402
 
 from embconf.grading.submissions import default_base, discover, stage  # noqa: E402

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "embconf.mutants.command",
     "embconf.matrix.command",
     "embconf.grading.command",
+    "embconf.autograder.command",
     "embconf.bench.command",
 )
 
@@ -40,11 +41,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from embconf.untrusted.write import ConsoleStream, open_standard_streams
 
     open_standard_streams()  # before anything is opened: `embconf run >&-` loses no report
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C while the commands are still being imported
+        print("embconf: interrupted", file=sys.stderr)
+        return 130
     stdout = sys.stdout
     sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave
     try:

@@ -15,3 +15,9 @@ def corpus():
 @pytest.fixture(scope="session")
 def cases_by_id(corpus):
     return corpus.by_id()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: builds a wheel and a fresh virtual environment (minutes; -m 'not slow' skips)"
+    )

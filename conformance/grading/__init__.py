@@ -1,11 +1,13 @@
 """Grading a class: ``embconf grade`` over a folder of submissions (package folders, single modules,
-percent-format and Jupyter notebooks), each run isolated as ``embconf run`` runs it, scored by a
-rubric (data), with a gradebook, feedback, Gradescope results and a class report; ``embconf.check``
-for a student in Jupyter.
+percent-format and Jupyter notebooks, zips and folders of several files), each run isolated as ``embconf
+run`` runs it, scored by a rubric (data), with a gradebook, feedback, Gradescope results and a class
+report; ``embconf.check`` for a student in Jupyter, ``python -i`` or a script.
 
-One job a module: :mod:`.submissions` (what a folder holds, staging, content hashes), :mod:`.notebook`
-(nbdev export cells), :mod:`.job` (grading one submission), :mod:`.mistakes` (the verdict, the one
-reader of diagnoses), :mod:`.rubric` and :mod:`.score`, :mod:`.feedback`, :mod:`.outputs` (the files)
-through :mod:`.files` (the one writer), :mod:`.report` with :mod:`.template`, :mod:`.session`
-(parallel, resumable, shards, merge), :mod:`.command` (the CLI's side) and :mod:`.check`.
+One job a module: :mod:`.submissions` (what a folder holds, staging, content hashes), :mod:`.uploads`
+(zips and the rule saying which file of an upload is graded), :mod:`.notebook` (nbdev export cells),
+:mod:`.job` (grading one submission), :mod:`.mistakes` (the verdict, the one reader of diagnoses),
+:mod:`.rubric` and :mod:`.score`, :mod:`.feedback`, :mod:`.outputs` (the files) through :mod:`.files`
+(the one writer), :mod:`.report` with :mod:`.template`, :mod:`.session` (parallel, resumable, shards,
+merge), :mod:`.command` (the CLI's side), :mod:`.check` with :mod:`.check_text` (what the student
+reads) and :mod:`.fresh` (a call in a fresh interpreter, from anywhere).
 """

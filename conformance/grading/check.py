@@ -1,19 +1,24 @@
-"""``embconf.check(...)``: a student's own check from Jupyter or a terminal.
+"""``embconf.check(...)``: a student's own check from Jupyter, ``python -i`` or a plain script.
 
 ``check(target)`` runs the suite on the student's module and returns a :class:`CheckResult`: in a
-notebook its HTML shows the score, the verdict and each failure with its likely cause; printed, it is
-the console report. ``target`` is a module (one loaded from a file runs isolated, as ``embconf run``
-runs it), a notebook's namespace (``globals()``; it runs in the kernel, guarded but not isolated:
-its live classes cannot be sent to another process), or a path to a module, a percent-format or
-Jupyter notebook, or a package folder (staged as ``embconf grade`` stages a submission).
+notebook its HTML shows the score, the verdict and each failure with its likely cause; printed, it is a
+short text (:mod:`.check_text`); its repr is one line. ``target`` is a module (one loaded from a file
+runs isolated, as ``embconf run`` runs it), a notebook's namespace (``globals()``; it runs in the kernel,
+guarded but not isolated: its live classes cannot be sent to another process), or a path (``str`` or
+``Path``) to a module, a percent-format or Jupyter notebook, a zip, or a package folder. A module that
+sits in its own importable package (``tinytorch/core/embeddings.py`` beside the student's ``tensor.py``)
+runs in place, on the student's package; any other file is staged as ``embconf grade`` stages a
+submission, on ``base``, else the ``tinytorch`` this Python imports (the student's own), else the
+example. Isolated runs start from a fresh interpreter (:mod:`.fresh`), so a script needs no ``if
+__name__ == "__main__":``. A target that does not load is a result too: its one line says
+why, and it scores 0.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import io
+import importlib.util
 import itertools
-import multiprocessing
+import os
 import sys
 import tempfile
 import types
@@ -22,20 +27,22 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from embconf.adapters import ImplementationError
+from embconf.adapters.loading import package_location
 from embconf.corpus.fixtures import load_corpus
+from embconf.grading import check_text, fresh
 from embconf.grading.job import cases_of, load_reason, run_fields, run_submission
 from embconf.grading.notebook import Exported
 from embconf.grading.rubric import load
 from embconf.grading.score import Score, score
-from embconf.grading.submissions import SubmissionProblem, classify, default_base, stage
-from embconf.grading.template import render
+from embconf.grading.submissions import SubmissionProblem, UnreadableSubmission, classify, default_base, stage
+from embconf.grading.uploads import UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.record import RunRecord
 from embconf.model.vocabulary import FIXTURES_DIR
 
-TEMPLATE = Path(__file__).with_name("check_template.html")
 _names = itertools.count()
-Target = Union[str, Path, types.ModuleType, Mapping[str, Any], None]
+MAX_HELPERS = 50
+Target = Union[str, "os.PathLike[str]", types.ModuleType, Mapping[str, Any], None]
 
 
 class CheckError(Exception):
@@ -44,61 +51,37 @@ class CheckError(Exception):
 
 @dataclass
 class CheckResult:
-    run: RunRecord
+    run: Optional[RunRecord]  # None when the target could not be run (``problem`` says why)
     record: dict[str, Any]
     score: Score
 
     @property
+    def problem(self) -> str:
+        return str(self.record.get("reason", "")) if self.record["status"] != "graded" else ""
+
+    @property
     def verdict(self) -> str:
-        return self.record["verdict"]["summary"]
+        return self.problem or self.record["verdict"]["summary"]
 
     @property
     def passed(self) -> bool:
-        return not self.failures()
+        return not self.problem and not self.failures()
 
     def failures(self) -> list[dict[str, Any]]:
         return [c for c in self.record["cases"] if c["outcome"] in ("fail", "error", "crash", "timeout")]
 
-    def __str__(self) -> str:
-        from embconf.reports.console import Console
+    def unwritten(self) -> list[str]:
+        """What the submission has not written yet (an API name missing, or raising NotImplementedError)."""
+        return check_text.unwritten(self.record)
 
-        stream = io.StringIO()
-        stream.write(f"score {self.score.total:g} / {self.score.max:g}: {self.verdict}\n\n")
-        Console(stream, colour=False, quiet=True).report(self.run)
-        return stream.getvalue()
+    def __str__(self) -> str:
+        return check_text.text(self)
+
+    def __repr__(self) -> str:
+        return f"<embconf.check {self.score.total:g}/{self.score.max:g}: {self.verdict[:200]}>"
 
     def _repr_html_(self) -> str:
-        failures = [
-            {
-                "id": c["id"],
-                "outcome": c["outcome"],
-                "message": c["message"],
-                "cause": (c["cause"]["title"] if c.get("cause") else "no known mistake matches"),
-            }
-            for c in self.failures()
-        ]
-        items = [
-            {
-                "name": s.item.name,
-                "points": f"{s.points:g}",
-                "max": f"{s.item.points:g}",
-                "ok": "ok" if s.lost <= 0 else "lost",
-            }
-            for s in self.score.items
-        ]
-        return render(
-            TEMPLATE.read_text(encoding="utf-8"),
-            {
-                "score": f"{self.score.total:g}",
-                "max": f"{self.score.max:g}",
-                "verdict": self.verdict,
-                "colour": "#1e7d3a" if self.passed else "#b3261e",
-                "counts": ", ".join(f"{n} {o}" for o, n in self.run.summary().items() if n),
-                "items": items,
-                "shown": failures[:50],
-                "more": max(len(failures) - 50, 0),
-            },
-        )
+        return check_text.html(self)
 
 
 def check(
@@ -114,27 +97,37 @@ def check(
     corpus = load_corpus(FIXTURES_DIR)
     chosen = load(rubric, corpus.cases)
     by_id = corpus.by_id()
-    cases = [by_id[case_id] for case_id in chosen.case_ids(corpus.cases)]
-    case_ids = tuple(case.id for case in cases)
+    case_ids = tuple(by_id[case_id].id for case_id in chosen.case_ids(corpus.cases))
+    entry = _entry(target)
     with tempfile.TemporaryDirectory(prefix="embconf-check-") as tmp:
-        impl, options, exported = _impl(target, Path(tmp), base, options)
-        if options.in_process:
-            run = _run(impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported)
-        else:  # a fresh interpreter: nothing the kernel imported (another tinytorch) leaks into the worker
-            context = multiprocessing.get_context("spawn")
-            with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-                run = pool.submit(_run, impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported).result()
+        try:
+            impl, options, exported = _impl(target, Path(tmp), base, options)
+            if options.in_process:
+                run = _run(impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported)
+            else:  # a fresh interpreter: nothing the caller imported (another tinytorch) leaks into the worker
+                run = fresh.call(_run, impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported)
+        except (CheckError, fresh.FreshError, UnreadableSubmission) as exc:
+            record = {"name": "check", "entry": entry, "kind": "", "status": "problem", "reason": str(exc)}
+            return CheckResult(None, {**record, "summary": {}, "verdict": {}, "cases": []}, score(record, chosen))
         if target is not None and not isinstance(target, Mapping):  # name what the student gave, not the staged copy
-            run.implementation = {**run.implementation, "name": getattr(target, "__name__", str(target))}
+            run.implementation = {**run.implementation, "name": entry}
         record = {
             "name": "check",
-            "entry": str(target),
+            "entry": entry,
             "kind": "",
             "status": "graded",
             "reason": "",
             **run_fields(run, Path(tmp)),
         }
     return CheckResult(run, record, score(record, chosen))
+
+
+def _entry(target: Target) -> str:
+    if target is None or isinstance(target, Mapping):
+        return "tinytorch.core.embeddings" if target is None else "the notebook's namespace"
+    if isinstance(target, types.ModuleType):
+        return target.__name__
+    return os.fspath(target) if isinstance(target, (str, os.PathLike)) else repr(target)[:200]
 
 
 def _run(
@@ -159,12 +152,39 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
         return _namespace(target), IsolationOptions(in_process=True), None
     if isinstance(target, types.ModuleType):
         return f"tinytorch:{target.__file__}", options, None
-    sub = classify(Path(target))
+    if not isinstance(target, (str, os.PathLike)):
+        raise CheckError(f"cannot check a {type(target).__name__}: give a path, a module or globals()")
+    path = Path(target).expanduser().resolve()
+    if not path.exists():
+        raise CheckError(f"{os.fspath(target)}: no such file or folder")
+    if path.is_file() and path.suffix == ".py" and package_location(path)[1] is not None:
+        return f"tinytorch:{path}", options, None  # in the student's own package, on the student's own Tensor
+    sub = classify(path, UploadRule(scratch=tmp / "upload"))
+    if path.is_file() and sub.kind == "module":  # the student's modules beside it, importable as they are at home
+        sub.helpers = tuple(sorted(p for p in path.parent.glob("*.py") if p != path))[:MAX_HELPERS]
+    base = base or importable_base() or default_base()
+    if sub.needs_base and base is None:
+        raise CheckError(
+            f"{sub.graded}: a lone module is checked on a tinytorch package, and none is importable here; "
+            "pass base=PATH (a folder holding tinytorch/)"
+        )
     try:
-        module, exported = stage(sub, tmp / "work", (base or default_base()))
+        module, exported = stage(sub, tmp / "work", base)
     except SubmissionProblem as exc:
         raise CheckError(str(exc)) from None
     return f"tinytorch:{module}", options, exported
+
+
+def importable_base() -> Optional[Path]:
+    """The folder holding the ``tinytorch`` package this Python would import (the student's own), if any."""
+    try:
+        spec = importlib.util.find_spec("tinytorch")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if (Path(location) / "core").is_dir():
+            return Path(location).parent
+    return None
 
 
 def _namespace(target: Union[types.ModuleType, Mapping[str, Any]]) -> str:

@@ -8,9 +8,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from embconf.grading.pool import run_jobs
 from embconf.grading.rubric import RubricError, load
-from embconf.grading.session import GradeUsageError, Options, default_jobs, grade_folder, merge, parse_shard, run_jobs
+from embconf.grading.session import (
+    GradeUsageError,
+    Options,
+    default_jobs,
+    grade_folder,
+    merge,
+    parse_shard,
+    require_base,
+)
 from embconf.grading.submissions import classify, content_hash, default_base
+from embconf.grading.uploads import MODULE_NAME
 from embconf.isolation import IsolationOptions
 from embconf.isolation.options import add_limits, isolation_options
 
@@ -25,6 +35,12 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--base",
         type=Path,
         help="folder holding the tinytorch/ package that single modules and notebooks are graded on (default: the suite's example student)",
+    )
+    parser.add_argument(
+        "--module-name",
+        default=MODULE_NAME,
+        metavar="FILE",
+        help=f"in an upload of several files, the module graded when no notebook exports core.embeddings (default {MODULE_NAME})",
     )
     parser.add_argument("--fixtures", type=Path, help="fixture directory (default: the suite's own)")
     add_limits(parser, GRADE_RUN_TIMEOUT, in_process=False, run_scope="one submission")  # always isolated
@@ -55,6 +71,11 @@ def add_grade(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="OUT_DIR",
         help="merge the outputs of shards into --out instead of grading",
+    )
+    parser.add_argument(
+        "--roster",
+        type=Path,
+        help="students' ids and emails (a CSV: submission, sid, email, student; or submission_metadata.yml): gradebook columns and grades.csv",
     )
     parser.add_argument(
         "--bench", action="store_true", help="add embconf bench's figures (size small) as ungraded gradebook columns"
@@ -95,6 +116,8 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
     base = args.base if args.base is not None else default_base()
     if args.base is not None and not (args.base / "tinytorch" / "core").is_dir():
         raise GradeUsageError(f"--base {args.base}: no tinytorch/core package in it")
+    if "/" in args.module_name or not args.module_name.endswith(".py"):
+        raise GradeUsageError(f"--module-name {args.module_name!r}: expected a file name ending in .py")
     return Options(
         out,
         rubric,
@@ -103,6 +126,7 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
         corpus.manifest_sha256,
         isolation,
         base.resolve() if base else None,
+        module_name=args.module_name,
     )
 
 
@@ -126,6 +150,10 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError("give either SUBMISSIONS_DIR or --merge OUT_DIR...")
     options = _prepared(args, args.out, isolation)
     options.jobs, options.force, options.bench = args.jobs, args.force, args.bench
+    if args.roster is not None:
+        from embconf.grading.roster import load_roster
+
+        options.roster = load_roster(args.roster)
     options.shard = parse_shard(args.shard) if args.shard else None
     records = merge(args.merge, options) if args.merge else grade_folder(args.submissions, options)
     problems = sum(r["status"] != "graded" for r in records)
@@ -150,8 +178,9 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError(reason)
     with tempfile.TemporaryDirectory(prefix="embconf-gradescope-") as tmp:
         options = _prepared(args, Path(tmp), isolation)
-        sub = classify(args.submission)
+        sub = classify(args.submission, options.rule())  # UnreadableSubmission: the TA's to fix, exit 2
         sub.name = "submission"
+        require_base([sub], options.base)
         digest = content_hash(sub, options.base, "")
         job = Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)
         record = record_of(sub, digest, reason=sub.problem) if sub.problem else next(run_jobs([job], 1))

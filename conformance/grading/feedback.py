@@ -1,11 +1,13 @@
 """Feedback a student can act on (``feedback/NAME.md``): what lost points, ordered by points lost,
-with the likely mistake and its hint, then what passed."""
+with the likely mistake and its hint, then what passed. A mistake is grouped by its cause's identity (the
+verdict's cause id), never by wording; an item losing points to a mistake an earlier item already named
+says so instead of repeating it."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, MutableMapping, Optional
 
 from embconf.grading.score import ItemScore, Score
 
@@ -18,19 +20,21 @@ def feedback(score: Score, title: str) -> str:
     lines = [
         f"# {record['name']}: {score.total:g} / {score.max:g}",
         "",
-        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'}).",
+        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'})"
+        + (f"; {record['graded']}." if record.get("graded") else "."),
         "",
     ]
     if record.get("note"):
         lines += [f"Note: {record['note']}.", ""]
     if record["status"] != "graded":
         return "\n".join(lines + [f"**Not graded: {record['reason']}.** Every item scores 0.", ""])
-    lines += [f"Verdict: {record['verdict'].get('summary', '')}.", ""]
+    lines += [f"Verdict: {short_verdict(record)}.", ""]
     losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
     if losing:
         lines += ["## What lost points", ""]
+        named: dict[str, str] = {}
         for item_score in losing:
-            lines += _lost(item_score)
+            lines += _lost(item_score, named, lines_hold(record))
     passed = [s for s in score.items if s.lost <= 0]
     if passed:
         lines += (
@@ -41,7 +45,17 @@ def feedback(score: Score, title: str) -> str:
     return "\n".join(lines)
 
 
-def _lost(item_score: ItemScore) -> list[str]:
+def lines_hold(record: Mapping[str, Any]) -> bool:
+    """Whether line numbers in messages are the student's own (a module or package; a notebook's are its export's)."""
+    return record.get("kind") in ("module", "package")
+
+
+def _lost(
+    item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None, with_lines: bool = False
+) -> list[str]:
+    """An item's lost points: each mistake once (``named``: cause key -> the item that already named it), with
+    where to look in the student's code when a traceback says (the line too when ``with_lines``)."""
+    named = {} if named is None else named
     item = item_score.item
     lines = [
         f"### {item.name}: {item_score.points:g} / {item.points:g} (lost {item_score.lost:g})",
@@ -50,10 +64,17 @@ def _lost(item_score: ItemScore) -> list[str]:
         + (" (all-or-nothing item)." if item.credit == "all_or_nothing" else "."),
         "",
     ]
-    for mistake, count in likely_mistakes(item_score.failed).most_common():
-        what, hint = mistake
+    for mistake in likely_mistakes(item_score.failed):
+        cases = f"{mistake.count} case{'s' if mistake.count > 1 else ''}"
+        earlier = named.get(mistake.key)
+        if earlier is not None:
+            lines.append(f"- The same mistake as under {earlier}, above ({cases}).")
+            continue
+        named[mistake.key] = item.name
+        hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
+        where = _where(mistake.frame, with_lines)
         lines.append(
-            f"- Likely mistake ({count} case{'s' if count > 1 else ''}): {what}" + (f"\n  Hint: {hint}" if hint else "")
+            f"- Likely mistake ({cases}): {mistake.title}{hint}" + (f"\n  Where to look: {where}" if where else "")
         )
     lines.append("")
     for number, case in enumerate(item_score.failed[:SHOWN_CASES]):
@@ -69,20 +90,54 @@ def _lost(item_score: ItemScore) -> list[str]:
     return lines + [""]
 
 
-def likely_mistakes(cases: list[Mapping[str, Any]]) -> Counter:
-    """(title, hint) of each failed case's cause in the run's verdict, counted: one line per mistake."""
-    found: Counter = Counter()
+@dataclass(frozen=True)
+class Mistake:
+    key: str  # the cause's id; for failures no cause explains, why they were not explained
+    title: str
+    hint: str
+    count: int
+    frame: tuple[str, int, str] = ("", 0, "")  # (file, line, function) of the student's code in a traceback
+
+
+FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
+
+
+def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
+    """The mistakes behind failed cases, one per cause (grouped by the cause's id), most cases first."""
+    found: dict[str, list] = {}
     for case in cases:
         cause = case.get("cause")
         if cause:
-            found[(cause["title"], cause.get("hint", ""))] += 1
+            key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
         elif not case.get("provided", True):
-            found[
-                (f"{case['operation']} is missing from the submission", "implement it with the TinyTorch API's names")
-            ] += 1
+            key = f"missing:{case['operation']}"
+            title, hint = (
+                f"{case['operation']} is missing from the submission",
+                "implement it with the TinyTorch API's names",
+            )
         else:
-            found[(_no_match(case), "")] += 1
-    return found
+            key, title, hint = f"unexplained:{case['outcome']}", _no_match(case), ""
+        entry = found.setdefault(key, [key, title, hint, 0, ("", 0, "")])
+        entry[3] += 1
+        if not entry[4][0]:
+            entry[4] = _frame(str(case.get("message", "")))
+    return sorted((Mistake(*entry) for entry in found.values()), key=lambda m: -m.count)
+
+
+def _frame(message: str) -> tuple[str, int, str]:
+    """The innermost traceback frame in the student's module (embeddings.py), if the message holds one."""
+    frames = [m for m in FRAME.finditer(message) if m.group(1) == "embeddings.py"]
+    if not frames:
+        return ("", 0, "")
+    last = frames[-1]
+    return (last.group(1), int(last.group(2)), last.group(3))
+
+
+def _where(frame: tuple[str, int, str], with_lines: bool) -> str:
+    name, line, function = frame
+    if not name:
+        return ""
+    return f"`{function}`" + (f", line {line} of {name}" if with_lines else "")
 
 
 def _first_line(case_id: str, message: str) -> str:
@@ -104,18 +159,29 @@ def top_mistake(record: Mapping[str, Any]) -> str:
     return mistakes[0]["title"] if mistakes else ""
 
 
-def result_output(item_score: ItemScore) -> str:
-    """The text Gradescope shows for one rubric item."""
+def result_output(
+    item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None, with_lines: bool = False
+) -> str:
+    """The text Gradescope shows for one rubric item (``named`` as for :func:`_lost`, in the tests' order)."""
     if not item_score.failed:
         return (
             f"{item_score.passed} of {item_score.counted} cases pass."
             if item_score.counted
             else "no case of this item could run"
         )
-    return "\n".join(_lost(item_score)[2:]).strip()
+    return "\n".join(_lost(item_score, named, with_lines)[2:]).strip()
 
 
 def record_output(record: Mapping[str, Any], score: Score) -> str:
     if record["status"] != "graded":
         return f"Not graded: {record['reason']}."
-    return f"{score.total:g} / {score.max:g}. {record['verdict'].get('summary', '')}."
+    return f"{score.total:g} / {score.max:g}. {short_verdict(record)}."
+
+
+def short_verdict(record: Mapping[str, Any]) -> str:
+    """'28 of 165 applicable cases fail; 1 likely mistake, named below': the counts, the mistakes left to the items."""
+    verdict = record.get("verdict") or {}
+    summary, mistakes = str(verdict.get("summary", "")), verdict.get("mistakes") or []
+    if not mistakes:
+        return summary
+    return f"{summary.split('; ', 1)[0]}; {len(mistakes)} likely mistake{'s' if len(mistakes) > 1 else ''}, named below"

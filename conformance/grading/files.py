@@ -9,6 +9,8 @@ from typing import Any
 
 from embconf.untrusted import write as output
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a cell a spreadsheet would run as a formula
+
 
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` atomically (a reader, or an interrupted run, never leaves half a file), creating its folder."""
@@ -30,3 +32,8 @@ def check_writable(directory: Path) -> str:
     except OSError as exc:
         return f"cannot write to {directory}: {exc.strerror or exc}"
     return ""
+
+
+def csv_cell(text: str) -> str:
+    """Text a spreadsheet shows as text (a leading ' disarms a formula)."""
+    return f"'{text}" if text.startswith(FORMULA_START) else text

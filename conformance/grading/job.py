@@ -23,7 +23,7 @@ from embconf.grading.submissions import Submission, SubmissionProblem, stage
 from embconf.isolation import IsolationOptions
 from embconf.model.record import RunRecord
 
-RECORD_FORMAT = 3  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes
+RECORD_FORMAT = 4  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
 
 
@@ -55,6 +55,7 @@ def record_of(sub: Submission, digest: str, **fields: Any) -> dict[str, Any]:
         "kind": sub.kind,
         "hash": digest,
         "note": sub.note,
+        "graded": sub.graded,
         "status": "problem",
         "reason": "",
         "duration_s": 0.0,

@@ -14,12 +14,12 @@ from embconf.grading.rubric import Rubric
 from embconf.grading.score import Score
 from embconf.grading.template import render as render_template
 from embconf.model.outcomes import PASS, XPASS
-from embconf.model.vocabulary import requirement_order
+from embconf.model.vocabulary import requirement_order, requirement_subjects
 
 TEMPLATE = Path(__file__).with_name("report_template.html")
 BINS = 10
 CHART_W, CHART_H, BAR_GAP = 600, 200, 4
-ROW_H, LABEL_W, RATE_W = 18, 110, 460
+ROW_H, LABEL_W, RATE_W, LABEL_CHARS = 18, 330, 360, 46
 SHOWN_STUDENTS = 200  # per mistake; the rest are counted
 
 
@@ -94,11 +94,13 @@ def requirement_rates(graded: Sequence[Score]) -> list[dict[str, Any]]:
             seen[req] += 1
             passed[req] += ok
     rows = []
+    subjects = requirement_subjects()
     for number, req in enumerate(sorted(seen, key=requirement_order)):
         rate = passed[req] / seen[req]
         rows.append(
             {
                 "requirement": req,
+                "label": _label(req, subjects.get(req, "")),
                 "passed": passed[req],
                 "of": seen[req],
                 "percent": f"{100 * rate:.0f}",
@@ -112,6 +114,15 @@ def requirement_rates(graded: Sequence[Score]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _label(requirement: str, subject: str) -> str:
+    """'determinism (SHOULD) · EMB-GEN-2': what the requirement asks, then its id, cut to fit the chart."""
+    subject = subject.replace("`", "")
+    room = LABEL_CHARS - len(requirement) - 3
+    if len(subject) > room:
+        subject = subject[: room - 1].rstrip() + "…"
+    return f"{subject} · {requirement}" if subject else requirement
 
 
 def class_mistakes(graded: Sequence[Score]) -> list[dict[str, Any]]:
@@ -146,7 +157,7 @@ def _student(result: Score) -> dict[str, Any]:
         "anchor": _anchor(record["name"]),
         "score": f"{result.total:g}",
         "entry": record["entry"],
-        "feedback": "feedback/" + quote(record["name"]) + ".md",
+        "feedback": "feedback/" + quote(record["name"]) + ".html",
         "top": mistakes[0]["title"] if mistakes else "",
         "reason": record.get("reason", ""),
         "problem": "problem" if record["status"] != "graded" else "",

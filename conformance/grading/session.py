@@ -6,26 +6,28 @@ submission whose content hash matches its record in OUT_DIR is not run again (``
 record, feedback and results are written the moment it completes, so an interrupted run loses nothing
 already graded; gradebook.csv and report.html are written from all records at the end (and on
 interrupt). ``shard=(I, N)`` grades the submissions whose name hashes to I of N; :func:`merge` joins
-the records of several OUT_DIRs into one.
+the records of several OUT_DIRs into one. What the TA sees while it runs is :mod:`.pool`'s.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import json
-import multiprocessing
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from embconf import __version__
 from embconf.grading.files import check_writable
-from embconf.grading.job import RECORD_FORMAT, Job, grade, record_of
+from embconf.grading.job import RECORD_FORMAT, Job, record_of
 from embconf.grading.outputs import write_class, write_submission
+from embconf.grading.pool import Progress, run_jobs
+from embconf.grading.roster import Roster
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
+from embconf.grading.uploads import MODULE_NAME, UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.errors import UserError
 
@@ -49,6 +51,27 @@ class Options:
     force: bool = False
     shard: Optional[tuple[int, int]] = None
     bench: bool = False  # the ungraded embconf bench column
+    module_name: str = MODULE_NAME  # the file an upload of several files is graded by (uploads' rule 2)
+    roster: Optional[Roster] = None  # --roster: students' ids and emails in the gradebook, and grades.csv
+
+    @property
+    def uploads(self) -> Path:
+        """Where zip uploads are unpacked while the class is graded."""
+        return (self.out / ".work" / "uploads").resolve()
+
+    def rule(self) -> UploadRule:
+        return UploadRule(self.module_name, self.uploads)
+
+
+BASE_NEEDED = "are graded on a base package, and there is none: give --base PATH (a folder holding tinytorch/core)"
+
+
+def require_base(subs: Sequence[Submission], base: Optional[Path]) -> None:
+    """GradeUsageError, before anything runs, when a module or notebook would be graded without a base package."""
+    needing = [sub.name for sub in subs if sub.needs_base]
+    if base is None and needing:
+        names = ", ".join(needing[:3]) + (", ..." if len(needing) > 3 else "")
+        raise GradeUsageError(f"{len(needing)} module or notebook submission(s) ({names}) {BASE_NEEDED}")
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -76,17 +99,28 @@ def submissions(folder: Path, options: Options) -> list[Submission]:
     reason = check_writable(options.out)
     if reason:
         raise GradeUsageError(reason)
-    found = discover(folder, exclude=[options.out])
+    try:
+        found = discover(folder, exclude=[options.out], rule=options.rule())
+    except PermissionError as exc:
+        raise GradeUsageError(f"cannot read {folder} ({exc.strerror or exc}): give the grader read access") from None
     if not found:
         raise GradeUsageError(
             f"{folder} holds no submissions (expected package folders, .py modules or notebooks, .ipynb notebooks)"
         )
-    return [sub for sub in found if in_shard(sub.name, options.shard)]
+    chosen = [sub for sub in found if in_shard(sub.name, options.shard)]
+    require_base(chosen, options.base)
+    return chosen
 
 
 def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[str, Any]]:
     """Grade every submission; the records (reused or new) in name order."""
-    subs = submissions(folder, options)
+    try:
+        return _grade(submissions(folder, options), options, say)
+    finally:  # staged copies and unpacked uploads (left by grading processes ended by Ctrl-C too)
+        shutil.rmtree(options.out.resolve() / ".work", ignore_errors=True)
+
+
+def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str, Any]]:
     salt = json.dumps(
         [
             __version__,
@@ -101,16 +135,14 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
     )
     work = (options.out / ".work").resolve()
     records: dict[str, dict[str, Any]] = {}
-    jobs, reused, digests = [], 0, {}
+    jobs, problems, digests = [], [], {}
     for sub in subs:
         digest = digests[sub.name] = content_hash(sub, options.base, salt)
         cached = None if options.force else _cached(options.out, sub.name, digest)
         if cached is not None:
-            records[sub.name], reused = cached, reused + 1
+            records[sub.name] = cached
         elif sub.problem:
-            records[sub.name] = _finish(
-                options, record_of(sub, digest, reason=sub.problem), say, len(records), len(subs)
-            )
+            problems.append(record_of(sub, digest, reason=sub.problem))
         else:
             jobs.append(
                 Job(
@@ -124,11 +156,19 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
                     options.bench,
                 )
             )
-    if reused:
-        say(f"{reused} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
+    progress = Progress(len(subs), len(jobs), options.jobs, done=len(records))
+    if records:
+        say(f"{len(records)} of {len(subs)} submissions unchanged since they were graded (--force regrades them)")
+    if jobs:
+        say(progress.header())
     try:
+        for record in problems:
+            records[record["name"]] = _finish(options, record, say, progress, ran=False)
         for record in run_jobs(jobs, options.jobs):
-            records[record["name"]] = _finish(options, record, say, len(records), len(subs))
+            records[record["name"]] = _finish(options, record, say, progress)
+    except KeyboardInterrupt:
+        say(progress.interrupted(options.out))
+        raise
     finally:  # on an interrupt too: every record on disk (one may have landed as the interrupt came)
         records.update(
             {
@@ -139,38 +179,14 @@ def grade_folder(folder: Path, options: Options, say: Say = print) -> list[dict[
         )
         done = sorted(records.values(), key=lambda r: r["name"])
         if done:
-            write_class(options.out, done, options.rubric)
-        _remove_empty(work)
+            write_class(options.out, done, options.rubric, options.roster)
     return done
 
 
-def run_jobs(jobs: Sequence[Job], workers: int):
-    """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
-    if not jobs:
-        return
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=max(1, min(workers, len(jobs))), mp_context=context
-    ) as pool:
-        futures = {pool.submit(grade, job): job for job in jobs}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                job = futures[future]
-                try:
-                    yield future.result()
-                except Exception as exc:  # the grading process died (killed, out of memory): this submission only
-                    yield record_of(
-                        job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})"
-                    )
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-
-
-def _finish(options: Options, record: dict[str, Any], say: Say, done: int, total: int) -> dict[str, Any]:
+def _finish(options: Options, record: dict[str, Any], say: Say, progress: Progress, ran: bool = True) -> dict[str, Any]:
     result = write_submission(options.out, record, options.rubric)
     what = f"{result.total:g}/{result.max:g}" + (f"  ({record['reason']})" if record.get("reason") else "")
-    say(f"[{done + 1}/{total}] {record['name']}: {what}")
+    say(progress.line(record["name"], what, ran))
     return record
 
 
@@ -207,16 +223,9 @@ def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[d
     for record in records.values():
         write_submission(options.out, record, options.rubric)
     done = sorted(records.values(), key=lambda r: r["name"])
-    write_class(options.out, done, options.rubric)
+    write_class(options.out, done, options.rubric, options.roster)
     say(f"merged {len(done)} records from {len(outputs)} outputs into {options.out}")
     return done
-
-
-def _remove_empty(directory: Path) -> None:
-    try:
-        directory.rmdir()
-    except OSError:
-        pass
 
 
 def default_jobs() -> int:

@@ -3,10 +3,12 @@ and each one laid out as a ``tinytorch`` package ready to run (:func:`stage`).
 
 Kinds: ``package`` (a folder holding ``tinytorch/core/embeddings.py``, used whole), ``module`` (a single
 ``embeddings.py``), ``percent`` (a jupytext percent-format ``.py`` notebook) and ``ipynb`` (a Jupyter
-notebook). A folder holding exactly one module or notebook counts as that file. Modules and notebooks
-are placed as ``tinytorch/core/embeddings.py`` into a copy of the base package (``--base``), which
-gives them ``tinytorch.core.tensor`` and ``autograd``. Anything else is a submission with a problem,
-graded 0 with the reason: it is listed, never dropped.
+notebook). A folder or a zip (unpacked safely, :mod:`.uploads`) counts as the package it holds, else
+as the file the upload rule grades, with its other modules as helpers. Modules and notebooks are
+placed as ``tinytorch/core/embeddings.py`` into a copy of the base package (``--base``), which gives
+them ``tinytorch.core.tensor`` and ``autograd``. Anything else is a submission with a problem, graded
+0 with the reason: it is listed, never dropped. One the grader may not read is the TA's to fix:
+:class:`UnreadableSubmission` (exit 2).
 """
 
 from __future__ import annotations
@@ -19,15 +21,32 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from embconf.grading.notebook import Exported, NotebookError, export, is_percent_notebook
+from embconf.grading.uploads import (
+    DEFAULT_RULE,
+    SKIPPED_NAMES,
+    SOURCE_SUFFIXES,
+    UploadProblem,
+    UploadRule,
+    choose,
+    content_root,
+    describe,
+    unzip,
+    visible,
+)
+from embconf.model.errors import UserError
 
 MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
-SKIPPED_NAMES = frozenset({"__MACOSX", "__pycache__", ".ipynb_checkpoints"})
+BASED_KINDS = ("module", "percent", "ipynb")  # graded on a copy of the base package
 MAX_BYTES = 50 * 2**20  # a submission larger than this is not copied (a data file was uploaded with it)
 EXAMPLE_BASE = Path(__file__).resolve().parents[2] / "examples" / "tinytorch_student"
 
 
 class SubmissionProblem(Exception):
     """A submission that cannot be graded: its one-line reason goes into the gradebook."""
+
+
+class UnreadableSubmission(UserError):
+    """A submission the grader may not read (permissions): a setup mistake, one line and exit 2."""
 
 
 @dataclass
@@ -38,6 +57,12 @@ class Submission:
     source: Optional[Path] = None  # the package root (package) or the file (the others)
     problem: str = ""
     note: str = ""
+    graded: str = ""  # which file is graded and why ("graded hw/embeddings.py (the module named embeddings.py)")
+    helpers: tuple[Path, ...] = ()  # the upload's other modules, placed beside the graded one
+
+    @property
+    def needs_base(self) -> bool:
+        return self.kind in BASED_KINDS
 
 
 def default_base() -> Optional[Path]:
@@ -45,7 +70,7 @@ def default_base() -> Optional[Path]:
     return EXAMPLE_BASE if (EXAMPLE_BASE / MODULE_PATH).is_file() else None
 
 
-def discover(folder: Path, exclude: Iterable[Path] = ()) -> list[Submission]:
+def discover(folder: Path, exclude: Iterable[Path] = (), rule: UploadRule = DEFAULT_RULE) -> list[Submission]:
     """Every submission in ``folder`` (hidden entries and ``exclude`` skipped), in name order."""
     skip = {Path(p).resolve() for p in exclude}
     entries = [
@@ -53,56 +78,67 @@ def discover(folder: Path, exclude: Iterable[Path] = ()) -> list[Submission]:
         for e in sorted(folder.iterdir())
         if not e.name.startswith(".") and e.name not in SKIPPED_NAMES and e.resolve() not in skip
     ]
-    found = [classify(entry) for entry in entries]
+    found = [classify(entry, rule) for entry in entries]
     _disambiguate(found)
     return found
 
 
-def classify(entry: Path) -> Submission:
-    """What one entry of the folder is (a problem, not an exception, when it is not a submission)."""
-    name = entry.name if entry.is_dir() else entry.stem
-    sub = Submission(name, entry)
-    if entry.is_dir():
-        roots = sorted(
-            {
-                p.parents[2]
-                for p in entry.glob("**/tinytorch/core/embeddings.py")
-                if len(p.relative_to(entry).parts) <= 5
-            }
-        )
-        if len(roots) == 1:
-            sub.kind, sub.source = "package", roots[0]
-            return sub
-        if len(roots) > 1:
-            sub.problem = f"ambiguous: {len(roots)} tinytorch packages in the folder"
-            return sub
-        files = [
-            f
-            for f in sorted(entry.iterdir())
-            if f.is_file() and f.suffix in (".py", ".ipynb") and not f.name.startswith(".")
-        ]
-        if len(files) != 1:
-            what = (
-                f"{len(files)} .py/.ipynb files ({', '.join(f.name for f in files[:4])})"
-                if files
-                else "no tinytorch/core/embeddings.py, .py module or notebook"
-            )
-            sub.problem = f"not a submission: the folder holds {what}; expected one package, module or notebook"
-            return sub
-        file_kind = classify(files[0])
-        sub.kind, sub.source, sub.problem = file_kind.kind, file_kind.source, file_kind.problem
-        return sub
-    if entry.suffix.lower() == ".zip" or (entry.is_file() and zipfile.is_zipfile(entry)):
-        sub.problem = "a zip archive: unpack the submissions first (embconf grade does not open archives)"
-    elif entry.suffix == ".ipynb":
+def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
+    """What one entry of the folder is (a problem, not an exception, when it is not a submission);
+    UnreadableSubmission when the grader may not read it."""
+    is_zip = entry.is_file() and (entry.suffix.lower() == ".zip" or zipfile.is_zipfile(entry))
+    sub = Submission(entry.stem if entry.is_file() else entry.name, entry)
+    try:
+        if entry.is_dir():
+            _classify_folder(sub, entry, rule)
+        elif is_zip:
+            _classify_folder(sub, unzip(entry, rule, entry.name), rule, f" in {entry.name}")
+        else:
+            _classify_file(sub, entry)
+            sub.graded = f"graded {entry.name}"
+    except UploadProblem as exc:
+        sub.kind, sub.source, sub.problem = "", None, str(exc)
+    except PermissionError as exc:
+        raise UnreadableSubmission(
+            f"cannot read the submission {entry} ({exc.strerror or exc}): give the grader read access"
+        ) from None
+    return sub
+
+
+def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: str = "") -> None:
+    roots = sorted(
+        {p.parents[2] for p in folder.glob("**/tinytorch/core/embeddings.py") if len(p.relative_to(folder).parts) <= 5}
+    )
+    if len(roots) > 1:
+        raise UploadProblem(f"ambiguous: {len(roots)} tinytorch packages in the folder")
+    if roots:
+        sub.kind, sub.source = "package", roots[0]
+        sub.graded = f"graded {(roots[0] / MODULE_PATH).relative_to(folder).as_posix()}{origin} (a tinytorch package)"
+        return
+    top = content_root(folder)
+    archives = [f for f in visible(top) if f.is_file() and f.suffix.lower() == ".zip"]
+    if not origin and len(archives) == 1 and not any(f.suffix in SOURCE_SUFFIXES for f in visible(top)):
+        inner = unzip(archives[0], rule, f"{sub.entry.name}-{archives[0].name}")  # Gradescope keeps a zip as uploaded
+        _classify_folder(sub, inner, rule, f" in {archives[0].name}")
+        return
+    choice = choose(top, rule)
+    _classify_file(sub, choice.file)
+    sub.helpers = choice.helpers
+    sub.graded = describe(choice, folder, origin)
+
+
+def _classify_file(sub: Submission, entry: Path) -> None:
+    if entry.suffix == ".ipynb":
         sub.kind, sub.source = "ipynb", entry
     elif entry.suffix == ".py":
         text = entry.read_text(encoding="utf-8", errors="replace")
         sub.kind, sub.source = ("percent" if is_percent_notebook(text) else "module"), entry
     else:
         what = f"a {entry.suffix} file" if entry.suffix else "a file without an extension"
-        sub.problem = f"not a submission: {what}; expected a tinytorch package folder, a .py module or notebook, or an .ipynb notebook"
-    return sub
+        raise UploadProblem(
+            f"not a submission: {what}; expected a tinytorch package folder, a .py module or notebook, "
+            "an .ipynb notebook, or a zip of one"
+        )
 
 
 def _disambiguate(found: list[Submission]) -> None:
@@ -124,8 +160,8 @@ def _disambiguate(found: list[Submission]) -> None:
 def content_hash(sub: Submission, base: Optional[Path], salt: str) -> str:
     """A digest of everything the grade depends on: the submission's files, the base package (for
     modules and notebooks) and ``salt`` (suite version, fixtures, limits)."""
-    digest = hashlib.sha256(f"{sub.kind}\0{sub.problem}\0{salt}\0".encode())
-    roots = [sub.entry] + ([base] if base is not None and sub.kind in ("module", "percent", "ipynb") else [])
+    digest = hashlib.sha256(f"{sub.kind}\0{sub.problem}\0{sub.graded}\0{salt}\0".encode())
+    roots = [sub.entry] + ([base] if base is not None and sub.needs_base else [])
     for root in roots:
         for path in _files(root):
             digest.update(str(path.relative_to(root) if root.is_dir() else path.name).encode() + b"\0")
@@ -161,6 +197,7 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
             )
         _copy_package(base, work)
         target = work / MODULE_PATH
+        _place_helpers(sub.helpers, work)
         if sub.kind == "module":
             shutil.copyfile(sub.source, target)
         else:
@@ -170,6 +207,17 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
                 raise SubmissionProblem(str(exc)) from None
             target.write_text(exported.source, encoding="utf-8")
     return work / MODULE_PATH, exported
+
+
+def _place_helpers(helpers: tuple[Path, ...], work: Path) -> None:
+    """Each helper module beside the graded one (``from .utils import f``) and at the package root
+    (``import utils``), never over a file the base package has."""
+    for helper in helpers:
+        if helper.stem == "tinytorch":
+            continue
+        for folder in (work / MODULE_PATH.parent, work):
+            if not (folder / helper.name).exists():
+                shutil.copyfile(helper, folder / helper.name)
 
 
 def _copy_package(root: Path, work: Path) -> None:

@@ -3,6 +3,8 @@
 Rooms:
 - ``read``: fixture, expectations and rubric files read with size and nesting bounds, one-line errors.
 - ``write``: report files and the console written so that nothing is lost (atomic files, a reader that leaves).
+- ``archive``: zip uploads unpacked without trusting them (no member outside its folder, no links or
+  devices, bounded members, size and ratio), or refused in one line.
 - ``text``: untrusted texts cut to size (one line, names, messages, a reply's texts); what a result keeps of
   outputs is :mod:`embconf.run.kept`.
 """

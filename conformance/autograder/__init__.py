@@ -1,0 +1,6 @@
+"""The Gradescope autograder, generated: ``embconf autograder`` writes the zip Gradescope takes (``setup.sh``,
+``run_autograder``, the suite pinned as a wheel or a requirement, the base package and the rubric), checked
+before it is written, so a TA's mistake is one line at their desk, not every student's zero.
+
+Rooms: :mod:`.build` (what goes into the zip, and the two scripts) and :mod:`.command` (the CLI's side).
+"""

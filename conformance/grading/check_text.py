@@ -1,0 +1,103 @@
+"""What a student reads of an ``embconf.check`` result: a short text (printed), an HTML block (a notebook),
+and what is not written yet. Every mistake is said once, in the verdict's fixing order, with one example;
+``embconf run`` prints every failure in full."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from embconf.adapters.tinytorch import REQUIRES
+from embconf.grading.template import render
+
+if TYPE_CHECKING:
+    from embconf.grading.check import CheckResult
+
+TEMPLATE = Path(__file__).with_name("check_template.html")
+MAX_CHARS = 4000  # of the printed text
+SHOWN_MISTAKES, EXAMPLES, EXAMPLE_LINES, LINE_CHARS = 6, 2, 6, 200
+
+
+def unwritten(record: Mapping[str, Any]) -> list[str]:
+    """'learned_positions_forward (no PositionalEncoding)', 'embedding_backward (raises NotImplementedError)'."""
+    found: dict[str, str] = {}
+    for case in record.get("cases", ()):
+        operation = case["operation"]
+        if not case.get("provided", True):
+            found[operation] = f"no {' or '.join(REQUIRES.get(operation, (operation,)))}"
+        elif case["outcome"] == "error" and "NotImplementedError" in case.get("message", ""):
+            found.setdefault(operation, "raises NotImplementedError")
+    return [f"{operation} ({why})" for operation, why in found.items()]
+
+
+def text(result: CheckResult) -> str:
+    record, score = result.record, result.score
+    mistakes = record["verdict"].get("mistakes") or []
+    verdict = result.verdict.split("; ", 1)[0] if mistakes else result.verdict  # the mistakes are listed below
+    lines = [f"embconf check {record['entry']}: {score.total:g} / {score.max:g}", verdict]
+    if result.problem:
+        return "\n".join(lines) + "\n"
+    todo = result.unwritten()
+    if todo:
+        lines.append(f"Not written yet: {', '.join(todo)}.")
+    lines.append("")
+    width = max(len(s.item.name) for s in score.items)
+    for item in score.items:
+        lost = f"  (lost {item.lost:g})" if item.lost > 0 else ""
+        lines.append(f"  {item.item.name:<{width}}  {item.points:>5g} / {item.item.points:g}{lost}")
+    if mistakes:
+        lines += ["", "Mistakes, in the order to fix them:"]
+    by_id = {case["id"]: case for case in record["cases"]}
+    for number, mistake in enumerate(mistakes[:SHOWN_MISTAKES], 1):
+        count = len(mistake["cases"])
+        lines.append(f"{number}. {mistake['title']} ({count} case{'s' if count != 1 else ''})")
+        if mistake.get("hint"):
+            lines.append(f"   hint: {mistake['hint']}")
+        example = by_id.get(mistake["cases"][0]) if mistake["cases"] else None
+        if example is not None and number <= EXAMPLES and example.get("message"):
+            shown = example["message"].splitlines()[:EXAMPLE_LINES]
+            lines += [f"   | {line[:LINE_CHARS]}" for line in shown]
+    if len(mistakes) > SHOWN_MISTAKES:
+        lines.append(f"... and {len(mistakes) - SHOWN_MISTAKES} more mistakes")
+    if mistakes:
+        lines += ["", f"Every failure in full: embconf run --impl tinytorch:{record['entry']}"]
+    out = "\n".join(lines)
+    return (
+        out if len(out) <= MAX_CHARS else out[: MAX_CHARS - 40].rstrip() + "\n... (cut; embconf run says it all)"
+    ) + "\n"
+
+
+def html(result: CheckResult) -> str:
+    failures = [
+        {
+            "id": c["id"],
+            "outcome": c["outcome"],
+            "message": c["message"],
+            "cause": (c["cause"]["title"] if c.get("cause") else "no known mistake matches"),
+        }
+        for c in result.failures()
+    ]
+    items = [
+        {
+            "name": s.item.name,
+            "points": f"{s.points:g}",
+            "max": f"{s.item.points:g}",
+            "ok": "ok" if s.lost <= 0 else "lost",
+        }
+        for s in result.score.items
+    ]
+    counts = result.run.summary() if result.run is not None else {}
+    return render(
+        TEMPLATE.read_text(encoding="utf-8"),
+        {
+            "score": f"{result.score.total:g}",
+            "max": f"{result.score.max:g}",
+            "verdict": result.verdict,
+            "todo": ", ".join(result.unwritten()),
+            "colour": "#1e7d3a" if result.passed else "#b3261e",
+            "counts": ", ".join(f"{n} {o}" for o, n in counts.items() if n),
+            "items": items,
+            "shown": failures[:50],
+            "more": max(len(failures) - 50, 0),
+        },
+    )

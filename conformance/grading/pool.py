@@ -1,0 +1,102 @@
+"""Grading processes side by side, and what the TA sees of them: a header, one line per submission with an
+estimate of the time left, and one line when Ctrl-C ends the run.
+
+Each submission is graded in a pool of fresh interpreters (spawned, so none inherits another submission's
+modules). They start with Ctrl-C held back and then end at once and silently on it (no tracebacks); the
+runner, which writes every record the moment it arrives, keeps what was graded and says so in one line.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from embconf.grading.job import Job, grade, record_of
+
+
+@dataclass
+class Progress:
+    """The run's count: ``total`` submissions, ``to_run`` of them graded now by ``jobs`` processes."""
+
+    total: int
+    to_run: int
+    jobs: int
+    done: int = 0  # records so far (reused ones included)
+    ran: int = 0  # of to_run
+    started: float = field(default_factory=time.monotonic)
+
+    def header(self) -> str:
+        side = f"{min(self.jobs, self.to_run)} at a time"
+        return f"grading {self.to_run} of {self.total} submissions, {side} (Ctrl-C stops; what is graded is kept)"
+
+    def line(self, name: str, what: str, ran: bool = True) -> str:
+        """'[3/200] alice: 85/100  (eta 1m40s)' for the record that just arrived."""
+        self.done += 1
+        self.ran += ran
+        left = self.to_run - self.ran
+        eta = ""
+        if ran and left > 0:
+            seconds = (time.monotonic() - self.started) / self.ran * left
+            eta = f"  (eta {_duration(seconds)})"
+        return f"[{self.done}/{self.total}] {name}: {what}{eta}"
+
+    def interrupted(self, out: object) -> str:
+        return f"interrupted: {self.done} of {self.total} submissions graded, kept in {out}; the same command grades the rest"
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+def run_jobs(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+    """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
+    if not jobs:
+        return
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=max(1, min(workers, len(jobs))), mp_context=context, initializer=_end_quietly_on_interrupt
+    ) as pool:
+        with _interrupts_held():  # the processes start now, Ctrl-C held back until their initializer runs
+            futures = {pool.submit(grade, job): job for job in jobs}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                job = futures[future]
+                try:
+                    yield future.result()
+                except Exception as exc:  # the grading process died (killed, out of memory): this submission only
+                    yield record_of(
+                        job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})"
+                    )
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _end_quietly_on_interrupt() -> None:
+    """In a grading process: Ctrl-C ends it at once, without a traceback (the runner speaks for it); one that
+    came while it started (held back by the mask it inherited) ends it now."""
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(128 + signum))
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C held back (blocked, not lost) while the grading processes start: they inherit the blocked mask, so
+    none prints a traceback from its start-up, and this process gets the interrupt when the block ends."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

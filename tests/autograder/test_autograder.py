@@ -1,0 +1,168 @@
+"""``embconf autograder``: the zip it writes, refused inputs, and (slow) the zip run as Gradescope runs it: a
+wheel of the suite built from this tree, ``setup.sh`` installing it into a fresh virtual environment,
+``run_autograder`` grading a submission in a simulated ``/autograder`` tree, outside any checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run_cli
+
+sys.path.insert(0, str(ROOT / "tests" / "grading"))
+import grading_samples as samples  # noqa: E402
+
+WHEEL_NAME = "embedding_conformance-0.1.0-py3-none-any.whl"
+
+
+def test_the_zip_holds_the_scripts_the_base_the_rubric_and_the_pinned_suite(tmp_path):
+    out = tmp_path / "autograder.zip"
+    done = run_cli("autograder", "--out", str(out), "--run-timeout", "120")
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(out) as archive:
+        names = archive.namelist()
+        run = archive.read("run_autograder").decode()
+        setup = archive.read("setup.sh").decode()
+        mode = archive.getinfo("run_autograder").external_attr >> 16
+    assert names[:3] == ["setup.sh", "run_autograder", "rubric.yaml"] and mode & 0o111
+    assert "base/tinytorch/core/tensor.py" in names and not any("__pycache__" in n for n in names)
+    assert '--base "$AUTOGRADER/source/base"' in run and "--run-timeout 120" in run
+    assert "pip install embedding-conformance==" in setup
+    again = tmp_path / "again.zip"
+    assert run_cli("autograder", "--out", str(again), "--run-timeout", "120").returncode == 0
+    assert again.read_bytes() == out.read_bytes()  # the same inputs, the same zip
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--base", "."], "no tinytorch/core package in it"),
+        (["--suite", "README.md.whl"], "not a readable wheel"),
+        (["--rubric", "nowhere.yaml"], "cannot read it"),
+        (["--module-name", "a/b.py"], "expected a file name ending in .py"),
+    ],
+)
+def test_a_bad_recipe_is_one_line_and_writes_nothing(tmp_path, args, says):
+    out = tmp_path / "autograder.zip"
+    done = run_cli("autograder", "--out", str(out), *args)
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def build_wheel(tmp_path: Path) -> Path:
+    """A wheel of this tree as it is (tracked and new files), built from a copy so the tree stays clean."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    source = tmp_path / "source-tree"
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"pip cannot build the wheel here: {done.stderr.strip().splitlines()[-1:]}")
+    return tmp_path / WHEEL_NAME
+
+
+def fresh_venv(folder: Path) -> Path:
+    """A fresh virtual environment whose only borrowed packages are the suite's dependencies (numpy, PyYAML,
+    jsonschema, read from this interpreter's site-packages by a path line, so pip installs offline)."""
+    venv.create(folder, with_pip=True)
+    python = folder / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    import jsonschema
+    import numpy
+    import yaml
+
+    roots = sorted({str(Path(module.__file__).resolve().parents[1]) for module in (numpy, yaml, jsonschema)})
+    Path(purelib, "embconf_test_dependencies.pth").write_text("\n".join(roots) + "\n", encoding="utf-8")
+    return python
+
+
+@pytest.mark.slow
+def test_the_autograder_grades_in_a_simulated_gradescope_tree(tmp_path):
+    wheel = build_wheel(tmp_path)
+    tree = tmp_path / "autograder"
+    zipped = tmp_path / "autograder.zip"
+    done = run_cli("autograder", "--out", str(zipped), "--suite", str(wheel))
+    assert done.returncode == 0, done.stderr
+    for folder in ("source", "submission", "results"):
+        (tree / folder).mkdir(parents=True)
+    with zipfile.ZipFile(zipped) as archive:
+        archive.extractall(tree / "source")
+    for script in ("setup.sh", "run_autograder"):
+        (tree / "source" / script).chmod(0o755)
+    python = fresh_venv(tmp_path / "venv")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))},
+        "AUTOGRADER": str(tree),
+        "EMBCONF_PYTHON": str(python),
+        "PIP_NO_INDEX": "1",  # offline: the wheel is in the zip, its dependencies are borrowed
+        "PIP_NO_DEPS": "1",
+    }
+    setup = subprocess.run(
+        ["bash", str(tree / "source" / "setup.sh")], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    if setup.returncode != 0 and "No matching distribution" in setup.stderr + setup.stdout:
+        pytest.skip("pip cannot install offline here")
+    assert setup.returncode == 0, (setup.stdout + setup.stderr)[-3000:]
+    installed = subprocess.run(
+        [str(python), "-c", "import embconf; print(embconf.__file__)"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout
+    assert str(tmp_path / "venv") in installed and str(ROOT) not in installed  # the wheel, not this checkout
+
+    samples.write(tree / "submission", "embeddings", "module", "overwrite")
+    graded = subprocess.run(
+        [str(tree / "source" / "run_autograder")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    results = json.loads((tree / "results" / "results.json").read_text(encoding="utf-8"))
+    assert 0 < results["score"] < 100 and "indexed assignment" in json.dumps(results)
+
+    (tree / "results" / "results.json").unlink()  # a TA who forgets the base: exit 2, no results, one line
+    bare = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "embconf",
+            "gradescope",
+            "--submission",
+            str(tree / "submission"),
+            "--results",
+            str(tree / "results" / "results.json"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert bare.returncode == 2 and "give --base PATH" in bare.stderr and len(bare.stderr.strip().splitlines()) == 1
+    assert not (tree / "results" / "results.json").exists()
