@@ -114,11 +114,11 @@ def _symptom(result: CaseResult) -> str:
 
 def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, Any]]:
     """Problems grouped by the verdict's cause that explains them (the causes ``embconf run`` names), else by
-    their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
+    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
     groups: dict[str, list[CaseResult]] = defaultdict(list)
     causes = {}
     for result in problems:
-        cause = verdict.cause_of(result.id)
+        cause = verdict.cause_of(result.id) or (result.causes[0] if result.causes else None)  # else its own diagnosis
         key = cause.id if cause is not None else f"{result.outcome}: {_symptom(result)}"
         if cause is not None:
             causes[key] = cause

@@ -112,8 +112,21 @@ def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -
         and ids.size <= 4096
     ):
         with np.errstate(all="ignore"):
-            return row_mapping(case, weight, ids, out)
-    return []
+            found = row_mapping(case, weight, ids, out)
+        if found:
+            return found
+    return [_unrefused(case)]
+
+
+def _unrefused(case: Case) -> Symptom:
+    """Nothing more precise measured: the refusal the spec requires did not happen."""
+    kind = case.expected_error
+    return symptom(
+        f"accepts:{case.operation}:{kind}",
+        f"returns a result where the spec raises {kind}: {case.description.rstrip('.')}",
+        f"check the input before computing and raise {kind} (EMB-ERR-1)",
+        title=f"{case.operation} returns a result where the spec raises {kind}: its check is missing or too lenient",
+    )
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s+(.+)')
