@@ -31,28 +31,28 @@ DIRECT = [
 ]
 
 
-def _perturbed(value: Any) -> Any:
+def _each(value: Any, array: Callable[[np.ndarray], np.ndarray], number: Callable[[Any], Any]) -> Any:
+    """``value`` with ``array`` applied to every array and ``number`` to every number in it (tuples, dicts)."""
     if isinstance(value, np.ndarray):
-        if value.dtype.kind in "iu":
-            return value + 1
-        return (value.astype(np.float64) * 1.5 + 0.25).astype(value.dtype)
+        return array(value)
     if isinstance(value, tuple):
-        return tuple(_perturbed(v) for v in value)
+        return tuple(_each(v, array, number) for v in value)
     if isinstance(value, dict):
-        return {k: _perturbed(v) for k, v in value.items()}
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value + 1
-    return value
+        return {k: _each(v, array, number) for k, v in value.items()}
+    return number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def _perturbed(value: Any) -> Any:
+    """Values scaled and shifted, ids and counts moved by one."""
+    return _each(
+        value,
+        lambda a: a + 1 if a.dtype.kind in "iu" else (a.astype(np.float64) * 1.5 + 0.25).astype(a.dtype),
+        lambda n: n + 1,
+    )
 
 
 def _zeros(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return np.zeros_like(value)
-    if isinstance(value, tuple):
-        return tuple(_zeros(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _zeros(v) for k, v in value.items()}
-    return 0 if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    return _each(value, np.zeros_like, lambda n: 0)
 
 
 def _all_wrong(change: Callable[[Any], Any]) -> Implementation:

@@ -1,42 +1,27 @@
-"""Write conformance/corpus/shipped.py from fixtures/MANIFEST.json: the fixture hashes this version of the
-suite ships with. Run it after `embconf regenerate` changes a golden on purpose (tests/corpus checks that
-the two agree)."""
+"""Write the fixture hashes this version of the suite ships with into conformance/corpus/shipped.py, from
+fixtures/MANIFEST.json: only its ``SHIPPED_SHA256`` literal is rewritten; the module's code stays as written
+there. Run it after `embconf regenerate` changes a golden on purpose (tests/isolation checks that the two agree)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "conformance" / "corpus" / "shipped.py"
-
-HEADER = '''"""The SHA-256 of every fixture file this version of the suite ships with (written by
-``scripts/record_shipped_hashes.py`` from ``fixtures/MANIFEST.json``).
-
-The manifest travels with the fixtures, so a golden edited together with its manifest hash passes the
-manifest check; these hashes travel with the code. A corpus that differs from them still runs (a
-deliberate local corpus is allowed), but ``embconf run`` warns and the report lists the files
-(``fixtures.differs_from_shipped``).
-"""
-
-from __future__ import annotations
-
-SHIPPED_SHA256: dict[str, str] = {
-'''
+LITERAL = re.compile(r"^SHIPPED_SHA256: dict\[str, str\] = \{\n.*?^\}\n", re.MULTILINE | re.DOTALL)
 
 
 def main() -> None:
     files = json.loads((ROOT / "fixtures" / "MANIFEST.json").read_text())["files"]
-    lines = [f'    "{name}": "{entry["sha256"]}",\n' for name, entry in sorted(files.items())]
-    TARGET.write_text(HEADER + "".join(lines) + "}\n\n\n" + FUNCTION)
-    print(f"wrote {len(lines)} hashes to {TARGET.relative_to(ROOT)}")
+    lines = "".join(f'    "{name}": "{entry["sha256"]}",\n' for name, entry in sorted(files.items()))
+    module = TARGET.read_text()
+    if not LITERAL.search(module):
+        raise SystemExit(f"{TARGET.relative_to(ROOT)} holds no SHIPPED_SHA256 literal to rewrite")
+    TARGET.write_text(LITERAL.sub(lambda _: "SHIPPED_SHA256: dict[str, str] = {\n" + lines + "}\n", module, count=1))
+    print(f"wrote {len(files)} hashes to {TARGET.relative_to(ROOT)}")
 
-
-FUNCTION = '''def differs_from_shipped(hashes: dict[str, str]) -> list[str]:
-    """The fixture files (name -> SHA-256 of the bytes read) that are not as shipped: changed, added or missing."""
-    names = sorted(set(hashes) | set(SHIPPED_SHA256))
-    return [name for name in names if hashes.get(name) != SHIPPED_SHA256.get(name)]
-'''
 
 if __name__ == "__main__":
     main()

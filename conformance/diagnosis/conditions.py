@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.symptoms.errors import window_of
 from embconf.model.outcomes import ERROR, FAIL, PASS
 from embconf.model.record import RunRecord
 
@@ -188,13 +189,14 @@ def _shared_options(inside: list[Mapping[str, Any]]) -> list[tuple[str, Any]]:
 def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
     """``start_pos + T = max_seq_len + 1`` accepted: an off-by-one check when a longer overflow was refused."""
     key = "boundary:accepts_s+T=L+1"
-    refused = [
-        case.inputs()
+    refused = [  # the start_pos of each window at least two past the end that was refused as it must be
+        window[0]
         for result in run.results
         if result.outcome == PASS
         and (case := by_id.get(result.id)) is not None
         and case.expected_error == "sequence_too_long"
-        and (_overflow(case.inputs()) or 0) >= 2
+        and (window := _integer_window(case.inputs())) is not None
+        and window[0] + window[1] - window[2] >= 2
     ]
     said = "; a longer window is refused, so the length check is off by one"
     for result in run.results:
@@ -202,27 +204,18 @@ def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
         if case is None or not any(c.key == key and not c.is_mutant for c in result.causes):
             continue
         # a check on T alone is not off by one for a window with start_pos > 0: it leaves start_pos out
-        moved = _start(case.inputs()) > 0
-        if any(_start(i) > 0 or not moved for i in refused):
+        accepted = _integer_window(case.inputs())
+        moved = accepted is not None and accepted[0] > 0
+        if any(start > 0 or not moved for start in refused):
             result.causes = [
                 replace(c, title=c.title + said, summary=c.summary + said) if c.key == key and not c.is_mutant else c
                 for c in result.causes
             ]
 
 
-def _overflow(inputs: Mapping[str, Any]) -> Optional[int]:
-    """start_pos + T - max_seq_len of a positions or layer case (None when not measurable)."""
-    start, config, tokens, x, table = (inputs.get(k) for k in ("start_pos", "config", "tokens", "x", "table"))
-    start = 0 if start is None else start
-    if not isinstance(start, (int, np.integer)) or isinstance(start, bool):
+def _integer_window(inputs: Mapping[str, Any]) -> Optional[tuple[int, int, int]]:
+    """(start_pos, T, max_len) of a positions or layer case whose start_pos is an integer (absent: 0)."""
+    window = window_of({**inputs, "start_pos": 0} if inputs.get("start_pos") is None else inputs)
+    if window is None or not isinstance(window[0], (int, np.integer)) or isinstance(window[0], bool):
         return None
-    if isinstance(x, np.ndarray) and isinstance(table, np.ndarray) and x.ndim == 3:
-        return int(start) + int(x.shape[1]) - int(table.shape[0])
-    if isinstance(config, Mapping) and isinstance(tokens, np.ndarray) and tokens.ndim >= 1 and "max_seq_len" in config:
-        return int(start) + int(tokens.shape[-1]) - int(config["max_seq_len"])
-    return None
-
-
-def _start(inputs: Mapping[str, Any]) -> int:
-    start = inputs.get("start_pos")
-    return int(start) if isinstance(start, (int, np.integer)) and not isinstance(start, bool) else 0
+    return int(window[0]), window[1], window[2]

@@ -106,9 +106,15 @@ def sample_rows(max_len: int) -> np.ndarray:
     return np.unique(np.concatenate([np.arange(16), np.linspace(16, max_len - 1, SAMPLE_ROWS - 16).astype(np.int64)]))
 
 
-def _matches(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision: str, atol: np.ndarray) -> bool:
+def _slack(angle: np.ndarray, precision: str) -> np.ndarray:
+    """Per element, how far a table computed in ``precision`` may stray: exp() of a rounded exponent carries ~10
+    ulps of relative error, times the angle; an element whose slack reaches 0.25 says nothing (not informative)."""
     eps = float(np.finfo(precision).eps)
-    slack = 16.0 * angle * eps + 2.0 * eps  # exp() of a rounded exponent carries ~10 ulps of relative error
+    return 16.0 * angle * eps + 2.0 * eps
+
+
+def _matches(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision: str, atol: np.ndarray) -> bool:
+    slack = _slack(angle, precision)
     informative = slack < 0.25
     if informative.mean() < 0.5 or not np.isfinite(actual).all():
         return False
@@ -118,8 +124,7 @@ def _matches(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision
 
 def _contradicts(actual: np.ndarray, table: np.ndarray, angle: np.ndarray, precision: str, atol: np.ndarray) -> bool:
     """Whether some element whose value the precision still determines is out of bounds (a cheap first test)."""
-    eps = float(np.finfo(precision).eps)
-    slack = 16.0 * angle * eps + 2.0 * eps
+    slack = _slack(angle, precision)
     return bool(((np.abs(actual - table) > atol + slack) & (slack < 0.25)).any())
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from embconf.model.record import Cause, CauseKind
 from embconf.model.vocabulary import operation_area, operations
+from embconf.mutants.with_options import with_options
 from embconf.reference import OPERATIONS
 
 Operation = Callable[..., Any]
@@ -86,8 +87,6 @@ def register(new: Mutant) -> Mutant:
         raise AssertionError(f"{new.id}: overrides must name spec operations, got {sorted(new.overrides)}")
     if len({operation_area(op) for op in new.overrides}) != 1:
         raise AssertionError(f"{new.id}: overrides operations of several areas {sorted(new.overrides)}")
-    from embconf.mutants.with_options import with_options
-
     _REGISTRY[new.id] = replace(new, overrides={op: with_options(op, fn) for op, fn in new.overrides.items()})
     return _REGISTRY[new.id]
 

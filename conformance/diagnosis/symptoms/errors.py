@@ -15,7 +15,7 @@ from embconf.model.outcomes import CaseResult
 from embconf.model.vocabulary import optional_inputs
 
 
-def _window(case: Case, inputs: Mapping[str, Any]) -> Optional[tuple[Any, int, int]]:
+def window_of(inputs: Mapping[str, Any]) -> Optional[tuple[Any, int, int]]:
     """(start_pos, T, max_len) of a positions or layer case."""
     start = inputs.get("start_pos", 0)
     if (
@@ -41,7 +41,7 @@ def _refused_for(kind: str, case: Case, inputs: Mapping[str, Any], result: CaseR
 
 def rejected(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
     """A valid input refused: which boundary (said only when the refusal is about that boundary)."""
-    window = _window(case, inputs)
+    window = window_of(inputs)
     if window and isinstance(window[0], (int, np.integer)):
         start, seq, length = window
         if seq == 0:
@@ -82,7 +82,7 @@ def rejected(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
 
 def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
     """A result where an error was expected: which boundary is open, and what was computed instead."""
-    window = _window(case, inputs)
+    window = window_of(inputs)
     if window and isinstance(window[0], (int, np.integer)) and case.expected_error == "sequence_too_long":
         start, seq, length = window
         if start + seq == length + 1:
