@@ -3,7 +3,9 @@ that only dispatches, and ruff and the type checker passing."""
 
 from __future__ import annotations
 
+import argparse
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +136,16 @@ def test_the_type_checker_passes():
         [sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-4000:]
+
+
+def test_the_cli_knows_which_module_registers_each_command():
+    from embconf import cli
+
+    for module, commands in cli.COMMAND_MODULES.items():
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers(dest="command")
+        importlib.import_module(module).register(sub)
+        assert tuple(sub.choices) == commands, module
+    probe = "import sys; from embconf import cli; cli.main(['list', 'features']); print(sorted(m for m in sys.modules if m.endswith('.command')))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "['embconf.corpus.command']", done.stdout[-2000:] + done.stderr[-2000:]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any, Iterable
@@ -155,8 +156,20 @@ def _add(stack: list[list[Any]], documents: list[Any], value: Any, name: str, ev
         top[1] = _NO_KEY
 
 
+# The plain numbers the generator writes, read exactly as the safe loader's YAML 1.1 rules read them (most of a
+# fixture's scalars: this path skips the resolver's regex table and a node per scalar).
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
+
+
 def _scalar(event: yaml.ScalarEvent, name: str) -> Any:
     tag = event.tag
+    if tag is None and event.style is None:
+        value = event.value
+        if _PLAIN_FLOAT.match(value):
+            return float(value)
+        if _PLAIN_INT.match(value):
+            return int(value)
     if tag is None or tag == "!":
         tag = _resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag == _STR:
