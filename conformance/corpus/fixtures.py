@@ -13,6 +13,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+import numpy as np
+
 from embconf.corpus.shipped import differs_from_shipped
 from embconf.model.dtypes import BFLOAT16_HINT
 from embconf.model.encoding import EncodingError, decode_array, is_array
@@ -48,6 +50,14 @@ class Case:
 
     def inputs(self) -> dict[str, Any]:
         """Fresh decoded inputs (new arrays on every call, so nothing an implementation does leaks back)."""
+        return {
+            name: value.copy() if isinstance(value, (np.ndarray, dict)) else value
+            for name, value in self._decoded_inputs.items()
+        }
+
+    @cached_property
+    def _decoded_inputs(self) -> dict[str, Any]:
+        """The inputs decoded once (a run, its repeats and diagnosis's replays call :meth:`inputs` many times)."""
         return {name: decode_value(value) for name, value in self.raw_inputs.items()}
 
     @cached_property
