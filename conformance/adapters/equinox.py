@@ -29,7 +29,6 @@ class EquinoxAdapter(JaxLookupAdapter):
     def __init__(self, target: str = "") -> None:
         if target:
             raise ImplementationError(f"the equinox adapter takes no target (got {target!r}); use --impl equinox")
-        import_framework("jax", EXTRA)
         self.eqx = import_framework("equinox", EXTRA)
         super().__init__("equinox", self.eqx)
 

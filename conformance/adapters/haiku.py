@@ -35,7 +35,6 @@ class HaikuAdapter(JaxLookupAdapter):
             raise ImplementationError(
                 f"the haiku adapter takes no target, 'array_index' or 'one_hot' (got {target!r}); use --impl haiku"
             )
-        import_framework("jax", EXTRA)
         self.hk = import_framework("haiku", EXTRA)
         self.style = STYLES[target]
         self.display_name = f"Haiku hk.Embed ({self.style})"
