@@ -31,6 +31,7 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "haiku": ("embconf.adapters.haiku", "HaikuAdapter", False),
     "equinox": ("embconf.adapters.equinox", "EquinoxAdapter", False),
     "paddle": ("embconf.adapters.paddle", "PaddleAdapter", False),
+    "mindspore": ("embconf.adapters.mindspore", "MindSporeAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

@@ -31,6 +31,7 @@ NEEDS = {
     "haiku": ["haiku", "jax"],
     "equinox": ["equinox", "jax"],
     "onnxruntime": ["onnxruntime", "onnx"],
+    "mindspore": ["mindspore"],  # in an environment of its own (NumPy < 2)
 }
 GLUE_CASES = {
     "pos.error.x_2d",

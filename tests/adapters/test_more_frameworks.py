@@ -1,4 +1,4 @@
-"""The adapters of issue 18: paddle, mlx, haiku, equinox, onnxruntime, and the TensorFlow.js peer.
+"""The adapters of issue 18: paddle, mlx, haiku, equinox, onnxruntime, mindspore, and the TensorFlow.js peer.
 
 Each runs as a user runs it (``embconf run --impl ...``, skipped with the reason when its framework is
 absent). What it passes and how it deviates are asserted as measured on the framework itself
@@ -146,6 +146,20 @@ def test_paddle_options_pass_and_its_measured_deviations_fail(tmp_path, impl):
     assert found["options.padding.error_equals_vocab"] == found["lookup.error.backward_negative"] == "pass"
 
 
+# ----- MindSpore (an environment of its own: NumPy < 2) -----------------------------------------------
+
+
+def test_mindspore_wraps_once_and_keeps_the_padding_rows_gradient(tmp_path):
+    needs("mindspore")
+    code, found, _ = run(tmp_path, "mindspore", "lookup.*", "options.*", "half.*")
+    assert code == 1 and passing_all(found, "lookup.forward.")
+    assert NEGATIVE | {"lookup.error.id_2_pow_32", "lookup.error.backward_negative"} <= failing(found)
+    assert found["lookup.error.id_equals_vocab"] == found["lookup.error.backward_grad_shape"] == "pass"
+    assert {"options.padding.backward_zero_row", "options.padding.backward_negative_one"} <= failing(found)
+    assert found["lookup.backward.empty_ids"] == "error"  # UnsortedSegmentSum refuses an empty input
+    assert found["half.bfloat16.forward.random"] == "not_applicable"  # no bfloat16 Gather on the CPU
+
+
 # ----- TensorFlow.js over the wire -----------------------------------------------------------------
 
 
@@ -176,6 +190,7 @@ def test_tfjs_layer_casts_float_ids(tmp_path):
         ("haiku", "haiku", "haiku"),
         ("equinox", "equinox", "equinox"),
         ("onnxruntime", "onnxruntime", "onnxruntime"),
+        ("mindspore", "mindspore", "mindspore"),
     ],
 )
 def test_a_missing_new_framework_is_the_pip_install_line(monkeypatch, impl, module, extra):
@@ -184,7 +199,9 @@ def test_a_missing_new_framework_is_the_pip_install_line(monkeypatch, impl, modu
         create_adapter(impl)
 
 
-@pytest.mark.parametrize("impl", ["paddle:cuda", "mlx:gpu", "haiku:dense", "equinox:x", "onnxruntime:cuda"])
+@pytest.mark.parametrize(
+    "impl", ["paddle:cuda", "mlx:gpu", "haiku:dense", "equinox:x", "onnxruntime:cuda", "mindspore:ascend"]
+)
 def test_an_unknown_target_is_one_line(impl):
     with pytest.raises(ImplementationError, match="takes no target"):
         create_adapter(impl)
