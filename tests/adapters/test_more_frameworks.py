@@ -24,8 +24,10 @@ HALF_MANY_REPEATS = {"half.float16.backward.many_repeats", "half.bfloat16.backwa
 
 
 def run(tmp_path, impl: str, *select: str) -> tuple[int, dict, str]:
-    """(exit code, {case: outcome}, stdout) of a run over the cases matching ``select``."""
+    """(exit code, {case: outcome}, stdout) of a run over the cases matching ``select``; a peer's messages are
+    checked against the protocol's schemas."""
     args = [arg for pattern in select for arg in ("--select", pattern)]
+    args += ["--validate-protocol"] if impl.startswith("subprocess:") else []
     result, report = run_report(tmp_path, impl, "-q", "--case-timeout", "120", *args, timeout=900)
     assert report is not None, result.stdout[-2000:] + result.stderr[-2000:]
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
