@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates docs/matrix.md, docs/matrix.json and docs/matrix.html: every built-in framework adapter,
-# the example TinyTorch package and the reference, measured side by side. Needs the extras installed:
+# the TensorFlow.js peer, the example TinyTorch package and the reference, measured side by side. Needs the
+# extras installed:
 #   pip install -r requirements-matrix.txt -e .   (the measured versions; and clang on PATH for tinygrad)
+#   (cd examples/tfjs && npm ci)                  (TensorFlow.js for the Node.js peer; needs node on PATH)
 # tests/adapters/test_frameworks.py re-runs each column and fails when its failing cases differ from docs/matrix.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +15,10 @@ exec embconf matrix \
   --impl keras --impl keras:jax --impl keras:torch \
   --impl tinygrad \
   --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper \
+  --impl paddle --impl paddle:functional \
+  --impl mlx \
+  --impl haiku --impl haiku:one_hot \
+  --impl equinox \
+  --impl onnxruntime \
+  --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer' \
   --case-timeout 120 --markdown docs/matrix.md --json docs/matrix.json --html docs/matrix.html "$@"

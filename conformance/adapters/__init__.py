@@ -26,6 +26,12 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "keras": ("embconf.adapters.keras", "KerasAdapter", False),
     "tinygrad": ("embconf.adapters.tinygrad", "TinygradAdapter", False),
     "transformers": ("embconf.adapters.transformers", "TransformersAdapter", True),
+    "onnxruntime": ("embconf.adapters.onnxruntime", "OnnxRuntimeAdapter", False),
+    "mlx": ("embconf.adapters.mlx", "MlxAdapter", False),
+    "haiku": ("embconf.adapters.haiku", "HaikuAdapter", False),
+    "equinox": ("embconf.adapters.equinox", "EquinoxAdapter", False),
+    "paddle": ("embconf.adapters.paddle", "PaddleAdapter", False),
+    "mindspore": ("embconf.adapters.mindspore", "MindSporeAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

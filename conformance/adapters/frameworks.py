@@ -1,4 +1,5 @@
-"""What the framework adapters (torch, flax, keras, tinygrad, transformers) share.
+"""What the framework adapters (torch, flax, keras, tinygrad, transformers, paddle, mlx, haiku, equinox, onnxruntime,
+mindspore) share.
 
 - :func:`import_framework`: a framework module imported on first use, or an
   :class:`~embconf.adapters.ImplementationError` (exit 2) naming the ``pip install`` line to run;

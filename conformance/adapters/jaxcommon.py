@@ -1,17 +1,22 @@
-"""What the JAX-based adapters (flax, keras on the jax backend) share: x64 mode, and backward through ``jax.vjp``.
+"""What the JAX-based adapters (flax, haiku, equinox, keras on jax) share: x64 mode, backward through ``jax.vjp``.
 
 JAX computes in 32 bits unless its x64 mode is on (``jax_enable_x64``); then int64 ids and float64
 tables keep their dtype. The mode is process-wide, so it is chosen once, before the first array.
+:class:`JaxLookupAdapter` is the adapter of a library whose lookup is a function of (table, ids).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
+from embconf.adapters.common import Handler
+from embconf.adapters.frameworks import FrameworkAdapter, as_array
+from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
 
 # jax.vjp's pullback given a cotangent whose type differs from the output's
@@ -42,3 +47,42 @@ def vjp(jax: ModuleType, fn: Callable[[Any], Any], primal: Any, grad_output: np.
             raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
         raise
     return grad
+
+
+class JaxLookupAdapter(FrameworkAdapter):
+    """A JAX library's lookup as ``lookup(table, ids)``: the forward is it, the backward ``jax.vjp`` of it in ``table``.
+
+    JAX runs with its default x64 mode off (int64 ids and float64 tables are narrowed), so float64 is
+    not declared; subclasses set ``kind``, ``display_name`` and implement :meth:`lookup`.
+    """
+
+    FEATURES = frozenset({"int32_ids", "float16", "bfloat16"})
+
+    def __init__(self, target: str, library: ModuleType, notes: tuple[str, ...] = ()) -> None:
+        self.jax = importlib.import_module("jax")  # the library imported it
+        enable_x64(self.jax, False)
+        caps = Capabilities(
+            frozenset({"embedding_forward", "embedding_backward"}),
+            self.FEATURES,
+            notes=(f"jax {self.jax.__version__}, x64 mode off", *notes),
+        )
+        handlers: dict[str, Handler] = {
+            "embedding_forward": self.embedding_forward,
+            "embedding_backward": self.embedding_backward,
+        }
+        super().__init__(target, library, handlers, caps)
+
+    def lookup(self, table: Any, ids: Any) -> Any:
+        raise NotImplementedError
+
+    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
+        jnp = self.jax.numpy
+        return as_array(self.lookup(jnp.asarray(weight), jnp.asarray(ids)))
+
+    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
+        jnp = self.jax.numpy
+        ids_j, table = jnp.asarray(ids), jnp.asarray(weight)
+        out = self.jax.eval_shape(lambda t: self.lookup(t, ids_j), table)
+        if np.can_cast(grad_output.dtype, out.dtype, "safe"):  # a float32 output of a half table (one-hot matmul):
+            grad_output = grad_output.astype(out.dtype)  # its upstream gradient is float32 too; widening is exact
+        return as_array(vjp(self.jax, lambda t: self.lookup(t, ids_j), table, grad_output))

@@ -1,0 +1,102 @@
+"""``mlx``: Apple MLX's ``mlx.nn.Embedding`` (its CPU build on Linux), forward and backward through ``mx.vjp``.
+
+What is MLX's and what is the adapter's:
+
+- The lookup is ``nn.Embedding`` with the fixture's table as its ``weight``, held in the table's own
+  dtype (``mx.array(..., dtype=...)``: MLX would narrow a float64 NumPy array to float32 unless told).
+  The gradient is ``mx.vjp`` of the module as a function of its weight. No id, shape or dtype check
+  is added: MLX wraps negative ids and does not check ids >= V at all (it reads outside the table; far
+  away that is a segmentation fault, which the runner's worker process turns into a one-line crash).
+- MLX's ``[vjp] ... does not match cotangent shape`` ``ValueError`` for an upstream gradient of the
+  wrong shape is mapped to ``shape_mismatch``; nothing else is mapped. MLX refuses float ids
+  (``[gather] ... Indices must be integral``), so ``float_ids`` is not declared.
+- Declared dtypes: float64, float16 and bfloat16 tables (bfloat16 crosses as its bit patterns: MLX
+  exports no bfloat16 buffer to NumPy), int32 ids.
+- ``nn.SinusoidalPositionalEncoding`` is not declared: its table is concatenated, with log-spaced
+  frequencies and a ``sqrt(2/D)`` amplitude by default, which is no canonical table. MLX has no
+  learned-position module or embedding layer; none is composed here.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from embconf.adapters import ImplementationError
+from embconf.adapters.common import Handler
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.model.contract import Capabilities
+from embconf.model.dtypes import numpy_dtype
+from embconf.reference.errors import EmbeddingError
+
+EXTRA = "mlx"
+COTANGENT_SHAPE = "does not match cotangent shape"
+
+
+class MlxAdapter(FrameworkAdapter):
+    kind = "mlx"
+    display_name = "MLX nn.Embedding"
+
+    def __init__(self, target: str = "") -> None:
+        if target:
+            raise ImplementationError(f"the mlx adapter takes no target (got {target!r}); use --impl mlx")
+        self.mx = import_framework("mlx.core", EXTRA, " (on Linux: pip install 'mlx[cpu]')")
+        self.nn = import_framework("mlx.nn", EXTRA)
+        caps = Capabilities(
+            frozenset({"embedding_forward", "embedding_backward"}),
+            frozenset({"float64", "int32_ids", "float16", "bfloat16"}),
+            notes=(f"device {self.mx.default_device()}",),
+        )
+        handlers: dict[str, Handler] = {
+            "embedding_forward": self.embedding_forward,
+            "embedding_backward": self.embedding_backward,
+        }
+        super().__init__("mlx", self.mx, handlers, caps)
+
+    def _array(self, value: np.ndarray) -> Any:
+        """A NumPy array as an MLX array of the same dtype."""
+        value = np.asarray(value, order="C")
+        if value.dtype.name == "bfloat16":
+            return self.mx.array(value.view(np.uint16)).view(self.mx.bfloat16)
+        return self.mx.array(value, dtype=getattr(self.mx, value.dtype.name))
+
+    def _numpy(self, value: Any) -> np.ndarray:
+        if value.dtype == self.mx.bfloat16:
+            return np.array(value.view(self.mx.uint16)).view(numpy_dtype("bfloat16"))
+        return np.array(value)
+
+    def _embed(self, weight: np.ndarray) -> Any:
+        rows, dim = weight.shape
+        embedding = self.nn.Embedding(rows, dim)
+        embedding.weight = self._array(weight)
+        return embedding
+
+    def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
+        output = self._embed(weight)(self._array(ids))
+        self.mx.eval(output)
+        return self._numpy(output)
+
+    def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
+        embedding, ids_m = self._embed(weight), self._array(ids)
+
+        def lookup(table: Any) -> Any:
+            embedding.weight = table
+            return embedding(ids_m)
+
+        with mlx_errors():
+            _, (grad,) = self.mx.vjp(lookup, [self._array(weight)], [self._array(grad_output)])
+            self.mx.eval(grad)
+        return self._numpy(grad)
+
+
+@contextmanager
+def mlx_errors() -> Iterator[None]:
+    """MLX's refusal of an upstream gradient of the wrong shape as the spec's shape_mismatch."""
+    try:
+        yield
+    except ValueError as exc:
+        if COTANGENT_SHAPE in str(exc):
+            raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
+        raise
