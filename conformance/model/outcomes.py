@@ -78,4 +78,6 @@ class CaseResult:
             record["stderr"] = self.stderr
         if self.decided_by:
             record["decided_by"] = self.decided_by
+        if self.declined:
+            record["declined"] = True
         return record
