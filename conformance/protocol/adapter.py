@@ -32,6 +32,7 @@ from embconf.protocol.codec import ProtocolError
 from embconf.protocol.messages import (
     BadReply,
     Error,
+    Raised,
     RunRequest,
     Skipped,
     StartReply,
@@ -145,7 +146,7 @@ class SubprocessAdapter(AdapterBase):
                 return run_timeout_reply(self.run_timeout, detail)
             return _failure_reply(failure, detail)
         self._inflight.popleft()
-        if reply.status == Status.RAISED:
+        if reply.status == Status.RAISED and not reply.detail:
             reply.detail = process.stderr.since(self._mark)
         self._clock, self._mark = time.monotonic(), process.stderr.total
         return reply
@@ -232,6 +233,8 @@ class SubprocessAdapter(AdapterBase):
             return Reply(Status.SKIPPED, message=parsed.reason)
         if isinstance(parsed, Error):
             return Reply(Status.REJECTED, error_kind=parsed.kind, message=parsed.message)
+        if isinstance(parsed, Raised):
+            return Reply(Status.RAISED, message=parsed.describe(), detail=parsed.traceback)
         return Reply(Status.OUTPUTS, outputs=parsed.values)
 
 
