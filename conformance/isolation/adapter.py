@@ -4,6 +4,7 @@ holds every call to its timeout and the run to its own, and replaces a worker th
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import time
@@ -17,7 +18,7 @@ from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status, documented_from_plain
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
@@ -227,7 +228,8 @@ class IsolatedAdapter(AdapterBase):
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
         if self._loaded is None:
-            self._loaded = (hello[1], hello[2])
+            caps = hello[1]  # its documented choices arrive as plain tuples
+            self._loaded = (dataclasses.replace(caps, documented=documented_from_plain(caps.documented)), hello[2])
         return worker
 
     def _ready_worker(self) -> Union["_Worker", Reply]:

@@ -82,9 +82,16 @@ def render(doc: dict[str, Any]) -> str:
         out.append("<ul>")
         for d in c["deviations"]:
             cause = f" Likely cause: <code>{escape(d['likely_cause'])}</code>." if d["likely_cause"] else ""
+            documented = d.get("documented")
+            why = (
+                f" Documented choice of the framework: {escape(documented['sentence'])} "
+                f'(<a href="{escape(documented["link"])}">documentation</a>).'
+                if documented
+                else ""
+            )
             out.append(
                 f"<li><strong>{escape(d['summary'])}</strong> ({escape(', '.join(d['requirements']))}; "
-                f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}</li>"
+                f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}{why}</li>"
             )
         out.append("</ul><p>Failing cases by requirement:</p><ul>")
         for req, cases in failing_by_requirement(c):

@@ -61,7 +61,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         "Each implementation's distinct deviations, stated once, with their likely cause "
         "(a known mistake of the mutant catalogue, `embconf explain MUTANT`, or a measured symptom, `symptom:KEY`) where one "
-        "matches: the causes `embconf run` names for the same run. "
+        "matches: the causes `embconf run` names for the same run. Deviations the framework documents as its "
+        "design are listed last, each with its documentation: they are still deviations. "
         "`embconf show CASE` prints a case; `embconf run --impl IMPL --select CASE` reproduces it.",
     ]
     for c in columns:
@@ -74,8 +75,14 @@ def render(doc: dict[str, Any]) -> str:
             shown = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (
                 f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else ""
             )
+            documented = d.get("documented")
+            why = (
+                f" Documented choice of the framework: {_escape(documented['sentence'])} ([documentation]({documented['link']}))."
+                if documented
+                else ""
+            )
             lines.append(
-                f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}"
+                f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}{why}"
             )
         lines += ["", "Failing cases by requirement:", ""]
         for req, cases in failing_by_requirement(c):

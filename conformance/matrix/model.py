@@ -62,9 +62,15 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
     applicable = sum(r.outcome != NOT_APPLICABLE for r in results)
     verified = caps["error_detail"] == "kinds"
     conforms = applicable > 0 and not problems and declined == 0
-    reasons = ([f"{len(problems)} of {applicable} applicable cases do not pass"] if problems else []) + (
-        [f"{declined} cases declined within its declared capabilities"] if declined else []
-    )
+    documented = sum(r.documented is not None for r in problems)
+    reasons = (
+        [
+            f"{len(problems)} of {applicable} applicable cases do not pass"
+            + (f" ({documented} of them the framework's documented choices)" if documented else "")
+        ]
+        if problems
+        else []
+    ) + ([f"{declined} cases declined within its declared capabilities"] if declined else [])
     statement = (
         f"conforms to spec {spec_version()} for its declared capabilities"
         if conforms
@@ -81,6 +87,7 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
         "summary": summary,
         "applicable": applicable,
         "declined": declined,
+        "documented": documented,
         "glue_decided": glue,
         "claim": {
             "spec_version": spec_version(),
@@ -114,19 +121,22 @@ def _symptom(result: CaseResult) -> str:
 
 def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, Any]]:
     """Problems grouped by the verdict's cause that explains them (the causes ``embconf run`` names), else by
-    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
-    groups: dict[str, list[CaseResult]] = defaultdict(list)
+    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``.
+    Problems the framework documents as its design (``documented``: a link and a sentence) are grouped apart and
+    listed after the undocumented ones."""
+    groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
     causes = {}
     for result in problems:
         cause = verdict.cause_of(result.id) or (result.causes[0] if result.causes else None)  # else its own diagnosis
         key = cause.id if cause is not None else f"{result.outcome}: {_symptom(result)}"
         if cause is not None:
             causes[key] = cause
-        groups[key].append(result)
+        groups[(key, result.documented.link if result.documented is not None else "")].append(result)
     deviations = []
-    for key, members in groups.items():
+    for (key, _), members in groups.items():
         cause = causes.get(key)
         requirements = sorted({req for r in members for req in r.requirements}, key=requirement_order)
+        documented = members[0].documented
         deviations.append(
             {
                 "summary": (cause.summary if cause.is_mutant else cause.title) if cause is not None else key,
@@ -134,9 +144,10 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
                 "hint": cause.hint if cause is not None else "",
                 "requirements": requirements,
                 "cases": [r.id for r in members],
+                "documented": documented.to_json() if documented is not None else None,
             }
         )
-    return sorted(deviations, key=lambda d: (-len(d["cases"]), d["summary"]))
+    return sorted(deviations, key=lambda d: (d["documented"] is not None, -len(d["cases"]), d["summary"]))
 
 
 def _cell(results: list[CaseResult]) -> dict[str, Any]:

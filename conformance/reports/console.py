@@ -78,6 +78,8 @@ class Console:
             for result in problems:
                 write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
                 write(diagnosis_lines(result))
+                if result.documented is not None:
+                    write(f"  documented choice: {result.documented.sentence} ({result.documented.link})\n")
                 if result.stderr:
                     write(
                         "  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n"

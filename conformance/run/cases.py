@@ -98,6 +98,8 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         )  # bounded: what diagnosis and --repeat need
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
+    if result.outcome in (FAIL, ERROR):
+        result.documented = caps.documented_choice(case.id, case.requirements)
     return result
 
 
