@@ -31,25 +31,27 @@ def build(
     runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None
 ) -> dict[str, Any]:
     """The matrix document of the run records (one column each, named by ``record.impl``)."""
-    import numpy
-
     generated = generated or datetime.now(timezone.utc)
-    columns = [_implementation(r) for r in runs]
+    environment = this_environment()
+    columns = [{**_implementation(r), "environment": environment} for r in runs]
     return {
         "matrix_format": MATRIX_FORMAT,
         "suite": {"name": "embedding-conformance", "version": __version__},
         "spec_version": spec_version(),
         "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command,
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": numpy.__version__,
-            "platform": platform.platform(),
-        },
+        "environment": environment,
         "fixtures": fixtures,
         "implementations": columns,
         "sections": _sections(runs, columns),
     }
+
+
+def this_environment() -> dict[str, str]:
+    """Where this process measures: Python, NumPy and the platform (a column's framework version is its own)."""
+    import numpy
+
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform()}
 
 
 def _implementation(run: RunRecord) -> dict[str, Any]:
@@ -225,6 +227,14 @@ def capabilities_text(column: dict[str, Any]) -> str:
     parts.append(f"sinusoids {caps['sinusoid_convention']}")
     parts.extend(caps.get("notes", []))
     return "; ".join(parts)
+
+
+def environment_text(column: dict[str, Any], doc: dict[str, Any]) -> str:
+    """Where a column was measured, when that is not where the document says (a merged matrix), else ''."""
+    env = column.get("environment")
+    if not env or env == doc["environment"]:
+        return ""
+    return f"measured with Python {env['python']}, NumPy {env['numpy']} on {env['platform']}"
 
 
 def failing_by_requirement(column: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
