@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
-from embconf.model.contract import Capabilities, contradictory_features
+from embconf.model.contract import Capabilities, DocumentedChoice, contradictory_features
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, ProtocolError, from_wire, to_wire
@@ -118,6 +118,12 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
             frozenset(caps["operations"]),
             frozenset(caps.get("features", [])),
             caps.get("sinusoid_convention", "interleaved"),
+            documented=tuple(
+                DocumentedChoice(
+                    item["link"], item["sentence"], tuple(item.get("cases", ())), tuple(item.get("requirements", ()))
+                )
+                for item in caps.get("documented", [])
+            ),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities))
@@ -154,9 +160,23 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
     contradiction = contradictory_features(caps.get("features", []))
     if contradiction:
         return contradiction
+    if not _documented_ok(caps.get("documented", [])):
+        return "'capabilities.documented' must be a list of objects with a 'link' and a 'sentence' (and 'cases', 'requirements' lists of strings)"
     if str(caps.get("sinusoid_convention", "interleaved")) not in _conventions():
         return f"unknown sinusoid_convention {caps['sinusoid_convention']!r}; expected one of {sorted(_conventions())}"
     return None
+
+
+def _documented_ok(value: Any) -> bool:
+    """Whether ``value`` is a usable list of documented choices (minor 2)."""
+    return isinstance(value, list) and all(
+        isinstance(item, dict)
+        and isinstance(item.get("link"), str)
+        and isinstance(item.get("sentence"), str)
+        and _strings(item.get("cases", []))
+        and _strings(item.get("requirements", []))
+        for item in value
+    )
 
 
 def _strings(value: Any) -> bool:

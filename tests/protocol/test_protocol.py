@@ -334,3 +334,21 @@ def test_the_javascript_example_reports_an_untyped_failure_and_goes_on():
     assert set(replies[1]) == {"seq", "exception"} and replies[1]["exception"]["type"] == "TypeError"
     assert not list(validator("run-reply").iter_errors(replies[1]))
     assert replies[2] == {"seq": 2, "outputs": {"bytes": 48, "megabytes": 4.8e-05, "mebibytes": 4.57763671875e-05}}
+
+
+def test_a_peer_cites_documented_choices_in_its_start_reply():
+    from embconf.protocol.codec import ProtocolError
+    from embconf.protocol.messages import parse_start_reply
+    from embconf.protocol.reference_peer import hello
+
+    message = hello()
+    cited = {"link": "https://example.invalid/gather", "sentence": "Negative ids count from the back."}
+    message["implementation"]["capabilities"]["documented"] = [{**cited, "requirements": ["EMB-IDX-2"]}]
+    for validate in (False, True):
+        caps = parse_start_reply(message, validate).implementation.capabilities
+        choice = caps.documented_choice("lookup.error.negative_one", ["EMB-IDX-2", "EMB-ERR-1"])
+        assert choice is not None and choice.to_json() == cited
+    message["implementation"]["capabilities"]["documented"] = [{"link": 3}]
+    for validate in (False, True):
+        with pytest.raises(ProtocolError, match="documented"):
+            parse_start_reply(message, validate)
