@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from embconf.model.errors import Decline
 from embconf.model.version import __version__
 
-__all__ = ["__version__", "check"]
+__all__ = ["Decline", "__version__", "check"]
 
 
 def check(*args, **kwargs):

@@ -2,8 +2,8 @@
 
 Items are named by case id, so a project's existing pytest run and its
 ``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed
-(fail, error, crash, timeout, and xpass under --embconf-strict), skipped
-(not_applicable) and xfailed. Without --embconf-impl the plugin does nothing. The implementation
+(fail, error, crash, timeout, and under --embconf-strict an xpass or a case the implementation declined
+that no expectation lists), skipped (not_applicable) and xfailed. Without --embconf-impl the plugin does nothing. The implementation
 runs through :mod:`embconf.session` as under ``embconf run``: in a worker process (or its own, for
 ``subprocess:``) with the same case timeout, run timeout, memory limit and hang policy, the calls planned
 ahead, and SIGTERM ends the session cleanly. The verdict at the end is the run record's.
@@ -23,7 +23,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--embconf-select", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB")
     group.addoption("--embconf-expectations", metavar="FILE", help="YAML file of cases known to fail")
-    group.addoption("--embconf-strict", action="store_true", help="an xpass fails")
+    group.addoption(
+        "--embconf-strict", action="store_true", help="an xpass, and a declined case no expectation lists, fail"
+    )
     group.addoption(
         "--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand"
     )
@@ -120,6 +122,11 @@ class CaseItem(pytest.Item):
         state.results.append(result)
         state.cases.append(case)
         if result.outcome == NOT_APPLICABLE:
+            if result.declined and state.strict and result.expectation is None:
+                raise EmbconfFailure(
+                    f"[declined] {case.id}: {result.message} (--embconf-strict: a conformance claim cannot rest on "
+                    "declined cases)"
+                )
             pytest.skip(f"not_applicable: {result.message}")
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")

@@ -48,3 +48,20 @@ def test_without_the_option_the_plugin_collects_nothing(tmp_path):
 def test_bad_impl_is_a_usage_error(tmp_path):
     result = run_pytest(tmp_path, "--embconf-impl=nonsense:x")
     assert result.returncode == 4 and "unknown implementation kind" in result.stderr
+
+
+def test_a_declined_case_fails_only_under_embconf_strict(tmp_path):
+    module = tmp_path / "declines.py"
+    module.write_text(
+        "import embconf\n\n"
+        "def embedding_forward(weight, ids):\n"
+        "    if ids.ndim > 2:\n"
+        "        raise embconf.Decline('ids of rank 3 and above are not supported')\n"
+        "    return weight[ids]\n"
+    )
+    args = [f"--embconf-impl=functions:{module}", "--embconf-select=lookup.forward.*"]
+    assert run_pytest(tmp_path, *args).returncode == 0
+    strict = run_pytest(tmp_path, *args, "--embconf-strict")
+    assert strict.returncode == 1
+    assert "FAILED embconf::lookup.forward.ids_3d" in strict.stdout
+    assert "--embconf-strict: a conformance claim cannot rest on declined cases" in strict.stdout

@@ -13,6 +13,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Optional
 
 from embconf.model.contract import UNSPECIFIED, Capabilities, Planned, Reply, Status
+from embconf.model.errors import Decline
 from embconf.model.vocabulary import error_kinds, named_outputs, operations
 
 ALL_OPERATIONS = frozenset(operations())
@@ -90,12 +91,14 @@ def call_python(
 ) -> Reply:
     """Run ``fn`` and turn its result or exception into a Reply.
 
-    An exception naming a spec error kind is a typed error; one that ``coarse``
-    accepts as a generic rejection (TinyTorch's ValueError) is UNSPECIFIED; any
-    other exception is EXCEPTION with the tail of its traceback.
+    :class:`~embconf.model.contract.Decline` declines the call; an exception naming a spec error kind is a
+    typed error; one that ``coarse`` accepts as a generic rejection (TinyTorch's ValueError) is UNSPECIFIED;
+    any other exception is RAISED with the tail of its traceback.
     """
     try:
         result = fn(*args, **kwargs)
+    except Decline as exc:
+        return declined(exc.reason)
     except Exception as exc:  # the implementation's own failure, reported, never propagated
         kind = classify_exception(exc)
         if kind:
@@ -107,6 +110,11 @@ def call_python(
         return Reply(Status.OUTPUTS, outputs=named_outputs(operation, result))
     except ValueError as exc:
         return Reply(Status.RAISED, message=f"returned a result of the wrong form: {exc}")
+
+
+def declined(reason: str) -> Reply:
+    """The reply of an implementation that declines the call it was sent."""
+    return Reply(Status.SKIPPED, message=f"declined: {reason}")
 
 
 _OWN = (

@@ -8,6 +8,8 @@ What is Flax's and what is the adapter's:
   shape or dtype check is added: what Flax returns for a negative id or an id >= V is what is judged.
 - Flax refuses float ids (``ValueError: Input type must be an integer``), so ``float_ids`` is not
   declared. JAX's refusal of an upstream gradient of the wrong shape is ``shape_mismatch``.
+- Out-of-range and negative ids are not errors in JAX, by its documented design (``JAX_INDEXING``): the
+  failures are cited as documented choices, and still fail.
 - JAX runs in 32 bits unless x64 mode is on: ``flax`` leaves it off (JAX's default: int64 ids and
   float64 tables are narrowed), ``flax:x64`` turns it on and declares ``float64``.
 - Flax has no module for learned or sinusoidal positions or for the layer; none is composed here.
@@ -22,7 +24,7 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
-from embconf.adapters.jaxcommon import enable_x64, vjp
+from embconf.adapters.jaxcommon import JAX_INDEXING, enable_x64, vjp
 from embconf.model.contract import Capabilities
 
 EXTRA = "flax"
@@ -46,6 +48,7 @@ class FlaxAdapter(FrameworkAdapter):
             frozenset({"embedding_forward", "embedding_backward"}),
             frozenset(features),
             notes=(f"jax {self.jax.__version__}, x64 mode {'on' if target == 'x64' else 'off'}",),
+            documented=JAX_INDEXING,
         )
         handlers: dict[str, Handler] = {
             "embedding_forward": self.embedding_forward,

@@ -12,16 +12,22 @@ attribute names a spec error kind. Optional module attributes:
 
 Operations the module does not define are not applicable, never failures. A
 function declines one case it is sent (spec section 11) by raising
-``NotImplementedError("why")``: the case is ``not_applicable`` with that reason.
+``embconf.Decline("why")``: the case is ``not_applicable`` with that reason.
+For modules written before ``Decline``, a ``NotImplementedError("why")`` raised
+by the module's own code (a frame in the module's file) declines too; one
+raised from anywhere else (inside a framework the module calls) is an
+``error``, as any other exception: it is the framework failing, not the module
+choosing.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+import os
+from types import ModuleType, TracebackType
 from typing import Any, Optional
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.base import ALL_OPERATIONS, call_python
+from embconf.adapters.base import ALL_OPERATIONS, call_python, declined
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
 from embconf.model.contract import Capabilities, Reply, Status
@@ -35,26 +41,53 @@ class FunctionsAdapter(InProcessAdapter):
 
     def __init__(self, target: str) -> None:
         module = load_module(target)
+        self._own_files = module_files(module)
         handlers = operation_functions(module, target)
         caps = Capabilities(frozenset(handlers), declared_features(module, target), declared_convention(module, target))
         super().__init__(target, handlers, caps, module_version(module))
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        """As every in-process adapter, except that NotImplementedError declines the case."""
+        """As every in-process adapter, except that the module's own NotImplementedError declines the case."""
         handler = self.handlers.get(operation)
         if handler is None:
             return super().call(operation, inputs)
-        declined: list[str] = []
+        reasons: list[str] = []
 
         def run(**kwargs: Any) -> Any:
             try:
                 return handler(**kwargs)
             except NotImplementedError as exc:
-                declined.append(str(exc) or "no reason given")
+                if raised_in(exc.__traceback__, self._own_files):
+                    reasons.append(str(exc) or "no reason given")
                 raise
 
         reply = call_python(operation, run, **inputs)
-        return Reply(Status.SKIPPED, message=f"declined: {declined[0]}") if declined else reply
+        if reasons:
+            return declined(reasons[0])
+        if reply.status == Status.RAISED and reply.message.startswith("raised NotImplementedError"):
+            reply.message += " inside code outside the module (to decline a case, raise embconf.Decline)"
+        return reply
+
+
+def module_files(module: ModuleType) -> tuple[str, ...]:
+    """Where the module's own code lives: its file, or its package's folder (with a separator at the end)."""
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return ()
+    path = os.path.realpath(path)
+    if os.path.basename(path) == "__init__.py":
+        return (os.path.dirname(path) + os.sep,)
+    return (path,)
+
+
+def raised_in(tb: Optional[TracebackType], own: tuple[str, ...]) -> bool:
+    """Whether the innermost frame of ``tb`` (where the exception was raised) is in one of the ``own`` files."""
+    if tb is None or not own:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    where = os.path.realpath(tb.tb_frame.f_code.co_filename)
+    return any(where == path or (path.endswith(os.sep) and where.startswith(path)) for path in own)
 
 
 def operation_functions(module: ModuleType, target: str) -> dict[str, Handler]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import import_framework
-from embconf.adapters.jaxcommon import JaxLookupAdapter
+from embconf.adapters.jaxcommon import JAX_ARRAY_INDEXING, JaxLookupAdapter
 
 EXTRA = "haiku"
 STYLES = {"": "ARRAY_INDEX", "array_index": "ARRAY_INDEX", "one_hot": "ONE_HOT"}
@@ -38,7 +38,8 @@ class HaikuAdapter(JaxLookupAdapter):
         self.hk = import_framework("haiku", EXTRA)
         self.style = STYLES[target]
         self.display_name = f"Haiku hk.Embed ({self.style})"
-        super().__init__(f"haiku:{target}" if target else "haiku", self.hk, (f"lookup_style {self.style}",))
+        documented = JAX_ARRAY_INDEXING if self.style == "ARRAY_INDEX" else ()  # ONE_HOT's zero rows are undocumented
+        super().__init__(f"haiku:{target}" if target else "haiku", self.hk, (f"lookup_style {self.style}",), documented)
 
     def lookup(self, table: Any, ids: Any) -> Any:
         embed = self.hk.without_apply_rng(

@@ -1,4 +1,5 @@
-"""What the JAX-based adapters (flax, haiku, equinox, keras on jax) share: x64 mode, backward through ``jax.vjp``.
+"""What the JAX-based adapters (flax, haiku, equinox, keras on jax) share: x64 mode, backward through ``jax.vjp``,
+and the deviations JAX documents as its design (:data:`JAX_INDEXING`).
 
 JAX computes in 32 bits unless its x64 mode is on (``jax_enable_x64``); then int64 ids and float64
 tables keep their dtype. The mode is process-wide, so it is chosen once, before the first array.
@@ -16,11 +17,43 @@ import numpy as np
 
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, as_array
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
 # jax.vjp's pullback given a cotangent whose type differs from the output's
 _COTANGENT = re.compile(r"unexpected JAX type.*got (\w+)\[([\d,]*)\], but expected (\w+)\[([\d,]*)\]", re.S)
+
+
+# JAX's documented indexing, which jnp.take (nnx.Embed's lookup) and its gradient follow: no error is raised
+# for an index out of bounds (code on an accelerator cannot raise), and a negative index counts from the end.
+JAX_INDEXING = (
+    DocumentedChoice(
+        "https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#out-of-bounds-indexing",
+        "JAX never raises for an out-of-bounds index, because code on an accelerator cannot raise: jnp.take "
+        "fills such a row with NaN by default (mode='fill') or clamps it (mode='clip'), and an out-of-bounds "
+        "gradient update is dropped.",
+        requirements=("EMB-IDX-1",),
+    ),
+    DocumentedChoice(
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",
+        "JAX indexing counts a negative index from the end of the array, as NumPy does "
+        "(wrap_negative_indices=True, the default).",
+        requirements=("EMB-IDX-2",),
+    ),
+)
+
+
+# The same documented design for a lookup written as array indexing (``table[ids]``: haiku's ARRAY_INDEX, Equinox):
+# a retrieval clamps an out-of-bounds index to the bounds.
+JAX_ARRAY_INDEXING = (
+    DocumentedChoice(
+        JAX_INDEXING[0].link,
+        "JAX never raises for an out-of-bounds index, because code on an accelerator cannot raise: array indexing "
+        "clamps the index to the bounds of the array for a retrieval, and an out-of-bounds gradient update is dropped.",
+        requirements=("EMB-IDX-1",),
+    ),
+    JAX_INDEXING[1],
+)
 
 
 def enable_x64(jax: ModuleType, on: bool) -> None:
@@ -58,13 +91,20 @@ class JaxLookupAdapter(FrameworkAdapter):
 
     FEATURES = frozenset({"int32_ids", "float16", "bfloat16"})
 
-    def __init__(self, target: str, library: ModuleType, notes: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        target: str,
+        library: ModuleType,
+        notes: tuple[str, ...] = (),
+        documented: tuple[DocumentedChoice, ...] = JAX_ARRAY_INDEXING,
+    ) -> None:
         self.jax = importlib.import_module("jax")  # the library imported it
         enable_x64(self.jax, False)
         caps = Capabilities(
             frozenset({"embedding_forward", "embedding_backward"}),
             self.FEATURES,
             notes=(f"jax {self.jax.__version__}, x64 mode off", *notes),
+            documented=documented,
         )
         handlers: dict[str, Handler] = {
             "embedding_forward": self.embedding_forward,

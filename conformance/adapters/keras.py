@@ -19,6 +19,8 @@ imported); the report names it. What is Keras's and what is the adapter's:
   backend's own range error (TensorFlow's ``indices[i] = n is not in [0, V)``; torch's
   ``IndexError: index out of range``) to ``index_out_of_range``.
 - float64 is declared except on the jax backend with x64 mode off (JAX would narrow it).
+- On the jax backend ``Embedding``'s ``ops.take`` is ``jnp.take``: its out-of-range and negative ids are
+  cited as JAX's documented indexing (``JAX_INDEXING``), and still fail.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.jaxcommon import JAX_INDEXING
 from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
 
@@ -65,7 +68,10 @@ class KerasAdapter(FrameworkAdapter):
             )
         features = {"int32_ids", "float_ids"} | ({"float64"} if self._float64() else set())
         hub = f"keras_hub {self.hub.__version__}" if self.hub is not None else "keras_hub not installed"
-        caps = Capabilities(frozenset(handlers), frozenset(features), notes=(f"backend {self.backend}", hub))
+        documented = JAX_INDEXING if self.backend == "jax" else ()  # Embedding's ops.take is jnp.take there
+        caps = Capabilities(
+            frozenset(handlers), frozenset(features), notes=(f"backend {self.backend}", hub), documented=documented
+        )
         super().__init__(
             f"keras:{target}" if target else "keras",
             self.keras,

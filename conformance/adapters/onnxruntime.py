@@ -23,10 +23,17 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "onnxruntime"
+# The ONNX operator spec defines negative Gather indices: every conformant runtime fails EMB-IDX-2 by definition.
+ONNX_GATHER = DocumentedChoice(
+    "https://onnx.ai/onnx/operators/onnx__Gather.html",
+    "ONNX defines Gather indices in [-s, s-1] along an axis of size s, a negative index counting from the back: "
+    "negative ids are valid in every ONNX runtime.",
+    requirements=("EMB-IDX-2",),
+)
 OPSET = 13
 OUT_OF_BOUNDS = "indices element out of data bounds"
 # NumPy dtype name -> ONNX TensorProto element type name
@@ -50,6 +57,7 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
             frozenset({"embedding_forward"}),
             frozenset({"float64", "int32_ids", "float16"}),
             notes=(f"one Gather node, opset {OPSET}, CPUExecutionProvider; onnx {self.onnx.__version__}",),
+            documented=(ONNX_GATHER,),
         )
         super().__init__("onnxruntime", self.ort, {"embedding_forward": self.embedding_forward}, caps)
 

@@ -36,12 +36,18 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.dtypes import numpy_dtype
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.options import check_renorm_args
 
 EXTRA = "paddle"
+# PaddlePaddle documents the zero padding row (EMB-PAD-1 asks for the row as stored).
+PADDING_ZERO_ROW = DocumentedChoice(
+    "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/Embedding_en.html",
+    "PaddlePaddle's padding_idx: an id equal to it outputs all-zero padding data, whatever the stored row holds.",
+    cases=("options.padding.forward_row_as_stored", "options.padding.forward_negative"),
+)
 TARGETS = {"": "nn.Embedding", "functional": "F.embedding"}
 # its range checks of ids: the lookup's (forward and backward) and the index_select its max_norm path runs first
 OUT_OF_RANGE = re.compile(
@@ -72,7 +78,9 @@ class PaddleAdapter(FrameworkAdapter):
             "embedding_backward_sparse": self.embedding_backward_sparse,
             "embedding_forward_max_norm": self.embedding_forward_max_norm,
         }
-        caps = Capabilities(frozenset(handlers), FEATURES, notes=(f"{TARGETS[target]} on the CPU",))
+        caps = Capabilities(
+            frozenset(handlers), FEATURES, notes=(f"{TARGETS[target]} on the CPU",), documented=(PADDING_ZERO_ROW,)
+        )
         super().__init__(f"paddle:{target}" if target else "paddle", self.paddle, handlers, caps)
 
     # ----- conversions -----------------------------------------------------------------

@@ -4,6 +4,7 @@ holds every call to its timeout and the run to its own, and replaces a worker th
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import time
@@ -17,7 +18,8 @@ from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.budget import case_budget
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status, documented_from_plain
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
@@ -98,6 +100,7 @@ class IsolatedAdapter(AdapterBase):
         self._planned = CallPlan()  # calls announced and not yet sent
         self._sent: deque[Planned] = deque()  # calls sent to the worker and not yet answered, in order
         self._placed: deque[Placed] = deque()  # their input arrays on the worker's arena, in the same order
+        self._budgets: deque[float] = deque()  # the seconds each of them may take (embconf.model.budget)
         self._clock = 0.0  # when the worker started on the first of them (about)
 
     # ----- the Adapter interface
@@ -145,10 +148,11 @@ class IsolatedAdapter(AdapterBase):
         try:
             if not self._sent:
                 self._dispatch(worker, operation, inputs)
-            reply, fatal = _checked_reply(worker.receive(min(self._clock + self.case_timeout, self._run_deadline)))
+            reply, fatal = _checked_reply(worker.receive(min(self._clock + self._budgets[0], self._run_deadline)))
         except ChildFailure as failure:
             return self._lost(failure)
         self._sent.popleft()
+        self._budgets.popleft()
         reply.violations = [*reply.violations, *self._placed.popleft().changes()]  # the runner's own comparison
         self._clock = time.monotonic()
         moved = "" if fatal or self._sent else worker.cwd_change()  # idle: no later call is moving it
@@ -195,12 +199,14 @@ class IsolatedAdapter(AdapterBase):
         self._planned.follow(operation)
         batch: list[Planned] = [(operation, lambda: inputs), *self._planned.take(BATCH - 1)]
         payload = [(name, make_inputs()) for name, make_inputs in batch]
+        budgets = [case_budget(self.case_timeout, name, call_inputs) for name, call_inputs in payload]
         placed = [Placed() for _ in payload]
         if worker.arena is not None:  # nothing is in flight: the arena is free
             payload, placed = worker.arena.place(payload)
         worker.output.reset()
         self._sent.extend(batch)
         self._placed.extend(placed)
+        self._budgets.extend(budgets)
         worker.send(("call", payload))
         self._clock = time.monotonic()
 
@@ -227,7 +233,8 @@ class IsolatedAdapter(AdapterBase):
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
         if self._loaded is None:
-            self._loaded = (hello[1], hello[2])
+            caps = hello[1]  # its documented choices arrive as plain tuples
+            self._loaded = (dataclasses.replace(caps, documented=documented_from_plain(caps.documented)), hello[2])
         return worker
 
     def _ready_worker(self) -> Union["_Worker", Reply]:
@@ -243,9 +250,11 @@ class IsolatedAdapter(AdapterBase):
         """The reply for the call whose worker hung, died or garbled its answer; the worker is discarded."""
         worker = self._worker
         assert worker is not None
+        budget = self._budgets[0] if self._budgets else self.case_timeout
         if self._sent:
             self._sent.popleft()  # the call that failed; the ones sent after it are sent again
             self._placed.popleft()
+            self._budgets.popleft()
         how = worker.end(kill=not isinstance(failure, Gone))  # a dying worker's own exit status tells why
         detail = worker.output.text()
         self._discard()
@@ -255,7 +264,7 @@ class IsolatedAdapter(AdapterBase):
             return Reply(
                 Status.STOPPED,
                 reason=Reason.CASE_TIMEOUT,
-                message=f"no reply within {self.case_timeout:g} s (the worker was killed)",
+                message=f"no reply within {budget:g} s (the worker was killed)",
                 detail=detail,
             )
         if isinstance(failure, OutOfMemory):
@@ -272,6 +281,7 @@ class IsolatedAdapter(AdapterBase):
         self._planned.restore(self._sent)
         self._sent.clear()
         self._placed.clear()
+        self._budgets.clear()
         if self._worker is not None:
             self._worker.stop()
             self._worker = None

@@ -23,8 +23,9 @@ def add_limits(
         dest="case_timeout",
         type=float,
         metavar="SECONDS",
-        help=f"seconds each case may take before the implementation's process is killed and restarted "
-        f"(default {DEFAULT_CASE_TIMEOUT:g}; subprocess implementations: also $EMBCONF_TIMEOUT)",
+        help=f"seconds each case may take before the implementation's process is killed and restarted, plus an "
+        f"allowance for the case's work (0.5 us per unit, a lookup's V*N*D; default {DEFAULT_CASE_TIMEOUT:g}; "
+        "subprocess implementations: also $EMBCONF_TIMEOUT)",
     )
     parser.add_argument(
         "--run-timeout",

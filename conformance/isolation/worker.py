@@ -208,7 +208,10 @@ def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Opti
     try:
         adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
-        plain_caps = Capabilities(**{f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities)})
+        plain_caps = Capabilities(
+            **{f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities) if f.name != "documented"},
+            documented=sendable(tuple(choice.plain() for choice in caps.documented)),
+        )
         hello: tuple[Any, ...] = ("ready", plain_caps, sendable(adapter.describe()))
     except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
         message = (

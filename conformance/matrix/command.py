@@ -1,5 +1,6 @@
 """``embconf matrix``: several implementations run one after another through :mod:`embconf.session`, each
-isolated as ``embconf run`` runs it, laid side by side (:mod:`embconf.matrix.model`)."""
+isolated as ``embconf run`` runs it, laid side by side (:mod:`embconf.matrix.model`); or, with ``--merge``,
+the columns of matrix files measured in other environments laid side by side (:mod:`embconf.matrix.merge`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from embconf.corpus.command import add_selection
 from embconf.isolation.options import add_limits
+from embconf.model.errors import UserError
 
 
 def register(sub: Any) -> None:
@@ -20,9 +22,16 @@ def register(sub: Any) -> None:
     matrix.add_argument(
         "--impl",
         action="append",
-        required=True,
         metavar="KIND:TARGET",
         help="an implementation (repeatable: one column each)",
+    )
+    matrix.add_argument(
+        "--merge",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="instead of running: a matrix JSON measured elsewhere (embconf matrix --json), repeatable; "
+        "their columns side by side, each with the environment it was measured in",
     )
     add_selection(matrix)
     for flag in ("--markdown", "--html", "--json"):
@@ -35,11 +44,15 @@ def matrix_command(args: argparse.Namespace) -> int:
     """Write the files asked for and print each column's claim; exit 0 (a matrix records failures, it does
     not fail on them)."""
     from embconf.corpus.command import selected
-    from embconf.matrix import html, markdown
-    from embconf.matrix.model import build, write_json
+    from embconf.matrix.model import build
     from embconf.run.command import run_options
     from embconf.session import run_implementation
 
+    if bool(args.impl) == bool(args.merge):
+        raise UserError("embconf matrix: give --impl KIND:TARGET (to run) or --merge FILE (to merge), not both")
+    command = "embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else ""
+    if args.merge:
+        return _write(args, merged(args.merge, command))
     corpus, cases = selected(args)
     options = run_options(args)
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
@@ -47,8 +60,20 @@ def matrix_command(args: argparse.Namespace) -> int:
     for impl in args.impl:
         records.append(run_implementation(impl, cases, options, fixtures=fixtures))
         print(f"{impl}: {len(cases)} cases run", file=sys.stderr)
-    command = "embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else ""
-    document = build(records, fixtures, command=command)
+    return _write(args, build(records, fixtures, command=command))
+
+
+def merged(paths: list[Path], command: str) -> dict[str, Any]:
+    """The matrix of the column files at ``paths``; UserError (one line) when one cannot be read or merged."""
+    from embconf.matrix.merge import load_column_file, merge
+
+    return merge([(str(path), load_column_file(path)) for path in paths], command=command)
+
+
+def _write(args: argparse.Namespace, document: dict[str, Any]) -> int:
+    from embconf.matrix import html, markdown
+    from embconf.matrix.model import write_json
+
     for path, writer in ((args.json, write_json), (args.markdown, markdown.write), (args.html, html.write)):
         if path:
             writer(path, document)

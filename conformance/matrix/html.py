@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from embconf.matrix.model import anchor, capabilities_text, cell_text, failing_by_requirement, title
+from embconf.matrix.model import anchor, capabilities_text, cell_text, environment_text, failing_by_requirement, title
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1rem;max-width:80rem;color:#111}
@@ -51,11 +51,19 @@ def render(doc: dict[str, Any]) -> str:
     ]
     if doc.get("command"):
         out.append(f"<p>Regenerate with <code>{escape(doc['command'])}</code></p>")
+    if doc.get("sources"):
+        out.append(
+            f"<p>Merged from {len(doc['sources'])} column files, each measured in its own environment (a column "
+            "measured elsewhere says where): "
+            + ", ".join(f"<code>{escape(name)}</code>" for name in doc["sources"])
+            + ".</p>"
+        )
     out.append("<h2>Implementations</h2><ul>")
     for c in columns:
         out.append(
             f"<li><code>{escape(c['impl'])}</code>: <strong>{escape(title(c))}</strong>. "
-            f"{escape(capabilities_text(c))}. <em>{escape(c['claim']['statement'])}</em>.</li>"
+            f"{escape('; '.join(part for part in (capabilities_text(c), environment_text(c, doc)) if part))}. "
+            f"<em>{escape(c['claim']['statement'])}</em>.</li>"
         )
     out.append('</ul><h2>Matrix</h2><div class="scroll"><table><thead><tr><th class="req">Requirement</th>')
     out.extend(f"<th><code>{escape(c['impl'])}</code></th>" for c in columns)
@@ -82,9 +90,16 @@ def render(doc: dict[str, Any]) -> str:
         out.append("<ul>")
         for d in c["deviations"]:
             cause = f" Likely cause: <code>{escape(d['likely_cause'])}</code>." if d["likely_cause"] else ""
+            documented = d.get("documented")
+            why = (
+                f" Documented choice of the framework: {escape(documented['sentence'])} "
+                f'(<a href="{escape(documented["link"])}">documentation</a>).'
+                if documented
+                else ""
+            )
             out.append(
                 f"<li><strong>{escape(d['summary'])}</strong> ({escape(', '.join(d['requirements']))}; "
-                f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}</li>"
+                f"{len(d['cases'])} case{'s' if len(d['cases']) != 1 else ''}).{cause}{why}</li>"
             )
         out.append("</ul><p>Failing cases by requirement:</p><ul>")
         for req, cases in failing_by_requirement(c):

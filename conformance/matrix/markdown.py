@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from embconf.matrix.model import anchor, capabilities_text, cell_text, failing_by_requirement, title
+from embconf.matrix.model import (
+    anchor,
+    capabilities_text,
+    cell_text,
+    environment_text,
+    failing_by_requirement,
+    title,
+)
 
 MARK = {"pass": "✅", "fail": "❌", "n/a": "·"}
 
@@ -31,6 +38,12 @@ def render(doc: dict[str, Any]) -> str:
     ]
     if doc.get("command"):
         lines += ["This file is generated; regenerate it with:", "", "```", doc["command"], "```", ""]
+    if doc.get("sources"):
+        lines += [
+            f"Merged from {len(doc['sources'])} column files, each measured in its own environment "
+            "(a column measured elsewhere says where): " + ", ".join(f"`{name}`" for name in doc["sources"]) + ".",
+            "",
+        ]
     lines += [
         "Cells: ✅ pass N (every applicable case passed; `glue`: decided by the adapter's own checks, not the "
         "implementation), ❌ fail F/N (F of N applicable cases did not pass; the link lists them), · not applicable.",
@@ -41,9 +54,8 @@ def render(doc: dict[str, Any]) -> str:
         "|---|---|---|---|",
     ]
     for c in columns:
-        lines.append(
-            f"| `{c['impl']}` | {_escape(title(c))} | {_escape(capabilities_text(c))} | {_escape(c['claim']['statement'])} |"
-        )
+        where = "; ".join(part for part in (capabilities_text(c), environment_text(c, doc)) if part)
+        lines.append(f"| `{c['impl']}` | {_escape(title(c))} | {_escape(where)} | {_escape(c['claim']['statement'])} |")
     header = "| Requirement | " + " | ".join(f"`{c['impl']}`" for c in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
     for section in doc["sections"]:
@@ -61,7 +73,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         "Each implementation's distinct deviations, stated once, with their likely cause "
         "(a known mistake of the mutant catalogue, `embconf explain MUTANT`, or a measured symptom, `symptom:KEY`) where one "
-        "matches: the causes `embconf run` names for the same run. "
+        "matches: the causes `embconf run` names for the same run. Deviations the framework documents as its "
+        "design are listed last, each with its documentation: they are still deviations. "
         "`embconf show CASE` prints a case; `embconf run --impl IMPL --select CASE` reproduces it.",
     ]
     for c in columns:
@@ -74,8 +87,14 @@ def render(doc: dict[str, Any]) -> str:
             shown = ", ".join(f"`{case}`" for case in d["cases"][:6]) + (
                 f" and {len(d['cases']) - 6} more" if len(d["cases"]) > 6 else ""
             )
+            documented = d.get("documented")
+            why = (
+                f" Documented choice of the framework: {_escape(documented['sentence'])} ([documentation]({documented['link']}))."
+                if documented
+                else ""
+            )
             lines.append(
-                f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}"
+                f"- **{_escape(d['summary'])}** ({', '.join(d['requirements'])}; {_cases(len(d['cases']))}: {shown}).{cause}{why}"
             )
         lines += ["", "Failing cases by requirement:", ""]
         for req, cases in failing_by_requirement(c):

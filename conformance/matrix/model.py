@@ -31,25 +31,27 @@ def build(
     runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None
 ) -> dict[str, Any]:
     """The matrix document of the run records (one column each, named by ``record.impl``)."""
-    import numpy
-
     generated = generated or datetime.now(timezone.utc)
-    columns = [_implementation(r) for r in runs]
+    environment = this_environment()
+    columns = [{**_implementation(r), "environment": environment} for r in runs]
     return {
         "matrix_format": MATRIX_FORMAT,
         "suite": {"name": "embedding-conformance", "version": __version__},
         "spec_version": spec_version(),
         "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command,
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": numpy.__version__,
-            "platform": platform.platform(),
-        },
+        "environment": environment,
         "fixtures": fixtures,
         "implementations": columns,
         "sections": _sections(runs, columns),
     }
+
+
+def this_environment() -> dict[str, str]:
+    """Where this process measures: Python, NumPy and the platform (a column's framework version is its own)."""
+    import numpy
+
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform()}
 
 
 def _implementation(run: RunRecord) -> dict[str, Any]:
@@ -62,9 +64,15 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
     applicable = sum(r.outcome != NOT_APPLICABLE for r in results)
     verified = caps["error_detail"] == "kinds"
     conforms = applicable > 0 and not problems and declined == 0
-    reasons = ([f"{len(problems)} of {applicable} applicable cases do not pass"] if problems else []) + (
-        [f"{declined} cases declined within its declared capabilities"] if declined else []
-    )
+    documented = sum(r.documented is not None for r in problems)
+    reasons = (
+        [
+            f"{len(problems)} of {applicable} applicable cases do not pass"
+            + (f" ({documented} of them the framework's documented choices)" if documented else "")
+        ]
+        if problems
+        else []
+    ) + ([f"{declined} cases declined within its declared capabilities"] if declined else [])
     statement = (
         f"conforms to spec {spec_version()} for its declared capabilities"
         if conforms
@@ -81,6 +89,7 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
         "summary": summary,
         "applicable": applicable,
         "declined": declined,
+        "documented": documented,
         "glue_decided": glue,
         "claim": {
             "spec_version": spec_version(),
@@ -114,19 +123,22 @@ def _symptom(result: CaseResult) -> str:
 
 def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, Any]]:
     """Problems grouped by the verdict's cause that explains them (the causes ``embconf run`` names), else by
-    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
-    groups: dict[str, list[CaseResult]] = defaultdict(list)
+    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``.
+    Problems the framework documents as its design (``documented``: a link and a sentence) are grouped apart and
+    listed after the undocumented ones."""
+    groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
     causes = {}
     for result in problems:
         cause = verdict.cause_of(result.id) or (result.causes[0] if result.causes else None)  # else its own diagnosis
         key = cause.id if cause is not None else f"{result.outcome}: {_symptom(result)}"
         if cause is not None:
             causes[key] = cause
-        groups[key].append(result)
+        groups[(key, result.documented.link if result.documented is not None else "")].append(result)
     deviations = []
-    for key, members in groups.items():
+    for (key, _), members in groups.items():
         cause = causes.get(key)
         requirements = sorted({req for r in members for req in r.requirements}, key=requirement_order)
+        documented = members[0].documented
         deviations.append(
             {
                 "summary": (cause.summary if cause.is_mutant else cause.title) if cause is not None else key,
@@ -134,9 +146,10 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
                 "hint": cause.hint if cause is not None else "",
                 "requirements": requirements,
                 "cases": [r.id for r in members],
+                "documented": documented.to_json() if documented is not None else None,
             }
         )
-    return sorted(deviations, key=lambda d: (-len(d["cases"]), d["summary"]))
+    return sorted(deviations, key=lambda d: (d["documented"] is not None, -len(d["cases"]), d["summary"]))
 
 
 def _cell(results: list[CaseResult]) -> dict[str, Any]:
@@ -214,6 +227,14 @@ def capabilities_text(column: dict[str, Any]) -> str:
     parts.append(f"sinusoids {caps['sinusoid_convention']}")
     parts.extend(caps.get("notes", []))
     return "; ".join(parts)
+
+
+def environment_text(column: dict[str, Any], doc: dict[str, Any]) -> str:
+    """Where a column was measured, when that is not where the document says (a merged matrix), else ''."""
+    env = column.get("environment")
+    if not env or env == doc["environment"]:
+        return ""
+    return f"measured with Python {env['python']}, NumPy {env['numpy']} on {env['platform']}"
 
 
 def failing_by_requirement(column: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
@@ -66,6 +67,46 @@ def contradictory_features(features: Iterable[str]) -> Optional[str]:
 
 
 @dataclass(frozen=True)
+class DocumentedChoice:
+    """A deviation the framework documents as its own design: ``link`` to its documentation and ``sentence``
+    saying what it does, for the cases (ids or globs) and requirement ids it concerns.
+
+    It tells a reader of the report and the matrix that a failure is the framework's documented behaviour,
+    not a bug; it excuses nothing: the cases still fail and the implementation does not conform."""
+
+    link: str
+    sentence: str
+    cases: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ()
+
+    def concerns(self, case_id: str, requirements: Iterable[str]) -> bool:
+        return any(fnmatchcase(case_id, pattern) for pattern in self.cases) or any(
+            req in self.requirements for req in requirements
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {"link": self.link, "sentence": self.sentence}
+
+    def plain(self) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+        """As plain types, the form a worker process sends (:func:`documented_from_plain` reads it back)."""
+        return (self.link, self.sentence, tuple(self.cases), tuple(self.requirements))
+
+
+def documented_from_plain(value: Any) -> tuple[DocumentedChoice, ...]:
+    """The documented choices of :meth:`DocumentedChoice.plain` tuples; anything malformed is left out."""
+
+    def strings(item: Any) -> bool:
+        return isinstance(item, tuple) and all(isinstance(text, str) for text in item)
+
+    items = value if isinstance(value, tuple) else ()
+    return tuple(
+        DocumentedChoice(*item)
+        for item in items
+        if isinstance(item, tuple) and len(item) == 4 and strings(item[:2]) and strings(item[2]) and strings(item[3])
+    )
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What an implementation claims: a case outside these is not_applicable, never a failure."""
 
@@ -74,6 +115,11 @@ class Capabilities:
     sinusoid_convention: str = "interleaved"
     error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
     notes: tuple[str, ...] = ()
+    documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
+
+    def documented_choice(self, case_id: str, requirements: Iterable[str]) -> Optional[DocumentedChoice]:
+        """The first documented choice that concerns the case, if any."""
+        return next((choice for choice in self.documented if choice.concerns(case_id, requirements)), None)
 
     def applies(self, operation: str, case_features: Iterable[str]) -> Optional[str]:
         """None when a case applies, else the reason it does not."""

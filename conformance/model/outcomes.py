@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
-    from embconf.model.contract import Reason
+    from embconf.model.contract import DocumentedChoice, Reason
     from embconf.model.record import Cause
 
 
@@ -55,6 +55,7 @@ class CaseResult:
     decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged
     reason: Optional[Reason] = None  # why the runner stopped the call (a timeout's cause)
     declined: bool = False  # not_applicable because the implementation skipped it, within its capabilities
+    documented: Optional[DocumentedChoice] = None  # a problem the framework documents as its design (still a problem)
 
     @property
     def is_problem(self) -> bool:
@@ -78,4 +79,8 @@ class CaseResult:
             record["stderr"] = self.stderr
         if self.decided_by:
             record["decided_by"] = self.decided_by
+        if self.declined:
+            record["declined"] = True
+        if self.documented is not None:
+            record["documented"] = self.documented.to_json()
         return record

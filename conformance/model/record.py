@@ -130,6 +130,11 @@ class RunRecord:
         return [r for r in self.results if r.outcome in PROBLEMS]
 
     @property
+    def declined(self) -> list[CaseResult]:
+        """The cases the implementation declined within its declared capabilities (no claim may rest on them)."""
+        return [r for r in self.results if r.outcome == NOT_APPLICABLE and r.declined]
+
+    @property
     def applicable(self) -> list[CaseResult]:
         return [r for r in self.results if r.outcome != NOT_APPLICABLE]
 
@@ -158,6 +163,7 @@ class RunRecord:
             "fixtures": self.fixtures,
             "duration_s": round(self.duration, 6),
             "summary": self.summary(),
+            "declined": len(self.declined),
             "unmatched_expectations": self.unmatched_expectations,
             "verdict": self.verdict.to_json(),
             "cases": [result.to_json() for result in self.results],

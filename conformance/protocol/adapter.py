@@ -19,6 +19,7 @@ from typing import Any, Iterable, Optional
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import AdapterBase, CallPlan
+from embconf.model.budget import case_budget
 from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Late
 from embconf.processes.limits import (
@@ -32,6 +33,7 @@ from embconf.protocol.codec import ProtocolError
 from embconf.protocol.messages import (
     BadReply,
     Error,
+    Raised,
     RunRequest,
     Skipped,
     StartReply,
@@ -82,7 +84,7 @@ class SubprocessAdapter(AdapterBase):
         self._charged = True  # whether the next restart counts against max_restarts
         self._seq = 0
         self._planned = CallPlan()  # announced, not yet sent
-        self._inflight: deque[tuple[int, Planned]] = deque()  # (seq, call) sent to this process, unanswered
+        self._inflight: deque[tuple[int, Planned, float]] = deque()  # (seq, call, budget) sent, unanswered
         self._clock = 0.0  # when the implementation started on the oldest unanswered request (about)
         self._mark = 0  # stderr bytes written before that request
         # The process starts now and answers the handshake while the runner loads the fixtures;
@@ -132,9 +134,9 @@ class SubprocessAdapter(AdapterBase):
                 self._request(process, (operation, lambda: inputs))
             for ahead in self._planned.take(AHEAD - len(self._inflight)):
                 self._request(process, ahead)
-            seq = self._inflight[0][0]
-            wait = min(self._clock + self.timeout, self._run_deadline) - time.monotonic()
-            message = process.receive(max(wait, 0.0), self.timeout)
+            seq, _, budget = self._inflight[0]
+            wait = min(self._clock + budget, self._run_deadline) - time.monotonic()
+            message = process.receive(max(wait, 0.0), budget)
             reply = self._reply(message, operation, seq)
         except ChildFailure as failure:
             # The tail of everything it wrote: with requests written ahead, stderr cannot be split per request exactly.
@@ -145,7 +147,7 @@ class SubprocessAdapter(AdapterBase):
                 return run_timeout_reply(self.run_timeout, detail)
             return _failure_reply(failure, detail)
         self._inflight.popleft()
-        if reply.status == Status.RAISED:
+        if reply.status == Status.RAISED and not reply.detail:
             reply.detail = process.stderr.since(self._mark)
         self._clock, self._mark = time.monotonic(), process.stderr.total
         return reply
@@ -154,8 +156,9 @@ class SubprocessAdapter(AdapterBase):
         if not self._inflight:
             self._clock, self._mark = time.monotonic(), process.stderr.total
         self._seq += 1
-        self._inflight.append((self._seq, planned))
-        process.send(RunRequest(self._seq, planned[0], planned[1]()))
+        inputs = planned[1]()
+        self._inflight.append((self._seq, planned, case_budget(self.timeout, planned[0], inputs)))
+        process.send(RunRequest(self._seq, planned[0], inputs))
 
     def close(self) -> None:
         self._planned.clear()
@@ -217,7 +220,7 @@ class SubprocessAdapter(AdapterBase):
             self._process = None
             self._charged = charge
         if restore:
-            self._planned.restore(planned for _, planned in self._inflight)
+            self._planned.restore(planned for _, planned, _ in self._inflight)
         self._inflight.clear()
 
     # --- replies
@@ -232,6 +235,8 @@ class SubprocessAdapter(AdapterBase):
             return Reply(Status.SKIPPED, message=parsed.reason)
         if isinstance(parsed, Error):
             return Reply(Status.REJECTED, error_kind=parsed.kind, message=parsed.message)
+        if isinstance(parsed, Raised):
+            return Reply(Status.RAISED, message=parsed.describe(), detail=parsed.traceback)
         return Reply(Status.OUTPUTS, outputs=parsed.values)
 
 

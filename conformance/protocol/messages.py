@@ -1,8 +1,8 @@
 """The protocol's messages (spec/PROTOCOL.md) as frozen dataclasses.
 
 The runner writes :class:`StartRequest`, :class:`RunRequest` and :class:`StopRequest` (``wire()`` is the
-JSON object sent). It reads a :class:`StartReply` and, per request, one of the three run-reply forms
-:class:`Outputs`, :class:`Error` or :class:`Skipped`, each parsed once from the decoded JSON and checked:
+JSON object sent). It reads a :class:`StartReply` and, per request, one of the run-reply forms
+:class:`Outputs`, :class:`Error`, :class:`Skipped` or (since minor 2) :class:`Raised`, each parsed once from the decoded JSON and checked:
 a message that is not the one expected is a :class:`ProtocolError`; a run reply framed right whose
 content cannot be used is a :class:`BadReply`, one line saying why.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
-from embconf.model.contract import Capabilities, contradictory_features
+from embconf.model.contract import Capabilities, DocumentedChoice, contradictory_features
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, ProtocolError, from_wire, to_wire
 
-RUN_REPLY_FORMS = ("outputs", "error", "skipped")
+RUN_REPLY_FORMS = ("outputs", "error", "skipped", "exception")  # "exception": since minor 2
 
 
 # ----- what the runner writes
@@ -118,6 +118,12 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
             frozenset(caps["operations"]),
             frozenset(caps.get("features", [])),
             caps.get("sinusoid_convention", "interleaved"),
+            documented=tuple(
+                DocumentedChoice(
+                    item["link"], item["sentence"], tuple(item.get("cases", ())), tuple(item.get("requirements", ()))
+                )
+                for item in caps.get("documented", [])
+            ),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities))
@@ -154,9 +160,23 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
     contradiction = contradictory_features(caps.get("features", []))
     if contradiction:
         return contradiction
+    if not _documented_ok(caps.get("documented", [])):
+        return "'capabilities.documented' must be a list of objects with a 'link' and a 'sentence' (and 'cases', 'requirements' lists of strings)"
     if str(caps.get("sinusoid_convention", "interleaved")) not in _conventions():
         return f"unknown sinusoid_convention {caps['sinusoid_convention']!r}; expected one of {sorted(_conventions())}"
     return None
+
+
+def _documented_ok(value: Any) -> bool:
+    """Whether ``value`` is a usable list of documented choices (minor 2)."""
+    return isinstance(value, list) and all(
+        isinstance(item, dict)
+        and isinstance(item.get("link"), str)
+        and isinstance(item.get("sentence"), str)
+        and _strings(item.get("cases", []))
+        and _strings(item.get("requirements", []))
+        for item in value
+    )
 
 
 def _strings(value: Any) -> bool:
@@ -199,7 +219,22 @@ class Skipped:
     reason: str
 
 
-RunReply = Union[Outputs, Error, Skipped]
+@dataclass(frozen=True)
+class Raised:
+    """Since minor 2: the implementation failed with an exception that names no error kind (the outcome
+    ``error``), and keeps running: ``type`` and ``traceback`` are the peer's own words, possibly empty."""
+
+    seq: int
+    type: str
+    message: str
+    traceback: str
+
+    def describe(self) -> str:
+        """'raised TypeError: ...', as an in-process exception reads."""
+        return f"raised {self.type or 'an exception'}: {self.message}"
+
+
+RunReply = Union[Outputs, Error, Skipped, Raised]
 
 
 class BadReply(Exception):
@@ -220,6 +255,9 @@ def parse_run_reply(message: Any, seq: int, operation: str, validate: bool = Fal
         body = message[form]
         if form == "skipped":
             return Skipped(seq, str(body.get("reason", "")))
+        if form == "exception":
+            named = [str(body.get(key) or "") for key in ("type", "message", "traceback")]
+            return Raised(seq, named[0], named[1], named[2])
         if form == "error":
             if body["kind"] not in error_kinds():
                 raise BadReply(
@@ -240,7 +278,9 @@ def _run_reply_form(message: Any, seq: int) -> str:
         raise ProtocolError(f"reply carries seq {message.get('seq')!r}, expected {seq}")
     forms = [key for key in RUN_REPLY_FORMS if key in message]
     if len(forms) != 1:
-        raise ProtocolError(f"a reply holds exactly one of 'outputs', 'error', 'skipped'; got keys {sorted(message)}")
+        raise ProtocolError(
+            f"a reply holds exactly one of 'outputs', 'error', 'skipped', 'exception'; got keys {sorted(message)}"
+        )
     body = message[forms[0]]
     if not isinstance(body, dict):
         raise ProtocolError(f"'{forms[0]}' must be an object, got {type(body).__name__}")

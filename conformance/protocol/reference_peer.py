@@ -3,8 +3,9 @@
     embconf run --impl subprocess:'python -m embconf.protocol.reference_peer'
 
 Reads one JSON request per line on stdin and writes one reply per line on
-stdout. A spec error (EmbeddingError) is an error reply; any other exception is
-a bug: the traceback goes to stderr and the process exits non-zero.
+stdout. A spec error (EmbeddingError) is an error reply; any other exception
+raised by an operation is an ``exception`` reply (protocol minor 2: the case's
+outcome is ``error``) and the peer goes on serving.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from typing import IO, Any, Mapping
 
 from embconf import __version__
@@ -51,7 +53,14 @@ def run(message: Mapping[str, Any]) -> dict[str, Any]:
         result = OPERATIONS[operation](**inputs)
     except EmbeddingError as exc:
         return {"seq": seq, "error": {"kind": exc.kind, "message": str(exc)}}
+    except Exception as exc:  # untyped: reported, and the peer keeps running (minor 2)
+        return {"seq": seq, "exception": exception_reply(exc)}
     return {"seq": seq, "outputs": to_wire(named_outputs(operation, result))}
+
+
+def exception_reply(exc: BaseException) -> dict[str, str]:
+    """The body of an ``exception`` reply: the exception's type, message and traceback."""
+    return {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc(limit=8)}
 
 
 def respond(message: Mapping[str, Any]) -> dict[str, Any]:

@@ -78,19 +78,33 @@ class Console:
             for result in problems:
                 write(f"\n{self.paint(result.outcome.upper(), result.outcome)} {result.message}\n")
                 write(diagnosis_lines(result))
+                if result.documented is not None:
+                    write(f"  documented choice: {result.documented.sentence} ({result.documented.link})\n")
                 if result.stderr:
                     write(
                         "  stderr: " + result.stderr.strip()[-2000:].replace("\n", "\n          ") + "\n"
                     )  # the tail: where it died
-        skipped = not_applicable_reasons(run.results)
-        if skipped:
-            write("\nNot applicable (outside the implementation's declared capabilities):\n")
-            for reason, count in skipped:
-                write(f"  {count:>4}  {reason}\n")
+        for title, declined in (
+            ("Not applicable (outside the implementation's declared capabilities)", False),
+            ("Declined by the implementation (within its declared capabilities)", True),
+        ):
+            reasons = not_applicable_reasons([r for r in run.results if r.declined == declined])
+            if reasons:
+                write(f"\n{title}:\n")
+                for reason, count in reasons:
+                    write(f"  {count:>4}  {reason}\n")
         for entry in run.unmatched_expectations:
             write(f"\nwarning: expectation matches no case: {entry}\n")
+        write("\n" + self.summary_line(run) + "\n")
+
+    def summary_line(self, run: RunRecord) -> str:
+        """'120 pass, 30 not_applicable (22 declined within its declared capabilities)'."""
         summary = run.summary()
-        write("\n" + ", ".join(self.paint(f"{summary[o]} {o}", o) for o in OUTCOMES if summary[o]) + "\n")
+        parts = [self.paint(f"{summary[o]} {o}", o) for o in OUTCOMES if summary[o]]
+        declined = len(run.declined)
+        if declined:
+            parts.append(self.paint(f"{declined} declined within its declared capabilities", "xfail"))
+        return ", ".join(parts)
 
 
 def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:

@@ -24,7 +24,7 @@ from embconf.untrusted.text import bounded_description, bounded_reply
 Progress = Callable[[int, int, CaseResult], None]
 
 
-def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
+def judge(case: Case, reply: Reply, caps: Optional[Capabilities]) -> CaseResult:
     """The outcome of one case given the implementation's reply (expectations not yet applied)."""
     reply = bounded_reply(reply)
     result = CaseResult(
@@ -71,7 +71,7 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
                 FAIL,
                 reproduction(case, f"rejected valid input ({reply.error_kind}: {reply.message}); expected a result"),
             )
-        elif reply.error_kind == UNSPECIFIED and caps.error_detail == "coarse":
+        elif reply.error_kind == UNSPECIFIED and caps is not None and caps.error_detail == "coarse":
             result.message = f"rejected as expected; the error kind ({expected_error}) is not checked for this adapter"
         elif reply.error_kind != expected_error:
             result.outcome, result.message = (
@@ -98,6 +98,8 @@ def judge(case: Case, reply: Reply, caps: Capabilities) -> CaseResult:
         )  # bounded: what diagnosis and --repeat need
     else:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
+    if result.outcome in (FAIL, ERROR) and caps is not None:
+        result.documented = caps.documented_choice(case.id, case.requirements)
     return result
 
 

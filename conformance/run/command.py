@@ -38,7 +38,8 @@ def register(sub: Any) -> None:
     run.add_argument(
         "--strict",
         action="store_true",
-        help="an xpass (a listed failure that now passes), an expectation that matches no case, and a case whose result changes under --repeat fail the run",
+        help="an xpass (a listed failure that now passes), an expectation that matches no case, a case the "
+        "implementation declines within its declared capabilities, and a case whose result changes under --repeat fail the run",
     )
     run.add_argument(
         "--allow-modified-fixtures",
@@ -163,6 +164,13 @@ def run_command(args: argparse.Namespace) -> int:
             f"embconf: --strict: {len(record.unmatched_expectations)} expectation(s) match no case; remove them",
             file=sys.stderr,
         )
+    declined = [r for r in record.declined if r.expectation is None] if args.strict else []
+    if declined:
+        print(
+            f"embconf: --strict: {len(declined)} case(s) declined within the declared capabilities and not listed "
+            "in --expectations; a conformance claim cannot rest on declined cases",
+            file=sys.stderr,
+        )
     if write_errors:
         return EXIT_USAGE
-    return EXIT_FAIL if bad or stale else EXIT_OK
+    return EXIT_FAIL if bad or stale or declined else EXIT_OK

@@ -306,6 +306,7 @@ const OPERATIONS = {
 function hello() {
   return {
     protocol: PROTOCOL,
+    protocol_minor: 2, // the `exception` reply; it claims none of minor 1's features
     implementation: {
       name: 'embconf-js-example',
       version: '0.1.0',
@@ -328,7 +329,8 @@ function run({ seq, operation, inputs }) {
     result = fn(decoded);
   } catch (err) {
     if (err instanceof EmbeddingError) return { seq, error: { kind: err.kind, message: err.message } };
-    throw err; // a bug: crash with the stack trace on stderr, as the protocol asks
+    // an untyped failure: report it (the case is an `error`) and go on serving (protocol minor 2)
+    return { seq, exception: { type: err && err.name ? err.name : typeof err, message: String(err && err.message !== undefined ? err.message : err), traceback: String((err && err.stack) || '') } };
   }
   const outputs = Object.fromEntries(Object.entries(result).map(([name, value]) => [name, encodeOutput(value)]));
   return { seq, outputs };

@@ -263,3 +263,92 @@ def test_stdout_is_split_into_lines_up_to_the_cap():
     process.kill()
     assert events[:2] == [("line", b"a"), ("line", b"bb")]
     assert events[2][0] == "oversized" and events[2][1].startswith(b"c")
+
+
+# --- the exception reply (protocol minor 2): an untyped failure is an error, and the peer goes on
+
+
+@pytest.mark.parametrize("validate", [False, True])
+def test_an_exception_reply_is_an_error_and_the_peer_keeps_running(tmp_path, validate):
+    started = tmp_path / "started"
+    selection = SELECTION + ["lookup.backward.module_example_202"]
+    args = ["--validate-protocol"] if validate else []
+    result, report = run_impl(tmp_path, peer("raises", str(started)), *args, select=selection)
+    assert result.returncode == 1
+    bad = {BAD_CASE, "lookup.backward.module_example_202"}
+    assert_rest_pass(report, selection, bad)
+    for case in bad:
+        raised = report_cases(report)[case]
+        assert raised["outcome"] == "error", raised
+        assert "raised ZeroDivisionError: division by zero (expected a result)" in raised["message"]
+        assert "at scatter_add (embeddings.rs:42)" in raised["message"]
+    assert len(started.read_text().split()) == 1  # never restarted
+
+
+def test_the_exception_reply_parses_and_older_forms_still_do():
+    from embconf.protocol.messages import Error, Raised, Skipped, parse_run_reply
+
+    body = {"type": "TypeError", "message": "bad operand", "traceback": "line 3"}
+    assert parse_run_reply({"seq": 3, "exception": body}, 3, "table_bytes", validate=True) == Raised(
+        3, "TypeError", "bad operand", "line 3"
+    )
+    assert parse_run_reply({"seq": 3, "exception": {"message": "m"}}, 3, "table_bytes").describe() == (
+        "raised an exception: m"
+    )
+    typed = {"seq": 4, "error": {"kind": "invalid_index", "message": "m"}}
+    assert parse_run_reply(typed, 4, "embedding_forward", validate=True) == Error(4, "invalid_index", "m")
+    assert parse_run_reply({"seq": 5, "skipped": {"reason": "r"}}, 5, "table_bytes") == Skipped(5, "r")
+    assert list(validator("run-reply").iter_errors({"seq": 3, "exception": {"type": "T"}}))  # message required
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_javascript_example_reports_an_untyped_failure_and_goes_on():
+    import subprocess
+
+    requests = [
+        {"cmd": "start", "protocol": 1, "protocol_minor": 2, "spec_version": "1.1.0"},
+        {  # no ids: a TypeError inside the implementation, no error kind
+            "cmd": "run",
+            "seq": 1,
+            "operation": "gradient_bytes",
+            "inputs": {"vocab_size": 4, "embed_dim": 3, "dtype": "float32"},
+        },
+        {
+            "cmd": "run",
+            "seq": 2,
+            "operation": "table_bytes",
+            "inputs": {"num_rows": 4, "embed_dim": 3, "dtype": "float32"},
+        },
+        {"cmd": "stop"},
+    ]
+    done = subprocess.run(
+        shlex.split(NODE_EXAMPLE),
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and len(replies) == 3, done.stderr
+    assert replies[0]["protocol_minor"] == 2
+    assert set(replies[1]) == {"seq", "exception"} and replies[1]["exception"]["type"] == "TypeError"
+    assert not list(validator("run-reply").iter_errors(replies[1]))
+    assert replies[2] == {"seq": 2, "outputs": {"bytes": 48, "megabytes": 4.8e-05, "mebibytes": 4.57763671875e-05}}
+
+
+def test_a_peer_cites_documented_choices_in_its_start_reply():
+    from embconf.protocol.codec import ProtocolError
+    from embconf.protocol.messages import parse_start_reply
+    from embconf.protocol.reference_peer import hello
+
+    message = hello()
+    cited = {"link": "https://example.invalid/gather", "sentence": "Negative ids count from the back."}
+    message["implementation"]["capabilities"]["documented"] = [{**cited, "requirements": ["EMB-IDX-2"]}]
+    for validate in (False, True):
+        caps = parse_start_reply(message, validate).implementation.capabilities
+        choice = caps.documented_choice("lookup.error.negative_one", ["EMB-IDX-2", "EMB-ERR-1"])
+        assert choice is not None and choice.to_json() == cited
+    message["implementation"]["capabilities"]["documented"] = [{"link": 3}]
+    for validate in (False, True):
+        with pytest.raises(ProtocolError, match="documented"):
+            parse_start_reply(message, validate)

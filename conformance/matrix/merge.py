@@ -1,0 +1,112 @@
+"""``embconf matrix --merge``: one matrix from column files measured in several environments.
+
+Each environment (a venv, a container, a CI job) measures its own columns into a matrix JSON (``embconf
+matrix --impl ... --json column.json``); the merge lays every column of every file side by side, each
+keeping the environment it was measured in (Python, NumPy, platform; the framework's version is the
+column's own). The files must hold the same matrix format, spec version and fixtures (by manifest hash),
+and no implementation twice: anything else is refused in one line (exit 2), naming the file."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from embconf import __version__
+from embconf.matrix.model import MATRIX_FORMAT, this_environment
+from embconf.model.errors import UserError
+from embconf.model.vocabulary import requirement_order, spec_version
+from embconf.untrusted.read import InputError, load_json, read_bounded
+
+MAX_COLUMN_FILE = 64 * 2**20  # bytes; the published 13-column matrix is about 1 MB
+EMPTY_CELL: dict[str, Any] = {"status": "n/a", "counts": {}, "failing": [], "glue": 0}
+
+
+def load_column_file(path: Path) -> dict[str, Any]:
+    """A matrix JSON read as untrusted input and checked against its schema; UserError (one line) otherwise."""
+    from embconf.model.schemas import validator
+
+    try:
+        document = load_json(read_bounded(path, MAX_COLUMN_FILE, "matrix file"), str(path))
+    except FileNotFoundError:
+        raise UserError(f"--merge: {path}: no such file") from None
+    except InputError as exc:
+        raise UserError(f"--merge: {exc}") from None
+    error = next(iter(validator("matrix").iter_errors(document)), None)
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path)
+        raise UserError(
+            f"--merge: {path} is not a matrix JSON (embconf matrix --json): {error.message[:200]} at /{where}"
+        )
+    return document
+
+
+def merge(
+    files: Sequence[tuple[str, dict[str, Any]]], command: str = "", generated: Optional[datetime] = None
+) -> dict[str, Any]:
+    """One matrix document of the named documents' columns, in order; UserError when they cannot be merged."""
+    first_name, first = files[0]
+    columns: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for name, document in files:
+        _check_compatible(name, document, first_name, first)
+        for column in document["implementations"]:
+            if column["impl"] in seen:
+                raise UserError(
+                    f"--merge: {column['impl']!r} is in both {seen[column['impl']]} and {name}; "
+                    "a column is one implementation measured in one environment"
+                )
+            seen[column["impl"]] = name
+            columns.append({**column, "environment": column.get("environment", document["environment"])})
+    generated = generated or datetime.now(timezone.utc)
+    return {
+        "matrix_format": MATRIX_FORMAT,
+        "suite": {"name": "embedding-conformance", "version": __version__},
+        "spec_version": first["spec_version"],
+        "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command,
+        "environment": this_environment(),
+        "fixtures": {**first["fixtures"], "cases": max(document["fixtures"]["cases"] for _, document in files)},
+        "implementations": columns,
+        "sections": _sections([document for _, document in files], [column["impl"] for column in columns]),
+        "sources": [name for name, _ in files],
+    }
+
+
+def _check_compatible(name: str, document: dict[str, Any], first_name: str, first: dict[str, Any]) -> None:
+    if document["spec_version"] != spec_version():
+        raise UserError(
+            f"--merge: {name} was measured against spec {document['spec_version']}; this embconf implements {spec_version()}"
+        )
+    ours, theirs = first["fixtures"]["manifest_sha256"], document["fixtures"]["manifest_sha256"]
+    if ours != theirs:
+        raise UserError(
+            f"--merge: {name} was measured on other fixtures (manifest {theirs[:16]}) than {first_name} ({ours[:16]})"
+        )
+
+
+def _sections(documents: Sequence[dict[str, Any]], impls: list[str]) -> list[dict[str, Any]]:
+    """Every section and requirement of any document, in the spec's order; a column without a requirement
+    (its file selected no case of it) has an empty n/a cell there."""
+    titles: dict[int, str] = {}
+    cells: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
+    subjects: dict[str, str] = {}
+    for document in documents:
+        for section in document["sections"]:
+            titles[section["number"]] = section["title"]
+            for requirement in section["requirements"]:
+                subjects[requirement["id"]] = requirement["subject"]
+                row = cells[section["number"]].setdefault(requirement["id"], {})
+                row.update(requirement["cells"])
+    return [
+        {
+            "number": number,
+            "title": titles[number],
+            "requirements": [
+                {"id": req, "subject": subjects[req], "cells": {impl: row.get(impl, EMPTY_CELL) for impl in impls}}
+                for req, row in sorted(cells[number].items(), key=lambda kv: requirement_order(kv[0]))
+            ],
+        }
+        for number in sorted(titles)
+    ]
