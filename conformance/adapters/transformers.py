@@ -25,6 +25,7 @@ from typing import Any, Callable
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 from embconf.model.contract import Capabilities
+from embconf.model.sinusoid import profile_named
 
 EXTRA = "transformers"
 
@@ -87,7 +88,7 @@ class TransformersAdapter(FrameworkAdapter):
         caps = Capabilities(
             frozenset({"sinusoidal_table"}),
             frozenset({"float64"} if self.table.float64 else set()),
-            sinusoid_convention=self.table.convention,
+            sinusoid=profile_named(self.table.convention),
         )
         super().__init__(
             f"transformers:{target}",

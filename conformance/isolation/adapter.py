@@ -8,7 +8,7 @@ import importlib
 import os
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
@@ -19,6 +19,7 @@ from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
+from embconf.model.sinusoid import SinusoidProfile
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 
@@ -227,7 +228,11 @@ class IsolatedAdapter(AdapterBase):
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
         if self._loaded is None:
-            self._loaded = (hello[1], hello[2])
+            try:
+                self._loaded = (replace(hello[1], sinusoid=SinusoidProfile.from_json(hello[3])), hello[2])
+            except (ValueError, TypeError, IndexError) as exc:  # a hello the implementation's code garbled
+                worker.stop()
+                raise ImplementationError(f"cannot load {self.impl!r}: {exc}") from None
         return worker
 
     def _ready_worker(self) -> Union["_Worker", Reply]:

@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 from embconf import __version__
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.model.record import RunRecord, Verdict
+from embconf.model.sinusoid import claim_clause
 from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
 MATRIX_FORMAT = 1
@@ -70,6 +71,7 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
         if conforms
         else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
     )
+    statement += claim_clause(run.capabilities.sinusoid)
     statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
     if glue:
         statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"

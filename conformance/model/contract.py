@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
+from embconf.model.sinusoid import SinusoidProfile, profile_features
 
 
 class Status(enum.Enum):
@@ -71,7 +72,7 @@ class Capabilities:
 
     operations: frozenset[str]
     features: frozenset[str] = frozenset()
-    sinusoid_convention: str = "interleaved"
+    sinusoid: SinusoidProfile = SinusoidProfile()  # the point of the sinusoid family it computes (EMB-SIN-6)
     error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
     notes: tuple[str, ...] = ()
 
@@ -80,6 +81,13 @@ class Capabilities:
         if operation not in self.operations:
             return f"the implementation does not provide {operation}"
         missing = [f for f in case_features if f not in self.all_features]
+        if "sinusoid-interleaved" in missing:
+            return (
+                f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
+            )
+        other_profiles = [f for f in missing if f in profile_features()]
+        if other_profiles:
+            return f"a case of another sinusoid profile ({', '.join(other_profiles)}): it declares {self.sinusoid.describe()}"
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
         if "bfloat16" in case_features and not have_bfloat16():  # the harness cannot hold the arrays (EMB-HLF-2)
@@ -88,11 +96,15 @@ class Capabilities:
 
     @property
     def all_features(self) -> frozenset[str]:
-        """The claimed features plus the implied ones: the convention's profile, and a stored table unless computed."""
-        implied = set() if "sinusoid_computed" in self.features else {"sinusoid_stored"}
-        if self.sinusoid_convention != "interleaved":
-            implied.add(f"sinusoid-{self.sinusoid_convention}")
-        return self.features | implied
+        """The claimed features plus the implied ones: the declared sinusoid profile's (``sinusoid-interleaved``
+        for the canonical table), and a stored table unless computed."""
+        implied = {self.sinusoid.feature} | (set() if "sinusoid_computed" in self.features else {"sinusoid_stored"})
+        return (self.features - profile_features()) | implied
+
+    @property
+    def sinusoid_convention(self) -> str:
+        """The declared profile's name; ``family`` for a point of the family that no named profile is."""
+        return self.sinusoid.name or "family"
 
     @property
     def dtypes(self) -> list[str]:
@@ -105,6 +117,7 @@ class Capabilities:
             "features": sorted(self.features),
             "dtypes": self.dtypes,
             "sinusoid_convention": self.sinusoid_convention,
+            "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
         }
 
