@@ -80,7 +80,8 @@ class Capabilities:
         """None when a case applies, else the reason it does not."""
         if operation not in self.operations:
             return f"the implementation does not provide {operation}"
-        missing = [f for f in case_features if f not in self.all_features]
+        claimed = self.all_features
+        missing = [f for f in case_features if f not in claimed]
         if "sinusoid-interleaved" in missing:
             return (
                 f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"

@@ -184,3 +184,20 @@ def test_list_features_holds_every_declarable_convention():
     assert result.returncode == 0
     for text in ("sinusoid-guided-diffusion", "sinusoid-mlx", "cos_sin", "k/h", "sqrt(2/D)", "turns", "refused"):
         assert text in result.stdout, text
+
+
+def test_the_matrix_tells_an_unnamed_point_by_its_parameters(tmp_path):
+    from embconf.corpus.fixtures import load_corpus
+    from embconf.matrix.model import build, capabilities_text
+    from embconf.session import run_implementation
+
+    module = tmp_path / "mlx_cos_first_matrix.py"
+    module.write_text(MLX_COS_FIRST_FULL_TURNS.format(parameters=MLX_OPTIONS))
+    cases = [c for c in load_corpus().cases if c.operation == "sinusoidal_table"]
+    (column,) = build([run_implementation(f"functions:{module}", cases)], {})["implementations"]
+    point = "[cos | sin], spacing k/(h-1), amplitude sqrt(2/D), angle_unit turns, odd_d refused (EMB-SIN-6)"
+    assert (
+        column["claim"]["conforms"]
+        and f"sinusoid profile: {point}; canonical table not provided" in column["claim"]["statement"]
+    )
+    assert f"sinusoids {point}" in capabilities_text(column)
