@@ -37,7 +37,11 @@ class FunctionsAdapter(InProcessAdapter):
     def __init__(self, target: str) -> None:
         module = load_module(target)
         handlers = operation_functions(module, target)
-        caps = Capabilities(frozenset(handlers), declared_features(module, target), declared_sinusoid(module, target))
+        caps = Capabilities(
+            frozenset(handlers),
+            declared_features(module, target),
+            sinusoid_parameters=declared_sinusoid(module, target),
+        )
         super().__init__(target, handlers, caps, module_version(module))
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:

@@ -25,7 +25,6 @@ from typing import Any, Callable
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 from embconf.model.contract import Capabilities
-from embconf.model.sinusoid import profile_named
 
 EXTRA = "transformers"
 
@@ -88,7 +87,7 @@ class TransformersAdapter(FrameworkAdapter):
         caps = Capabilities(
             frozenset({"sinusoidal_table"}),
             frozenset({"float64"} if self.table.float64 else set()),
-            sinusoid=profile_named(self.table.convention),
+            sinusoid_convention=self.table.convention,
         )
         super().__init__(
             f"transformers:{target}",

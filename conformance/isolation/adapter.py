@@ -229,7 +229,7 @@ class IsolatedAdapter(AdapterBase):
             )
         if self._loaded is None:
             try:
-                self._loaded = (replace(hello[1], sinusoid=SinusoidProfile.from_json(hello[3])), hello[2])
+                self._loaded = (replace(hello[1], sinusoid_parameters=SinusoidProfile.from_json(hello[3])), hello[2])
             except (ValueError, TypeError, IndexError) as exc:  # a hello the implementation's code garbled
                 worker.stop()
                 raise ImplementationError(f"cannot load {self.impl!r}: {exc}") from None

@@ -208,8 +208,11 @@ def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Opti
     try:
         adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
-        plain = {f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities) if f.name != "sinusoid"}
-        sinusoid = sendable(caps.sinusoid.to_json())  # plain values: the runner rebuilds (and checks) the profile
+        plain = {
+            f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities) if f.name != "sinusoid_parameters"
+        }
+        plain["sinusoid_convention"] = "interleaved"  # the point crosses as plain values; the runner rebuilds it
+        sinusoid = sendable(caps.sinusoid.to_json())
         hello: tuple[Any, ...] = ("ready", Capabilities(**plain), sendable(adapter.describe()), sinusoid)
     except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
         message = (

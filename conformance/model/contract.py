@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
-from embconf.model.sinusoid import SinusoidProfile, profile_features
+from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
 
 
 class Status(enum.Enum):
@@ -72,9 +72,22 @@ class Capabilities:
 
     operations: frozenset[str]
     features: frozenset[str] = frozenset()
-    sinusoid: SinusoidProfile = SinusoidProfile()  # the point of the sinusoid family it computes (EMB-SIN-6)
+    sinusoid_convention: str = "interleaved"  # a named sinusoid profile; "family" when sinusoid_parameters is none
     error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
     notes: tuple[str, ...] = ()
+    sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
+
+    def __post_init__(self) -> None:
+        """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""
+        if self.sinusoid_parameters is not None:
+            object.__setattr__(self, "sinusoid_convention", self.sinusoid_parameters.name or "family")
+        else:
+            profile_named(self.sinusoid_convention)
+
+    @property
+    def sinusoid(self) -> SinusoidProfile:
+        """The point of the sinusoid family it computes: the canonical table unless it declares another."""
+        return self.sinusoid_parameters or profile_named(self.sinusoid_convention)
 
     def applies(self, operation: str, case_features: Iterable[str]) -> Optional[str]:
         """None when a case applies, else the reason it does not."""
@@ -101,11 +114,6 @@ class Capabilities:
         for the canonical table), and a stored table unless computed."""
         implied = {self.sinusoid.feature} | (set() if "sinusoid_computed" in self.features else {"sinusoid_stored"})
         return (self.features - profile_features()) | implied
-
-    @property
-    def sinusoid_convention(self) -> str:
-        """The declared profile's name; ``family`` for a point of the family that no named profile is."""
-        return self.sinusoid.name or "family"
 
     @property
     def dtypes(self) -> list[str]:

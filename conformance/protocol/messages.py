@@ -118,7 +118,7 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
         capabilities = Capabilities(
             frozenset(caps["operations"]),
             frozenset(caps.get("features", [])),
-            declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
+            sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities))

@@ -66,9 +66,11 @@ def test_every_named_profile_is_a_point_with_its_feature_and_requirement():
 def test_declaring_the_parameters_of_a_named_profile_is_declaring_it():
     point = declared_profile(parameters={"layout": "sin_cos", "spacing": "k/(h-1)", "odd_d": "zero_column"})
     assert point.name == "tensor2tensor"
-    assert Capabilities(frozenset({"sinusoidal_table"}), sinusoid=point).sinusoid_convention == "tensor2tensor"
+    assert (
+        Capabilities(frozenset({"sinusoidal_table"}), sinusoid_parameters=point).sinusoid_convention == "tensor2tensor"
+    )
     unnamed = declared_profile(parameters=MLX_OPTIONS)
-    caps = Capabilities(frozenset({"sinusoidal_table"}), sinusoid=unnamed)
+    caps = Capabilities(frozenset({"sinusoidal_table"}), sinusoid_parameters=unnamed)
     assert caps.sinusoid_convention == "family" and "sinusoid-family" in caps.all_features
     assert "sinusoid-interleaved" not in caps.all_features
 
@@ -201,3 +203,10 @@ def test_the_matrix_tells_an_unnamed_point_by_its_parameters(tmp_path):
         and f"sinusoid profile: {point}; canonical table not provided" in column["claim"]["statement"]
     )
     assert f"sinusoids {point}" in capabilities_text(column)
+
+
+def test_capabilities_keep_the_1_1_way_of_naming_a_profile():
+    assert Capabilities(frozenset(), frozenset(), "concatenated").sinusoid == profile_named("concatenated")
+    assert Capabilities(frozenset(), sinusoid_convention="mlx").sinusoid.name == "mlx"
+    with pytest.raises(ValueError, match="unknown sinusoid_convention 'cosine'"):
+        Capabilities(frozenset(), sinusoid_convention="cosine")
