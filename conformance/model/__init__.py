@@ -7,6 +7,7 @@ Rooms:
 - ``schemas``: the JSON Schemas of ``spec/schemas``.
 - ``outcomes``: what one case ends in (:class:`Outcome`) and the result of one case.
 - ``record``: the run record (every case, the causes of its failures, its verdict) that every report derives from.
+- ``sinusoid``: the sinusoid family (EMB-SIN-6): a point's parameters, the named profiles, how one is declared.
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), and what it claims.
 - ``errors``: :class:`UserError`, the one exception meaning "say it in one line, exit 2".
 """
