@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from embconf.corpus.expectations import Expectations
+from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
 from embconf.model.contract import Adapter, Planning, Preparing
@@ -54,8 +55,10 @@ def run(
 ) -> RunRecord:
     """Every case run on an open adapter (``options.repeat`` times), diagnosed, as one record. The run timeout
     holds across the repetitions: a case it cuts off in a later one is a ``timeout`` (not a change), and no
-    further repetition starts. The adapter stays open."""
+    further repetition starts. The adapter stays open. A declared point of the sinusoid family that no named
+    profile is brings its own cases, computed for it (:mod:`embconf.corpus.family`)."""
     cases = list(cases)
+    cases += family_cases(adapter.capabilities().sinusoid, cases)
     plan(adapter, cases)
     record = run_cases(adapter, cases, options.expectations, progress)
     record.impl, record.fixtures = impl, dict(fixtures or {})

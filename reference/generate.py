@@ -15,12 +15,14 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf.model.encoding import encode_array
+from embconf.model.sinusoid import SinusoidProfile
 from embconf.model.version import __version__
 from embconf.model.vocabulary import FIXTURES_DIR, named_outputs, spec_version
 from embconf.reference import OPERATIONS
 from embconf.reference.cases import CaseSpec, all_cases
 from embconf.reference.emit import dump_yaml
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.sinusoid import CANONICAL
 from embconf.reference.tolerance import for_case
 
 FORMAT_VERSION = 1
@@ -42,21 +44,24 @@ def _encode_value(value: Any, rows: Optional[list[int]] = None) -> Any:
     return value
 
 
-def _reference_inputs(spec: CaseSpec) -> dict[str, Any]:
-    """The case's inputs (copied), plus the sinusoid convention a profile case is tagged with."""
+def _reference_inputs(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dict[str, Any]:
+    """The case's inputs (copied), plus the sinusoid profile a profile case is tagged with (or ``profile``)."""
     inputs = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in spec.inputs.items()}
     profiles = [f.removeprefix("sinusoid-") for f in spec.features if f.startswith("sinusoid-")]
-    if profiles:
+    if profile is not None:
+        inputs["convention"] = profile
+    elif profiles and profiles[0] != CANONICAL:
         inputs["convention"] = profiles[0]
     if "sinusoid_computed" in spec.features:  # the storage an implementation declares (EMB-MEM-1)
         inputs["storage"] = "computed"
     return inputs
 
 
-def build_case(spec: CaseSpec) -> dict[str, Any]:
-    """The fixture record of one case: inputs, and the reference's outputs or error kind."""
+def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dict[str, Any]:
+    """The fixture record of one case: inputs, and the reference's outputs or error kind (of the point
+    ``profile`` of the sinusoid family, when given: EMB-SIN-6)."""
     try:
-        result = OPERATIONS[spec.operation](**_reference_inputs(spec))
+        result = OPERATIONS[spec.operation](**_reference_inputs(spec, profile))
     except EmbeddingError as exc:
         if exc.kind != spec.error:
             raise AssertionError(

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
+from embconf.model.sinusoid import SinusoidProfile
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.lookup import validate_ids
 from embconf.reference.options import resolve_padding_idx
 from embconf.reference.positions import check_start_pos
-from embconf.reference.sinusoid import sinusoidal_table
+from embconf.reference.sinusoid import CANONICAL, sinusoidal_table
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
 DEFAULTS: dict[str, Any] = {
@@ -63,12 +64,18 @@ def check_layer_inputs(
     return cfg, batched, index, s
 
 
-def _positions(cfg: dict[str, Any], position_table: Optional[np.ndarray], s: int, seq_len: int) -> np.ndarray:
+def _positions(
+    cfg: dict[str, Any],
+    position_table: Optional[np.ndarray],
+    s: int,
+    seq_len: int,
+    convention: Union[str, SinusoidProfile] = CANONICAL,
+) -> np.ndarray:
     if cfg["pos_encoding"] == "learned":
         assert position_table is not None  # check_layer_inputs requires it
         return position_table[s : s + seq_len].astype(np.float64)
     if cfg["pos_encoding"] == "sinusoidal":
-        return sinusoidal_table(s + seq_len, cfg["embed_dim"], dtype="float64")[s:]
+        return sinusoidal_table(s + seq_len, cfg["embed_dim"], "float64", convention)[s:]
     return np.zeros((seq_len, cfg["embed_dim"]))
 
 
@@ -78,11 +85,14 @@ def embedding_layer_forward(
     position_table: Optional[np.ndarray],
     tokens: np.ndarray,
     start_pos: int = 0,
+    convention: Union[str, SinusoidProfile] = CANONICAL,
 ) -> np.ndarray:
-    """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4)."""
+    """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4); sinusoidal
+    positions are the rows of ``convention``'s table (the canonical one unless a profile's case says)."""
     cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
     c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
-    out = token_weight[index].astype(np.float64) * c + _positions(cfg, position_table, s, batched.shape[1])[None]
+    positions = _positions(cfg, position_table, s, batched.shape[1], convention)
+    out = token_weight[index].astype(np.float64) * c + positions[None]
     out = out.astype(token_weight.dtype)
     return out if tokens.ndim == 2 else out[0]
 

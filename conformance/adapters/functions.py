@@ -8,7 +8,9 @@ or a dict keyed by output name. Errors: raise an exception whose ``kind``
 attribute names a spec error kind. Optional module attributes:
 
 - ``EMBCONF_FEATURES``: the optional features implemented (names from the vocabulary);
-- ``EMBCONF_SINUSOID_CONVENTION``: ``"interleaved"`` (default) or a named profile.
+- ``EMBCONF_SINUSOID_CONVENTION``: ``"interleaved"`` (default) or a named profile;
+- ``EMBCONF_SINUSOID_PARAMETERS``: the point of the sinusoid family it computes, as a dict of parameters
+  (spec 1.2.0, EMB-SIN-6; a parameter left out is canonical).
 
 Operations the module does not define are not applicable, never failures. A
 function declines one case it is sent (spec section 11) by raising
@@ -31,9 +33,8 @@ from embconf.adapters.base import ALL_OPERATIONS, call_python, declined
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
 from embconf.model.contract import Capabilities, Reply, Status
+from embconf.model.sinusoid import SinusoidProfile, declared_profile, profile_features
 from embconf.model.vocabulary import features as spec_features
-
-CONVENTION_PREFIX = "sinusoid-"
 
 
 class FunctionsAdapter(InProcessAdapter):
@@ -43,7 +44,11 @@ class FunctionsAdapter(InProcessAdapter):
         module = load_module(target)
         self._own_files = module_files(module)
         handlers = operation_functions(module, target)
-        caps = Capabilities(frozenset(handlers), declared_features(module, target), declared_convention(module, target))
+        caps = Capabilities(
+            frozenset(handlers),
+            declared_features(module, target),
+            sinusoid_parameters=declared_sinusoid(module, target),
+        )
         super().__init__(target, handlers, caps, module_version(module))
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
@@ -106,25 +111,24 @@ def declared_features(module: ModuleType, target: str) -> frozenset[str]:
     names = _names(raw)
     if names is None:
         raise ImplementationError(f"{target!r}: EMBCONF_FEATURES must be a list of feature names, got {raw!r}")
-    known = {f for f in spec_features() if not f.startswith(CONVENTION_PREFIX)}
+    known = set(spec_features()) - profile_features()
     unknown = sorted(str(n) for n in names - known)
     if unknown:
         raise ImplementationError(
             f"{target!r}: unknown feature(s) {', '.join(unknown)} in EMBCONF_FEATURES; known: {', '.join(sorted(known))}"
-            " (a sinusoid profile is named by EMBCONF_SINUSOID_CONVENTION)"
+            " (a sinusoid profile is declared by EMBCONF_SINUSOID_CONVENTION or EMBCONF_SINUSOID_PARAMETERS)"
         )
     return names
 
 
-def declared_convention(module: ModuleType, target: str) -> str:
-    """``EMBCONF_SINUSOID_CONVENTION``: 'interleaved' or one of the vocabulary's sinusoid profiles."""
-    convention = getattr(module, "EMBCONF_SINUSOID_CONVENTION", "interleaved")
-    known = ["interleaved"] + [f[len(CONVENTION_PREFIX) :] for f in spec_features() if f.startswith(CONVENTION_PREFIX)]
-    if convention not in known:
-        raise ImplementationError(
-            f"{target!r}: EMBCONF_SINUSOID_CONVENTION {convention!r} is not one of {', '.join(known)}"
+def declared_sinusoid(module: ModuleType, target: str) -> SinusoidProfile:
+    """The sinusoid profile ``EMBCONF_SINUSOID_CONVENTION`` names or ``EMBCONF_SINUSOID_PARAMETERS`` spells out."""
+    try:
+        return declared_profile(
+            getattr(module, "EMBCONF_SINUSOID_CONVENTION", None), getattr(module, "EMBCONF_SINUSOID_PARAMETERS", None)
         )
-    return convention
+    except ValueError as exc:
+        raise ImplementationError(f"{target!r}: {exc}") from None
 
 
 def _names(value: Any) -> Optional[frozenset[str]]:

@@ -5,5 +5,7 @@ Rooms:
 - ``fixtures``: :class:`Case` and :func:`load_corpus` (hashes, decoding, one-line problems).
 - ``validate``: ``embconf validate``, every fixture file against the schema and the spec.
 - ``select``: choosing cases by id glob, requirement and feature.
+- ``family``: the cases of a declared point of the sinusoid family that no named profile is, computed for it
+  by the reference in the run that declares it (spec 1.2.0, EMB-SIN-6).
 - ``expectations``: the YAML file of cases known to fail, applied to results.
 """

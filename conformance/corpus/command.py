@@ -104,7 +104,23 @@ def list_command(args: argparse.Namespace) -> int:
     else:
         for name, meaning in features().items():
             print(f"{name:<24} {sum(name in c.features for c in cases):>3} cases  {meaning}")
+        print_sinusoid_family()
     return EXIT_OK
+
+
+def print_sinusoid_family() -> None:
+    """The sinusoid family's parameters and profiles (EMB-SIN-6): every convention an implementation can declare."""
+    from embconf.model.sinusoid import named_profiles
+    from embconf.model.vocabulary import vocabulary
+
+    family = vocabulary()["sinusoid_family"]
+    print("\nSinusoid family (EMB-SIN-6), declared as sinusoid_parameters (a parameter left out is canonical):")
+    for name, entry in family["parameters"].items():
+        values = entry["values"] if isinstance(entry["values"], str) else ", ".join(entry["values"])
+        print(f"  {name:<11} {values} (canonical {entry['canonical']}): {entry['description']}")
+    print("Named profiles, declared as sinusoid_convention:")
+    for name, point in named_profiles().items():
+        print(f"  {name:<17} {point.describe()}: {point.parameters_text()}")
 
 
 def show_command(args: argparse.Namespace) -> int:

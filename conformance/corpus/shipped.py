@@ -10,13 +10,13 @@ deliberate local corpus is allowed), but ``embconf run`` warns and the report li
 from __future__ import annotations
 
 SHIPPED_SHA256: dict[str, str] = {
-    "embedding_layer.yaml": "a1042c17a2d2f2f78149b6f5b4a32380dde81017afd2fd3ce4fa7ee783ae3d92",
-    "half_precision.yaml": "a7f897ebe84676974b6c7699008922bd9ce9f3db2a68271c29c42be948dc6fc9",
-    "learned_positions.yaml": "f4dd6670a81c5ed320726ae879598a0ffe3c58396a24b32f6f28f8f6138c604b",
-    "lookup_options.yaml": "952c3c462637e75b719a59e7bb158e8b0e586bb852830565576d965df744ecf6",
-    "memory.yaml": "b84b5429399afe3596dd1914b3d56cef3298069acd3e2776669d705ba4c78a46",
-    "sinusoidal.yaml": "b87108a42dce0a3139754b08b37881013c0222f0a0905ef477fbd91e6899441c",
-    "token_lookup.yaml": "b59ba82a043d2392f3ff066296736f61d8d74266886823ecc88a88737ae9503a",
+    "embedding_layer.yaml": "334599ef02a6e20613e1fb43070e1cfb2d69650bf57d681d2324fbffaa9987a3",
+    "half_precision.yaml": "868f7d6a445dce3c79dad00d8f4a1a0cdf09ae8ec479f681064b1743818213cc",
+    "learned_positions.yaml": "dd56ab393907adaa1884e2da2dfbc30597d9b848f29fc0c47c9af955803a08b8",
+    "lookup_options.yaml": "2d12f0729d97f47438d3f917a76ba0b426b38efde780a32246b0b6568792ac30",
+    "memory.yaml": "94aad80dd66d96bd644ad6c7427aa3c734b470de99e14cf233116f45229db756",
+    "sinusoidal.yaml": "81223855059e149b2814bce8716511719278e647b05d9708d68ab96fca502aa9",
+    "token_lookup.yaml": "84d24d5f921e7b522d807aa8a705f7ecc46b4b031094a92c9177938ed6caa1b8",
 }
 
 

@@ -4,12 +4,11 @@ holds every call to its timeout and the run to its own, and replaces a worker th
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
@@ -21,6 +20,7 @@ from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker
 from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status, documented_from_plain
 from embconf.model.dtypes import prepare as prepare_dtypes
+from embconf.model.sinusoid import SinusoidProfile
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 
@@ -233,8 +233,17 @@ class IsolatedAdapter(AdapterBase):
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
         if self._loaded is None:
-            caps = hello[1]  # its documented choices arrive as plain tuples
-            self._loaded = (dataclasses.replace(caps, documented=documented_from_plain(caps.documented)), hello[2])
+            caps = hello[1]  # its documented choices arrive as plain tuples, its sinusoid point as plain values
+            try:
+                caps = replace(
+                    caps,
+                    documented=documented_from_plain(caps.documented),
+                    sinusoid_parameters=SinusoidProfile.from_json(hello[3]),
+                )
+            except (ValueError, TypeError, IndexError) as exc:  # a hello the implementation's code garbled
+                worker.stop()
+                raise ImplementationError(f"cannot load {self.impl!r}: {exc}") from None
+            self._loaded = (caps, hello[2])
         return worker
 
     def _ready_worker(self) -> Union["_Worker", Reply]:

@@ -208,11 +208,15 @@ def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Opti
     try:
         adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
-        plain_caps = Capabilities(
-            **{f.name: sendable(getattr(caps, f.name)) for f in fields(Capabilities) if f.name != "documented"},
-            documented=sendable(tuple(choice.plain() for choice in caps.documented)),
-        )
-        hello: tuple[Any, ...] = ("ready", plain_caps, sendable(adapter.describe()))
+        plain = {
+            f.name: sendable(getattr(caps, f.name))
+            for f in fields(Capabilities)
+            if f.name not in ("sinusoid_parameters", "documented")
+        }
+        plain["sinusoid_convention"] = "interleaved"  # the point crosses as plain values; the runner rebuilds it
+        plain["documented"] = sendable(tuple(choice.plain() for choice in caps.documented))
+        sinusoid = sendable(caps.sinusoid.to_json())
+        hello: tuple[Any, ...] = ("ready", Capabilities(**plain), sendable(adapter.describe()), sinusoid)
     except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
         message = (
             str(exc) if isinstance(exc, ImplementationError) else f"cannot load {impl!r}: {describe_exception(exc)}"

@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 from embconf import __version__
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.model.record import RunRecord, Verdict
+from embconf.model.sinusoid import SinusoidProfile, claim_clause
 from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
 MATRIX_FORMAT = 1
@@ -78,6 +79,7 @@ def _implementation(run: RunRecord) -> dict[str, Any]:
         if conforms
         else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
     )
+    statement += claim_clause(run.capabilities.sinusoid)
     statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
     if glue:
         statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"
@@ -224,7 +226,7 @@ def capabilities_text(column: dict[str, Any]) -> str:
     parts = [f"{count} operation{'s' if count != 1 else ''}", "dtypes " + "/".join(caps["dtypes"])]
     if caps["features"]:
         parts.append("features " + ", ".join(caps["features"]))
-    parts.append(f"sinusoids {caps['sinusoid_convention']}")
+    parts.append(f"sinusoids {_sinusoid_text(caps)}")
     parts.extend(caps.get("notes", []))
     return "; ".join(parts)
 
@@ -235,6 +237,16 @@ def environment_text(column: dict[str, Any], doc: dict[str, Any]) -> str:
     if not env or env == doc["environment"]:
         return ""
     return f"measured with Python {env['python']}, NumPy {env['numpy']} on {env['platform']}"
+
+
+def _sinusoid_text(caps: dict[str, Any]) -> str:
+    """The declared profile's name, or (spec 1.2.0) a point no profile names, told by its parameters."""
+    if caps["sinusoid_convention"] != "family":
+        return str(caps["sinusoid_convention"])
+    try:
+        return SinusoidProfile.from_json(caps.get("sinusoid_parameters")).describe()
+    except ValueError:
+        return "family"
 
 
 def failing_by_requirement(column: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:

@@ -7,6 +7,7 @@ Rooms:
 - ``schemas``: the JSON Schemas of ``spec/schemas``.
 - ``outcomes``: what one case ends in (:class:`Outcome`) and the result of one case.
 - ``record``: the run record (every case, the causes of its failures, its verdict) that every report derives from.
+- ``sinusoid``: the sinusoid family (EMB-SIN-6): a point's parameters, the named profiles, how one is declared.
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), what it claims,
   and the deviations it cites as the framework's documented design (:class:`DocumentedChoice`).
 - ``budget``: how long one call may take: the case timeout plus an allowance for the case's work.

@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
+from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
 
 
 class Status(enum.Enum):
@@ -112,10 +113,23 @@ class Capabilities:
 
     operations: frozenset[str]
     features: frozenset[str] = frozenset()
-    sinusoid_convention: str = "interleaved"
+    sinusoid_convention: str = "interleaved"  # a named sinusoid profile; "family" when sinusoid_parameters is none
     error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
     notes: tuple[str, ...] = ()
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
+    sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
+
+    def __post_init__(self) -> None:
+        """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""
+        if self.sinusoid_parameters is not None:
+            object.__setattr__(self, "sinusoid_convention", self.sinusoid_parameters.name or "family")
+        else:
+            profile_named(self.sinusoid_convention)
+
+    @property
+    def sinusoid(self) -> SinusoidProfile:
+        """The point of the sinusoid family it computes: the canonical table unless it declares another."""
+        return self.sinusoid_parameters or profile_named(self.sinusoid_convention)
 
     def documented_choice(self, case_id: str, requirements: Iterable[str]) -> Optional[DocumentedChoice]:
         """The first documented choice that concerns the case, if any."""
@@ -125,7 +139,15 @@ class Capabilities:
         """None when a case applies, else the reason it does not."""
         if operation not in self.operations:
             return f"the implementation does not provide {operation}"
-        missing = [f for f in case_features if f not in self.all_features]
+        claimed = self.all_features
+        missing = [f for f in case_features if f not in claimed]
+        if "sinusoid-interleaved" in missing:
+            return (
+                f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
+            )
+        other_profiles = [f for f in missing if f in profile_features()]
+        if other_profiles:
+            return f"a case of another sinusoid profile ({', '.join(other_profiles)}): it declares {self.sinusoid.describe()}"
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
         if "bfloat16" in case_features and not have_bfloat16():  # the harness cannot hold the arrays (EMB-HLF-2)
@@ -134,11 +156,10 @@ class Capabilities:
 
     @property
     def all_features(self) -> frozenset[str]:
-        """The claimed features plus the implied ones: the convention's profile, and a stored table unless computed."""
-        implied = set() if "sinusoid_computed" in self.features else {"sinusoid_stored"}
-        if self.sinusoid_convention != "interleaved":
-            implied.add(f"sinusoid-{self.sinusoid_convention}")
-        return self.features | implied
+        """The claimed features plus the implied ones: the declared sinusoid profile's (``sinusoid-interleaved``
+        for the canonical table), and a stored table unless computed."""
+        implied = {self.sinusoid.feature} | (set() if "sinusoid_computed" in self.features else {"sinusoid_stored"})
+        return (self.features - profile_features()) | implied
 
     @property
     def dtypes(self) -> list[str]:
@@ -151,6 +172,7 @@ class Capabilities:
             "features": sorted(self.features),
             "dtypes": self.dtypes,
             "sinusoid_convention": self.sinusoid_convention,
+            "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
         }
 

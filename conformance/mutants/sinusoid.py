@@ -176,7 +176,8 @@ sinusoid(
 sinusoid(
     "sin.concatenated",
     "concatenates a sine block and a cosine block ([sin | cos], Marian, Transformer-XL) instead of interleaving",
-    "interleave: sin at column 2k, cos at 2k+1; or declare sinusoid_convention 'concatenated' in the adapter's capabilities to be checked against EMB-SIN-V1",
+    "interleave: sin at column 2k, cos at 2k+1; or, if this is the table meant, declare sinusoid_convention 'concatenated' (EMB-SIN-V1)"
+    " to be judged against it instead of the canonical table",
     concatenated,
     convention="concatenated",
     source="https://github.com/allenai/allennlp/issues/2993",
@@ -185,7 +186,8 @@ sinusoid(
 sinusoid(
     "sin.tensor2tensor",
     "uses tensor2tensor's timing signal: frequencies 10000^(-k/(h-1)) and a [sin | cos] layout",
-    "interleave with w_k = 10000^(-2k/D); or declare sinusoid_convention 'tensor2tensor' in the adapter's capabilities to be checked against EMB-SIN-V2",
+    "interleave with w_k = 10000^(-2k/D); or, if this is the table meant, declare sinusoid_convention 'tensor2tensor' (EMB-SIN-V2)"
+    " to be judged against it instead of the canonical table",
     tensor2tensor,
     convention="tensor2tensor",
     source="https://github.com/facebookresearch/fairseq/issues/4648",

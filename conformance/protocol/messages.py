@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Union
 
 from embconf.model.contract import Capabilities, DocumentedChoice, contradictory_features
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
+from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, ProtocolError, from_wire, to_wire
 
@@ -117,18 +118,20 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
         capabilities = Capabilities(
             frozenset(caps["operations"]),
             frozenset(caps.get("features", [])),
-            caps.get("sinusoid_convention", "interleaved"),
             documented=tuple(
                 DocumentedChoice(
                     item["link"], item["sentence"], tuple(item.get("cases", ())), tuple(item.get("requirements", ()))
                 )
                 for item in caps.get("documented", [])
             ),
+            sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities))
     except RecursionError:
         raise ProtocolError("a start reply nested too deeply to read") from None
+    except ValueError as exc:  # a sinusoid declaration the schema let through (sinusoid_parameters: EMB-SIN-6)
+        raise ProtocolError(f"bad start reply: {exc}") from None
 
 
 def _check_start_reply(message: Any, validate: bool) -> None:
@@ -162,8 +165,10 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
         return contradiction
     if not _documented_ok(caps.get("documented", [])):
         return "'capabilities.documented' must be a list of objects with a 'link' and a 'sentence' (and 'cases', 'requirements' lists of strings)"
-    if str(caps.get("sinusoid_convention", "interleaved")) not in _conventions():
-        return f"unknown sinusoid_convention {caps['sinusoid_convention']!r}; expected one of {sorted(_conventions())}"
+    try:
+        declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters"))
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
@@ -184,11 +189,7 @@ def _strings(value: Any) -> bool:
 
 
 def _plain_features() -> set[str]:
-    return {f for f in features() if not f.startswith("sinusoid-")}
-
-
-def _conventions() -> set[str]:
-    return {"interleaved"} | {f.removeprefix("sinusoid-") for f in features() if f.startswith("sinusoid-")}
+    return set(features()) - profile_features()
 
 
 # ----- run replies

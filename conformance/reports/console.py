@@ -59,6 +59,10 @@ class Console:
     def report(self, run: RunRecord, fixtures_note: str = "") -> None:
         write = self.stream.write
         write(headline(run) + "\n")
+        if not run.capabilities.sinusoid.canonical:
+            write(
+                f"Sinusoid profile declared: {run.capabilities.sinusoid.describe()}; the canonical table's cases do not apply\n"
+            )
         if fixtures_note:
             write(fixtures_note + "\n")
         write("\nBy requirement:\n")

@@ -9,7 +9,7 @@ against the reference.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import numpy as np
@@ -59,4 +59,19 @@ def all_cases() -> list[tuple[str, list[CaseSpec]]]:
     )
 
     modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision)
-    return [(module.AREA, module.cases()) for module in modules]
+    return [(module.AREA, [tag_canonical_table(spec) for spec in module.cases()]) for module in modules]
+
+
+CANONICAL_TABLE = "sinusoid-interleaved"
+
+
+def tag_canonical_table(spec: CaseSpec) -> CaseSpec:
+    """A case whose expected values are rows of the canonical sinusoid table (a table, or a sinusoidal layer's
+    forward) and of no declared profile carries ``sinusoid-interleaved`` (1.2.0): an implementation that
+    declares another profile is checked against that profile's cases instead (the precedent: 1.1.0's
+    ``sinusoid_stored``, implied unless the other is declared, so no outcome changes)."""
+    sinusoid_layer = spec.operation == "embedding_layer_forward" and spec.inputs["config"].get("pos_encoding") == "sinusoidal"
+    table_values = spec.error is None and (spec.operation == "sinusoidal_table" or sinusoid_layer)
+    if not table_values or any(f.startswith("sinusoid-") for f in spec.features):
+        return spec
+    return replace(spec, features=spec.features + (CANONICAL_TABLE,))

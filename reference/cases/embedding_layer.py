@@ -90,9 +90,31 @@ def error_cases() -> list[CaseSpec]:
         _case("layer.error.start_fraction", "start_pos 0.5.", bad_start, _config("sinusoidal", False), (1, 3), start_pos=0.5, error="invalid_start_pos"),
         _case("layer.error.token_out_of_range", "A token id equal to vocab_size.", bad_start[:1] + ("EMB-IDX-1",), _config("none", False), (1, 3), error="index_out_of_range", tokens=np.array([[0, 20, 1]], np.int64)),
         _case("layer.error.token_negative", "A negative token id.", ("EMB-LAY-9", "EMB-IDX-2"), _config("learned", True), (3,), error="index_out_of_range", tokens=np.array([1, -1, 2], np.int64)),
+        _case("layer.error.learned_overflow_2", "Learned: T = max_seq_len + 2 from position 0 (1.2.0).", too_long, _config("learned", False, max_len=4), (1, 6), error="sequence_too_long"),
+        _case("layer.error.sinusoidal_overflow_3", "Sinusoidal: start_pos 4, T = 7, max_seq_len 8: three rows past the end (1.2.0).", too_long, _config("sinusoidal", True, max_len=8), (2, 7), start_pos=4, error="sequence_too_long"),
+        _case("layer.error.learned_overflow_2_start", "Learned: start_pos 3, T = 5, max_seq_len 6: two rows past the end (1.2.0).", too_long, _config("learned", False, max_len=6), (1, 5), start_pos=3, error="sequence_too_long"),
         _case("layer.error.backward_too_long", "Backward rejects start_pos + T > max_seq_len.", too_long, _config("learned", False, max_len=6), (2, 4), start_pos=3, backward=True, error="sequence_too_long"),
     ]
 
 
+def profile_cases() -> list[CaseSpec]:
+    """Spec 1.2.0: a sinusoidal layer of an implementation that declares a non-canonical profile adds that
+    profile's rows (EMB-SIN-6), from start_pos > 0; MLX's refusal of odd D holds in the layer too."""
+    fwd = ("EMB-LAY-2", "EMB-LAY-3", "EMB-SIN-6")
+    specs = []
+    for profile, requirement in (("concatenated", "EMB-SIN-V1"), ("tensor2tensor", "EMB-SIN-V2"),
+                                 ("guided-diffusion", "EMB-SIN-V3"), ("mlx", "EMB-SIN-V4")):
+        tag, feature = profile.replace("-", "_"), (f"sinusoid-{profile}",)
+        specs.append(_case(f"layer.forward.sinusoidal.{tag}.start_pos", f"The {profile} profile's positions from start_pos 9, scaled.",
+                           fwd + (requirement,), _config("sinusoidal", True), (2, 4), start_pos=9, features=feature))
+        if profile != "mlx":
+            specs.append(_case(f"layer.forward.sinusoidal.{tag}.odd_dim", f"The {profile} profile's positions, odd D = 7, from start_pos 3.",
+                               fwd + (requirement,), _config("sinusoidal", False, dim=7), (5,), start_pos=3, features=feature))
+    specs.append(_case("layer.error.sinusoidal_mlx_odd_dim", "The MLX profile refuses odd D = 7 in the layer too: invalid_config.",
+                       ("EMB-SIN-6", "EMB-SIN-V4", "EMB-ERR-1"), _config("sinusoidal", True, dim=7), (2, 3), features=("sinusoid-mlx",),
+                       error="invalid_config"))
+    return specs
+
+
 def cases() -> list[CaseSpec]:
-    return combination_cases() + edge_cases() + error_cases()
+    return combination_cases() + edge_cases() + error_cases() + profile_cases()

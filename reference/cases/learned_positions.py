@@ -51,5 +51,7 @@ def cases() -> list[CaseSpec]:
         _case("pos.error.start_past_end", "start_pos == L with T = 1.", len_err, 4, (1, 1, 3), start_pos=4, error="sequence_too_long"),
         _case("pos.error.start_negative", "start_pos -1: rejected, never a wrap to the end.", pos_err, 8, (1, 3, 2), start_pos=-1, error="invalid_start_pos"),
         _case("pos.error.start_fraction", "start_pos 1.5 is not an integer.", pos_err, 8, (1, 3, 2), start_pos=1.5, error="invalid_start_pos"),
+        _case("pos.error.overflow_2_from_0", "T = L + 2 from position 0: two rows past the table (1.2.0).", len_err, 4, (1, 6, 3), error="sequence_too_long"),
+        _case("pos.error.overflow_3_from_start", "start_pos 5, T = 6, L = 8: the window ends three rows past the table (1.2.0).", len_err, 8, (2, 6, 3), start_pos=5, error="sequence_too_long"),
         _case("pos.error.backward_too_long", "Backward rejects start_pos + T > L too.", len_err, 6, (1, 4, 2), start_pos=3, backward=True, error="sequence_too_long"),
     ]

@@ -1,4 +1,5 @@
-"""Sinusoidal table cases: the canonical interleaved table, and the two named non-canonical profiles."""
+"""Sinusoidal table cases: the canonical interleaved table, and the named non-canonical profiles (points of
+the sinusoid family, EMB-SIN-6)."""
 from __future__ import annotations
 
 from embconf.reference.cases import CaseSpec
@@ -21,10 +22,10 @@ def sampled_rows(max_len: int) -> list[int]:
 
 
 def _table(case_id: str, description: str, reqs: tuple[str, ...], max_len: int, dim: int,
-           dtype: str = "float32", features: tuple[str, ...] = ()) -> CaseSpec:
+           dtype: str = "float32", features: tuple[str, ...] = (), error: str | None = None) -> CaseSpec:
     sample = {"table": sampled_rows(max_len)} if max_len * dim > FULL_ROWS_LIMIT else {}
     return CaseSpec(case_id, description, reqs, "sinusoidal_table",
-                    {"max_len": max_len, "embed_dim": dim, "dtype": dtype}, features, sample_rows=sample)
+                    {"max_len": max_len, "embed_dim": dim, "dtype": dtype}, features, error=error, sample_rows=sample)
 
 
 def canonical_cases() -> list[CaseSpec]:
@@ -73,5 +74,26 @@ def profile_cases() -> list[CaseSpec]:
     ]
 
 
+def family_cases() -> list[CaseSpec]:
+    """Spec 1.2.0: the profiles added as points of the family (EMB-SIN-6), and D = 2 for EMB-SIN-V1."""
+    cat, diff, mlx = ("EMB-SIN-6", "EMB-SIN-V1"), ("EMB-SIN-6", "EMB-SIN-V3"), ("EMB-SIN-6", "EMB-SIN-V4")
+    concatenated, diffusion, mlx_tag = ("sinusoid-concatenated",), ("sinusoid-guided-diffusion",), ("sinusoid-mlx",)
+    refused = mlx + ("EMB-ERR-1",)
+    return [
+        _table("sin.concatenated.l16_d2", "Concatenated profile, D = 2: [sin(pos), cos(pos)], as the canonical table.", cat, 16, 2, features=concatenated),
+        _table("sin.guided_diffusion.l16_d8", "guided-diffusion profile: [cos block | sin block], frequencies base^(-k/h).", diff, 16, 8, features=diffusion),
+        _table("sin.guided_diffusion.l64_d7", "guided-diffusion profile, odd D = 7: three cosine, three sine columns, then a zero column.", diff, 64, 7, features=diffusion),
+        _table("sin.guided_diffusion.l16_d2", "guided-diffusion profile, D = 2: [cos(pos), sin(pos)].", diff, 16, 2, features=diffusion),
+        _table("sin.guided_diffusion.l16_d1", "guided-diffusion profile, D = 1: only the zero column.", diff, 16, 1, features=diffusion),
+        _table("sin.guided_diffusion.l512_d64", "guided-diffusion profile, 512 x 64 (sampled rows).", diff, 512, 64, features=diffusion),
+        _table("sin.mlx.l16_d8", "MLX profile: [sin | cos], base^(-k/(h-1)), the table scaled by sqrt(2/D) = 0.5.", mlx, 16, 8, features=mlx_tag),
+        _table("sin.mlx.l16_d2", "MLX profile, D = 2: h - 1 = 0 is guarded (frequency 1), amplitude 1.", mlx, 16, 2, features=mlx_tag),
+        _table("sin.mlx.l64_d16", "MLX profile, D = 16, 64 positions.", mlx, 64, 16, features=mlx_tag),
+        _table("sin.mlx.l512_d64", "MLX profile, 512 x 64 (sampled rows).", mlx, 512, 64, features=mlx_tag),
+        _table("sin.mlx.error_odd_d7", "MLX profile, odd D = 7: refused as invalid_config.", refused, 16, 7, features=mlx_tag, error="invalid_config"),
+        _table("sin.mlx.error_odd_d1", "MLX profile, D = 1: refused as invalid_config.", refused, 4, 1, features=mlx_tag, error="invalid_config"),
+    ]
+
+
 def cases() -> list[CaseSpec]:
-    return canonical_cases() + profile_cases()
+    return canonical_cases() + profile_cases() + family_cases()

@@ -105,7 +105,10 @@ def test_torch_passes_every_applicable_case(tmp_path):
     assert not any(c["operation"] == "sinusoidal_table" and c["outcome"] != "not_applicable" for c in report["cases"])
     layer_skips = [c for c in skipped if c["operation"].startswith("embedding_layer")]
     assert layer_skips and all(
-        "no sinusoidal table" in c["message"] or "float_ids" in c["message"] for c in layer_skips
+        "no sinusoidal table" in c["message"]
+        or "float_ids" in c["message"]
+        or "another sinusoid profile" in c["message"]
+        for c in layer_skips
     )
     passed = {c["id"] for c in outcomes(report, "pass")}
     assert {"mem.parameters.gpt3", "lookup.sparse.module_example", "lookup.forward.float64"} <= passed

@@ -43,6 +43,10 @@ GLUE_CASES = {
     "pos.error.start_negative",
     "pos.error.start_fraction",
     "pos.error.backward_too_long",
+    "pos.error.overflow_2_from_0",  # spec 1.2.0: windows two and three rows past the end
+    "pos.error.overflow_3_from_start",
+    "layer.error.learned_overflow_2",
+    "layer.error.learned_overflow_2_start",
     "layer.error.unknown_pos_encoding",
     "layer.error.pos_encoding_capitalised",
     "layer.error.learned_too_long",

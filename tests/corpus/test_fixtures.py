@@ -166,14 +166,21 @@ def test_unsafe_yaml_is_never_executed(tmp_path):
 def test_profile_cases_hold_their_profile_not_the_canonical_table(corpus):
     from embconf.reference.sinusoid import sinusoidal_table
 
-    profiles = [c for c in corpus.cases if any(f.startswith("sinusoid-") for f in c.features)]
-    assert len(profiles) >= 8
-    for case in profiles:
-        convention = case.features[0].removeprefix("sinusoid-")
+    tables = [c for c in corpus.cases if c.operation == "sinusoidal_table" and c.expected_error is None]
+    profiles = {f for c in tables for f in c.features if f.startswith("sinusoid-")}
+    assert profiles == {
+        f"sinusoid-{name}" for name in ("interleaved", "concatenated", "tensor2tensor", "guided-diffusion", "mlx")
+    }
+    for case in tables:
+        (feature,) = [f for f in case.features if f.startswith("sinusoid-")]
+        convention = feature.removeprefix("sinusoid-")
         inputs = case.inputs()
         table = sinusoidal_table(inputs["max_len"], inputs["embed_dim"], inputs["dtype"], convention)
         rows = case.raw_expected["outputs"]["table"].get("rows")
         assert np.array_equal(case.expected_outputs["table"], table[rows] if rows else table), case.id
+        canonical = sinusoidal_table(inputs["max_len"], inputs["embed_dim"], inputs["dtype"])
+        if convention != "interleaved" and inputs["embed_dim"] >= 3:
+            assert not np.array_equal(table, canonical), case.id
 
 
 def test_pinned_rows_outside_the_array_are_refused_not_a_crash(tmp_path):

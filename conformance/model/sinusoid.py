@@ -1,0 +1,188 @@
+"""The sinusoid family (spec 1.2.0, EMB-SIN-6): the parameters a sinusoid table is a point of, and the named
+profiles of ``spec/vocabulary.json`` (``sinusoid_family``), each a point. The canonical table (EMB-SIN-2) is
+the profile ``interleaved``; an implementation declares another point by name or by its parameters.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, Mapping, Optional, Union
+
+from embconf.model.vocabulary import vocabulary
+
+
+class Layout(enum.Enum):
+    INTERLEAVED = "interleaved"  # sin at column 2k, cos at 2k+1
+    SIN_COS = "sin_cos"  # [sin block | cos block]
+    COS_SIN = "cos_sin"  # [cos block | sin block]
+
+
+class Spacing(enum.Enum):
+    """The exponent of pair k: w_k = base^(-e_k), h = floor(D/2)."""
+
+    TWO_K_OVER_D = "2k/D"
+    K_OVER_H_MINUS_1 = "k/(h-1)"  # guarded: k / max(h-1, 1)
+    K_OVER_H = "k/h"  # guarded: k / max(h, 1)
+
+
+class AngleUnit(enum.Enum):
+    RADIANS = "radians"
+    TURNS = "turns"  # the angle pos * w_k counts full turns: sin and cos take 2*pi*pos*w_k
+
+
+class OddWidth(enum.Enum):
+    SINE_COLUMN = "sine_column"  # ceil(D/2) sine columns, floor(D/2) cosine columns
+    ZERO_COLUMN = "zero_column"  # floor(D/2) of each, then a zero column last
+    REFUSED = "refused"  # odd D is invalid_config
+
+
+SQRT_2_OVER_D = "sqrt(2/D)"  # an amplitude that depends on the width (MLX's default scale)
+CANONICAL = "interleaved"
+FAMILY_FEATURE = "sinusoid-family"  # a declared point that no named profile is
+FAMILY_REQUIREMENT = "EMB-SIN-6"
+_ENUMS: dict[str, type[enum.Enum]] = {
+    "layout": Layout,
+    "spacing": Spacing,
+    "angle_unit": AngleUnit,
+    "odd_d": OddWidth,
+}
+PARAMETERS = ("layout", "spacing", "base", "amplitude", "angle_unit", "odd_d")
+_LAYOUT_TEXT = {Layout.INTERLEAVED: "interleaved", Layout.SIN_COS: "[sin | cos]", Layout.COS_SIN: "[cos | sin]"}
+
+
+@dataclass(frozen=True)
+class SinusoidProfile:
+    """One point of the family: every sinusoid table the spec can name."""
+
+    layout: Layout = Layout.INTERLEAVED
+    spacing: Spacing = Spacing.TWO_K_OVER_D
+    base: float = 10000.0
+    amplitude: Union[float, str] = 1.0  # a number, or SQRT_2_OVER_D
+    angle_unit: AngleUnit = AngleUnit.RADIANS
+    odd_d: OddWidth = OddWidth.SINE_COLUMN
+
+    @classmethod
+    def from_json(cls, raw: Any) -> SinusoidProfile:
+        """The point ``raw`` names ({parameter: value}; a parameter left out has its canonical value).
+        ValueError (one line) for an unknown parameter or value."""
+        if not isinstance(raw, Mapping):
+            raise ValueError(f"sinusoid parameters must be a mapping of {', '.join(PARAMETERS)}, got {raw!r}")
+        unknown = sorted(str(key) for key in raw if key not in PARAMETERS)
+        if unknown:
+            raise ValueError(f"unknown sinusoid parameter(s) {', '.join(unknown)}; known: {', '.join(PARAMETERS)}")
+        values: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name in _ENUMS:
+                choices = [member.value for member in _ENUMS[name]]
+                if value not in choices:
+                    raise ValueError(f"sinusoid parameter {name} {value!r} is not one of {', '.join(choices)}")
+                values[name] = _ENUMS[name](value)
+            elif name == "base":
+                if not _number(value) or not value > 1:
+                    raise ValueError(f"sinusoid parameter base {value!r} is not a number > 1")
+                values[name] = float(value)
+            elif value != SQRT_2_OVER_D and (not _number(value) or not value > 0):
+                raise ValueError(f"sinusoid parameter amplitude {value!r} is not a number > 0 or {SQRT_2_OVER_D!r}")
+            else:
+                values[name] = value if value == SQRT_2_OVER_D else float(value)
+        return replace(cls(), **values)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "layout": self.layout.value,
+            "spacing": self.spacing.value,
+            "base": self.base,
+            "amplitude": self.amplitude,
+            "angle_unit": self.angle_unit.value,
+            "odd_d": self.odd_d.value,
+        }
+
+    @property
+    def name(self) -> Optional[str]:
+        """The named profile this point is, or None."""
+        return next((name for name, point in named_profiles().items() if point == self), None)
+
+    @property
+    def canonical(self) -> bool:
+        return self.name == CANONICAL
+
+    @property
+    def feature(self) -> str:
+        """The feature its cases carry: ``sinusoid-<profile>``, or ``sinusoid-family`` for an unnamed point."""
+        return f"sinusoid-{self.name}" if self.name else FAMILY_FEATURE
+
+    @property
+    def requirement(self) -> str:
+        name = self.name
+        return str(_profiles_json()[name]["requirement"]) if name else FAMILY_REQUIREMENT
+
+    def amplitude_for(self, embed_dim: int) -> float:
+        return math.sqrt(2.0 / embed_dim) if self.amplitude == SQRT_2_OVER_D else float(self.amplitude)
+
+    def describe(self) -> str:
+        """``[sin | cos] (EMB-SIN-V1)``: the profile's title, or the parameters that are not canonical."""
+        name = self.name
+        if name:
+            return f"{_profiles_json()[name]['title']} ({self.requirement})"
+        canonical = SinusoidProfile().to_json()
+        parts = [_LAYOUT_TEXT[self.layout]] + [
+            f"{key} {_text(value)}"
+            for key, value in self.to_json().items()
+            if key != "layout" and value != canonical[key]
+        ]
+        return f"{', '.join(parts)} ({FAMILY_REQUIREMENT})"
+
+    def parameters_text(self) -> str:
+        """``layout sin_cos, spacing 2k/D, base 10000, ...``: every parameter of the point."""
+        return ", ".join(f"{key} {_text(value)}" for key, value in self.to_json().items())
+
+
+def _text(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _profiles_json() -> dict[str, Any]:
+    return dict(vocabulary()["sinusoid_family"]["profiles"])
+
+
+@lru_cache(maxsize=None)
+def named_profiles() -> dict[str, SinusoidProfile]:
+    """{profile name: its point}, in the vocabulary's order (``interleaved``, the canonical table, first)."""
+    return {name: SinusoidProfile.from_json(entry["parameters"]) for name, entry in _profiles_json().items()}
+
+
+def profile_named(name: Any) -> SinusoidProfile:
+    """The named profile ``name``; ValueError (one line) when there is none."""
+    profiles = named_profiles()
+    if not isinstance(name, str) or name not in profiles:
+        raise ValueError(f"unknown sinusoid_convention {name!r}: not one of {', '.join(profiles)}")
+    return profiles[name]
+
+
+def declared_profile(convention: Any = None, parameters: Any = None) -> SinusoidProfile:
+    """The point an implementation declares by name (``sinusoid_convention``), by parameters
+    (``sinusoid_parameters``) or both (then they must agree); canonical when neither. ValueError (one line)."""
+    named = profile_named(convention) if convention is not None else None
+    point = SinusoidProfile.from_json(parameters) if parameters is not None else None
+    if named and point and named != point:
+        raise ValueError(
+            f"sinusoid_convention {convention!r} and sinusoid_parameters name different tables: {point.describe()}"
+        )
+    return named or point or SinusoidProfile()
+
+
+def claim_clause(profile: SinusoidProfile) -> str:
+    """What a conformance claim adds for a declared non-canonical profile (spec section 11), or ""."""
+    return "" if profile.canonical else f", sinusoid profile: {profile.describe()}; canonical table not provided"
+
+
+def profile_features() -> set[str]:
+    """Every feature that selects a sinusoid profile's cases (never claimed directly: declared as a profile)."""
+    return {f"sinusoid-{name}" for name in named_profiles()} | {FAMILY_FEATURE}
