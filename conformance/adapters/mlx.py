@@ -12,9 +12,11 @@ What is MLX's and what is the adapter's:
   (``[gather] ... Indices must be integral``), so ``float_ids`` is not declared.
 - Declared dtypes: float64, float16 and bfloat16 tables (bfloat16 crosses as its bit patterns: MLX
   exports no bfloat16 buffer to NumPy), int32 ids.
-- ``nn.SinusoidalPositionalEncoding`` is not declared: its table is concatenated, with log-spaced
-  frequencies and a ``sqrt(2/D)`` amplitude by default, which is no canonical table. MLX has no
-  learned-position module or embedding layer; none is composed here.
+- ``nn.SinusoidalPositionalEncoding`` with its defaults computes ``sinusoidal_table``: applied to the
+  positions ``0..L-1`` (in the case's dtype), it gives a concatenated table with log-spaced frequencies
+  and a ``sqrt(2/D)`` amplitude, so the adapter declares the spec's ``mlx`` profile (EMB-SIN-V4); its
+  ``ValueError`` for an odd D is ``invalid_config``, as that profile asks. MLX has no learned-position
+  module or embedding layer; none is composed here.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from embconf.reference.errors import EmbeddingError
 
 EXTRA = "mlx"
 COTANGENT_SHAPE = "does not match cotangent shape"
+ODD_DIMS = "[SinusoidalPositionalEncoding] dims must be positive and even"
 
 
 class MlxAdapter(FrameworkAdapter):
@@ -44,15 +47,17 @@ class MlxAdapter(FrameworkAdapter):
             raise ImplementationError(f"the mlx adapter takes no target (got {target!r}); use --impl mlx")
         self.mx = import_framework("mlx.core", EXTRA, " (on Linux: pip install 'mlx[cpu]')")
         self.nn = import_framework("mlx.nn", EXTRA)
-        caps = Capabilities(
-            frozenset({"embedding_forward", "embedding_backward"}),
-            frozenset({"float64", "int32_ids", "float16", "bfloat16"}),
-            notes=(f"device {self.mx.default_device()}",),
-        )
         handlers: dict[str, Handler] = {
             "embedding_forward": self.embedding_forward,
             "embedding_backward": self.embedding_backward,
+            "sinusoidal_table": self.sinusoidal_table,
         }
+        caps = Capabilities(
+            frozenset(handlers),
+            frozenset({"float64", "int32_ids", "float16", "bfloat16"}),
+            sinusoid_convention="mlx",
+            notes=(f"device {self.mx.default_device()}",),
+        )
         super().__init__("mlx", self.mx, handlers, caps)
 
     def _array(self, value: np.ndarray) -> Any:
@@ -90,13 +95,23 @@ class MlxAdapter(FrameworkAdapter):
             self.mx.eval(grad)
         return self._numpy(grad)
 
+    def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
+        with mlx_errors():
+            encoding = self.nn.SinusoidalPositionalEncoding(embed_dim)
+        table = encoding(self._array(np.arange(max_len, dtype=numpy_dtype(dtype))))
+        self.mx.eval(table)
+        return self._numpy(table)
+
 
 @contextmanager
 def mlx_errors() -> Iterator[None]:
-    """MLX's refusal of an upstream gradient of the wrong shape as the spec's shape_mismatch."""
+    """MLX's refusal of an upstream gradient of the wrong shape as the spec's shape_mismatch, and of an odd
+    sinusoid width as invalid_config."""
     try:
         yield
     except ValueError as exc:
         if COTANGENT_SHAPE in str(exc):
             raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
+        if ODD_DIMS in str(exc):
+            raise EmbeddingError("invalid_config", f"ValueError: {exc}") from exc
         raise

@@ -81,6 +81,15 @@ def test_mlx_wraps_negative_ids_reads_past_the_table_and_a_segfault_is_one_crash
     assert found["lookup.backward.empty_ids"] == "pass"  # the run went on after the crashes
 
 
+def test_mlx_sinusoidal_encoding_is_the_mlx_profile_it_declares(tmp_path):
+    needs("mlx")
+    code, found, stdout = run(tmp_path, "mlx", "sin.*")
+    assert code == 0 and passing_all(found, "sin.mlx.")  # its defaults: EMB-SIN-V4, odd D refused as invalid_config
+    assert all(outcome in ("pass", "not_applicable") for outcome in found.values())
+    assert found["sin.canonical.l50_d7"] == "not_applicable"  # no canonical table is claimed
+    assert "(EMB-SIN-V4)" in stdout
+
+
 # ----- dm-haiku, both lookup styles ------------------------------------------------------------
 
 
