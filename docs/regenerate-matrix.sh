@@ -4,21 +4,33 @@
 # extras installed:
 #   pip install -r requirements-matrix.txt -e .   (the measured versions; and clang on PATH for tinygrad)
 #   (cd examples/tfjs && npm ci)                  (TensorFlow.js for the Node.js peer; needs node on PATH)
+# MindSpore needs NumPy < 2, so it is measured in an environment of its own and merged in (embconf matrix
+# --merge) when MINDSPORE_PYTHON names that environment's python (pip install -e '.[mindspore]' there).
 # tests/adapters/test_frameworks.py re-runs each column and fails when its failing cases differ from docs/matrix.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec embconf matrix \
-  --impl reference \
-  --impl tinytorch:examples/tinytorch_student/tinytorch/core/embeddings.py \
-  --impl torch \
-  --impl flax --impl flax:x64 \
-  --impl keras --impl keras:jax --impl keras:torch \
-  --impl tinygrad \
-  --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper \
-  --impl paddle --impl paddle:functional \
-  --impl mlx \
-  --impl haiku --impl haiku:one_hot \
-  --impl equinox \
-  --impl onnxruntime \
-  --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer' \
-  --case-timeout 120 --markdown docs/matrix.md --json docs/matrix.json --html docs/matrix.html "$@"
+outputs=(--markdown docs/matrix.md --json docs/matrix.json --html docs/matrix.html)
+main=(
+  --impl reference
+  --impl tinytorch:examples/tinytorch_student/tinytorch/core/embeddings.py
+  --impl torch
+  --impl flax --impl flax:x64
+  --impl keras --impl keras:jax --impl keras:torch
+  --impl tinygrad
+  --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper
+  --impl paddle --impl paddle:functional
+  --impl mlx
+  --impl haiku --impl haiku:one_hot
+  --impl equinox
+  --impl onnxruntime
+  --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer'
+  --case-timeout 120
+)
+if [ -z "${MINDSPORE_PYTHON:-}" ]; then
+  exec embconf matrix "${main[@]}" "${outputs[@]}" "$@"
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+embconf matrix "${main[@]}" --json "$work/main.json" "$@"
+"$MINDSPORE_PYTHON" -m embconf matrix --impl mindspore --case-timeout 120 --json "$work/mindspore.json" "$@"
+embconf matrix --merge "$work/main.json" --merge "$work/mindspore.json" "${outputs[@]}"
