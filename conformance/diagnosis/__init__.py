@@ -15,7 +15,8 @@ case it fails differently for the same reason, or a case it fails that the
 implementation passed. A case another mistake stopped first (a crash, another
 shape) says nothing about it, and one it explains in part (a second mistake
 shows on the same case, or the dtype differs too) names it as one of several.
-The rest are ranked by how many of the run's failures they explain. Diagnosis runs in the
+The rest are ranked by how many of the run's failures they explain; a symptom that a named mutant itself
+shows on its case is that mutant's mistake (``identity``), so the verdict names it once. Diagnosis runs in the
 runner's process on untrusted outputs: it is bounded in time (``BUDGET_S``) and
 never raises into the run (a failure to diagnose is logged and leaves the case
 undiagnosed).
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.compose import additive
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
+from embconf.diagnosis.identity import merge_shown
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import run_verdict
@@ -125,7 +127,18 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         if result.id not in found:
             continue
         replayed, symptoms = found[result.id]
-        result.causes = replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
+        result.causes = _identified(
+            by_id[result.id], result, replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
+        )
+
+
+def _identified(case: Case, result: CaseResult, causes: list[Cause]) -> list[Cause]:
+    """The causes, each symptom that a mutant among them shows given the mutant's identity (never raising)."""
+    try:
+        return merge_shown(case, case.inputs(), result, causes)
+    except Exception as exc:  # untrusted context: never into the run
+        log.warning("no identity for %s: %s: %s", result.id, type(exc).__name__, exc)
+        return causes
 
 
 def _contradicted(found: Iterable[tuple[Replay, list[Cause]]]) -> set[str]:
