@@ -101,3 +101,18 @@ def test_the_verdict_groups_by_identity_not_by_id():
     assert (first.id, set(first.also), set(first.cases)) == ("bwd.x", {"fwd.x", "symptom:k"}, {"a", "b", "c"})
     assert [c.id for c in verdict.causes] == ["bwd.x", "symptom:k"]  # the symptom unmerged on "d" is its own
     assert verdict.to_json()["mistakes"][0]["also"] == ["fwd.x", "symptom:k"]
+
+
+def test_a_detached_position_table_is_one_mistake_in_every_backward(cases):
+    """'grad_table' None in the positions' backward and 'grad_position_table' None in the layer's: one identity."""
+    from embconf.diagnosis.symptoms import describe
+    from embconf.run.compare import Mismatch
+
+    found = set()
+    for operation, name in ((POS_BWD, "grad_table"), (LAYER_BWD, "grad_position_table")):
+        case = next(c for c in _valid(cases, operation) if name in c.expected_outputs)
+        actual = {**case.expected_outputs, name: None}
+        missing = [Mismatch(name, "missing", f"'{name}' is None")]
+        result = CaseResult(case.id, (), (), operation, FAIL, mismatches=missing, actual=actual)
+        found |= {s.identity for s in describe(case, case.inputs(), result) if s.key.startswith("no_gradient")}
+    assert found == {"no_gradient:position_table"}, found
