@@ -27,15 +27,16 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.compose import additive
+from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
 from embconf.diagnosis.identity import merge_shown
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import run_verdict
+from embconf.model.contract import Reply
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
 from embconf.model.record import Cause, RunRecord
 
@@ -111,7 +112,7 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
     """Drop contradicted mutants (they fail a failing case differently, or fail a case the implementation
     passed), order the rest by the run's support, symptoms after them."""
     try:
-        _pair_additive(found, by_id, run)
+        _pair_composed(found, by_id, run)
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no pair analysis: %s: %s", type(exc).__name__, exc)
     contradicted = _contradicted(found.values())
@@ -152,9 +153,12 @@ def _contradicted(found: Iterable[tuple[Replay, list[Cause]]]) -> set[str]:
     return direct | (indirect - shown)
 
 
-def _pair_additive(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case], run: RunRecord) -> None:
-    """A mistake seen in the run that a case contradicts is one of two on it when it and another mistake seen in
-    the run, added together, give the implementation's outputs (compose.additive): both are then partial there."""
+def _pair_composed(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case], run: RunRecord) -> None:
+    """A mistake seen in the run that a case contradicts is one of two on it when it and another mistake (seen in
+    the run, or one this case contradicts as well), added or multiplied together, give the implementation's
+    outputs (compose.composes): both are then partial there."""
+    from embconf.mutants import get
+
     seen = {m.id: m for replayed, _ in found.values() for m in replayed.matches + replayed.partial}
     results = {r.id: r for r in run.results}
     for case_id, (replayed, _) in found.items():
@@ -163,21 +167,33 @@ def _pair_additive(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str
         if not suspects or case is None or replayed.matches:
             continue
         inputs = case.inputs()
+        replies: dict[str, Reply] = {}
+
+        def reply(m: Mutant, case: Case = case, inputs: Mapping[str, Any] = inputs, replies: dict = replies) -> Reply:
+            if m.id not in replies:
+                replies[m.id] = mutant_reply(m, case, inputs)
+            return replies[m.id]
+
         partners = [m for m in seen.values() if m.covers(case.operation)]
-        replies = {m.id: mutant_reply(m, case, inputs) for m in [*suspects, *partners]}
+        others = [get(i) for i in sorted(replayed.contradicted) if i not in seen][:MAX_OTHERS]
         for suspect in suspects:
-            partner = next(
-                (
-                    p
-                    for p in partners
-                    if p.id != suspect.id and additive(case, replies[suspect.id], replies[p.id], results[case_id])
-                ),
-                None,
-            )
-            if partner is not None:
+            # a mistake this case contradicts too may be the other term, searched last and on small outputs only
+            tried = partners + (others if _small(case) else [])
+            composed = [
+                p for p in tried if p.id != suspect.id and composes(case, reply(suspect), reply(p), results[case_id])
+            ]
+            for partner in composed:  # every mistake that composes with it: a first one must not rule out a second
                 replayed.contradicted -= {suspect.id, partner.id}
                 replayed.indirect_against -= {suspect.id, partner.id}
                 replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
+
+
+SMALL_OUTPUTS = 4096  # elements: cases whose outputs are this small are searched for any pair of mistakes
+MAX_OTHERS = 12  # mistakes contradicted on a case tried as the other term of a pair, at most
+
+
+def _small(case: Case) -> bool:
+    return sum(int(getattr(v, "size", 1)) for v in case.expected_outputs.values()) <= SMALL_OUTPUTS
 
 
 def _ranking(support: Counter, replayed: Replay) -> Callable[[Mutant], tuple[int, int]]:

@@ -43,6 +43,18 @@ def _mb_mib_swapped(num_rows: int, embed_dim: int, dtype: str) -> dict[str, Any]
 
 
 @mutant(
+    "mem.mb_as_mib",
+    "computes MB as bytes / 2**20 (1024**2): that is MiB; MB is bytes / 10**6",
+    f"MB is decimal: {UNITS}",
+    TABLE,
+    source="cs249r_book tinytorch 11_embeddings: MB_TO_BYTES = 1024 * 1024, printed as MB",
+)
+def _mb_as_mib(num_rows: int, embed_dim: int, dtype: str) -> dict[str, Any]:
+    result = ref_table(num_rows, embed_dim, dtype)
+    return {**result, "megabytes": result["mebibytes"]}
+
+
+@mutant(
     "mem.mb_floor",
     "uses integer division (bytes // 10**6), losing the fractional megabytes",
     f"use true division: {UNITS}",
@@ -103,6 +115,16 @@ retyped(
     ref_adam,
 )
 
+retyped(
+    "mem.every_dtype_float32",
+    "counts 4 bytes per element whatever the dtype (a BYTES_PER_FLOAT32 constant): int8, float16 and float64 too",
+    "look the element size up by dtype: 1 for int8, 2 for float16/bfloat16, 4 for float32, 8 for float64 (EMB-MEM-2)",
+    lambda dtype: "float32",
+    ref_table,
+    ref_gradient,
+    ref_adam,
+)
+
 
 @mutant(
     "mem.sinusoidal_trainable",
@@ -148,6 +170,16 @@ def _unknown_pos_as_none(config: Mapping[str, Any]) -> dict[str, int]:
 )
 def _adam_single(num_params: int, dtype: str) -> dict[str, int]:
     return {"bytes": ref_adam(num_params, dtype)["bytes"] // 2}
+
+
+@mutant(
+    "mem.adam_with_params",
+    "counts three copies (the parameters and both moments) as Adam's state: the parameters are not optimizer state",
+    "Adam's state is its two moments only: 2 * num_params * bytes (EMB-MEM-5)",
+    ADAM,
+)
+def _adam_with_params(num_params: int, dtype: str) -> dict[str, int]:
+    return {"bytes": ref_adam(num_params, dtype)["bytes"] // 2 * 3}
 
 
 @mutant(

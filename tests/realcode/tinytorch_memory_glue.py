@@ -15,7 +15,7 @@ MISTAKES = [
     {"phrase": ["megabytes", "MiB"], "mutants": []},  # megabytes = bytes / 2**20 (that is MiB)
     {
         "phrase": ["4 bytes", "bytes per element"],
-        "mutants": ["mem.unknown_dtype_default"],
+        "mutants": ["mem.unknown_dtype_default", "mem.every_dtype_float32"],
     },  # int8, float16, float64 ... all 4 bytes
     {"phrase": "Adam", "mutants": []},  # parameters + m + v: 3 copies instead of the 2 moments
 ]
