@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.compose import composes
@@ -162,30 +162,37 @@ def _pair_composed(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str
     seen = {m.id: m for replayed, _ in found.values() for m in replayed.matches + replayed.partial}
     results = {r.id: r for r in run.results}
     for case_id, (replayed, _) in found.items():
-        suspects = [seen[i] for i in sorted((replayed.contradicted | replayed.indirect_against) & set(seen))]
         case = by_id.get(case_id)
-        if not suspects or case is None or replayed.matches:
+        if case is None or replayed.matches:
             continue
-        inputs = case.inputs()
-        replies: dict[str, Reply] = {}
-
-        def reply(m: Mutant, case: Case = case, inputs: Mapping[str, Any] = inputs, replies: dict = replies) -> Reply:
-            if m.id not in replies:
-                replies[m.id] = mutant_reply(m, case, inputs)
-            return replies[m.id]
-
-        partners = [m for m in seen.values() if m.covers(case.operation)]
-        others = [get(i) for i in sorted(replayed.contradicted) if i not in seen][:MAX_OTHERS]
+        against = replayed.contradicted | replayed.indirect_against
+        # a mistake this case contradicts, seen nowhere else, may be the other term (small outputs, a few)
+        others = [get(i) for i in sorted(replayed.contradicted - set(seen))][:MAX_OTHERS] if _small(case) else []
+        suspects = [seen[i] for i in sorted(against & set(seen))] + others
+        if not suspects:
+            continue
+        partners = [m for m in seen.values() if m.covers(case.operation)] + others
+        replies = _Replies(case)
         for suspect in suspects:
-            # a mistake this case contradicts too may be the other term, searched last and on small outputs only
-            tried = partners + (others if _small(case) else [])
-            composed = [
-                p for p in tried if p.id != suspect.id and composes(case, reply(suspect), reply(p), results[case_id])
-            ]
-            for partner in composed:  # every mistake that composes with it: a first one must not rule out a second
-                replayed.contradicted -= {suspect.id, partner.id}
-                replayed.indirect_against -= {suspect.id, partner.id}
-                replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
+            for partner in partners:  # every mistake that composes with it: a first one must not rule out a second
+                if partner.id != suspect.id and composes(
+                    case, replies.of(suspect), replies.of(partner), results[case_id]
+                ):
+                    replayed.contradicted -= {suspect.id, partner.id}
+                    replayed.indirect_against -= {suspect.id, partner.id}
+                    replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
+
+
+class _Replies:
+    """The mutants' replies on one case, each computed once, when first asked for."""
+
+    def __init__(self, case: Case) -> None:
+        self.case, self.inputs, self.replies = case, case.inputs(), {}
+
+    def of(self, mutant: Mutant) -> Reply:
+        if mutant.id not in self.replies:
+            self.replies[mutant.id] = mutant_reply(mutant, self.case, self.inputs)
+        return self.replies[mutant.id]
 
 
 SMALL_OUTPUTS = 4096  # elements: cases whose outputs are this small are searched for any pair of mistakes

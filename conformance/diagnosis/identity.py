@@ -38,7 +38,8 @@ def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, cause
 
 
 def _symptom_keys(mutant_id: str, case: Case, inputs: Mapping[str, Any]) -> set[str]:
-    """The keys (and readings) of the symptoms the mutant's own reply shows on the case (none when it raises)."""
+    """The keys (and readings) of the symptoms the mutant's own reply shows on the case (none when it raises; a
+    result where the spec raises is the acceptance symptom)."""
     from embconf.diagnosis.replay import mutant_reply
     from embconf.diagnosis.symptoms import describe
     from embconf.mutants import get
@@ -46,10 +47,14 @@ def _symptom_keys(mutant_id: str, case: Case, inputs: Mapping[str, Any]) -> set[
     if case.operation == "sinusoidal_table":  # a table's symptoms are a fit of its own (costly); its mutants name it
         return set()
     reply = mutant_reply(get(mutant_id), case, inputs)
-    if reply.status != Status.OUTPUTS or case.expected_error is not None:
+    if reply.status != Status.OUTPUTS:
         return set()
-    mismatches = compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
-    if not mismatches:
+    mismatches = (
+        compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
+        if case.expected_error is None
+        else []
+    )
+    if not mismatches and case.expected_error is None:
         return set()
     as_result = CaseResult(
         case.id, (), (), case.operation, FAIL, mismatches=list(mismatches), actual=dict(reply.outputs)

@@ -94,8 +94,10 @@ def retyped(
     hint: str,
     choose: Callable[[str], str],
     *operations: Callable[..., dict[str, Any]],
+    mistake: str = "",
 ) -> None:
-    register(Mutant(mutant_id, description, hint, {op.__name__: _retyped(op, choose) for op in operations}))
+    overrides = {op.__name__: _retyped(op, choose) for op in operations}
+    register(Mutant(mutant_id, description, hint, overrides, mistake=mistake))
 
 
 retyped(
@@ -115,14 +117,22 @@ retyped(
     ref_adam,
 )
 
+FOUR_BYTES = (
+    "counts 4 bytes per element whatever the dtype (a BYTES_PER_FLOAT32 constant): int8, float16 and float64 too"
+)
+SIZES = (
+    "look the element size up by dtype: 1 for int8, 2 for float16/bfloat16, 4 for float32, 8 for float64 (EMB-MEM-2)"
+)
 retyped(
-    "mem.every_dtype_float32",
-    "counts 4 bytes per element whatever the dtype (a BYTES_PER_FLOAT32 constant): int8, float16 and float64 too",
-    "look the element size up by dtype: 1 for int8, 2 for float16/bfloat16, 4 for float32, 8 for float64 (EMB-MEM-2)",
+    "mem.every_dtype_float32", FOUR_BYTES, SIZES, lambda dtype: "float32", ref_table, ref_gradient, mistake="four_bytes"
+)
+retyped(
+    "mem.adam_every_dtype_float32",
+    FOUR_BYTES + ", in Adam's state as well",
+    SIZES,
     lambda dtype: "float32",
-    ref_table,
-    ref_gradient,
     ref_adam,
+    mistake="four_bytes",
 )
 
 

@@ -154,3 +154,20 @@ def test_two_mistakes_that_multiply_are_both_named(cases):
     ids = _verdict_ids(run)
     assert {"mem.mb_as_mib", "mem.every_dtype_float32"} <= set(ids), run.verdict.summary
     assert run.verdict.explained == run.verdict.failures, run.verdict.summary
+
+
+def _clipped_copy_l2(weight, ids, max_norm, norm_type=2.0):
+    """tf.nn.embedding_lookup(max_norm=): the gathered copy clipped by its L2 norm, the table never updated."""
+    output, _ = get("opt.max_norm_always_l2").overrides["embedding_forward_max_norm"](weight, ids, max_norm, norm_type)
+    return output, weight.copy()
+
+
+def test_two_mistakes_that_mask_each_other_are_both_named(cases):
+    """A table never updated hides the wrong norm in 'weight_after'; the output still shows it."""
+    chosen = [c for c in _only(cases, "embedding_forward_max_norm") if c.expected_error is None]
+    run = run_diagnosed(
+        ImplementationAdapter(Implementation({"embedding_forward_max_norm": _clipped_copy_l2}), "tf clip"), chosen
+    )
+    ids = _verdict_ids(run)
+    assert {"opt.max_norm_after_lookup", "opt.max_norm_always_l2"} <= set(ids), run.verdict.summary
+    assert run.verdict.explained == run.verdict.failures, run.verdict.summary
