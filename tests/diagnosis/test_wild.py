@@ -1,0 +1,74 @@
+"""Shapes of mistakes met in the wild: an unchecked read outside the table, a backward that clamps, a table
+scaled by a constant, one column too many for odd D; each said only when measured, and a near miss is not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import run_diagnosed
+
+from embconf.corpus.fixtures import Case
+from embconf.mutants import get
+from embconf.mutants.adapter import ImplementationAdapter
+from embconf.mutants.compose import Implementation
+from embconf.reference import embedding_forward
+
+FWD, BWD = "embedding_forward", "embedding_backward"
+
+
+@pytest.fixture(scope="module")
+def cases(corpus) -> list[Case]:
+    return corpus.cases
+
+
+def _lookup_errors(cases: list[Case]) -> list[Case]:
+    return [c for c in cases if c.operation == FWD and c.expected_error == "index_out_of_range"]
+
+
+def _reads_past_the_end(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Rows read from a flat buffer by offset, unchecked: past the table lie integer bits (denormal floats)."""
+    index = np.asarray(ids).astype(np.int64)
+    bits = np.arange(1, 4097, dtype=f"int{weight.dtype.itemsize * 8}").view(weight.dtype)
+    buffer = np.concatenate([weight.ravel(), bits])
+    return buffer.take(index[..., None] * weight.shape[1] + np.arange(weight.shape[1]), mode="wrap")
+
+
+def test_an_unchecked_read_outside_the_table_is_named_and_shown(cases):
+    run = run_diagnosed(
+        ImplementationAdapter(Implementation({FWD: _reads_past_the_end}), "flat"), _lookup_errors(cases)
+    )
+    entry = next(c for c in run.verdict.causes if c.id == "symptom:ids_read_outside_table")
+    assert "denormal numbers such as 1.4e-45" in entry.title, entry.title
+    failing = next(r for r in run.results if r.id in entry.cases)
+    assert "returned a result; expected error index_out_of_range" in failing.message
+    assert "e-45" in failing.message  # what came back is shown
+
+
+def test_a_clamped_or_a_wrapped_row_is_not_called_a_read_outside_the_table(cases):
+    for mutant in ("fwd.clamped", "fwd.negative_wraps"):
+        wrong = Implementation({FWD: get(mutant).overrides[FWD]})
+        run = run_diagnosed(ImplementationAdapter(wrong, mutant), _lookup_errors(cases))
+        ids = [c.id for c in run.verdict.causes]
+        assert "symptom:ids_read_outside_table" not in ids, run.verdict.summary
+
+
+def _clamps_both_ways(weight, ids, grad_output, padding_idx=None, scale_grad_by_freq=False):
+    index = np.clip(np.asarray(ids).astype(np.int64), 0, weight.shape[0] - 1)
+    grad = np.zeros(weight.shape, dtype=np.float64)
+    np.add.at(grad, index.reshape(-1), grad_output.reshape(-1, weight.shape[1]))
+    return grad.astype(weight.dtype)
+
+
+def test_a_clamping_forward_and_backward_is_one_mistake(cases):
+    chosen = [c for c in cases if c.operation in (FWD, BWD) and c.expected_error == "index_out_of_range"]
+    wrong = Implementation({FWD: get("fwd.clamped").overrides[FWD], BWD: _clamps_both_ways})
+    run = run_diagnosed(ImplementationAdapter(wrong, "clamps"), chosen)
+    assert len(run.verdict.causes) == 1, run.verdict.summary
+    entry = run.verdict.causes[0]
+    assert {entry.id, *entry.also} >= {"fwd.clamped", "bwd.clamped"}, entry
+    assert {r.operation for r in run.results if r.id in entry.cases} == {FWD, BWD}
+
+
+def test_the_reference_lookup_is_untouched_by_the_helpers():
+    weight = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert np.array_equal(_reads_past_the_end(weight, np.array([2, 0])), embedding_forward(weight, np.array([2, 0])))
