@@ -72,3 +72,19 @@ def test_a_clamping_forward_and_backward_is_one_mistake(cases):
 def test_the_reference_lookup_is_untouched_by_the_helpers():
     weight = np.arange(6, dtype=np.float32).reshape(3, 2)
     assert np.array_equal(_reads_past_the_end(weight, np.array([2, 0])), embedding_forward(weight, np.array([2, 0])))
+
+
+def _scaled_table(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
+    """The spec's table times sqrt(2/D), as MLX's SinusoidalPositionalEncoding scales it by default."""
+    from embconf.reference import sinusoidal_table
+
+    return (sinusoidal_table(max_len, embed_dim, "float64") * np.sqrt(2.0 / embed_dim)).astype(dtype)
+
+
+def test_an_amplitude_scaled_table_is_named_with_its_factor(cases):
+    chosen = [c for c in cases if c.operation == "sinusoidal_table" and c.expected_error is None]
+    chosen = [c for c in chosen if c.inputs()["embed_dim"] > 2 and c.inputs().get("dtype", "float32") == "float32"]
+    run = run_diagnosed(ImplementationAdapter(Implementation({"sinusoidal_table": _scaled_table}), "scaled"), chosen)
+    titles = [c.title for c in run.verdict.causes]
+    assert any("every value multiplied by sqrt(2/D)" in t for t in titles), run.verdict.summary
+    assert not any("exponent" in t or "layout" in t for t in titles), run.verdict.summary  # nothing else is wrong

@@ -148,7 +148,9 @@ def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
     for size, n in sizes.items():
         names.update({size: n, f"1/{size}": 1.0 / n})
         if size == "D":
-            names.update({"sqrt(D)": math.sqrt(n), "1/sqrt(D)": 1 / math.sqrt(n), "D/2": n / 2})
+            names.update(
+                {"sqrt(D)": math.sqrt(n), "1/sqrt(D)": 1 / math.sqrt(n), "D/2": n / 2, "sqrt(2/D)": math.sqrt(2 / n)}
+            )
             if math.isqrt(n) ** 2 != n:
                 names.update({"int(sqrt(D))": float(math.isqrt(n)), "1/int(sqrt(D))": 1.0 / math.isqrt(n)})
     hits = [name for name, v in names.items() if math.isclose(value, v, rel_tol=1e-5, abs_tol=1e-9)]
@@ -167,23 +169,33 @@ def sinusoid_table(
     fit = fit_table(got, int(inputs["max_len"]), int(inputs["embed_dim"]))
     if fit is None:
         return []
-    words = fit.departures()
+    words, shown = fit.departures(), []
+    if fit.amplitude != 1.0:
+        sizes = {"D": int(inputs["embed_dim"])}
+        names = factor_names(fit.amplitude, sizes)
+        words.append(f"every value multiplied by {names[0] if names else f'{fit.amplitude:.6g}'}")
+        shown = words[:-1] + [f"every value multiplied by {fit.amplitude:.6g}{equals_text(names, sizes)}"]
     precision = f"computed in {fit.precision}" if fit.precision != "float64" else ""
     if not words and not precision:
         return []
-    text = (
-        "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
-    )
-    text += (f", {precision}" if words else f" {precision}") if precision else ""
+    title, text = (_sinusoid_text(w, precision) for w in (words, shown or words))
     return [
         symptom(
             "sinusoid:" + ";".join(words + [precision]),
             text,
             hint="w_k = 10000^(-2k/D); sin at column 2k, cos at 2k+1, positions from 0 (EMB-SIN-2)",
+            title=title,
             **fit.params(),
             precision=fit.precision,
         )
     ]
+
+
+def _sinusoid_text(words: list[str], precision: str) -> str:
+    text = (
+        "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
+    )
+    return text + ((f", {precision}" if words else f" {precision}") if precision else "")
 
 
 def zero_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
