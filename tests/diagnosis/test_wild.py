@@ -88,3 +88,24 @@ def test_an_amplitude_scaled_table_is_named_with_its_factor(cases):
     titles = [c.title for c in run.verdict.causes]
     assert any("every value multiplied by sqrt(2/D)" in t for t in titles), run.verdict.summary
     assert not any("exponent" in t or "layout" in t for t in titles), run.verdict.summary  # nothing else is wrong
+
+
+def _next_even_width(max_len: int, embed_dim: int, dtype: str = "float32") -> np.ndarray:
+    """The spec's table with the cosine of the last pair appended when D is odd (the extra column never dropped)."""
+    from embconf.reference import sinusoidal_table
+
+    table = sinusoidal_table(max_len, embed_dim, "float64")
+    if embed_dim % 2:
+        extra = np.cos(np.arange(max_len) * 10000.0 ** (-(embed_dim - 1) / embed_dim))
+        table = np.concatenate([table, extra[:, None]], axis=1)
+    return table.astype(dtype)
+
+
+def test_one_column_too_many_for_odd_d_is_said_as_such(cases):
+    chosen = [c for c in cases if c.operation == "sinusoidal_table" and c.expected_error is None]
+    chosen = [c for c in chosen if c.inputs().get("dtype", "float32") in ("float32", "float64")]
+    run = run_diagnosed(ImplementationAdapter(Implementation({"sinusoidal_table": _next_even_width}), "even"), chosen)
+    assert len(run.verdict.causes) == 1, run.verdict.summary
+    title = run.verdict.causes[0].title
+    assert "D + 1 columns for odd D" in title and "the first D are right" in title, title
+    assert all(c.inputs()["embed_dim"] % 2 for c in chosen if c.id in run.verdict.causes[0].cases)

@@ -85,6 +85,8 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
         if got.dtype == want.dtype and case.operation == "sinusoidal_table":
             return sinusoid_table(case, inputs, name, want, got)
         got = got[np.asarray(rows, dtype=np.int64)]
+    elif rows is not None and got.ndim == 2 and got.shape[:1] == tuple(raw["shape"])[:1]:  # other columns
+        got = got[np.asarray(rows, dtype=np.int64)]
     if want.size > MAX_ELEMENTS or got.size > MAX_ELEMENTS:
         return []
     if got.dtype != want.dtype:
