@@ -109,3 +109,26 @@ def test_one_column_too_many_for_odd_d_is_said_as_such(cases):
     title = run.verdict.causes[0].title
     assert "D + 1 columns for odd D" in title and "the first D are right" in title, title
     assert all(c.inputs()["embed_dim"] % 2 for c in chosen if c.id in run.verdict.causes[0].cases)
+
+
+KERAS_MESSAGE = """lookup.forward.ids_1d: raised ValueError: bad ids (expected a result)
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/keras/src/utils/traceback_utils.py", line 122, in error_handler
+    raise e.with_traceback(filtered_tb) from None
+  File "/home/student/my_embeddings.py", line 14, in embedding_forward
+    return layer(ids)
+  File "/venv/lib/python3.11/site-packages/keras/src/layers/core/embedding.py", line 140, in call
+    outputs = ops.take(self.embeddings, inputs, axis=0)
+"""
+
+
+def test_a_filtered_keras_traceback_does_not_hide_the_users_frame(cases):
+    from embconf.diagnosis.symptoms.errors import exception
+    from embconf.model.outcomes import ERROR, CaseResult
+
+    case = next(c for c in cases if c.id == "lookup.forward.ids_1d")
+    result = CaseResult(case.id, (), (), FWD, ERROR, message=KERAS_MESSAGE)
+    (found,) = exception(case, case.inputs(), result)
+    assert "at embedding.py:140 in call" in found.summary, found.summary
+    assert "reached from my_embeddings.py:14 in embedding_forward" in found.summary, found.summary
+    assert "traceback_utils" not in found.summary

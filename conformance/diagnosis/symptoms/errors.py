@@ -176,15 +176,17 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     frames = [
         m
         for m in _FRAME.finditer(result.message)
-        if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1)
+        if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
     where = ""
     if frames:
-        path, line, function, code = frames[-1].groups()
-        where = f" at {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
-        if len(frames) > 1:  # the first frame of the traceback is where the implementation was entered
-            path, line, function, code = frames[0].groups()
-            where += f", reached from {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
+        where = f" at {_frame_text(frames[-1])}"
+        # where the implementation was entered: the first frame of the user's own code (a library frame, such as
+        # Keras's filtered-traceback handler, only when no other is left)
+        own = [m for m in frames if not _library(m.group(1))]
+        entered = (own or frames)[0]
+        if entered is not frames[-1]:
+            where += f", reached from {_frame_text(entered)}"
     should = (
         f"; this input should be rejected with {case.expected_error} before it is used"
         if case.expected_error
@@ -201,6 +203,21 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             exception=raised.group(1),
         )
     ]
+
+
+def _frame_text(frame: re.Match) -> str:
+    path, line, function, code = frame.groups()
+    return f"{path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
+
+
+def _library(path: str) -> bool:
+    """A frame of an installed library (site-packages), not of the code under test."""
+    return "site-packages" in path or "dist-packages" in path
+
+
+def _wrapper(path: str) -> bool:
+    """A frame that only re-raises (Keras's traceback_utils.error_handler, which filters the traceback)."""
+    return path.replace("\\", "/").endswith("/utils/traceback_utils.py")
 
 
 def _culprit(case: Case, inputs: Mapping[str, Any]) -> str:
