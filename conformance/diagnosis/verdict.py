@@ -63,7 +63,11 @@ def run_verdict(run: RunRecord) -> Verdict:
 
 
 def _representative(key: str, found: dict[str, Cause], member_cases: dict[tuple[str, str], set[str]]) -> Cause:
-    """The cause whose title a mistake's entry shows: a mutant before a symptom, then the one explaining most cases."""
+    """The cause whose title a mistake's entry shows: the mistake's primary form (the mutant its identity names,
+    e.g. the forward of a forward-and-backward mistake) when present, else a mutant before a symptom, then the
+    one explaining most cases."""
+    if key in found:
+        return found[key]
     order = list(found)
     return found[max(order, key=lambda i: (found[i].is_mutant, len(member_cases[key, i]), -order.index(i)))]
 

@@ -43,7 +43,7 @@ class Mutant:
     family: Mapping[str, Any] = field(
         default_factory=dict
     )  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
-    mistake: str = ""  # the mistake it is one operation's form of, shared with its siblings (the verdict merges them)
+    mistake: str = ""  # the id of the mistake's primary form, shared by its forms in other operations (one entry)
 
     @property
     def area(self) -> str:

@@ -146,7 +146,7 @@ layer(
     f"apply sqrt(D) only when scale_embeddings is True: {RULE}",
     FWD,
     combined(_token_factor(lambda cfg: math.sqrt(cfg["embed_dim"]))),
-    mistake="scale_always",
+    mistake="layer.scale_always",
 )
 layer(
     "layer.scale_missing",
@@ -154,6 +154,7 @@ layer(
     f"multiply the looked-up rows by sqrt(D) when scale_embeddings: {RULE}",
     FWD,
     combined(_token_factor(lambda cfg: 1.0)),
+    mistake="layer.scale_missing",
 )
 layer(
     "layer.scale_bfloat16",
@@ -200,10 +201,11 @@ layer(
 )
 layer(
     "layer.scale_missing_grad",
-    "scales the forward by sqrt(D) but not the token gradient",
+    "leaves the factor sqrt(D) out of the token gradient when scale_embeddings is True",
     "the token gradient is c times the scatter-add of grad_output, c = sqrt(D) when scaling (EMB-LAY-5)",
     BWD,
     partial(layer_backward, BASE, grad_scale=lambda cfg: 1.0),
+    mistake="layer.scale_missing",
 )
 layer(
     "layer.scale_always_grad",
@@ -211,7 +213,7 @@ layer(
     f"apply sqrt(D) only when scale_embeddings is True, in the backward as in the forward: {RULE}",
     BWD,
     partial(layer_backward, BASE, grad_scale=lambda cfg: math.sqrt(cfg["embed_dim"])),
-    mistake="scale_always",
+    mistake="layer.scale_always",
 )
 layer(
     "layer.sinusoid_grad",

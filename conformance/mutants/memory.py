@@ -117,22 +117,14 @@ retyped(
     ref_adam,
 )
 
-FOUR_BYTES = (
-    "counts 4 bytes per element whatever the dtype (a BYTES_PER_FLOAT32 constant): int8, float16 and float64 too"
-)
-SIZES = (
-    "look the element size up by dtype: 1 for int8, 2 for float16/bfloat16, 4 for float32, 8 for float64 (EMB-MEM-2)"
-)
 retyped(
-    "mem.every_dtype_float32", FOUR_BYTES, SIZES, lambda dtype: "float32", ref_table, ref_gradient, mistake="four_bytes"
-)
-retyped(
-    "mem.adam_every_dtype_float32",
-    FOUR_BYTES + ", in Adam's state as well",
-    SIZES,
+    "mem.every_dtype_float32",
+    "counts 4 bytes per element whatever the dtype (a BYTES_PER_FLOAT32 constant): int8, float16 and float64 too",
+    "look the element size up by dtype: 1 for int8, 2 for float16/bfloat16, 4 for float32, 8 for float64 (EMB-MEM-2)",
     lambda dtype: "float32",
-    ref_adam,
-    mistake="four_bytes",
+    ref_table,
+    ref_gradient,
+    mistake="mem.every_dtype_float32",
 )
 
 
@@ -197,6 +189,7 @@ def _adam_with_params(num_params: int, dtype: str) -> dict[str, int]:
     "counts Adam's moments as float32 whatever the parameter's dtype",
     "the spec counts the moments in the parameter's dtype: 2 * num_params * element size of dtype (EMB-MEM-5)",
     ADAM,
+    mistake="mem.every_dtype_float32",
 )
 def _adam_float32_moments(num_params: int, dtype: str) -> dict[str, int]:
     element_size(dtype)
