@@ -187,7 +187,8 @@ class _Replies:
     """The mutants' replies on one case, each computed once, when first asked for."""
 
     def __init__(self, case: Case) -> None:
-        self.case, self.inputs, self.replies = case, case.inputs(), {}
+        self.case, self.inputs = case, case.inputs()
+        self.replies: dict[str, Reply] = {}
 
     def of(self, mutant: Mutant) -> Reply:
         if mutant.id not in self.replies:
