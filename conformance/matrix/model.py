@@ -114,14 +114,15 @@ def _symptom(result: CaseResult) -> str:
 
 def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, Any]]:
     """Problems grouped by the verdict's cause that explains them (the causes ``embconf run`` names), else by
-    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
+    the case's own first cause (beyond the verdict's few), else by their message; causes of one mistake (one
+    identity) are one group. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
     groups: dict[str, list[CaseResult]] = defaultdict(list)
     causes = {}
     for result in problems:
         cause = verdict.cause_of(result.id) or (result.causes[0] if result.causes else None)  # else its own diagnosis
-        key = cause.id if cause is not None else f"{result.outcome}: {_symptom(result)}"
+        key = cause.identity if cause is not None else f"{result.outcome}: {_symptom(result)}"  # one per mistake
         if cause is not None:
-            causes[key] = cause
+            causes.setdefault(key, cause)
         groups[key].append(result)
     deviations = []
     for key, members in groups.items():

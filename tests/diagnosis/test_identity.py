@@ -116,3 +116,16 @@ def test_a_detached_position_table_is_one_mistake_in_every_backward(cases):
         result = CaseResult(case.id, (), (), operation, FAIL, mismatches=missing, actual=actual)
         found |= {s.identity for s in describe(case, case.inputs(), result) if s.key.startswith("no_gradient")}
     assert found == {"no_gradient:position_table"}, found
+
+
+def test_the_matrix_groups_deviations_beyond_the_verdict_by_identity():
+    from embconf.matrix.model import _deviations
+    from embconf.model.record import NO_FAILURES
+
+    problems = [
+        _failing("a", _cause("fwd.x", mistake="fwd.x")),
+        _failing("b", _cause("bwd.x", mistake="fwd.x")),
+        _failing("c", _cause("other")),
+    ]
+    deviations = _deviations(problems, NO_FAILURES)
+    assert [(d["likely_cause"], d["cases"]) for d in deviations] == [("fwd.x", ["a", "b"]), ("other", ["c"])]
