@@ -160,14 +160,20 @@ def _pair_composed(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str
     from embconf.mutants import get
 
     seen = {m.id: m for replayed, _ in found.values() for m in replayed.matches + replayed.partial}
+    identities = {m.mistake or m.id for m in seen.values()}
     results = {r.id: r for r in run.results}
     for case_id, (replayed, _) in found.items():
         case = by_id.get(case_id)
         if case is None or replayed.matches:
             continue
         against = replayed.contradicted | replayed.indirect_against
-        # a mistake this case contradicts, seen nowhere else, may be the other term (small outputs, a few)
-        others = [get(i) for i in sorted(replayed.contradicted - set(seen))][:MAX_OTHERS] if _small(case) else []
+        # a mistake this case contradicts, seen nowhere else, may be the other term: the form of a mistake the run
+        # shows in another operation, or on a small case with several outputs (where two mistakes can show in
+        # different outputs) any of a few
+        unseen = [get(i) for i in sorted(replayed.contradicted - set(seen))]
+        others = [m for m in unseen if m.mistake and m.mistake in identities]
+        if _small(case) and len(case.expected_outputs) > 1:
+            others += [m for m in unseen if m not in others][:MAX_OTHERS]
         suspects = [seen[i] for i in sorted(against & set(seen))] + others
         if not suspects:
             continue

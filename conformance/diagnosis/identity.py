@@ -18,6 +18,8 @@ from embconf.model.outcomes import FAIL, CaseResult
 from embconf.model.record import Cause
 from embconf.run.compare import compare_outputs
 
+MAX_MUTANTS = 3  # the best-ranked mutants of a case whose symptoms are compared
+
 
 def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, causes: list[Cause]) -> list[Cause]:
     """``causes`` with each symptom that a mutant among them shows on ``case`` given that mutant's identity."""
@@ -26,8 +28,12 @@ def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, cause
     if not mutants or not symptoms:
         return causes
     shown: dict[str, str] = {}  # symptom key -> the identity of the first mutant (best first) that shows it
-    for cause in mutants:
-        for key in _symptom_keys(cause.key, case, inputs):
+    for cause in mutants[:MAX_MUTANTS]:
+        if cause.complete:  # its reply is the implementation's: every symptom measured on the case is its own
+            keys = {key for s in symptoms for key in (s.key, *s.alternatives)}
+        else:
+            keys = _symptom_keys(cause.key, case, inputs)
+        for key in keys:
             shown.setdefault(key, cause.identity)
     out = []
     for cause in causes:
