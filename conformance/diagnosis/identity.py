@@ -37,8 +37,8 @@ def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, cause
             shown.setdefault(key, cause.identity)
     out = []
     for cause in causes:
-        keys = [cause.key, *cause.alternatives] if not cause.is_mutant and not cause.mistake else []
-        owner = next((shown[k] for k in keys if k in shown), None)
+        readings = [cause.key, *cause.alternatives] if not cause.is_mutant and not cause.mistake else []
+        owner = next((shown[k] for k in readings if k in shown), None)
         out.append(replace(cause, mistake=owner) if owner else cause)
     return out
 

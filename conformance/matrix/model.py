@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 from embconf import __version__
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
-from embconf.model.record import RunRecord, Verdict
+from embconf.model.record import Cause, RunRecord, Verdict
 from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
 MATRIX_FORMAT = 1
@@ -117,7 +117,7 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
     the case's own first cause (beyond the verdict's few), else by their message; causes of one mistake (one
     identity) are one group. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``."""
     groups: dict[str, list[CaseResult]] = defaultdict(list)
-    causes = {}
+    causes: dict[str, Cause] = {}
     for result in problems:
         cause = verdict.cause_of(result.id) or (result.causes[0] if result.causes else None)  # else its own diagnosis
         key = cause.identity if cause is not None else f"{result.outcome}: {_symptom(result)}"  # one per mistake
