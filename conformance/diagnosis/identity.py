@@ -27,9 +27,10 @@ def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, cause
     symptoms = [c for c in causes if not c.is_mutant and not c.mistake]
     if not mutants or not symptoms:
         return causes
+    outputs = result.outcome == FAIL and result.error_kind is None and result.actual is not None  # not an exception
     shown: dict[str, str] = {}  # symptom key -> the identity of the first mutant (best first) that shows it
     for cause in mutants[:MAX_MUTANTS]:
-        if cause.complete:  # its reply is the implementation's: every symptom measured on the case is its own
+        if cause.complete and outputs:  # its outputs are the implementation's: every symptom measured is its own
             keys = {key for s in symptoms for key in (s.key, *s.alternatives)}
         else:
             keys = _symptom_keys(cause.key, case, inputs)
