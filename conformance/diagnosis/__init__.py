@@ -15,7 +15,8 @@ case it fails differently for the same reason, or a case it fails that the
 implementation passed. A case another mistake stopped first (a crash, another
 shape) says nothing about it, and one it explains in part (a second mistake
 shows on the same case, or the dtype differs too) names it as one of several.
-The rest are ranked by how many of the run's failures they explain. Diagnosis runs in the
+The rest are ranked by how many of the run's failures they explain; a symptom that a named mutant itself
+shows on its case is that mutant's mistake (``identity``), so the verdict names it once. Diagnosis runs in the
 runner's process on untrusted outputs: it is bounded in time (``BUDGET_S``) and
 never raises into the run (a failure to diagnose is logged and leaves the case
 undiagnosed).
@@ -29,11 +30,13 @@ from collections import Counter
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.compose import additive
+from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
+from embconf.diagnosis.identity import merge_shown
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.verdict import run_verdict
+from embconf.model.contract import Reply
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
 from embconf.model.record import Cause, RunRecord
 
@@ -109,7 +112,7 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
     """Drop contradicted mutants (they fail a failing case differently, or fail a case the implementation
     passed), order the rest by the run's support, symptoms after them."""
     try:
-        _pair_additive(found, by_id, run)
+        _pair_composed(found, by_id, run)
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no pair analysis: %s: %s", type(exc).__name__, exc)
     contradicted = _contradicted(found.values())
@@ -125,7 +128,18 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         if result.id not in found:
             continue
         replayed, symptoms = found[result.id]
-        result.causes = replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
+        result.causes = _identified(
+            by_id[result.id], result, replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
+        )
+
+
+def _identified(case: Case, result: CaseResult, causes: list[Cause]) -> list[Cause]:
+    """The causes, each symptom that a mutant among them shows given the mutant's identity (never raising)."""
+    try:
+        return merge_shown(case, case.inputs(), result, causes)
+    except Exception as exc:  # untrusted context: never into the run
+        log.warning("no identity for %s: %s: %s", result.id, type(exc).__name__, exc)
+        return causes
 
 
 def _contradicted(found: Iterable[tuple[Replay, list[Cause]]]) -> set[str]:
@@ -139,32 +153,61 @@ def _contradicted(found: Iterable[tuple[Replay, list[Cause]]]) -> set[str]:
     return direct | (indirect - shown)
 
 
-def _pair_additive(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case], run: RunRecord) -> None:
-    """A mistake seen in the run that a case contradicts is one of two on it when it and another mistake seen in
-    the run, added together, give the implementation's outputs (compose.additive): both are then partial there."""
+def _pair_composed(found: dict[str, tuple[Replay, list[Cause]]], by_id: dict[str, Case], run: RunRecord) -> None:
+    """A mistake seen in the run that a case contradicts is one of two on it when it and another mistake (seen in
+    the run, or one this case contradicts as well), added or multiplied together, give the implementation's
+    outputs (compose.composes): both are then partial there."""
+    from embconf.mutants import get
+
     seen = {m.id: m for replayed, _ in found.values() for m in replayed.matches + replayed.partial}
+    identities = {m.mistake or m.id for m in seen.values()}
     results = {r.id: r for r in run.results}
     for case_id, (replayed, _) in found.items():
-        suspects = [seen[i] for i in sorted((replayed.contradicted | replayed.indirect_against) & set(seen))]
         case = by_id.get(case_id)
-        if not suspects or case is None or replayed.matches:
+        if case is None or replayed.matches:
             continue
-        inputs = case.inputs()
-        partners = [m for m in seen.values() if m.covers(case.operation)]
-        replies = {m.id: mutant_reply(m, case, inputs) for m in [*suspects, *partners]}
+        against = replayed.contradicted | replayed.indirect_against
+        # a mistake this case contradicts, seen nowhere else, may be the other term: the form of a mistake the run
+        # shows in another operation, or on a small case with several outputs (where two mistakes can show in
+        # different outputs) any of a few
+        unseen = [get(i) for i in sorted(replayed.contradicted - set(seen))]
+        others = [m for m in unseen if m.mistake and m.mistake in identities]
+        if _small(case) and len(case.expected_outputs) > 1:
+            others += [m for m in unseen if m not in others][:MAX_OTHERS]
+        suspects = [seen[i] for i in sorted(against & set(seen))] + others
+        if not suspects:
+            continue
+        partners = [m for m in seen.values() if m.covers(case.operation)] + others
+        replies = _Replies(case)
         for suspect in suspects:
-            partner = next(
-                (
-                    p
-                    for p in partners
-                    if p.id != suspect.id and additive(case, replies[suspect.id], replies[p.id], results[case_id])
-                ),
-                None,
-            )
-            if partner is not None:
-                replayed.contradicted -= {suspect.id, partner.id}
-                replayed.indirect_against -= {suspect.id, partner.id}
-                replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
+            for partner in partners:  # every mistake that composes with it: a first one must not rule out a second
+                if partner.id != suspect.id and composes(
+                    case, replies.of(suspect), replies.of(partner), results[case_id]
+                ):
+                    replayed.contradicted -= {suspect.id, partner.id}
+                    replayed.indirect_against -= {suspect.id, partner.id}
+                    replayed.partial += [m for m in (suspect, partner) if m not in replayed.partial]
+
+
+class _Replies:
+    """The mutants' replies on one case, each computed once, when first asked for."""
+
+    def __init__(self, case: Case) -> None:
+        self.case, self.inputs = case, case.inputs()
+        self.replies: dict[str, Reply] = {}
+
+    def of(self, mutant: Mutant) -> Reply:
+        if mutant.id not in self.replies:
+            self.replies[mutant.id] = mutant_reply(mutant, self.case, self.inputs)
+        return self.replies[mutant.id]
+
+
+SMALL_OUTPUTS = 4096  # elements: cases whose outputs are this small are searched for any pair of mistakes
+MAX_OTHERS = 12  # mistakes contradicted on a case tried as the other term of a pair, at most
+
+
+def _small(case: Case) -> bool:
+    return sum(int(getattr(v, "size", 1)) for v in case.expected_outputs.values()) <= SMALL_OUTPUTS
 
 
 def _ranking(support: Counter, replayed: Replay) -> Callable[[Mutant], tuple[int, int]]:

@@ -10,6 +10,7 @@ it fails differently for another reason, only by evidence against it:
 - ``NEUTRAL``: the case cannot tell: the implementation crashed on, refused, or answered in another shape a
   valid input the mistake answers in the golden shape (another mistake stopped it first), or only a sample of
   its output was kept;
+  (on an input the spec refuses, both answer and some outputs agree: the acceptance, and another mistake);
 - ``AGAINST``: it fails the case differently for the same reason (other values where the mistake changes
   them, a refusal where the implementation answers, another answer to an input that must be refused).
 """
@@ -17,7 +18,7 @@ it fails differently for another reason, only by evidence against it:
 from __future__ import annotations
 
 import enum
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -44,6 +45,8 @@ def relate(case: Case, reply: Reply, result: CaseResult, tolerance: Mapping[str,
     if raised:
         valid = case.expected_error is None and reply.status == Status.OUTPUTS
         return Relation.NEUTRAL if valid else Relation.AGAINST
+    if case.expected_error is not None and reply.status == Status.OUTPUTS and result.actual:
+        return _both_accepted(reply.outputs, result.actual)
     if case.expected_error is not None or reply.status != Status.OUTPUTS:
         return Relation.AGAINST
     return _outputs(case, reply.outputs, result.actual or {}, tolerance)
@@ -78,6 +81,26 @@ def _outputs(
     if footprint and agreed >= AGREE * footprint and covered >= COVER * max(departed, 1):
         return Relation.PARTIAL
     return Relation.AGAINST if footprint else Relation.NEUTRAL
+
+
+def _both_accepted(mutant: Mapping[str, Any], actual: Mapping[str, Any]) -> Relation:
+    """Both answered an input the spec refuses: the mistake (accepting it) shows, and a second one as well when
+    some of the outputs agree and others differ (a wrong unit on top of an unchecked dtype). All different is
+    evidence against it when the outputs are rows (other rows for the same out-of-range id); counts (scalars)
+    cannot tell: any other mistake in the arithmetic changes them."""
+    same = [
+        name
+        for name, value in mutant.items()
+        if name in actual
+        and (a := _as_array(value)) is not None
+        and (b := _as_array(actual[name])) is not None
+        and a.shape == b.shape
+        and np.array_equal(a, b)
+    ]
+    if same and len(same) < len(mutant):
+        return Relation.PARTIAL
+    counts = all(np.ndim(v) == 0 and _as_array(v) is not None for v in [*mutant.values(), *actual.values()])
+    return Relation.NEUTRAL if counts else Relation.AGAINST
 
 
 def _arrays(want: Any, mutant: Any, actual: Any, rows: Any) -> Any:
@@ -124,6 +147,63 @@ SUM_ULPS = 8.0  # roundings allowed when two mistakes' departures are added
 def additive(case: Case, first: Reply, second: Reply, result: CaseResult) -> bool:
     """Whether two mistakes together give the implementation's outputs: each departs from the golden outputs in
     its own term (output = golden + first's departure + second's), as a wrong scale and a wrong position slice do."""
+    return _together(case, first, second, result, lambda want, one, two: one + two - want)
+
+
+def multiplicative(case: Case, first: Reply, second: Reply, result: CaseResult) -> bool:
+    """Whether two mistakes together give the implementation's outputs as factors of the golden outputs
+    (output = golden x first's ratio x second's), as a wrong unit and a wrong bytes per element do (where the
+    golden value is 0, the departures add)."""
+
+    def combine(want: np.ndarray, one: np.ndarray, two: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.where(want != 0, one * two / np.where(want != 0, want, 1.0), one + two - want)
+
+    return _together(case, first, second, result, combine)
+
+
+def overlaid(case: Case, first: Reply, second: Reply, result: CaseResult) -> bool:
+    """Whether every output element is the first mistake's or the second's, each mistake showing somewhere the
+    other does not, as a table never updated hides a wrong norm in 'weight_after' but not in 'output'."""
+    actual = result.actual or {}
+    if first.status != Status.OUTPUTS or second.status != Status.OUTPUTS or result.error_kind is not None:
+        return False
+    only_first = only_second = False
+    for name, want in case.expected_outputs.items():
+        arrays = [_as_array(v) for v in (want, first.outputs.get(name), second.outputs.get(name), actual.get(name))]
+        raw = case.raw_expected["outputs"][name]
+        if (isinstance(raw, Mapping) and raw.get("rows") is not None) or any(a is None for a in arrays):
+            return False
+        if len({a.shape for a in arrays}) != 1:
+            return False
+        _, one, two, got = (a.astype(np.float64) for a in arrays)
+        scale = float(np.max(np.abs(got))) if got.size else 0.0
+        eps = float(np.finfo(np.float32).eps)
+        bound = {"kind": "close", "atol": SUM_ULPS * eps * scale, "rtol": SUM_ULPS * eps}
+        is_one, is_two = ~out_of_tolerance(one, got, bound), ~out_of_tolerance(two, got, bound)
+        if not (is_one | is_two).all():
+            return False
+        only_first |= bool((is_one & ~is_two).any())
+        only_second |= bool((is_two & ~is_one).any())
+    return only_first and only_second
+
+
+def composes(case: Case, first: Reply, second: Reply, result: CaseResult) -> bool:
+    """Whether the two mistakes, added, multiplied or overlaid, give the implementation's outputs."""
+    return (
+        additive(case, first, second, result)
+        or multiplicative(case, first, second, result)
+        or overlaid(case, first, second, result)
+    )
+
+
+def _together(
+    case: Case,
+    first: Reply,
+    second: Reply,
+    result: CaseResult,
+    combine: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> bool:
     actual = result.actual or {}
     if first.status != Status.OUTPUTS or second.status != Status.OUTPUTS or result.error_kind is not None:
         return False
@@ -136,7 +216,7 @@ def additive(case: Case, first: Reply, second: Reply, result: CaseResult) -> boo
         if any(a is None for a in arrays) or len({a.shape for a in arrays}) != 1:
             return False
         want_a, one, two, got = (a.astype(np.float64) for a in arrays)
-        combined = one + two - want_a
+        combined = combine(want_a, one, two)
         scale = float(np.max(np.abs(combined))) if combined.size else 0.0
         eps = float(np.finfo(np.float32).eps)
         bound = {"kind": "close", "atol": SUM_ULPS * eps * scale, "rtol": SUM_ULPS * eps}

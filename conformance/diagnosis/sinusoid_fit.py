@@ -3,7 +3,8 @@
 A member of the family is angle(pos, k) = (pos + origin) * base^(sign * s_k), with
 the exponent form s_k (2k/D canonical, k/D, 2k/(D-1), 4k/D, k/(h-1), 0), a layout
 of the sine and cosine columns (interleaved, swapped, [sin | cos], [cos | sin]),
-and the precision the angles were computed in (float64, float32, float16).
+and the precision the angles were computed in (float64, float32, float16); a table whose position-0 row is
+c x (0, 1, ...) is fitted divided by c, the amplitude (MLX scales by sqrt(2/D)).
 Candidates are compared on a sample of rows; an element is judged with the
 case's tolerance plus the error its angle carries in that precision
 (16 * |angle| * eps), so a mistake computed in float32 is recognised as itself.
@@ -47,9 +48,11 @@ class Fit:
     origin: int
     layout: str
     precision: str
+    amplitude: float = 1.0  # every value multiplied by this (MLX's sqrt(2/D)); 1 for the spec's table
 
     def params(self) -> dict[str, Any]:
-        return {"base": self.base, "form": self.form, "sign": self.sign, "origin": self.origin, "layout": self.layout}
+        found = {"base": self.base, "form": self.form, "sign": self.sign, "origin": self.origin, "layout": self.layout}
+        return found if self.amplitude == 1.0 else {**found, "amplitude": self.amplitude}
 
     def departures(self) -> list[str]:
         """What differs from the spec's table, in words."""
@@ -66,7 +69,7 @@ class Fit:
             words.append(f"exponent {self.form} instead of 2k/D")
         if self.origin:
             words.append(f"positions counted from {self.origin} instead of 0")
-        return words + self._layout_words()
+        return words + self._layout_words()  # the amplitude is said where it can be named (symptoms.values)
 
     def _layout_words(self) -> list[str]:
         return (
@@ -149,20 +152,24 @@ def _fit(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
     rows = sample_rows(max_len)
     got = actual[rows].astype(np.float64)
     largest = float(np.abs(got).max()) if np.isfinite(got).all() else np.inf
-    if not 0.7 <= largest <= 1.0 + 1e-3:
-        return None  # every member is sines and cosines of angles: within [-1, 1], and sin^2 + cos^2 = 1 per pair
+    amplitude = 1.0
+    if not 0.7 <= largest <= 1.0 + 1e-3:  # every member is sines and cosines: within [-1, 1], sin^2 + cos^2 = 1
+        amplitude = _amplitude(got[0]) if rows[0] == 0 else 0.0
+        if not amplitude:
+            return None
+        got = got / amplitude
     probe = np.unique(np.array([0, 1, 2, 3, rows.size // 2, rows.size - 1]).clip(0, rows.size - 1))
     dtype = actual.dtype if actual.dtype.kind == "f" else np.dtype(np.float32)
     # the case's own bound, 2u + 4 * spacing(pos) in the table's dtype (spec 8.4), per row
     atol = (float(np.finfo(dtype).eps) + 4.0 * np.spacing(np.maximum(rows, 1).astype(dtype)).astype(np.float64))[
         :, None
-    ]
+    ] / abs(amplitude)
     best: Optional[tuple[int, int, Fit]] = None
     for base, form, sign, origin, layout in itertools.product(BASES, FORMS, (-1, 1), (0, 1), LAYOUTS):
         if form == "0" and (base != "10000" or sign != -1):
             continue  # one member stands for 'frequency 1'
         for rank, precision in enumerate(PRECISIONS):
-            fit = Fit(base, form, sign, origin, layout, precision)
+            fit = Fit(base, form, sign, origin, layout, precision, amplitude)
             cost = len(fit.departures())
             if best is not None and (cost, rank) >= best[:2]:
                 continue
@@ -174,3 +181,13 @@ def _fit(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
                 best = (cost, rank, fit)
                 break
     return None if best is None else best[2]
+
+
+def _amplitude(first_row: np.ndarray) -> float:
+    """c when position 0's row is c x (sin 0 = 0, cos 0 = 1): every value 0 or one constant c (|c| not 1, not 0);
+    0.0 otherwise (no amplitude to try: the table is no scaled sinusoid)."""
+    nonzero = first_row[first_row != 0]
+    if not nonzero.size or not np.all(nonzero == nonzero[0]) or nonzero.size * 2 < first_row.size - 1:
+        return 0.0
+    value = float(nonzero[0])
+    return value if abs(abs(value) - 1.0) > 1e-3 else 0.0

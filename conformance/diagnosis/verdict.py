@@ -5,6 +5,10 @@ symptom, under any of its readings) that explains the most failures not yet expl
 mutant wins a tie, because it carries the exact fix. A cause that is not complete (a dtype not cast back
 when the values differ as well, a mistake that explains part of a case) is named but leaves its cases to be
 explained by the next; a case two named causes are true of is explained.
+
+One mistake is one entry: causes that share an identity (``Cause.identity``: the mutants of one mistake in
+several operations, a symptom that the named mutant itself shows on its case) are grouped before choosing, and
+the entry lists the ids merged into it (``also``).
 """
 
 from __future__ import annotations
@@ -17,20 +21,26 @@ MAX_MISTAKES = 5
 
 
 def run_verdict(run: RunRecord) -> Verdict:
-    """The verdict of a diagnosed run (its results' ``causes`` filled)."""
+    """The verdict of a diagnosed run (its results' ``causes`` filled), one entry per mistake: the causes that
+    share an identity (a forward and a backward mutant of one mistake, a symptom the named mutant itself shows)
+    are one entry, under the title of the one that explains most of its cases (a mutant first)."""
     failing = run.problems
-    candidates: dict[str, Cause] = {}
+    members: dict[str, dict[str, Cause]] = {}  # identity -> cause id -> the cause
+    member_cases: dict[tuple[str, str], set[str]] = {}  # (identity, cause id) -> the cases it explains
     explains: dict[str, list[str]] = {}
-    wholly: dict[str, set[str]] = {}  # the cases a cause explains on its own (it is complete on them)
+    wholly: dict[str, set[str]] = {}  # the cases a mistake explains on its own (it is complete on them)
     for result in failing:
         for cause in result.causes:
             for reading in cause.readings():
-                candidates.setdefault(reading.id, reading)
-                cases = explains.setdefault(reading.id, [])
+                key = reading.identity
+                members.setdefault(key, {}).setdefault(reading.id, reading)
+                member_cases.setdefault((key, reading.id), set()).add(result.id)
+                cases = explains.setdefault(key, [])
                 if result.id not in cases:
                     cases.append(result.id)
                 if reading.complete:
-                    wholly.setdefault(reading.id, set()).add(result.id)
+                    wholly.setdefault(key, set()).add(result.id)
+    candidates = {key: _representative(key, found, member_cases) for key, found in members.items()}
     chosen: list[Cause] = []
     left = {r.id for r in failing}
     named: dict[str, int] = {}
@@ -41,7 +51,8 @@ def run_verdict(run: RunRecord) -> Verdict:
         if best is None or not left & set(explains[best]):
             break
         cause = candidates.pop(best)
-        chosen.append(replace(cause, cases=tuple(explains[best]), measured={}, alternatives={}))
+        also = tuple(i for i in members[best] if i != cause.id)
+        chosen.append(replace(cause, cases=tuple(explains[best]), measured={}, alternatives={}, also=also))
         left -= wholly.get(best, set())
         for case_id in explains[best]:
             named[case_id] = named.get(case_id, 0) + 1
@@ -49,6 +60,16 @@ def run_verdict(run: RunRecord) -> Verdict:
                 left.discard(case_id)
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))
+
+
+def _representative(key: str, found: dict[str, Cause], member_cases: dict[tuple[str, str], set[str]]) -> Cause:
+    """The cause whose title a mistake's entry shows: the mistake's primary form (the mutant its identity names,
+    e.g. the forward of a forward-and-backward mistake) when present, else a mutant before a symptom, then the
+    one explaining most cases."""
+    if key in found:
+        return found[key]
+    order = list(found)
+    return found[max(order, key=lambda i: (found[i].is_mutant, len(member_cases[key, i]), -order.index(i)))]
 
 
 def _plural(count: int, word: str) -> str:
@@ -62,7 +83,7 @@ def _summary(chosen: list[Cause], explained: int, failures: int) -> str:
         return f"no likely mistake explains the {_plural(failures, 'failure')}"
     verb = "explains" if len(chosen) == 1 else "explain"
     parts = "; ".join(
-        f"{c.title} ({c.id}, {_plural(len(c.cases), 'case')})"
+        f"{c.title} ({' + '.join((c.id, *(i for i in c.also if not i.startswith('symptom:'))))}, {_plural(len(c.cases), 'case')})"
         if c.is_mutant
         else f"{c.title} ({_plural(len(c.cases), 'case')})"
         for c in chosen

@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 from embconf import __version__
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
-from embconf.model.record import RunRecord, Verdict
+from embconf.model.record import Cause, RunRecord, Verdict
 from embconf.model.sinusoid import SinusoidProfile, claim_clause
 from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
@@ -125,16 +125,17 @@ def _symptom(result: CaseResult) -> str:
 
 def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, Any]]:
     """Problems grouped by the verdict's cause that explains them (the causes ``embconf run`` names), else by
-    the case's own first cause (beyond the verdict's few), else by their message. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``.
-    Problems the framework documents as its design (``documented``: a link and a sentence) are grouped apart and
-    listed after the undocumented ones."""
+    the case's own first cause (beyond the verdict's few), else by their message; causes of one mistake (one
+    identity) are one group. ``likely_cause`` is the cause's id: a mutant id, or ``symptom:KEY``. Problems the
+    framework documents as its design (``documented``: a link and a sentence) are grouped apart and listed after
+    the undocumented ones."""
     groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
-    causes = {}
+    causes: dict[str, Cause] = {}
     for result in problems:
         cause = verdict.cause_of(result.id) or (result.causes[0] if result.causes else None)  # else its own diagnosis
-        key = cause.id if cause is not None else f"{result.outcome}: {_symptom(result)}"
+        key = cause.identity if cause is not None else f"{result.outcome}: {_symptom(result)}"  # one per mistake
         if cause is not None:
-            causes[key] = cause
+            causes.setdefault(key, cause)
         groups[(key, result.documented.link if result.documented is not None else "")].append(result)
     deviations = []
     for (key, _), members in groups.items():

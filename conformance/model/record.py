@@ -43,10 +43,17 @@ class Cause:
     alternatives: Mapping[str, str] = field(default_factory=dict)  # equally true readings: key -> title
     cases: tuple[str, ...] = ()
     complete: bool = True  # False: one mistake of several on its cases, which it does not explain on its own
+    mistake: str = ""  # what the mistake is, across operations and kinds (default: the id); the verdict groups by it
+    also: tuple[str, ...] = ()  # in the verdict: the ids of the other causes of the same mistake merged into this entry
 
     @property
     def id(self) -> str:
         return self.key if self.kind is CauseKind.MUTANT else f"symptom:{self.key}"
+
+    @property
+    def identity(self) -> str:
+        """The mistake this cause is (a forward and a backward mutant of one mistake share it)."""
+        return self.mistake or self.id
 
     @property
     def is_mutant(self) -> bool:
@@ -77,7 +84,8 @@ class Cause:
 
     def verdict_json(self) -> dict[str, Any]:
         """A verdict entry: which mistake, and every case it explains."""
-        return {"id": self.id, "title": self.title, "hint": self.hint, "cases": list(self.cases)}
+        entry = {"id": self.id, "title": self.title, "hint": self.hint, "cases": list(self.cases)}
+        return {**entry, "also": list(self.also)} if self.also else entry
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ class Mutant:
     family: Mapping[str, Any] = field(
         default_factory=dict
     )  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
+    mistake: str = ""  # the id of the mistake's primary form, shared by its forms in other operations (one entry)
 
     @property
     def area(self) -> str:
@@ -69,7 +70,7 @@ class Mutant:
         summary = self.summary
         if note:
             summary = f"{self.description} ({note}) -> {self.hint}" if not self.convention else f"{summary} ({note})"
-        return Cause(CauseKind.MUTANT, self.id, self.description, summary, self.hint)
+        return Cause(CauseKind.MUTANT, self.id, self.description, summary, self.hint, mistake=self.mistake)
 
     def names(self, mutant_id: str) -> bool:
         """Whether ``mutant_id`` is this mutant or one declared equivalent to it."""

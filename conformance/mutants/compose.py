@@ -4,7 +4,8 @@
 composed operations call its own parts (lookup, sinusoid table, learned
 positions), so with no replacement it gives exactly the reference's results, and
 with a wrong part it fails the way a real layer built on that part fails. The
-layer checks its inputs as the reference does (``reference.layer.check_layer_inputs``).
+layer checks its inputs as the reference does (``reference.layer.check_layer_inputs``), its token ids through
+its own lookup part.
 The keyword knobs of :func:`layer_forward` and :func:`layer_backward` let the
 layer mutants change one step of the composition.
 """
@@ -73,6 +74,20 @@ def positions(
     return np.zeros((seq_len, dim))
 
 
+def layer_inputs(
+    config: Mapping[str, Any],
+    token_weight: np.ndarray,
+    position_table: Optional[np.ndarray],
+    tokens: np.ndarray,
+    start_pos: Any,
+) -> tuple[dict[str, Any], np.ndarray, int]:
+    """(config, tokens as (B, T), start_pos) after the layer's checks, the token ids left to the lookup part: a
+    layer built on a lookup checks its ids there, so a lookup that clamps or wraps them does so in the layer too."""
+    stand_in = np.zeros(np.shape(tokens), dtype=np.int64)
+    cfg, _, _, start = check_layer_inputs(config, token_weight, position_table, stand_in, start_pos)
+    return cfg, (tokens if tokens.ndim == 2 else tokens[None]), start
+
+
 def layer_forward(
     impl: Implementation,
     config: Mapping[str, Any],
@@ -85,7 +100,7 @@ def layer_forward(
     squeeze: bool = True,
 ) -> np.ndarray:
     """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
-    cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
+    cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos)
     rows = impl["embedding_forward"](token_weight.astype(F64), batched)
     out = combine(rows, positions(impl, cfg, position_table, start, batched.shape[1]), cfg).astype(token_weight.dtype)
     return out[0] if squeeze and tokens.ndim == 1 else out
@@ -103,7 +118,7 @@ def layer_backward(
     grad_scale: Scale = scale_of,
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """grad_scale(cfg) times this implementation's scatter-add; its learned-position gradient; None otherwise."""
-    cfg, batched, _, start = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
+    cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos)
     grad = grad_output if tokens.ndim == 2 else grad_output[None]
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")

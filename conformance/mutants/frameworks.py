@@ -81,6 +81,7 @@ def _saturating_cast(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     "the backward checks float ids as the forward does: finite integers only, else invalid_index (EMB-IDX-4)",
     BWD,
     source="Keras layers.Embedding: inputs cast with ops.cast(inputs, 'int32'), which truncates float ids",
+    mistake="fwd.float_truncated",
 )
 def _backward_float_truncated(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
     ids = np.asarray(ids)

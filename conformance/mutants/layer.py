@@ -19,9 +19,15 @@ RULE = "output = token_weight[tokens] * c + positions[s:s+T], c = sqrt(D) only w
 
 
 def layer(
-    mutant_id: str, description: str, hint: str, operation: str, fn: Callable[..., Any], source: str = ""
+    mutant_id: str,
+    description: str,
+    hint: str,
+    operation: str,
+    fn: Callable[..., Any],
+    source: str = "",
+    mistake: str = "",
 ) -> None:
-    register(Mutant(mutant_id, description, hint, {operation: fn}, source=source))
+    register(Mutant(mutant_id, description, hint, {operation: fn}, source=source, mistake=mistake))
 
 
 def combined(combine: Combine) -> Callable[..., np.ndarray]:
@@ -140,6 +146,7 @@ layer(
     f"apply sqrt(D) only when scale_embeddings is True: {RULE}",
     FWD,
     combined(_token_factor(lambda cfg: math.sqrt(cfg["embed_dim"]))),
+    mistake="layer.scale_always",
 )
 layer(
     "layer.scale_missing",
@@ -147,6 +154,7 @@ layer(
     f"multiply the looked-up rows by sqrt(D) when scale_embeddings: {RULE}",
     FWD,
     combined(_token_factor(lambda cfg: 1.0)),
+    mistake="layer.scale_missing",
 )
 layer(
     "layer.scale_bfloat16",
@@ -193,10 +201,19 @@ layer(
 )
 layer(
     "layer.scale_missing_grad",
-    "scales the forward by sqrt(D) but not the token gradient",
+    "leaves the factor sqrt(D) out of the token gradient when scale_embeddings is True",
     "the token gradient is c times the scatter-add of grad_output, c = sqrt(D) when scaling (EMB-LAY-5)",
     BWD,
     partial(layer_backward, BASE, grad_scale=lambda cfg: 1.0),
+    mistake="layer.scale_missing",
+)
+layer(
+    "layer.scale_always_grad",
+    "scales the tokens by sqrt(D) even when scale_embeddings is False: the token gradient is sqrt(D) times the scatter-add",
+    f"apply sqrt(D) only when scale_embeddings is True, in the backward as in the forward: {RULE}",
+    BWD,
+    partial(layer_backward, BASE, grad_scale=lambda cfg: math.sqrt(cfg["embed_dim"])),
+    mistake="layer.scale_always",
 )
 layer(
     "layer.sinusoid_grad",

@@ -69,6 +69,7 @@ def _off_by_one(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     "lets negative ids index from the end (-1 is the last row), as Python and Flax do",
     "reject ids < 0 with index_out_of_range (EMB-IDX-2) before indexing",
     FWD,
+    mistake="fwd.negative_wraps",
 )
 def _negative_wraps(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     index = _ids_no_range_check(ids)
@@ -82,6 +83,7 @@ def _negative_wraps(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     "clamps out-of-range ids to [0, V-1] instead of rejecting them",
     "raise index_out_of_range for any id < 0 or >= vocab_size (EMB-IDX-1); clamping hides tokenizer/vocabulary mismatches",
     FWD,
+    mistake="fwd.clamped",
 )
 def _clamped(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return weight[np.clip(_ids_no_range_check(ids), 0, weight.shape[0] - 1)]
@@ -106,6 +108,7 @@ def _nan_fill(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     "casts float ids with astype(int), so 0.5 and 2.7 are truncated to rows 0 and 2",
     "before casting, check that float ids are finite integers (ids == floor(ids)) and raise invalid_index (EMB-IDX-4)",
     FWD,
+    mistake="fwd.float_truncated",
 )
 def _float_truncated(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
@@ -289,6 +292,7 @@ def _padding_row_zeroed(weight: np.ndarray, ids: np.ndarray, grad_output: np.nda
     "the backward skips the id check, so a negative id scatters into a row counted from the end",
     "validate ids in the backward exactly as in the forward: id < 0 or >= V is index_out_of_range (EMB-IDX-1/2)",
     BWD,
+    mistake="fwd.negative_wraps",
 )
 def _bwd_negative_wraps(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
     index = _ids_no_range_check(ids)
@@ -296,6 +300,19 @@ def _bwd_negative_wraps(weight: np.ndarray, ids: np.ndarray, grad_output: np.nda
         raise EmbeddingError("index_out_of_range", f"token id {index.max()} out of range")
     check_grad_shape(grad_output, index.shape + weight.shape[1:])
     return _scatter(weight, np.where(index < 0, index + weight.shape[0], index), grad_output).astype(weight.dtype)
+
+
+@mutant(
+    "bwd.clamped",
+    "clamps out-of-range ids to [0, V-1] in the backward: their gradient lands on row 0 or row V-1 instead of an error",
+    "raise index_out_of_range for any id < 0 or >= vocab_size in the backward too (EMB-IDX-1/2); never clamp",
+    BWD,
+    mistake="fwd.clamped",
+)
+def _bwd_clamped(weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> np.ndarray:
+    index = np.clip(_ids_no_range_check(ids), 0, weight.shape[0] - 1)
+    check_grad_shape(grad_output, index.shape + weight.shape[1:])
+    return _scatter(weight, index, grad_output).astype(weight.dtype)
 
 
 @mutant(

@@ -43,6 +43,18 @@ def _mb_mib_swapped(num_rows: int, embed_dim: int, dtype: str) -> dict[str, Any]
 
 
 @mutant(
+    "mem.mb_as_mib",
+    "computes MB as bytes / 2**20 (1024**2): that is MiB; MB is bytes / 10**6",
+    f"MB is decimal: {UNITS}",
+    TABLE,
+    source="cs249r_book tinytorch 11_embeddings: MB_TO_BYTES = 1024 * 1024, printed as MB",
+)
+def _mb_as_mib(num_rows: int, embed_dim: int, dtype: str) -> dict[str, Any]:
+    result = ref_table(num_rows, embed_dim, dtype)
+    return {**result, "megabytes": result["mebibytes"]}
+
+
+@mutant(
     "mem.mb_floor",
     "uses integer division (bytes // 10**6), losing the fractional megabytes",
     f"use true division: {UNITS}",
@@ -82,8 +94,10 @@ def retyped(
     hint: str,
     choose: Callable[[str], str],
     *operations: Callable[..., dict[str, Any]],
+    mistake: str = "",
 ) -> None:
-    register(Mutant(mutant_id, description, hint, {op.__name__: _retyped(op, choose) for op in operations}))
+    overrides = {op.__name__: _retyped(op, choose) for op in operations}
+    register(Mutant(mutant_id, description, hint, overrides, mistake=mistake))
 
 
 retyped(
@@ -101,6 +115,16 @@ retyped(
     lambda dtype: dtype if dtype in BYTES_PER_ELEMENT else "float32",
     ref_table,
     ref_adam,
+)
+
+retyped(
+    "mem.every_dtype_float32",
+    "counts 4 bytes per element whatever the dtype (a BYTES_PER_FLOAT32 constant): int8, float16 and float64 too",
+    "look the element size up by dtype: 1 for int8, 2 for float16/bfloat16, 4 for float32, 8 for float64 (EMB-MEM-2)",
+    lambda dtype: "float32",
+    ref_table,
+    ref_gradient,
+    mistake="mem.every_dtype_float32",
 )
 
 
@@ -151,10 +175,21 @@ def _adam_single(num_params: int, dtype: str) -> dict[str, int]:
 
 
 @mutant(
+    "mem.adam_with_params",
+    "counts three copies (the parameters and both moments) as Adam's state: the parameters are not optimizer state",
+    "Adam's state is its two moments only: 2 * num_params * bytes (EMB-MEM-5)",
+    ADAM,
+)
+def _adam_with_params(num_params: int, dtype: str) -> dict[str, int]:
+    return {"bytes": ref_adam(num_params, dtype)["bytes"] // 2 * 3}
+
+
+@mutant(
     "mem.adam_float32_moments",
     "counts Adam's moments as float32 whatever the parameter's dtype",
     "the spec counts the moments in the parameter's dtype: 2 * num_params * element size of dtype (EMB-MEM-5)",
     ADAM,
+    mistake="mem.every_dtype_float32",
 )
 def _adam_float32_moments(num_params: int, dtype: str) -> dict[str, int]:
     element_size(dtype)

@@ -187,6 +187,45 @@ def _max_norm_inclusive(
     return after[index], after
 
 
+@mutant(
+    "opt.max_norm_always_l2",
+    "ignores norm_type: measures every row's norm as the L2 norm (as tf.clip_by_norm does)",
+    "measure the norm with the given norm_type p: (sum |x|^p)^(1/p) (EMB-NRM-4)",
+    NRM,
+    source="tf.nn.embedding_lookup(max_norm=...): clip_ops.clip_by_norm, always L2",
+)
+def _max_norm_always_l2(
+    weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float = 2.0
+) -> tuple[np.ndarray, np.ndarray]:
+    max_norm, _ = check_renorm_args(max_norm, norm_type)
+    index = validate_ids(ids, weight.shape[0])
+    after = renormed(weight, index, max_norm, 2.0)
+    return after[index], after
+
+
+@mutant(
+    "opt.max_norm_unchecked",
+    "accepts max_norm <= 0 instead of raising: the referenced rows are scaled by max_norm / norm (to zero for max_norm 0)",
+    "check max_norm is a finite number > 0 and raise invalid_config otherwise (EMB-NRM-4)",
+    NRM,
+)
+def _max_norm_unchecked(
+    weight: np.ndarray, ids: np.ndarray, max_norm: float, norm_type: float = 2.0
+) -> tuple[np.ndarray, np.ndarray]:
+    _, norm_type = check_renorm_args(1.0, norm_type)
+    if not isinstance(max_norm, (int, float, np.integer, np.floating)) or isinstance(max_norm, bool):
+        check_renorm_args(max_norm, norm_type)
+    index = validate_ids(ids, weight.shape[0])
+    after, rows = weight.copy(), np.unique(index)
+    if rows.size:
+        norms = row_norms(weight[rows], norm_type)
+        over = norms > max_norm
+        with np.errstate(all="ignore"):
+            scale = float(max_norm) / (norms[over] + RENORM_EPSILON)
+        after[rows[over]] = (weight[rows[over]].astype(np.float64) * scale[:, None]).astype(weight.dtype)
+    return after[index], after
+
+
 # ----- scale_grad_by_freq -----------------------------------------------------------------------------------
 
 

@@ -134,3 +134,40 @@ def _overflow(case: Case) -> int:
     if "x" in inputs:
         return int(start) + inputs["x"].shape[1] - inputs["table"].shape[0]
     return int(start) + inputs["tokens"].shape[-1] - inputs["config"]["max_seq_len"]
+
+
+def _mib_of_float32_bytes(num_rows: int, embed_dim: int, dtype: str) -> dict:
+    """MB computed as MiB, of a byte count that takes 4 bytes per element whatever the dtype: two factors."""
+    from embconf.reference import table_bytes
+
+    result = table_bytes(
+        num_rows, embed_dim, "float32" if dtype in ("float16", "bfloat16", "float64", "int8") else dtype
+    )
+    return {**result, "megabytes": result["mebibytes"]}
+
+
+def test_two_mistakes_that_multiply_are_both_named(cases):
+    chosen = [c for c in _only(cases, "table_bytes") if c.expected_error is None]
+    run = run_diagnosed(
+        ImplementationAdapter(Implementation({"table_bytes": _mib_of_float32_bytes}), "unit and size"), chosen
+    )
+    ids = _verdict_ids(run)
+    assert {"mem.mb_as_mib", "mem.every_dtype_float32"} <= set(ids), run.verdict.summary
+    assert run.verdict.explained == run.verdict.failures, run.verdict.summary
+
+
+def _clipped_copy_l2(weight, ids, max_norm, norm_type=2.0):
+    """tf.nn.embedding_lookup(max_norm=): the gathered copy clipped by its L2 norm, the table never updated."""
+    output, _ = get("opt.max_norm_always_l2").overrides["embedding_forward_max_norm"](weight, ids, max_norm, norm_type)
+    return output, weight.copy()
+
+
+def test_two_mistakes_that_mask_each_other_are_both_named(cases):
+    """A table never updated hides the wrong norm in 'weight_after'; the output still shows it."""
+    chosen = [c for c in _only(cases, "embedding_forward_max_norm") if c.expected_error is None]
+    run = run_diagnosed(
+        ImplementationAdapter(Implementation({"embedding_forward_max_norm": _clipped_copy_l2}), "tf clip"), chosen
+    )
+    ids = _verdict_ids(run)
+    assert {"opt.max_norm_after_lookup", "opt.max_norm_always_l2"} <= set(ids), run.verdict.summary
+    assert run.verdict.explained == run.verdict.failures, run.verdict.summary

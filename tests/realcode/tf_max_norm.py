@@ -17,10 +17,10 @@ MISTAKES = [
         "phrase": ["weight_after", "table is never"],
         "mutants": ["opt.max_norm_after_lookup"],
     },  # clips the gathered rows: weight_after never changes
-    {"phrase": "norm_type", "mutants": []},  # always the L2 norm
+    {"phrase": "norm_type", "mutants": ["opt.max_norm_always_l2"]},  # always the L2 norm
     {
         "phrase": ["positive", "max_norm 0", "max_norm <= 0"],
-        "mutants": [],
+        "mutants": ["opt.max_norm_unchecked"],
     },  # max_norm <= 0 accepted (clip_by_norm with clip_norm 0 gives zeros)
     {"phrase": "1e-7", "mutants": []},  # max_norm / norm, not max_norm / (norm + 1e-7): tiny rows come out different
 ]

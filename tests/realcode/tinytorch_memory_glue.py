@@ -12,12 +12,12 @@ BYTES_PER_FLOAT32 = 4  # Standard float32 size in bytes
 MB_TO_BYTES = 1024 * 1024  # Megabytes to bytes conversion
 
 MISTAKES = [
-    {"phrase": ["megabytes", "MiB"], "mutants": []},  # megabytes = bytes / 2**20 (that is MiB)
+    {"phrase": ["megabytes", "MiB"], "mutants": ["mem.mb_as_mib"]},  # megabytes = bytes / 2**20 (that is MiB)
     {
         "phrase": ["4 bytes", "bytes per element"],
-        "mutants": ["mem.unknown_dtype_default"],
+        "mutants": ["mem.unknown_dtype_default", "mem.every_dtype_float32", "mem.adam_float32_moments"],
     },  # int8, float16, float64 ... all 4 bytes
-    {"phrase": "Adam", "mutants": []},  # parameters + m + v: 3 copies instead of the 2 moments
+    {"phrase": "Adam", "mutants": ["mem.adam_with_params"]},  # parameters + m + v: 3 copies instead of the 2 moments
 ]
 
 

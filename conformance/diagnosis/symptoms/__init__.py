@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, Symptom, symptom
+from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
 from embconf.diagnosis.symptoms.rows import (
     layer_parts,
@@ -31,6 +31,8 @@ from embconf.diagnosis.symptoms.rows import (
 )
 from embconf.diagnosis.symptoms.values import constant_factor, dtype_symptom, shape_symptoms, sinusoid_table, zero_rows
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
+
+PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
 
 __all__ = ["Symptom", "describe", "history_symptom", "symptom"]
 
@@ -70,6 +72,9 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
                 f"no_gradient:{case.operation}:{name}",
                 f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
                 "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data",
+                title=f"{PARAMETER_TITLE[PARAMETER[name]] if name in PARAMETER else owner} received no gradient (None): "
+                "backward never reached it, so it is not in the graph the output was built from",
+                mistake=f"no_gradient:{PARAMETER.get(name, name)}",
             )
         ]
     if not isinstance(got, np.ndarray):
@@ -79,6 +84,8 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
     if rows is not None and got.shape == tuple(raw["shape"]):  # the goldens pin sampled rows of a large output
         if got.dtype == want.dtype and case.operation == "sinusoidal_table":
             return sinusoid_table(case, inputs, name, want, got)
+        got = got[np.asarray(rows, dtype=np.int64)]
+    elif rows is not None and got.ndim == 2 and got.shape[:1] == tuple(raw["shape"])[:1]:  # other columns
         got = got[np.asarray(rows, dtype=np.int64)]
     if want.size > MAX_ELEMENTS or got.size > MAX_ELEMENTS:
         return []
@@ -150,7 +157,8 @@ def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case
                         f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): "
                         "a buffer kept across calls and never zeroed",
                         "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
-                        title=f"'{name}' is the right gradient plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
+                        title="the gradient is the right one plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
+                        mistake="stale_buffer",
                         earlier=other_case.id,
                     )
                 ]

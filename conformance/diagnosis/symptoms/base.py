@@ -20,6 +20,12 @@ OWNER = {
     "grad_x": "x",
     "values": "the row-sparse gradient",
 }
+PARAMETER = {  # which parameter a gradient output belongs to, whatever the operation calls it
+    "grad_weight": "token_table",
+    "grad_token_weight": "token_table",
+    "grad_table": "position_table",
+    "grad_position_table": "position_table",
+}
 
 
 def symptom(
@@ -29,6 +35,7 @@ def symptom(
     alternatives: Optional[Mapping[str, str]] = None,
     title: Optional[str] = None,
     complete: bool = True,
+    mistake: str = "",
     **measured: Any,
 ) -> Symptom:
     """One stated symptom; ``key`` identifies it across cases (for the run's verdict).
@@ -36,7 +43,8 @@ def symptom(
     ``summary`` is what was measured on this case; ``title`` (default: the summary) says the mistake without
     naming the case, as the verdict shows it once for every case it explains. ``alternatives`` ({key: title})
     are equally true readings of the same measurement (a factor that equals both 1/D and 1/B here); the
-    verdict keeps the one most cases share. ``complete`` is False for a symptom that is one mistake of two on its
+    verdict keeps the one most cases share. ``mistake`` is its identity when one mistake shows as this symptom in
+    several operations (the verdict lists them once). ``complete`` is False for a symptom that is one mistake of two on its
     case (a dtype not cast back, with values that differ as well): it does not explain the case on its own.
     """
     return Cause(
@@ -48,6 +56,7 @@ def symptom(
         {k: plain(v) for k, v in measured.items()},
         dict(alternatives or {}),
         complete=complete,
+        mistake=mistake,
     )
 
 

@@ -112,10 +112,45 @@ def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -
         and ids.size <= 4096
     ):
         with np.errstate(all="ignore"):
-            found = row_mapping(case, weight, ids, out)
+            found = row_mapping(case, weight, ids, out) or garbage_rows(weight, ids, out)
         if found:
             return found
     return [_unrefused(case)]
+
+
+def garbage_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray) -> list[Symptom]:
+    """Every id outside [0, V) got values that are no row of the table (nor zeros, nor NaN), every valid id its own
+    row: an unchecked read outside the table. The values that came back are shown, denormals named as such."""
+    vocab, flat, rows = weight.shape[0], ids.reshape(-1), out.reshape(-1, weight.shape[1])
+    outside = [(a, r) for a, r in zip(flat.tolist(), rows) if not (float(a).is_integer() and 0 <= a < vocab)]
+    inside = [(int(a), r) for a, r in zip(flat.tolist(), rows) if float(a).is_integer() and 0 <= a < vocab]
+    if not outside or any(not np.array_equal(r, weight[a]) for a, r in inside):
+        return []
+    table = weight.astype(np.float64)
+    for _, row in outside:
+        values = row.astype(np.float64)
+        if not np.any(values) or np.all(np.isnan(values)):
+            return []
+        if np.isfinite(values).all() and np.any(np.all(np.isclose(table, values, rtol=1e-6, atol=0.0), axis=1)):
+            return []
+    values = np.concatenate([r.astype(np.float64) for _, r in outside])
+    finite = values[np.isfinite(values) & (values != 0)]
+    tiny = float(np.finfo(weight.dtype).tiny) if weight.dtype.kind == "f" else 0.0
+    denormal = finite.size > 0 and bool(np.all(np.abs(finite) < tiny))
+    shown = ", ".join(f"id {a:g} -> {np.array2string(r[:4], precision=3, separator=', ')}" for a, r in outside[:2])
+    kind = f" (denormal numbers such as {finite[0]:.2g}, as integer bits read as floats give)" if denormal else ""
+    text = (
+        f"an id outside [0, V) returns values that are no row of the table{kind}: an unchecked read outside the table"
+    )
+    return [
+        symptom(
+            "ids_read_outside_table",
+            f"{shown}: {text}",
+            "check 0 <= id < vocab_size and raise index_out_of_range before reading (EMB-IDX-1/2)",
+            title=text,
+            denormal=denormal,
+        )
+    ]
 
 
 def _unrefused(case: Case) -> Symptom:
@@ -141,15 +176,17 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     frames = [
         m
         for m in _FRAME.finditer(result.message)
-        if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1)
+        if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
     where = ""
     if frames:
-        path, line, function, code = frames[-1].groups()
-        where = f" at {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
-        if len(frames) > 1:  # the first frame of the traceback is where the implementation was entered
-            path, line, function, code = frames[0].groups()
-            where += f", reached from {path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
+        where = f" at {_frame_text(frames[-1])}"
+        # where the implementation was entered: the first frame of the user's own code (a library frame, such as
+        # Keras's filtered-traceback handler, only when no other is left)
+        own = [m for m in frames if not _library(m.group(1))]
+        entered = (own or frames)[0]
+        if entered is not frames[-1]:
+            where += f", reached from {_frame_text(entered)}"
     should = (
         f"; this input should be rejected with {case.expected_error} before it is used"
         if case.expected_error
@@ -166,6 +203,21 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             exception=raised.group(1),
         )
     ]
+
+
+def _frame_text(frame: re.Match) -> str:
+    path, line, function, code = frame.groups()
+    return f"{path.rsplit('/', 1)[-1]}:{line} in {function} (`{code.strip()[:80]}`)"
+
+
+def _library(path: str) -> bool:
+    """A frame of an installed library (site-packages), not of the code under test."""
+    return "site-packages" in path or "dist-packages" in path
+
+
+def _wrapper(path: str) -> bool:
+    """A frame that only re-raises (Keras's traceback_utils.error_handler, which filters the traceback)."""
+    return path.replace("\\", "/").endswith("/utils/traceback_utils.py")
 
 
 def _culprit(case: Case, inputs: Mapping[str, Any]) -> str:

@@ -43,6 +43,8 @@ def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> 
         relation = "the leading batch axis of length 1 is missing"
     elif got.ndim == want.ndim and got.shape[::-1] == want.shape:
         relation = "the axes are reversed (transposed)"
+    elif odd := _odd_width(case, want, got):
+        relation = odd
     elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1] and got.shape[-1] == 0:
         relation = "the last axis is empty (no columns)"
     elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1] and got.shape[-1] % want.shape[-1] == 0:
@@ -56,12 +58,36 @@ def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> 
         symptom(
             f"shape:{case.operation}:{relation}",
             f"'{name}' has shape {list(got.shape)} for {list(want.shape)}: {relation}",
+            title=f"'{name}' has the wrong shape: {relation}",
         )
     ]
 
 
+def _odd_width(case: Case, want: np.ndarray, got: np.ndarray) -> str:
+    """A sinusoid table one column off for odd D, said with what the columns it has are (when they are right)."""
+    dim = want.shape[-1] if want.ndim == 2 else 0
+    if case.operation != "sinusoidal_table" or dim % 2 == 0 or got.shape[:-1] != want.shape[:-1]:
+        return ""
+    common = min(dim, got.shape[-1])
+    right = bool(np.allclose(got[:, :common].astype(np.float64), want[:, :common].astype(np.float64), atol=1e-5))
+    if got.shape[-1] == dim + 1:
+        return "D + 1 columns for odd D: the table of the next even width" + (
+            ", its extra last column not dropped (the first D are right)" if right else ""
+        )
+    if got.shape[-1] == dim - 1:
+        return "D - 1 columns for odd D: only 2 * (D // 2)" + (
+            ", the last (sine) column missing (the others are right)" if right else ""
+        )
+    return ""
+
+
+def epsilon(dtype: np.dtype) -> float:
+    """Machine epsilon of a float dtype, bfloat16 included (np.finfo does not know ml_dtypes' types)."""
+    return 2.0**-7 if np.dtype(dtype).name == "bfloat16" else float(np.finfo(dtype).eps)
+
+
 def close_in_ulps(a: np.ndarray, b: np.ndarray, dtype: np.dtype, ulps: float = 8.0) -> bool:
-    eps = float(np.finfo(dtype).eps)
+    eps = epsilon(dtype)
     scale = max(float(np.nanmax(np.abs(b))) if b.size else 0.0, 1e-30)
     with np.errstate(invalid="ignore"):
         return bool(np.all((np.abs(a - b) <= ulps * eps * (np.abs(b) + scale * 1e-3)) | (np.isnan(a) & np.isnan(b))))
@@ -148,7 +174,9 @@ def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
     for size, n in sizes.items():
         names.update({size: n, f"1/{size}": 1.0 / n})
         if size == "D":
-            names.update({"sqrt(D)": math.sqrt(n), "1/sqrt(D)": 1 / math.sqrt(n), "D/2": n / 2})
+            names.update(
+                {"sqrt(D)": math.sqrt(n), "1/sqrt(D)": 1 / math.sqrt(n), "D/2": n / 2, "sqrt(2/D)": math.sqrt(2 / n)}
+            )
             if math.isqrt(n) ** 2 != n:
                 names.update({"int(sqrt(D))": float(math.isqrt(n)), "1/int(sqrt(D))": 1.0 / math.isqrt(n)})
     hits = [name for name, v in names.items() if math.isclose(value, v, rel_tol=1e-5, abs_tol=1e-9)]
@@ -167,23 +195,33 @@ def sinusoid_table(
     fit = fit_table(got, int(inputs["max_len"]), int(inputs["embed_dim"]))
     if fit is None:
         return []
-    words = fit.departures()
+    words, shown = fit.departures(), []
+    if fit.amplitude != 1.0:
+        sizes = {"D": int(inputs["embed_dim"])}
+        names = factor_names(fit.amplitude, sizes)
+        words.append(f"every value multiplied by {names[0] if names else f'{fit.amplitude:.6g}'}")
+        shown = words[:-1] + [f"every value multiplied by {fit.amplitude:.6g}{equals_text(names, sizes)}"]
     precision = f"computed in {fit.precision}" if fit.precision != "float64" else ""
     if not words and not precision:
         return []
-    text = (
-        "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
-    )
-    text += (f", {precision}" if words else f" {precision}") if precision else ""
+    title, text = (_sinusoid_text(w, precision) for w in (words, shown or words))
     return [
         symptom(
             "sinusoid:" + ";".join(words + [precision]),
             text,
             hint="w_k = 10000^(-2k/D); sin at column 2k, cos at 2k+1, positions from 0 (EMB-SIN-2)",
+            title=title,
             **fit.params(),
             precision=fit.precision,
         )
     ]
+
+
+def _sinusoid_text(words: list[str], precision: str) -> str:
+    text = (
+        "the table is the spec's sinusoid except: " + "; ".join(words) if words else "the table is the spec's sinusoid"
+    )
+    return text + ((f", {precision}" if words else f" {precision}") if precision else "")
 
 
 def zero_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:

@@ -1,0 +1,69 @@
+"""One mistake, one identity: a measured symptom that a named catalogue mistake itself shows is that mistake.
+
+A symptom describes what is wrong (a gradient 1/B times the expected); a mutant says why (the position gradient is
+averaged over the batch). When the mutant that explains a case, replayed on the case's inputs, shows the very
+symptom measured on the implementation (the same key, or one of its readings), the symptom is that mutant's effect:
+it takes the mutant's identity (``Cause.mistake``), so the verdict, and every report derived from it, names the
+mistake once. A symptom no named mutant shows keeps its own identity: it may be a second mistake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from embconf.corpus.fixtures import Case
+from embconf.model.contract import Status
+from embconf.model.outcomes import FAIL, CaseResult
+from embconf.model.record import Cause
+from embconf.run.compare import compare_outputs
+
+MAX_MUTANTS = 3  # the best-ranked mutants of a case whose symptoms are compared
+
+
+def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, causes: list[Cause]) -> list[Cause]:
+    """``causes`` with each symptom that a mutant among them shows on ``case`` given that mutant's identity."""
+    mutants = [c for c in causes if c.is_mutant]
+    symptoms = [c for c in causes if not c.is_mutant and not c.mistake]
+    if not mutants or not symptoms:
+        return causes
+    outputs = result.outcome == FAIL and result.error_kind is None and result.actual is not None  # not an exception
+    shown: dict[str, str] = {}  # symptom key -> the identity of the first mutant (best first) that shows it
+    for cause in mutants[:MAX_MUTANTS]:
+        if cause.complete and outputs:  # its outputs are the implementation's: every symptom measured is its own
+            keys = {key for s in symptoms for key in (s.key, *s.alternatives)}
+        else:
+            keys = _symptom_keys(cause.key, case, inputs)
+        for key in keys:
+            shown.setdefault(key, cause.identity)
+    out = []
+    for cause in causes:
+        readings = [cause.key, *cause.alternatives] if not cause.is_mutant and not cause.mistake else []
+        owner = next((shown[k] for k in readings if k in shown), None)
+        out.append(replace(cause, mistake=owner) if owner else cause)
+    return out
+
+
+def _symptom_keys(mutant_id: str, case: Case, inputs: Mapping[str, Any]) -> set[str]:
+    """The keys (and readings) of the symptoms the mutant's own reply shows on the case (none when it raises; a
+    result where the spec raises is the acceptance symptom)."""
+    from embconf.diagnosis.replay import mutant_reply
+    from embconf.diagnosis.symptoms import describe
+    from embconf.mutants import get
+
+    if case.operation == "sinusoidal_table":  # a table's symptoms are a fit of its own (costly); its mutants name it
+        return set()
+    reply = mutant_reply(get(mutant_id), case, inputs)
+    if reply.status != Status.OUTPUTS:
+        return set()
+    mismatches = (
+        compare_outputs(case.expected_outputs, case.raw_expected["outputs"], reply.outputs, case.tolerance)
+        if case.expected_error is None
+        else []
+    )
+    if not mismatches and case.expected_error is None:
+        return set()
+    as_result = CaseResult(
+        case.id, (), (), case.operation, FAIL, mismatches=list(mismatches), actual=dict(reply.outputs)
+    )
+    return {key for found in describe(case, inputs, as_result) for key in (found.key, *found.alternatives)}
