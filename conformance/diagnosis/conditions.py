@@ -187,30 +187,46 @@ def _shared_options(inside: list[Mapping[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
-    """``start_pos + T = max_seq_len + 1`` accepted: an off-by-one check when a longer overflow was refused."""
+    """``start_pos + T = max_seq_len + 1`` accepted: an off-by-one check when a window two or more past the end
+    is refused that the same check on T alone would accept; a check that leaves start_pos out when every refused
+    window is longer than the table by itself and every window that fits by itself is accepted."""
     key = "boundary:accepts_s+T=L+1"
-    refused = [  # the start_pos of each window at least two past the end that was refused as it must be
-        window[0]
-        for result in run.results
-        if result.outcome == PASS
-        and (case := by_id.get(result.id)) is not None
-        and case.expected_error == "sequence_too_long"
-        and (window := _integer_window(case.inputs())) is not None
-        and window[0] + window[1] - window[2] >= 2
-    ]
-    said = "; a longer window is refused, so the length check is off by one"
+    refused, accepted = [], []  # (start_pos, T, max_len) of each window past the end refused / answered
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None or case.expected_error != "sequence_too_long":
+            continue
+        window = _integer_window(case.inputs())
+        if window is not None and result.outcome == PASS:
+            refused.append(window)
+        elif window is not None and result.outcome == FAIL and result.error_kind is None and result.actual:
+            accepted.append(window)
     for result in run.results:
         case = by_id.get(result.id)
         if case is None or not any(c.key == key and not c.is_mutant for c in result.causes):
             continue
-        # a check on T alone is not off by one for a window with start_pos > 0: it leaves start_pos out
-        accepted = _integer_window(case.inputs())
-        moved = accepted is not None and accepted[0] > 0
-        if any(start > 0 or not moved for start in refused):
+        window = _integer_window(case.inputs())
+        if window is None:
+            continue
+        said = _boundary_reading(window[0] > 0, refused, accepted)
+        if said:
             result.causes = [
                 replace(c, title=c.title + said, summary=c.summary + said) if c.key == key and not c.is_mutant else c
                 for c in result.causes
             ]
+
+
+def _boundary_reading(moved: bool, refused: list[tuple[int, int, int]], accepted: list[tuple[int, int, int]]) -> str:
+    """What the refused and accepted windows say of a check that accepts one window one past the end."""
+    if not moved:  # start_pos 0: a check on T off by one refuses T = L + 2
+        longer = [w for w in refused if w[0] == 0 and w[1] - w[2] >= 2]
+        return "; a longer window is refused, so the length check is off by one" if longer else ""
+    counts_start = [w for w in refused if w[0] > 0 and w[1] <= w[2]]  # refused though T alone fits
+    if counts_start and not any(w[0] > 0 and w[0] + w[1] - w[2] >= 2 for w in accepted):
+        return "; a longer window is refused, so the length check is off by one"
+    if not counts_start and any(w[0] > 0 and w[1] <= w[2] for w in accepted) and any(w[1] > w[2] for w in refused):
+        return "; only a window longer than the table by itself is refused: the length check leaves start_pos out"
+    return ""
 
 
 def _integer_window(inputs: Mapping[str, Any]) -> Optional[tuple[int, int, int]]:
