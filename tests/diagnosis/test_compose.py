@@ -174,3 +174,23 @@ def test_two_mistakes_that_mask_each_other_are_both_named(cases):
     ids = _verdict_ids(run)
     assert {"opt.max_norm_after_lookup", "opt.max_norm_always_l2"} <= set(ids), run.verdict.summary
     assert run.verdict.explained == run.verdict.failures, run.verdict.summary
+
+
+def _one_hot_lookup(weight, ids):
+    """A lookup as a one-hot matrix product, as haiku's ONE_HOT style computes it: every row sums over the table."""
+    one_hot = (ids.reshape(-1)[:, None] == np.arange(weight.shape[0])[None, :]).astype(weight.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rows = np.stack([(one_hot[i][:, None] * weight).sum(axis=0) for i in range(one_hot.shape[0])])
+    return rows.reshape(ids.shape + weight.shape[1:])
+
+
+def test_a_one_hot_product_lookup_is_named_by_the_nan_it_spreads_and_a_gather_is_not(cases):
+    lookup = "embedding_forward"
+    special = [c for c in cases if c.id == "lookup.forward.special_values"]
+    run = run_diagnosed(ImplementationAdapter(Implementation({lookup: _one_hot_lookup}), "one-hot"), special)
+    assert [c.key for c in run.verdict.causes] == ["one_hot_product:embedding_forward"]
+    wrong_nan = Implementation(
+        {lookup: lambda weight, ids: np.full(ids.shape + weight.shape[1:], np.nan, weight.dtype)}
+    )
+    run = run_diagnosed(ImplementationAdapter(wrong_nan, "all NaN"), special)  # NaN everywhere is not this mistake
+    assert "one_hot_product:embedding_forward" not in {c.key for r in run.results for c in r.causes}

@@ -29,7 +29,14 @@ from embconf.diagnosis.symptoms.rows import (
     position_rows,
     table_gradient_rows,
 )
-from embconf.diagnosis.symptoms.values import constant_factor, dtype_symptom, shape_symptoms, sinusoid_table, zero_rows
+from embconf.diagnosis.symptoms.values import (
+    constant_factor,
+    dtype_symptom,
+    one_hot_product,
+    shape_symptoms,
+    sinusoid_table,
+    zero_rows,
+)
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 
 PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
@@ -118,7 +125,7 @@ def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, 
 
 
 DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
-    "embedding_forward": (lookup_rows,),
+    "embedding_forward": (one_hot_product, lookup_rows),
     "embedding_backward": (table_gradient_rows,),
     "embedding_layer_backward": (table_gradient_rows,),
     "learned_positions_forward": (position_rows,),

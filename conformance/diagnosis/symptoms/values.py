@@ -243,3 +243,38 @@ def zero_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray
     return [
         symptom(f"zero_rows:{case.operation}:{name}:{','.join(map(str, rows))}", text, complete=not rest, rows=rows)
     ]
+
+
+def one_hot_product(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
+    """NaN exactly where a lookup computed as a one-hot matrix product puts it (0 x inf = 0 x NaN = NaN): in every
+    output column whose table column holds a non-finite value in another row; a gather copies rows instead."""
+    weight, ids = inputs.get("weight"), inputs.get("ids")
+    if (
+        not isinstance(weight, np.ndarray)
+        or not isinstance(ids, np.ndarray)
+        or weight.ndim != 2
+        or ids.dtype.kind not in "iu"
+        or ids.size == 0
+        or got.shape != ids.shape + weight.shape[1:]
+    ):
+        return []
+    table = weight.astype(np.float64)
+    flat = ids.reshape(-1).astype(np.int64)
+    if np.all(np.isfinite(table)) or flat.min() < 0 or flat.max() >= table.shape[0]:
+        return []
+    bad = ~np.isfinite(table)
+    others_bad = bad.sum(axis=0)[None, :] - bad[flat]  # non-finite values in the column, in rows not picked
+    predicted = np.isnan(table[flat]) | (others_bad > 0)
+    rows, expected = got.reshape(-1, table.shape[1]).astype(np.float64), want.reshape(-1, table.shape[1])
+    if not np.array_equal(np.isnan(rows), predicted) or not np.any(predicted & ~np.isnan(expected)):
+        return []
+    rest = ~predicted
+    complete = bool(np.array_equal(rows[rest], expected[rest].astype(np.float64)))
+    text = (
+        f"'{name}' is NaN wherever another row of the table holds inf or NaN in that column: the lookup is computed "
+        "as a product with a one-hot matrix (0 x inf = NaN), not a gather of rows"
+    )
+    hint = "gather the rows (weight[ids]); a one-hot matrix product spreads any inf or NaN of the table into every row"
+    return [symptom(f"one_hot_product:{case.operation}", text, hint, complete=complete)]
