@@ -8,7 +8,15 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from embconf.matrix.model import anchor, capabilities_text, cell_text, environment_text, failing_by_requirement, title
+from embconf.matrix.model import (
+    anchor,
+    capabilities_text,
+    cell_text,
+    environment_text,
+    failing_by_requirement,
+    short_names,
+    title,
+)
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1rem;max-width:80rem;color:#111}
@@ -59,14 +67,16 @@ def render(doc: dict[str, Any]) -> str:
             + ".</p>"
         )
     out.append("<h2>Implementations</h2><ul>")
+    short = short_names(columns)
     for c in columns:
+        full = f" (<code>--impl {escape(c['impl'])}</code>)" if short[c["impl"]] != c["impl"] else ""
         out.append(
-            f"<li><code>{escape(c['impl'])}</code>: <strong>{escape(title(c))}</strong>. "
+            f"<li><code>{escape(short[c['impl']])}</code>: <strong>{escape(title(c))}</strong>{full}. "
             f"{escape('; '.join(part for part in (capabilities_text(c), environment_text(c, doc)) if part))}. "
             f"<em>{escape(c['claim']['statement'])}</em>.</li>"
         )
     out.append('</ul><h2>Matrix</h2><div class="scroll"><table><thead><tr><th class="req">Requirement</th>')
-    out.extend(f"<th><code>{escape(c['impl'])}</code></th>" for c in columns)
+    out.extend(f"<th><code>{escape(short[c['impl']])}</code></th>" for c in columns)
     out.append("</tr></thead><tbody>")
     for section in doc["sections"]:
         out.append(
@@ -83,7 +93,7 @@ def render(doc: dict[str, Any]) -> str:
             out.append("</tr>")
     out.append("</tbody></table></div><h2>Deviations</h2>")
     for c in columns:
-        out.append(f"<h3><code>{escape(c['impl'])}</code>: {escape(title(c))}</h3>")
+        out.append(f"<h3><code>{escape(short[c['impl']])}</code>: {escape(title(c))}</h3>")
         if not c["deviations"]:
             out.append("<p>No deviation: every applicable case passed.</p>")
             continue

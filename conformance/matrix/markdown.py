@@ -11,6 +11,7 @@ from embconf.matrix.model import (
     cell_text,
     environment_text,
     failing_by_requirement,
+    short_names,
     title,
 )
 
@@ -50,13 +51,17 @@ def render(doc: dict[str, Any]) -> str:
         "",
         "## Implementations",
         "",
-        "| Column | Implementation | Capabilities | Claim |",
+        "| Column | Implementation (`--impl`) | Capabilities | Claim |",
         "|---|---|---|---|",
     ]
+    short = short_names(columns)
     for c in columns:
         where = "; ".join(part for part in (capabilities_text(c), environment_text(c, doc)) if part)
-        lines.append(f"| `{c['impl']}` | {_escape(title(c))} | {_escape(where)} | {_escape(c['claim']['statement'])} |")
-    header = "| Requirement | " + " | ".join(f"`{c['impl']}`" for c in columns) + " |"
+        named = f"{title(c)} (`{c['impl']}`)" if short[c["impl"]] != c["impl"] else title(c)
+        lines.append(
+            f"| `{short[c['impl']]}` | {_escape(named)} | {_escape(where)} | {_escape(c['claim']['statement'])} |"
+        )
+    header = "| Requirement | " + " | ".join(f"`{short[c['impl']]}`" for c in columns) + " |"
     rule = "|---|" + "---|" * len(columns)
     for section in doc["sections"]:
         lines += ["", f"## {section['number']}. {section['title']}", "", header, rule]
@@ -78,7 +83,7 @@ def render(doc: dict[str, Any]) -> str:
         "`embconf show CASE` prints a case; `embconf run --impl IMPL --select CASE` reproduces it.",
     ]
     for c in columns:
-        lines += ["", f"### `{c['impl']}`: {_escape(title(c))}", ""]
+        lines += ["", f"### `{short[c['impl']]}`: {_escape(title(c))}", ""]
         if not c["deviations"]:
             lines.append("No deviation: every applicable case passed.")
             continue

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import platform
 import re
-from collections import defaultdict
+import shlex
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -256,3 +257,32 @@ def failing_by_requirement(column: dict[str, Any]) -> list[tuple[str, list[dict[
         for req in case["requirements"]:
             grouped[req].append(case)
     return sorted(grouped.items(), key=lambda kv: requirement_order(kv[0]))
+
+
+SHORT = 24  # a column name longer than this is shortened in the grid (the legend keeps the whole --impl)
+
+
+def short_names(columns: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """A short column name per ``--impl``: a protocol peer by its program's name and arguments, a long path by its
+    file name; the whole ``--impl`` wherever a short name would be ambiguous."""
+    short = {c["impl"]: _short(c["impl"]) for c in columns}
+    taken = Counter(short.values())
+    return {impl: name if taken[name] == 1 else impl for impl, name in short.items()}
+
+
+def _short(impl: str) -> str:
+    if len(impl) <= SHORT:
+        return impl
+    kind, _, target = impl.partition(":")
+    if kind == "subprocess":
+        try:
+            words = shlex.split(target)
+        except ValueError:
+            return impl
+        if "-m" in words[:-1]:  # python -m package.module ARGS
+            at = words.index("-m") + 1
+            return " ".join([words[at].rsplit(".", 1)[-1], *words[at + 1 :]])
+        files = [i for i, word in enumerate(words) if "/" in word or "." in Path(word).name]
+        first = files[-1] if files else 0
+        return " ".join([Path(words[first]).stem, *words[first + 1 :]]) if words else impl
+    return f"{kind}:…/{Path(target).name}" if "/" in target else impl

@@ -162,3 +162,23 @@ def test_every_section_of_the_matrix_is_a_spec_section(matrix):
     assert "Other" not in (ROOT / "docs" / "matrix.md").read_text().split("## Deviations")[0]
     published = json.loads((ROOT / "docs" / "matrix.json").read_text())
     assert [s["title"] for s in published["sections"]] == [sections()[s["number"]] for s in published["sections"]]
+
+
+def test_long_column_names_are_short_in_the_grid_and_whole_in_the_legend():
+    from embconf.matrix import markdown
+    from embconf.matrix.model import short_names
+
+    columns = [{"impl": impl} for impl in ("torch", "subprocess:node examples/tfjs/embconf_tfjs.js layer")]
+    columns += [{"impl": "tinytorch:a/one/embeddings.py"}, {"impl": "tinytorch:b/two/embeddings.py"}]
+    short = short_names(columns)
+    assert (
+        short["torch"] == "torch"
+        and short["subprocess:node examples/tfjs/embconf_tfjs.js layer"] == "embconf_tfjs layer"
+    )
+    assert short["tinytorch:a/one/embeddings.py"] == "tinytorch:a/one/embeddings.py"  # ambiguous when shortened
+    doc = json.loads((ROOT / "docs" / "matrix.json").read_text())
+    text = markdown.render(doc)
+    peer = next(c["impl"] for c in doc["implementations"] if c["impl"].startswith("subprocess:"))
+    grid = next(line for line in text.splitlines() if line.startswith("| Requirement |"))
+    assert peer not in grid and f"`{short_names(doc['implementations'])[peer]}`" in grid
+    assert f"(`{peer}`)" in text  # the legend keeps the whole --impl
