@@ -98,6 +98,7 @@ def run_json(tmp_path, impl: str, *extra: str) -> dict:
 # ----- every column of the published matrix, measured again ----------------------------------
 
 
+@pytest.mark.slow_tier
 @pytest.mark.parametrize("impl", sorted(COLUMNS))
 def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, impl):
     needs(impl)
