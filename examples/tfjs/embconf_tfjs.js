@@ -11,8 +11,8 @@
 // TensorFlow.js has float32 tables and int32 ids only: int64 ids from the runner become
 // JavaScript numbers in an int32 tensor, narrowed as TensorFlow.js narrows them (2^32 -> 0).
 // Its own refusals name the spec's kinds where they mean exactly that kind (an index outside
-// the table; an upstream gradient whose shape is not the output's); any other exception is a
-// bug of the implementation: the process dies with the trace on stderr (a crash, protocol 1.1).
+// the table; an upstream gradient whose shape is not the output's); any other exception names
+// no kind: it is the `exception` reply of protocol minor 2 (the outcome error), and the peer goes on.
 'use strict';
 
 const readline = require('readline');
@@ -22,7 +22,7 @@ console.log = console.error;
 const tf = require('@tensorflow/tfjs');
 
 const PROTOCOL = 1;
-const PROTOCOL_MINOR = 1;
+const PROTOCOL_MINOR = 2; // the `exception` reply (an untyped failure, and the peer keeps running)
 const TARGETS = ['gather', 'layer'];
 const OUT_OF_RANGE = /^GatherV2: the index value -?\d+ is not in \[0, -?\d+\]$/;
 const DY_SHAPE = /^The shape of dy passed in grad/;
@@ -152,7 +152,9 @@ function run(impl, { seq, operation, inputs }) {
     });
   } catch (err) {
     if (err instanceof EmbeddingError) return { seq, error: { kind: err.kind, message: err.message } };
-    throw err; // a bug: crash with the stack trace on stderr, as protocol 1.1 asks
+    // any other failure names no error kind: the `exception` reply (protocol minor 2), and the peer goes on
+    const message = String(err && err.message !== undefined ? err.message : err);
+    return { seq, exception: { type: (err && err.name) || typeof err, message, traceback: String((err && err.stack) || '') } };
   }
 }
 

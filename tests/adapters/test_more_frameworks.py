@@ -184,10 +184,11 @@ def test_tfjs_gather_narrows_int64_ids_and_checks_the_rest(tmp_path):
 
 def test_tfjs_layer_casts_float_ids(tmp_path):
     needs(TFJS_GATHER)  # node on PATH, @tensorflow/tfjs installed by npm ci
-    code, found, _ = run(tmp_path, TFJS_LAYER, "lookup.forward.*", "lookup.error.float_*")
+    code, found, _ = run(tmp_path, TFJS_LAYER, "lookup.forward.*", "lookup.error.float_*", "*.backward_grad_shape")
     assert code == 1 and passing_all(found, "lookup.forward.")
     assert found["lookup.forward.float_ids_integral"] == "pass"
     assert {"lookup.error.float_half", "lookup.error.float_nan", "lookup.error.float_2_7"} <= failing(found)
+    assert found["lookup.error.backward_grad_shape"] == "error"  # its broadcasting error: the exception reply, no crash
 
 
 # ----- a missing framework -----------------------------------------------------------------------
