@@ -9,18 +9,16 @@ and no implementation twice: anything else is refused in one line (exit 2), nami
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from embconf import __version__
-from embconf.matrix.model import MATRIX_FORMAT, this_environment
+from embconf.matrix.model import cell_of, matrix_document
 from embconf.model.errors import UserError
 from embconf.model.vocabulary import requirement_order, spec_version
 from embconf.untrusted.read import InputError, load_json, read_bounded
 
 MAX_COLUMN_FILE = 64 * 2**20  # bytes; the published 13-column matrix is about 1 MB
-EMPTY_CELL: dict[str, Any] = {"status": "n/a", "counts": {}, "failing": [], "glue": 0}
 
 
 def load_column_file(path: Path) -> dict[str, Any]:
@@ -59,19 +57,9 @@ def merge(
                 )
             seen[column["impl"]] = name
             columns.append({**column, "environment": column.get("environment", document["environment"])})
-    generated = generated or datetime.now(timezone.utc)
-    return {
-        "matrix_format": MATRIX_FORMAT,
-        "suite": {"name": "embedding-conformance", "version": __version__},
-        "spec_version": first["spec_version"],
-        "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": command,
-        "environment": this_environment(),
-        "fixtures": {**first["fixtures"], "cases": max(document["fixtures"]["cases"] for _, document in files)},
-        "implementations": columns,
-        "sections": _sections([document for _, document in files], [column["impl"] for column in columns]),
-        "sources": [name for name, _ in files],
-    }
+    fixtures = {**first["fixtures"], "cases": max(document["fixtures"]["cases"] for _, document in files)}
+    sections = _sections([document for _, document in files], [column["impl"] for column in columns])
+    return matrix_document(columns, sections, fixtures, command, generated, sources=[name for name, _ in files])
 
 
 def _check_compatible(name: str, document: dict[str, Any], first_name: str, first: dict[str, Any]) -> None:
@@ -104,7 +92,7 @@ def _sections(documents: Sequence[dict[str, Any]], impls: list[str]) -> list[dic
             "number": number,
             "title": titles[number],
             "requirements": [
-                {"id": req, "subject": subjects[req], "cells": {impl: row.get(impl, EMPTY_CELL) for impl in impls}}
+                {"id": req, "subject": subjects[req], "cells": {impl: row.get(impl) or cell_of([]) for impl in impls}}
                 for req, row in sorted(cells[number].items(), key=lambda kv: requirement_order(kv[0]))
             ],
         }

@@ -33,19 +33,32 @@ def build(
     runs: Sequence[RunRecord], fixtures: dict[str, Any], command: str = "", generated: Optional[datetime] = None
 ) -> dict[str, Any]:
     """The matrix document of the run records (one column each, named by ``record.impl``)."""
-    generated = generated or datetime.now(timezone.utc)
     environment = this_environment()
     columns = [{**_implementation(r), "environment": environment} for r in runs]
+    return matrix_document(columns, _sections(runs, columns), fixtures, command, generated)
+
+
+def matrix_document(
+    columns: list[dict[str, Any]],
+    sections: list[dict[str, Any]],
+    fixtures: dict[str, Any],
+    command: str = "",
+    generated: Optional[datetime] = None,
+    **more: Any,
+) -> dict[str, Any]:
+    """A matrix document of ``columns`` and ``sections``, measured (or merged) here and now."""
+    generated = generated or datetime.now(timezone.utc)
     return {
         "matrix_format": MATRIX_FORMAT,
         "suite": {"name": "embedding-conformance", "version": __version__},
         "spec_version": spec_version(),
         "generated": generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command,
-        "environment": environment,
+        "environment": this_environment(),
         "fixtures": fixtures,
         "implementations": columns,
-        "sections": _sections(runs, columns),
+        "sections": sections,
+        **more,
     }
 
 
@@ -156,7 +169,8 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
     return sorted(deviations, key=lambda d: (d["documented"] is not None, -len(d["cases"]), d["summary"]))
 
 
-def _cell(results: list[CaseResult]) -> dict[str, Any]:
+def cell_of(results: list[CaseResult]) -> dict[str, Any]:
+    """A grid cell of the results of one requirement in one column (no results: n/a)."""
     counts = {o: n for o, n in _count(results).items() if n}
     failing = [r.id for r in results if r.outcome in PROBLEMS or r.outcome in (XFAIL, XPASS)]
     status = "fail" if failing else ("pass" if counts.get(PASS) else "n/a")
@@ -190,7 +204,7 @@ def _sections(runs: Sequence[RunRecord], columns: list[dict[str, Any]]) -> list[
             {
                 "id": req,
                 "subject": subjects.get(req, ""),
-                "cells": {c["impl"]: _cell(by_req[req].get(c["impl"], [])) for c in columns},
+                "cells": {c["impl"]: cell_of(by_req[req].get(c["impl"], [])) for c in columns},
             }
         )
     return [{"number": n, "title": titles[n], "requirements": reqs} for n, reqs in sorted(grouped.items())]
