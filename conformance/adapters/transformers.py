@@ -88,6 +88,10 @@ class TransformersAdapter(FrameworkAdapter):
         transformers = import_framework("transformers", EXTRA)
         self.torch = import_framework("torch", EXTRA)
         if target in ROPE_MODELS:
+            if int(str(transformers.__version__).split(".")[0]) < 5:
+                raise ImplementationError(
+                    f"transformers:{target} needs transformers 5 or later (rope_parameters); {transformers.__version__} is installed"
+                )
             model = ROPE_MODELS[target]
             rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
             handlers = {name: getattr(rope, name) for name in ("rope_tables", "rope_forward", "rope_backward")}

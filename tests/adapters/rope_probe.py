@@ -87,16 +87,18 @@ def measure(impl: str) -> dict[str, Any]:
     scattered = np.array([0, 7, 3, 4100, 4100])
     positions = scattered if "rope-positions" in features else np.arange(4093, 4098)
     limit, out = allowed(positions, x), {"features": sorted(features)}
+    main = "half_split" if "rope-half_split" in features else "interleaved"  # the pairing of the other checks
 
     def forward(pairing: str, against: str) -> Any:
         got = attempt(lambda: ops["rope_forward"](x, positions, 8, 10000.0, DEFAULT, pairing))
         return ratio(got, rotated(x, positions, 8, 10000.0, against), limit)
 
     out["forward"] = {p: [forward(p, p), forward(p, PAIRED[p])] for p in PAIRED if f"rope-{p}" in features}
-    linear = {"rope_type": "linear", "factor": 4.0}
-    got = attempt(lambda: ops["rope_backward"](x, positions, 8, 500000.0, linear, "half_split", grad))
+    factor = 4.0 if "rope-linear" in features else 1.0
+    linear = {"rope_type": "linear", "factor": factor} if factor != 1.0 else DEFAULT
+    got = attempt(lambda: ops["rope_backward"](x, positions, 8, 500000.0, linear, main, grad))
     out["backward"] = [
-        ratio(got, rotated(grad, sign * positions, 8, 500000.0, "half_split", 4.0), limit) for sign in (-1, 1)
+        ratio(got, rotated(grad, sign * positions, 8, 500000.0, main, factor), limit) for sign in (-1, 1)
     ]
     at = np.arange(131068, 131072) if "rope-positions" not in features else np.array([5, 0, 131071, 2])
     tables = attempt(lambda: ops["rope_tables"](at, 6, 10000.0, DEFAULT, "float32"))
@@ -110,28 +112,26 @@ def measure(impl: str) -> dict[str, Any]:
             "error": max(ratio(t, f(angle), allowed(at, np.ones(1))) for t, f in zip(tables, (np.cos, np.sin))),
         }
     )
-    got = attempt(lambda: ops["rope_forward"](wide, positions, 4, 10000.0, DEFAULT, "half_split"))
+    got = attempt(lambda: ops["rope_forward"](wide, positions, 4, 10000.0, DEFAULT, main))
     out["partial"] = (
         got
         if isinstance(got, dict)
         else [
-            ratio(got, rotated(wide, positions, 4, 10000.0, "half_split"), limit),
+            ratio(got, rotated(wide, positions, 4, 10000.0, main), limit),
             bool(np.array_equal(got[..., 4:], wide[..., 4:])),
         ]
     )
-    out["scattered"] = attempt(lambda: ops["rope_forward"](x, scattered, 8, 10000.0, DEFAULT, "half_split") is not None)
-    out["rank2"] = attempt(
-        lambda: list(ops["rope_forward"](x[0, 0], positions, 8, 10000.0, DEFAULT, "half_split").shape)
-    )
+    out["scattered"] = attempt(lambda: ops["rope_forward"](x, scattered, 8, 10000.0, DEFAULT, main) is not None)
+    out["rank2"] = attempt(lambda: list(ops["rope_forward"](x[0, 0], positions, 8, 10000.0, DEFAULT, main).shape))
     out["unknown_pairing"] = attempt(lambda: ops["rope_forward"](x, positions, 8, 10000.0, DEFAULT, "diagonal"))
     out["unknown_rope_type"] = attempt(
-        lambda: ops["rope_forward"](x, positions, 8, 10000.0, {"rope_type": "ntk"}, "half_split") is not None
+        lambda: ops["rope_forward"](x, positions, 8, 10000.0, {"rope_type": "ntk"}, main) is not None
     )
     for dtype in ("float16", "bfloat16"):
         if dtype in features:
             got = attempt(
                 lambda dtype=dtype: ops["rope_forward"](
-                    x.astype(numpy_dtype(dtype)), positions, 8, 10000.0, DEFAULT, "half_split"
+                    x.astype(numpy_dtype(dtype)), positions, 8, 10000.0, DEFAULT, main
                 )
             )
             out[dtype] = (
@@ -139,7 +139,7 @@ def measure(impl: str) -> dict[str, Any]:
                 if isinstance(got, dict)
                 else [
                     str(got.dtype),
-                    float(np.abs(got.astype(np.float64) - rotated(x, positions, 8, 10000.0, "half_split")).max()),
+                    float(np.abs(got.astype(np.float64) - rotated(x, positions, 8, 10000.0, main)).max()),
                 ]
             )
     if "rope-yarn" in features:
@@ -151,9 +151,7 @@ def measure(impl: str) -> dict[str, Any]:
         wide64 = rng.standard_normal((5, 64)).astype(np.float32)
         out["yarn_attention_factor"] = attempt(
             lambda: (
-                ops["rope_forward"](
-                    wide64, yarn_at[[0, 1, 1, 1, 1]], 64, 1e4, {**YARN, "attention_factor": 1.0}, "half_split"
-                )
+                ops["rope_forward"](wide64, yarn_at[[0, 1, 1, 1, 1]], 64, 1e4, {**YARN, "attention_factor": 1.0}, main)
                 is not None
             )
         )

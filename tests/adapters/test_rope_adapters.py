@@ -28,8 +28,10 @@ HF_MODELS = [
     "transformers:phi",
 ]
 KERAS = ["keras:tensorflow", "keras:jax", "keras:torch"]
-ALL = [*HF_MODELS, *KERAS, "mlx"]
-PARTIAL = ["transformers:gpt_neox", "transformers:phi", "mlx"]
+ROTARY_TORCH = ["rotary_embedding_torch", "rotary_embedding_torch:freqs"]
+ALL = [*HF_MODELS, *KERAS, "mlx", *ROTARY_TORCH]
+PARTIAL = ["transformers:gpt_neox", "transformers:phi", "mlx", *ROTARY_TORCH]
+CONTIGUOUS = ["mlx", "rotary_embedding_torch"]  # an offset: one contiguous run of positions
 PROBE = Path(__file__).with_name("rope_probe.py")
 
 
@@ -62,7 +64,7 @@ def test_each_rope_adapter_computes_what_it_declares_and_declines_the_rest(impl)
         assert "rope-partial" in found["features"] and error <= 1 and rest_copied
     else:
         assert "rope-partial" not in found["features"] and "declined" in found["partial"]
-    if impl == "mlx":  # nn.RoPE's offset: one contiguous run
+    if impl in CONTIGUOUS:
         assert "rope-positions" not in found["features"] and "contiguous run" in found["scattered"]["declined"]
     else:
         assert "rope-positions" in found["features"] and found["scattered"] is True
@@ -73,7 +75,9 @@ def test_each_rope_adapter_computes_what_it_declares_and_declines_the_rest(impl)
     for dtype in ("float16", "bfloat16"):
         if impl not in KERAS:  # keras claims no half dtype (its embedding cases would change)
             kept, error = found[dtype]
-            assert kept == dtype and error < 0.1
+            assert kept == dtype
+            # rotate_queries_or_keys makes the positions 4093..4097 in x's dtype (get_seq_pos): wrong angles
+            assert error > 1 if impl == "rotary_embedding_torch" else error < 0.1, error
     if "rope-yarn" in found["features"]:
         assert found["yarn_tables"] <= 1  # transformers' YaRN, attention factor 0.1 ln(8) + 1 included
         if impl in KERAS:
