@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from embconf.adapters import ImplementationError
+from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.pytorch import to_numpy
 from embconf.adapters.rope import check_pairing, probe, require_contiguous, rope_features, rope_type, tables_of
@@ -50,7 +51,7 @@ class RotaryTorchAdapter(FrameworkAdapter):
         self.torch = import_framework("torch", EXTRA)
         self.package = import_framework("rotary_embedding_torch", EXTRA)
         self.positions = target == "freqs"
-        handlers = {
+        handlers: dict[str, Handler] = {
             "rope_tables": self.rope_tables,
             "rope_forward": self.rope_forward,
             "rope_backward": self.rope_backward,
