@@ -38,8 +38,8 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 from embconf.adapters.jaxcommon import JAX_INDEXING
-from embconf.adapters.keras_rope import KERAS_ROPE_FEATURES, KerasRope
-from embconf.model.contract import Capabilities
+from embconf.adapters.keras_rope import KERAS_ROPE_FEATURES, KERAS_YARN_ORIGINAL, KerasRope
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "keras"
@@ -73,7 +73,8 @@ class KerasAdapter(FrameworkAdapter):
         features = {"int32_ids", "float_ids"} | ({"float64"} if self._float64() else set())
         features |= KERAS_ROPE_FEATURES if self.hub is not None else set()
         hub = f"keras_hub {self.hub.__version__}" if self.hub is not None else "keras_hub not installed"
-        documented = JAX_INDEXING if self.backend == "jax" else ()  # Embedding's ops.take is jnp.take there
+        documented: tuple[DocumentedChoice, ...] = JAX_INDEXING if self.backend == "jax" else ()  # jnp.take there
+        documented += (KERAS_YARN_ORIGINAL,) if self.hub is not None else ()
         caps = Capabilities(
             frozenset(handlers), frozenset(features), notes=(f"backend {self.backend}", hub), documented=documented
         )

@@ -11,8 +11,10 @@ What is MLX's and what is the adapter's:
   dynamic, yarn or llama3 scaling of its own (``mx.fast.rope``'s ``freqs`` takes frequencies computed
   elsewhere), so only ``rope-linear`` is declared.
 - MLX wants x of rank >= 3 (a batch axis): the adapter gives every x one leading axis of 1 and takes it away
-  again. Its ``ValueError`` for a rank still below 3 (x of rank < 2) is shape_mismatch and for an odd
-  ``dims`` is invalid_config; nothing else is mapped.
+  again. Its ``ValueError`` for a rank still below 3 (x of rank < 2) or a cotangent of another shape is
+  shape_mismatch, for an odd, non-positive or too wide ``dims`` invalid_config; nothing else is mapped (a base
+  <= 0 gives NaN). MLX never sees ``position_ids``, only their start: the adapter rejects ids of another length
+  than x's sequence axis (shape_mismatch, decided by glue).
 - ``rope_tables``: MLX has no tables API; they are read off its rotation of a probe
   (:func:`embconf.adapters.rope.probe`), in the case's dtype. ``rope_backward``: ``mx.vjp`` of the rotation.
 """
@@ -24,14 +26,22 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from embconf.adapters.rope import check_pairing, probe, require_contiguous, rope_features, rope_type, tables_of
+from embconf.adapters.rope import (
+    check_offset_length,
+    check_pairing,
+    probe,
+    require_contiguous,
+    rope_features,
+    rope_type,
+    tables_of,
+)
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
 API = "MLX nn.RoPE"
 MLX_ROPE_FEATURES = rope_features(("half_split", "interleaved"), ("linear",), partial=True)
-RANK = "[rope] Input must have at least 3 dimensions"
-ODD = "[rope] dims must be even"
+SHAPES = ("[rope] Input must have at least 3 dimensions", "does not match cotangent shape")
+DIMS = ("[rope] dims must be even", "[rope] dims must be positive", "[rope] dims must not exceed")
 
 
 class MlxRope:
@@ -59,6 +69,7 @@ class MlxRope:
         scaling: Mapping[str, Any],
         pairing: str,
     ) -> Any:
+        check_offset_length(x, position_ids)
         out = self._rotation(position_ids, rotary_dim, base, scaling, pairing)(self._array(x))
         self.mx.eval(out)
         return self._numpy(out)
@@ -73,6 +84,7 @@ class MlxRope:
         pairing: str,
         grad_output: np.ndarray,
     ) -> Any:
+        check_offset_length(x, position_ids)
         rotate = self._rotation(position_ids, rotary_dim, base, scaling, pairing)
         with rope_errors():
             _, (grad,) = self.mx.vjp(rotate, [self._array(x)], [self._array(grad_output)])
@@ -101,12 +113,13 @@ class MlxRope:
 
 @contextmanager
 def rope_errors() -> Iterator[None]:
-    """MLX's own refusals: x without a batch axis as shape_mismatch, an odd ``dims`` as invalid_config."""
+    """MLX's own refusals: x without a batch axis or a cotangent of another shape as shape_mismatch, ``dims``
+    odd, not positive or wider than x as invalid_config."""
     try:
         yield
     except ValueError as exc:
-        if RANK in str(exc):
+        if any(text in str(exc) for text in SHAPES):
             raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
-        if ODD in str(exc):
+        if any(text in str(exc) for text in DIMS):
             raise EmbeddingError("invalid_config", f"ValueError: {exc}") from exc
         raise

@@ -8,7 +8,9 @@
   own rotation. A row whose first element of every pair is 1 and second is 0 rotates into ``(cos, sin)``
   exactly (``1*cos - 0*sin`` and ``0*cos + 1*sin`` round to nothing), so the tables are the framework's own.
 - :func:`check_pairing`: an unknown ``pairing`` rejected by the adapter (invalid_config, decided by glue)
-  for a framework that has no pairing argument to pass it to.
+  for a framework that has no pairing argument to pass it to; :func:`check_offset_length`: ``position_ids`` of
+  another length than x's sequence axis rejected by an adapter that passes the framework their start only;
+  :func:`check_rank`: an x without a sequence axis rejected by an adapter that adds a batch axis to it.
 """
 
 from __future__ import annotations
@@ -86,3 +88,20 @@ def tables_of(rotated: np.ndarray, pairing: str) -> tuple[np.ndarray, np.ndarray
     if pairing == "half_split":
         return rotated[..., :half], rotated[..., half:]
     return rotated[..., 0::2], rotated[..., 1::2]
+
+
+def check_rank(x: Any) -> None:
+    """shape_mismatch (decided by glue) for an x of rank < 2: an adapter that views x as (batch, ..., T, d) for
+    its framework cannot view one without a sequence axis."""
+    if np.ndim(x) < 2:
+        with glue_checks():
+            raise EmbeddingError("shape_mismatch", f"x of rank {np.ndim(x)} has no sequence axis")
+
+
+def check_offset_length(x: np.ndarray, position_ids: np.ndarray) -> None:
+    """shape_mismatch (decided by glue) when ``position_ids`` does not have one id per row of x: a framework
+    that takes a start offset never sees their length."""
+    rows = np.shape(x)[-2] if np.ndim(x) >= 2 else None
+    if rows is not None and len(position_ids) != rows:
+        with glue_checks():
+            raise EmbeddingError("shape_mismatch", f"{len(position_ids)} position ids for {rows} rows")

@@ -16,7 +16,10 @@ a factor >= 1).
 Its ``theta_rescale_factor`` is a static NTK base scaling, not the spec's dynamic NTK, and it has no YaRN or
 llama3: only ``rope-linear`` is declared. ``rope_tables`` are read off its rotation of a probe
 (:func:`embconf.adapters.rope.probe`); the backward is torch autograd. Its ``AssertionError`` for a
-``rotary_dim`` wider than x is mapped to invalid_config; an unknown pairing is the adapter's invalid_config.
+``rotary_dim`` wider than x is mapped to invalid_config and autograd's grad_output shape check to
+shape_mismatch; an unknown pairing, and (main API, which sees their start only) position ids of another length
+than x's sequence axis are the adapter's (decided by glue). Its ``theta_rescale_factor ** (dim / (dim - 2))``
+divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as they are.
 """
 
 from __future__ import annotations
@@ -30,7 +33,16 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.pytorch import to_numpy
-from embconf.adapters.rope import check_pairing, probe, require_contiguous, rope_features, rope_type, tables_of
+from embconf.adapters.rope import (
+    check_offset_length,
+    check_pairing,
+    probe,
+    require_contiguous,
+    rope_features,
+    rope_type,
+    tables_of,
+)
+from embconf.adapters.transformers_rope import torch_shape_errors
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
@@ -96,7 +108,8 @@ class RotaryTorchAdapter(FrameworkAdapter):
     ) -> Any:
         check_pairing(pairing, ("interleaved",))
         xt = self._tensor(x).requires_grad_(True)
-        self._rotate(xt, position_ids, rotary_dim, base, scaling).backward(self._tensor(grad_output))
+        with torch_shape_errors():
+            self._rotate(xt, position_ids, rotary_dim, base, scaling).backward(self._tensor(grad_output))
         return to_numpy(xt.grad)
 
     def _rotate(
@@ -113,6 +126,7 @@ class RotaryTorchAdapter(FrameworkAdapter):
             if self.positions:
                 freqs = rotary(self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64)))
                 return self.package.apply_rotary_emb(freqs, x)
+            check_offset_length(x, position_ids)
             offset = require_contiguous(position_ids, "rotate_queries_or_keys (offset)")
             return rotary.rotate_queries_or_keys(x, offset=offset)
 

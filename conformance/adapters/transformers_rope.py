@@ -18,8 +18,12 @@ What is transformers' and what is the adapter's:
   head (their default frequencies ignore ``partial_rotary_factor``): ``rope-partial`` is not declared and a case
   with ``rotary_dim != d`` is declined.
 - Every model pairs (k, k + h) (``rotate_half``): ``rope-half_split`` only. The adapter rejects an unknown
-  pairing itself (decided by glue); transformers' ``KeyError`` for an unknown ``rope_type`` (its
-  ``ROPE_INIT_FUNCTIONS`` lookup) is mapped to invalid_config; nothing else is mapped.
+  pairing and an x of rank < 2 (it cannot view it as heads) itself (decided by glue). Mapped: transformers'
+  ``KeyError`` for an unknown ``rope_type`` (its ``ROPE_INIT_FUNCTIONS`` lookup) and its config's "RoPE requires
+  an even rotary dimension" to invalid_config; torch's refusal to broadcast tables of another length and its
+  autograd's "Mismatch in shape" of grad_output to shape_mismatch. Nothing else: a base <= 0 gives NaN.
+- transformers documents yarn's ``original_max_position_embeddings`` as optional and fills it from
+  ``max_position_embeddings`` (cited as :data:`HF_YARN_ORIGINAL`; the spec rejects its absence).
 - rope_types recorded but not run: ``longrope`` (needs per-frequency factor lists the spec does not define) and
   ``proportional`` (Gemma 4's zero frequencies for the rest of the head): no spec feature names them.
 """
@@ -33,13 +37,21 @@ from typing import Any, Iterator, Mapping, Optional
 import numpy as np
 
 from embconf.adapters.pytorch import to_numpy
-from embconf.adapters.rope import check_pairing, rope_features, rope_type
-from embconf.model.contract import Capabilities
+from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
 HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3")
 DTYPES = frozenset({"float16", "bfloat16", "float64"})
+EVEN = "RoPE requires an even rotary dimension"
+TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
+HF_YARN_ORIGINAL = DocumentedChoice(
+    "https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/modeling_rope_utils.py",
+    "transformers documents original_max_position_embeddings as optional for yarn (RopeParameters) and "
+    "standardize_rope_params fills it from max_position_embeddings",
+    cases=("rope.error.yarn_missing_original",),
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,7 @@ def rope_capabilities(model: RopeModel) -> Capabilities:
         frozenset({"rope_tables", "rope_forward", "rope_backward"}),
         features | DTYPES,
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
+        documented=(HF_YARN_ORIGINAL,),
     )
 
 
@@ -95,7 +108,7 @@ class HfRope:
         pairing: str,
     ) -> Any:
         check_pairing(pairing, ("half_split",))
-        with self.torch.no_grad():
+        with self.torch.no_grad(), torch_shape_errors():
             return to_numpy(self._rotate(self._tensor(x), position_ids, rotary_dim, base, scaling))
 
     def rope_backward(
@@ -110,7 +123,8 @@ class HfRope:
     ) -> Any:
         check_pairing(pairing, ("half_split",))
         xt = self._tensor(x).requires_grad_(True)
-        self._rotate(xt, position_ids, rotary_dim, base, scaling).backward(self._tensor(grad_output))
+        with torch_shape_errors():
+            self._rotate(xt, position_ids, rotary_dim, base, scaling).backward(self._tensor(grad_output))
         return to_numpy(xt.grad)
 
     # ----- the model's own calls ------------------------------------------------------------
@@ -119,6 +133,7 @@ class HfRope:
         self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]
     ) -> Any:
         """x rotated as the model's attention rotates its queries."""
+        check_rank(x)
         width = x.shape[-1]
         if not self.model.partial and rotary_dim != width:
             raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotary_dim} != d {width}")
@@ -140,15 +155,16 @@ class HfRope:
             parameters["partial_rotary_factor"] = rotary_dim / head_dim
         config_class = getattr(self.module, f"{self.model.prefix}Config")
         original = scaling.get("original_max_position_embeddings")
-        config = config_class(
-            hidden_size=head_dim,
-            num_attention_heads=1,
-            num_key_value_heads=1,
-            head_dim=head_dim,
-            max_position_embeddings=int(original) if original else 2048,
-            rope_parameters=parameters,
-        )
+        lengths = {"max_position_embeddings": int(original)} if original else {}  # else the config's default
         with rope_type_errors(rope_type(scaling)):
+            config = config_class(
+                hidden_size=head_dim,
+                num_attention_heads=1,
+                num_key_value_heads=1,
+                head_dim=head_dim,
+                rope_parameters=parameters,
+                **lengths,
+            )
             return getattr(self.module, f"{self.model.prefix}RotaryEmbedding")(config)
 
     def _positions(self, position_ids: np.ndarray) -> Any:
@@ -163,10 +179,26 @@ class HfRope:
 
 @contextmanager
 def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
-    """transformers' KeyError for a rope_type its ROPE_INIT_FUNCTIONS does not have, as invalid_config."""
+    """transformers' KeyError for a rope_type its ROPE_INIT_FUNCTIONS does not have, and its config's refusal of
+    an odd rotary dimension, as invalid_config."""
     try:
         yield
     except KeyError as exc:
         if exc.args and exc.args[0] == kind:
             raise EmbeddingError("invalid_config", f"KeyError: unknown rope_type {kind!r}") from exc
+        raise
+    except Exception as exc:  # a validation error class of huggingface_hub's, wrapping the ValueError
+        if EVEN in str(exc):
+            raise EmbeddingError("invalid_config", f"{type(exc).__name__}: {EVEN}") from exc
+        raise
+
+
+@contextmanager
+def torch_shape_errors() -> Iterator[None]:
+    """torch's refusal of tables or a grad_output of another shape than x's, as shape_mismatch."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if any(text in str(exc) for text in TORCH_SHAPES):
+            raise EmbeddingError("shape_mismatch", f"RuntimeError: {exc}") from exc
         raise
