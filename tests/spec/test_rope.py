@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import cmath
 import math
+import shlex
+import sys
 
 import numpy as np
 import pytest
-from helpers import IMPLS, problems, run_undiagnosed
+from helpers import IMPLS, problems, run_cli, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -259,3 +261,23 @@ def test_half_tables_are_rounded_once_from_float64():
     cos, _ = OPERATIONS["rope_tables"](np.array([131072]), 4, 10000.0, None, "bfloat16")
     exact = np.cos(131072 * np.array([[1.0, 0.01]]))
     assert cos.dtype == numpy_dtype("bfloat16") and np.array_equal(cos, exact.astype(numpy_dtype("bfloat16")))
+
+
+@pytest.mark.parametrize("impl", ["reference", "subprocess:{python} -m embconf.protocol.reference_peer"])
+def test_the_reference_and_its_peer_provide_the_rope_operations_and_claim_every_rope_feature(impl):
+    adapter = create_adapter(impl.format(python=shlex.quote(sys.executable)))
+    try:
+        caps = adapter.capabilities()
+        assert {"rope_tables", "rope_forward", "rope_backward"} <= set(caps.operations)
+        assert set(rope_features()) <= set(caps.features)
+    finally:
+        adapter.close()
+
+
+def test_list_requirements_shows_every_rope_requirement_with_its_cases():
+    listed = run_cli("list", "requirements")
+    assert listed.returncode == 0
+    counts = {
+        line.split()[0]: int(line.split()[1]) for line in listed.stdout.splitlines() if line.startswith("EMB-ROPE-")
+    }
+    assert sorted(counts) == sorted(f"EMB-ROPE-{n}" for n in range(1, 13)) and min(counts.values()) >= 3
