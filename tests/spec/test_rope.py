@@ -8,6 +8,7 @@ from __future__ import annotations
 import cmath
 import math
 import shlex
+import shutil
 import sys
 
 import numpy as np
@@ -16,8 +17,10 @@ from helpers import IMPLS, problems, run_cli, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
+from embconf.corpus.validate import validate_directory
 from embconf.model.dtypes import have_bfloat16, numpy_dtype
 from embconf.model.rope import Pairing, RopeScaling, RopeType, rope_features
+from embconf.model.vocabulary import FIXTURES_DIR
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.rope import inverse_frequencies, pair_columns
@@ -281,3 +284,24 @@ def test_list_requirements_shows_every_rope_requirement_with_its_cases():
         line.split()[0]: int(line.split()[1]) for line in listed.stdout.splitlines() if line.startswith("EMB-ROPE-")
     }
     assert sorted(counts) == sorted(f"EMB-ROPE-{n}" for n in range(1, 13)) and min(counts.values()) >= 3
+
+
+@pytest.mark.parametrize(
+    "before, after, message",
+    [
+        ('features: ["rope-half_split"]', 'features: ["rope-interleaved"]', "needs feature 'rope-half_split'"),
+        ('features: ["rope-half_split", "rope-yarn"]', 'features: ["rope-half_split"]', "needs feature 'rope-yarn'"),
+        (
+            'features: ["rope-half_split"]',
+            'features: ["rope-half_split", "rope-partial"]',
+            "'rope-partial' does not match",
+        ),
+    ],
+)
+def test_validate_names_a_rope_case_whose_features_do_not_match_its_inputs(tmp_path, before, after, message):
+    copy = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES_DIR, copy)
+    path = copy / "rope.yaml"
+    path.write_text(path.read_text().replace(before, after, 1))
+    problems, _ = validate_directory(copy)
+    assert any("rope.yaml" in p and message in p for p in problems), problems[:3]
