@@ -18,6 +18,7 @@ from embconf.reference.lookup import (
 )
 from embconf.reference.memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
 from embconf.reference.positions import learned_positions_backward, learned_positions_forward
+from embconf.reference.rope import rope_backward, rope_forward, rope_tables
 from embconf.reference.sinusoid import sinusoidal_table
 
 OPERATIONS: dict[str, Callable[..., Any]] = {
@@ -36,6 +37,9 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
         table_bytes,
         gradient_bytes,
         adam_state_bytes,
+        rope_tables,
+        rope_forward,
+        rope_backward,
     )
 }
 

@@ -8,6 +8,8 @@ Rooms:
 - ``outcomes``: what one case ends in (:class:`Outcome`) and the result of one case.
 - ``record``: the run record (every case, the causes of its failures, its verdict) that every report derives from.
 - ``sinusoid``: the sinusoid family (EMB-SIN-6): a point's parameters, the named profiles, how one is declared.
+- ``rope``: rotary position embeddings (spec 1.3.0, section 14): the pairings, the scaling families and the
+  typed form of a ``scaling`` input (:class:`RopeScaling`), and the rope features.
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), what it claims,
   and the deviations it cites as the framework's documented design (:class:`DocumentedChoice`).
 - ``budget``: how long one call may take: the case timeout plus an allowance for the case's work.
