@@ -5,6 +5,8 @@ safe loader for what the writer emits and for near misses in its forms."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +155,18 @@ def test_every_form_the_writer_uses_takes_the_fast_path():
     text = dump_yaml(document, "header\n\nlines")
     fast = read_emitted(text, MAX_DEPTH)
     assert fast is not None and identical(fast, yaml.load(text, Loader=SAFE)) and identical(fast, document)
+
+
+def test_reading_the_shipped_fixtures_imports_no_yaml_library():
+    """PyYAML is left unimported while the shipped fixtures load; a file outside the subset still reads, through it."""
+    probe = (
+        "import sys\n"
+        "from embconf.corpus.fixtures import load_corpus\n"
+        "from embconf.untrusted.read import load_yaml\n"
+        "assert len(load_corpus().cases) > 300\n"
+        "before = 'yaml' in sys.modules\n"
+        "assert load_yaml('a: 1\\nb: yes\\n', 'probe') == {'a': 1, 'b': True}\n"
+        "print(before, 'yaml' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr
