@@ -1,0 +1,245 @@
+"""Which rotation a wrong rotary output is: its angles measured, then read against the spec's.
+
+A rotary output rotates each pair of features (x_i, x_j) of a row by an angle: as a complex number
+z = x_i + i x_j, out = a e^(i phi) z. :func:`rotation` measures phi and the amplitude a of every (row, pair)
+from an input and an output (summed over the leading axes, so one noisy element does not decide), for either
+pairing; the same measurement of the case's expected output gives the spec's angles, so nothing here
+recomputes the reference. :func:`read` compares the two and returns the one reading that explains every
+measured angle within the noise the output's dtype allows (``Reading``), or None: the other pairing, the
+negative angle, cos and sin swapped, positions shifted, other frequencies (a base fitted from them), an error
+that grows with the position as angles computed in a half dtype do, or tables rounded to bfloat16.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+PAIRINGS = ("half_split", "interleaved")
+ANGLE_ULPS = 4.0  # roundings of an angle in the precision it was computed in (position, inv_freq, product)
+EPS = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+HALF_PRECISIONS = ("float16", "bfloat16")
+ROUGH = 2.0**-6  # radians: cos/sin rounded to bfloat16 move an angle by up to about 2^-8
+LARGEST = {"float16": 65504.0, "bfloat16": 3.0e38}  # positions above this are not finite in that precision
+
+
+class Kind(enum.Enum):
+    OTHER_PAIRING = "other_pairing"
+    NEGATED = "negated"
+    SWAPPED = "swapped"
+    SHIFTED = "shifted"
+    FREQUENCIES = "frequencies"
+    ANGLE_PRECISION = "angle_precision"
+    TABLE_PRECISION = "table_precision"
+    AMPLITUDE = "amplitude"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the actual angles are, in terms of the spec's: ``kind`` and its measured parameters."""
+
+    kind: Kind
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """Angles and amplitudes of every (row, pair), (T, h); ``valid`` where the input pair is not zero;
+    ``residual`` the largest part of the output that is not a rotation of the input (relative)."""
+
+    phi: np.ndarray
+    amplitude: np.ndarray
+    valid: np.ndarray
+    residual: float
+
+
+def pairs(v: np.ndarray, rotary_dim: int, pairing: str) -> np.ndarray:
+    """The (L, T, h) complex pairs x_i + i x_j of a (..., T, d) array."""
+    v = np.asarray(v, dtype=np.float64)
+    v = v.reshape((-1,) + v.shape[-2:])
+    h = rotary_dim // 2
+    if pairing == "half_split":
+        return v[..., :h] + 1j * v[..., h:rotary_dim]
+    return v[..., 0:rotary_dim:2] + 1j * v[..., 1:rotary_dim:2]
+
+
+def rotation(x: np.ndarray, out: np.ndarray, rotary_dim: int, pairing: str) -> Rotation:
+    zx, zo = pairs(x, rotary_dim, pairing), pairs(out, rotary_dim, pairing)
+    w = np.sum(np.conj(zx) * zo, axis=0)
+    power = np.sum(np.abs(zx) ** 2, axis=0)
+    valid = power > 0
+    amplitude = np.where(valid, np.abs(w) / np.where(valid, power, 1.0), 0.0)
+    phi = np.angle(w)
+    fitted = amplitude * np.exp(1j * phi) * zx
+    scale = max(float(np.max(np.abs(zo), initial=0.0)), float(np.max(np.abs(zx), initial=0.0)), 1e-30)
+    residual = float(np.max(np.abs(zo - fitted), initial=0.0)) / scale
+    return Rotation(phi, amplitude, valid, residual)
+
+
+def table_rotation(cos: np.ndarray, sin: np.ndarray) -> Rotation:
+    """The angles and amplitudes of (cos, sin) tables of shape (T, h)."""
+    c, s = np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64)
+    c, s = c.reshape((-1,) + c.shape[-1:]), s.reshape((-1,) + s.shape[-1:])
+    return Rotation(np.arctan2(s, c), np.hypot(c, s), np.ones(c.shape, dtype=bool), 0.0)
+
+
+def wrap(a: np.ndarray) -> np.ndarray:
+    """Angles folded into [-pi, pi)."""
+    return (np.asarray(a) + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def _explains(actual: np.ndarray, model: np.ndarray, valid: np.ndarray, noise: np.ndarray) -> bool:
+    return bool(np.all(np.abs(wrap(actual - model))[valid] <= noise[valid]))
+
+
+def frequencies(phi: np.ndarray, positions: np.ndarray) -> Optional[np.ndarray]:
+    """Each pair's angle per position step, (h,), from rows whose positions differ by one; None without such rows."""
+    p = np.asarray(positions, dtype=np.int64)
+    steps = np.nonzero(np.diff(p) == 1)[0]
+    if steps.size == 0:
+        return None
+    return np.median(wrap(phi[steps + 1] - phi[steps]), axis=0)
+
+
+def read(
+    actual: Rotation,
+    expected: Rotation,
+    positions: np.ndarray,
+    noise: float,
+    candidates: Optional[Mapping[str, np.ndarray]] = None,
+    base: Optional[float] = None,
+    rotary_dim: int = 0,
+) -> Optional[Reading]:
+    """The reading of the actual angles that explains every valid one within ``noise`` (radians, the output
+    dtype's share), or None. ``candidates`` are named frequency vectors (h,) of known mistakes, each tried as the
+    model angle = position * frequency; ``base`` (the case's, when it uses no scaling) lets a frequency reading
+    name the base the actual frequencies follow."""
+    valid = actual.valid & expected.valid
+    if not valid.any():
+        return None
+    p = np.asarray(positions, dtype=np.float64)[:, None] * np.ones(actual.phi.shape)
+    phi, want = actual.phi, expected.phi
+    omega_want = frequencies(want, positions)
+    magnitude = p * np.abs(omega_want) if omega_want is not None else None
+    # a float32 computation of the angles conforms (the precision ruling): its error is noise for every reading
+    tight = noise + (ANGLE_ULPS * EPS["float32"] * magnitude if magnitude is not None else 0.0) + np.zeros(phi.shape)
+    if _explains(phi, want, valid, tight):
+        return _amplitude(actual, expected, valid)
+    found = _structural(phi, want, valid, tight, p, omega_want, candidates)
+    if found is not None:
+        return found
+    found = _precision(phi, want, valid, magnitude, noise, float(np.max(np.abs(positions), initial=0)))
+    if found is not None:
+        return found
+    omega = frequencies(phi, positions)
+    if omega is not None and omega_want is not None and _explains(phi, p * omega, valid, tight):
+        return _frequencies(omega, omega_want, base, rotary_dim)
+    if magnitude is None:
+        return None
+    # a second, smaller error besides (cos/sin or angles in a half precision): a reading that holds within it,
+    # judged only where that error is still small, is one of two mistakes
+    rough = tight + ROUGH + ANGLE_ULPS * EPS["bfloat16"] * magnitude
+    judged = valid & (rough < math.pi / 4)
+    if judged.sum() * 2 < valid.sum():
+        return None
+    found = _structural(phi, want, judged, rough, p, omega_want, candidates)
+    return None if found is None else Reading(found.kind, {**found.params, "rough": True})
+
+
+def _structural(
+    phi: np.ndarray,
+    want: np.ndarray,
+    valid: np.ndarray,
+    tight: np.ndarray,
+    p: np.ndarray,
+    omega_want: Optional[np.ndarray],
+    candidates: Optional[Mapping[str, np.ndarray]],
+) -> Optional[Reading]:
+    """The negative angle, cos and sin swapped, positions shifted, or a known mistake's frequencies."""
+    if _explains(phi, -want, valid, tight):
+        return Reading(Kind.NEGATED)
+    for sign in (1.0, -1.0):
+        if _explains(phi, sign * math.pi / 2 - want, valid, tight):
+            return Reading(Kind.SWAPPED)
+    if omega_want is not None:
+        for shift in (1, -1, 2, -2):
+            if _explains(phi, want + shift * omega_want, valid, tight):
+                return Reading(Kind.SHIFTED, {"shift": shift})
+    for name, omega_k in (candidates or {}).items():
+        if omega_k.shape == phi.shape[-1:] and _explains(phi, p * omega_k, valid, tight):
+            return Reading(Kind.FREQUENCIES, {"candidate": name})
+    return None
+
+
+def _amplitude(actual: Rotation, expected: Rotation, valid: np.ndarray) -> Optional[Reading]:
+    ratio = actual.amplitude[valid] / np.where(expected.amplitude[valid] == 0, 1.0, expected.amplitude[valid])
+    factor = float(np.median(ratio))
+    if abs(factor - 1.0) > 1e-3 and np.allclose(ratio, factor, rtol=1e-3):
+        return Reading(Kind.AMPLITUDE, {"factor": factor})
+    return None
+
+
+def _precision(
+    phi: np.ndarray,
+    want: np.ndarray,
+    valid: np.ndarray,
+    magnitude: Optional[np.ndarray],
+    noise: float,
+    largest_position: float,
+) -> Optional[Reading]:
+    """An error that grows with the angle, within a half precision's rounding of it and beyond float32's (the
+    tightest precision that explains it; float16 only for positions it can hold)."""
+    if magnitude is None:
+        return None
+    error = np.abs(wrap(phi - want))
+    float32 = ANGLE_ULPS * EPS["float32"] * magnitude + noise
+    beyond = valid & (error > 8.0 * float32)
+    if not beyond.any():
+        return None
+    for precision in HALF_PRECISIONS:
+        if largest_position > LARGEST[precision]:
+            continue
+        bound = ANGLE_ULPS * EPS[precision] * magnitude + noise
+        measurable = valid & (bound < math.pi / 4)  # where the bound still says something
+        if measurable.any() and bool(np.all(error[valid] <= bound[valid])) and (beyond & measurable).any():
+            worst = np.unravel_index(int(np.argmax(np.where(valid, error, -1.0))), error.shape)
+            small = valid & (magnitude <= np.median(magnitude[valid]))
+            return Reading(
+                Kind.ANGLE_PRECISION,
+                {
+                    "precision": precision,
+                    "max_error": float(error[worst]),
+                    "row": int(worst[0]),
+                    "small_angle_error": float(np.max(error[small], initial=0.0)),
+                },
+            )
+    return None
+
+
+def _frequencies(omega: np.ndarray, want: np.ndarray, base: Optional[float], rotary_dim: int) -> Reading:
+    """Other frequencies: a constant ratio to the spec's, or a base fitted from them (``omega_k = B'^(-2k/r)``)."""
+    ratio = np.abs(omega) / np.where(want == 0, 1.0, np.abs(want))
+    params: dict[str, Any] = {"negative": bool(np.all(np.sign(omega) == -np.sign(want)))}
+    if np.allclose(ratio, ratio[0], rtol=1e-3):
+        return Reading(Kind.FREQUENCIES, {**params, "ratio": float(ratio[0])})
+    h = omega.size
+    if base is not None and rotary_dim and h >= 2 and abs(abs(omega[0]) - 1.0) < 1e-4:
+        k = np.arange(1, h)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fitted = np.exp(-np.log(np.abs(omega[1:])) * rotary_dim / (2.0 * k))
+        if np.all(np.isfinite(fitted)) and np.allclose(fitted, fitted[0], rtol=1e-2):
+            return Reading(Kind.FREQUENCIES, {**params, "base": float(np.median(fitted))})
+    return Reading(Kind.FREQUENCIES, params)
+
+
+def table_precision(values: np.ndarray) -> bool:
+    """Whether every value is a bfloat16 number (tables rounded to bfloat16), within float32's own noise."""
+    import ml_dtypes
+
+    v = np.asarray(values, dtype=np.float64)
+    rounded = v.astype(ml_dtypes.bfloat16).astype(np.float64)
+    return bool(v.size) and bool(np.all(np.abs(v - rounded) <= 4.0 * EPS["float32"] * np.maximum(np.abs(v), 1e-30)))

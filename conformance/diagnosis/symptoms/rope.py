@@ -1,0 +1,290 @@
+"""Symptoms of rotary position embeddings: what the rotation an implementation applied is, in the spec's terms.
+
+The angles of the actual and the expected rotation are measured alike (``diagnosis.rope_fit``) and read
+against each other: the other pairing, the negative angle (rotate_half's sign, or a backward that rotates
+forward), cos and sin swapped, positions shifted, other frequencies (a base fitted from them, or the scaling
+factor applied to every band), an error growing with the position as angles computed in a half dtype do, cos/sin
+rounded to bfloat16, a wrong attention factor, pass-through features changed. Nothing is said when no reading
+explains every measured angle: a correct float32 computation at any position gets no cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from embconf.corpus.fixtures import Case
+from embconf.diagnosis.rope_fit import (
+    EPS,
+    PAIRINGS,
+    Kind,
+    Reading,
+    Rotation,
+    read,
+    rotation,
+    table_precision,
+    table_rotation,
+)
+from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.diagnosis.symptoms.values import epsilon
+
+NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
+RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
+FIX_PRECISION = (
+    "compute positions, inv_freq and their product in float32 (or wider) and round only cos/sin, once, to the "
+    "activation dtype (the precision ruling of EMB-ROPE)"
+)
+
+
+def rotation_symptoms(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
+    """What is wrong with a rope_forward output or a rope_backward grad_x."""
+    source = np.asarray(inputs["grad_output"] if case.operation == "rope_backward" else inputs["x"])
+    if source.shape != want.shape or got.shape != want.shape or source.ndim < 2:
+        return []
+    d, r, pairing = want.shape[-1], int(inputs["rotary_dim"]), str(inputs["pairing"])
+    noise = NOISE_ULPS * epsilon(want.dtype)
+    if r < d and not np.array_equal(got[..., r:].astype(np.float64), source[..., r:].astype(np.float64)):
+        return [_passthrough(case, inputs, source, want, got, noise)]
+    positions = np.asarray(inputs["position_ids"], dtype=np.int64)
+    expected = rotation(source, want, r, pairing)
+    actual = rotation(source, got, r, pairing)
+    other = next(p for p in PAIRINGS if p != pairing)
+    if actual.residual > RESIDUAL and r > 2:
+        swapped = rotation(source, got, r, other)
+        if swapped.residual <= RESIDUAL:
+            also = _reading(swapped, expected, positions, noise, inputs)
+            return [_other_pairing(case, pairing, other, also)] + ([_said(case, inputs, also)] if also else [])
+        return []
+    if actual.residual > RESIDUAL:
+        return []
+    reading = _reading(actual, expected, positions, noise, inputs)
+    if reading is None and source.dtype.itemsize >= 4 and case.operation == "rope_forward":
+        implied = actual.amplitude * np.exp(1j * actual.phi)
+        if table_precision(implied.real[actual.valid]) and table_precision(implied.imag[actual.valid]):
+            reading = Reading(Kind.TABLE_PRECISION)
+    return [] if reading is None else [_said(case, inputs, reading)]
+
+
+def table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
+    """What is wrong with rope_tables' (cos, sin)."""
+    want_cos, want_sin = case.expected_outputs.get("cos"), case.expected_outputs.get("sin")
+    got_cos, got_sin = actual.get("cos"), actual.get("sin")
+    arrays = (want_cos, want_sin, got_cos, got_sin)
+    if not all(isinstance(a, np.ndarray) for a in arrays) or len({a.shape for a in arrays}) != 1:  # type: ignore[union-attr]
+        return []
+    assert isinstance(want_cos, np.ndarray) and isinstance(got_cos, np.ndarray) and isinstance(got_sin, np.ndarray)
+    positions = np.asarray(inputs["position_ids"], dtype=np.int64)
+    if want_cos.shape[:1] != positions.shape:
+        return []
+    noise = NOISE_ULPS * epsilon(want_cos.dtype)
+    expected = table_rotation(want_cos, case.expected_outputs["sin"])
+    reading = _reading(table_rotation(got_cos, got_sin), expected, positions, noise, inputs)
+    if reading is None and want_cos.dtype.itemsize >= 4 and table_precision(got_cos) and table_precision(got_sin):
+        reading = Reading(Kind.TABLE_PRECISION)
+    return [] if reading is None else [_said(case, inputs, reading)]
+
+
+def _reading(
+    actual: Rotation, expected: Rotation, positions: np.ndarray, noise: float, inputs: Mapping[str, Any]
+) -> Optional[Reading]:
+    scaling = inputs.get("scaling") or {}
+    plain = isinstance(scaling, Mapping) and scaling.get("rope_type", "default") == "default"
+    base = float(inputs["base"]) if plain and isinstance(inputs.get("base"), (int, float)) else None
+    r = int(inputs.get("rotary_dim") or 0)
+    return read(actual, expected, positions, noise, candidates(inputs), base, r)
+
+
+def candidates(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The frequencies (h,) of the known frequency mistakes that apply to this case's inputs."""
+    base, r = inputs.get("base"), int(inputs.get("rotary_dim") or 0)
+    if not isinstance(base, (int, float)) or base <= 0 or r < 2:
+        return {}
+    base, k = float(base), np.arange(r // 2, dtype=np.float64)
+    x = inputs.get("x")
+    d = int(x.shape[-1]) if isinstance(x, np.ndarray) and x.ndim >= 1 else r
+    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
+    rope_type, factor = str((scaling or {}).get("rope_type", "default")), (scaling or {}).get("factor")
+    found: dict[str, np.ndarray] = {}
+    if rope_type in ("llama3", "yarn") and isinstance(factor, (int, float)) and factor > 0:
+        found["every_band"] = base ** (-2.0 * k / r) / float(factor)
+    if rope_type != "default":
+        return found
+    if r > 2:
+        found["d_minus_1"] = base ** (-2.0 * k / (r - 1))
+    found["step_1"] = base ** (-k / r)
+    if d != r:
+        found["head_dim"] = base ** (-2.0 * k / d)
+    if base != 10000.0:
+        found["base_10000"] = 10000.0 ** (-2.0 * k / r)
+    return found
+
+
+def _angle_words(case: Case) -> str:
+    return "the angle -pos*theta_k" if case.operation == "rope_backward" else "the angle pos*theta_k"
+
+
+def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
+    """The symptom that states ``reading`` for this operation."""
+    found = _stated(case, inputs, reading)
+    if not reading.params.get("rough"):
+        return found
+    besides = "; a smaller error besides (cos/sin or the angles in a lower precision)"
+    return replace(found, title=found.title + besides, summary=found.summary + besides, complete=False)
+
+
+def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
+    op, kind, p = case.operation, reading.kind, reading.params
+    key = f"rope:{kind.value}:{op}"
+    if kind is Kind.NEGATED and op == "rope_backward":
+        return symptom(
+            key,
+            "the backward rotates by +pos*theta_k, the forward's own angle: the gradient of a rotation is the "
+            "rotation by the negative angle (its transpose)",
+            "rotate grad_output by -pos*theta_k: out_i = g_i*cos + g_j*sin, out_j = g_j*cos - g_i*sin",
+        )
+    if kind is Kind.NEGATED:
+        return symptom(
+            key,
+            "rotates by the negative angle -pos*theta_k: rotate_half's sign flipped (cat(x2, -x1)) or sin negated",
+            "rotate_half(x) = cat(-x2, x1) and out = x*cos + rotate_half(x)*sin: out_i = x_i*cos - x_j*sin",
+        )
+    if kind is Kind.SWAPPED:
+        return symptom(
+            key,
+            f"cos and sin swapped: each pair is rotated by pi/2 minus {_angle_words(case)}",
+            "multiply x by cos(angle) and rotate_half(x) by sin(angle), not the other way round",
+        )
+    if kind is Kind.SHIFTED:
+        shift = int(p["shift"])
+        said = "positions counted from 1" if shift == 1 else f"every position shifted by {shift:+d}"
+        return symptom(
+            f"{key}:{shift}",
+            f"the angles are those of position_ids {shift:+d}: {said}",
+            "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
+            shift=shift,
+        )
+    if kind is Kind.ANGLE_PRECISION:
+        precision = p["precision"]
+        return symptom(
+            f"{key}:{precision}",
+            f"the angles are wrong by an error that grows with the position (up to {p['max_error']:.3g} rad, "
+            f"{p['small_angle_error']:.2g} rad at the case's smaller angles), within {precision}'s rounding of the "
+            f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in {precision}",
+            FIX_PRECISION,
+            title=f"the angles were computed in {precision} (positions, inv_freq or their product): the error grows "
+            "with the position",
+            precision=precision,
+            max_error=p["max_error"],
+        )
+    if kind is Kind.TABLE_PRECISION:
+        return symptom(
+            key,
+            "cos and sin were rounded to bfloat16 before rotating a float32 x (the tables' precision, not the "
+            "angles': the error does not grow with the position)",
+            "keep cos/sin in float32 (or x's dtype when x is float32); round to bfloat16 only for a bfloat16 x",
+        )
+    if kind is Kind.AMPLITUDE:
+        return _amplitude(case, inputs, float(p["factor"]))
+    return _frequencies(case, inputs, p)
+
+
+CANDIDATE_WORDS = {
+    "d_minus_1": "the exponent is 2k/(d-1), not 2k/d (frequencies over d-1)",
+    "step_1": "the exponent is k/d, not 2k/d (arange(0, d) without step 2)",
+    "head_dim": "the exponent divides by the head dim d, not rotary_dim (partial rotary's frequencies over d)",
+    "base_10000": "base 10000 instead of the case's base: the base argument is ignored",
+}
+FREQUENCY_FIX = (
+    "theta_k = base^(-2k/rotary_dim) for pair k = 0 .. rotary_dim/2 - 1 "
+    "(inv_freq = 1 / base ** (arange(0, rotary_dim, 2) / rotary_dim))"
+)
+
+
+def _frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> Symptom:
+    key = f"rope:frequencies:{case.operation}"
+    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
+    rope_type = str((scaling or {}).get("rope_type", "default"))
+    factor = (scaling or {}).get("factor")
+    sign = "negated, and " if p.get("negative") else ""
+    if p.get("candidate") == "every_band":
+        return symptom(
+            f"{key}:every_band",
+            f"every frequency is divided by the scaling factor {factor}: {rope_type} scales only the "
+            "low-frequency bands (the high-frequency ones keep theta_k), so the factor was applied to every band",
+            f"apply {rope_type}'s band rule: wavelengths below the high-frequency cutoff keep theta_k, those above "
+            "the low-frequency cutoff get theta_k / factor, the band between is interpolated",
+        )
+    if p.get("candidate") in CANDIDATE_WORDS:
+        return symptom(f"{key}:{p['candidate']}", CANDIDATE_WORDS[p["candidate"]], FREQUENCY_FIX)
+    if "ratio" in p:
+        ratio = float(p["ratio"])
+        return symptom(
+            f"{key}:ratio",
+            f"{sign}every frequency is {ratio:.6g} times the spec's theta_k",
+            "theta_k = base^(-2k/rotary_dim), angle = position * theta_k (with the scaling the case asks for)",
+            ratio=ratio,
+        )
+    if "base" in p:
+        return symptom(
+            f"{key}:base",
+            f"{sign}the frequencies follow base {float(p['base']):.6g} instead of {float(inputs['base']):g}",
+            FREQUENCY_FIX,
+            base=float(p["base"]),
+        )
+    return symptom(
+        key,
+        f"{sign}the frequencies differ from theta_k = base^(-2k/rotary_dim): every pair is a rotation by position "
+        "times a frequency of its own",
+        FREQUENCY_FIX,
+    )
+
+
+def _amplitude(case: Case, inputs: Mapping[str, Any], factor: float) -> Symptom:
+    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
+    if (scaling or {}).get("rope_type") == "yarn":
+        return symptom(
+            f"rope:amplitude:{case.operation}:yarn",
+            f"cos and sin are {factor:.6g} times the expected: yarn's attention factor is not applied as the spec "
+            "applies it (cos and sin are each multiplied by it once)",
+            "multiply cos and sin by the attention factor (scaling['attention_factor'], or 0.1*ln(factor) + 1)",
+            factor=factor,
+        )
+    return symptom(
+        f"rope:amplitude:{case.operation}",
+        f"cos and sin are {factor:.6g} times the expected: a rotation must keep each pair's length",
+        "cos(angle) and sin(angle) themselves (times yarn's attention factor only)",
+        factor=factor,
+    )
+
+
+def _other_pairing(case: Case, pairing: str, other: str, also: Optional[Reading]) -> Symptom:
+    what = {"half_split": "(k, k + r/2), rotate_half", "interleaved": "(2k, 2k + 1), adjacent features"}
+    extra = "" if also is None else ", and its angles are off too"
+    return symptom(
+        f"rope:pairing:{case.operation}:{other}",
+        f"rotates the {other} pairs {what[other]} where the case asks for {pairing} {what[pairing]}{extra}",
+        f"pair features as {pairing} does, or declare the feature rope-{other} (the pairing you implement) instead "
+        f"of rope-{pairing}",
+        complete=not extra,
+    )
+
+
+def _passthrough(
+    case: Case, inputs: Mapping[str, Any], source: np.ndarray, want: np.ndarray, got: np.ndarray, noise: float
+) -> Symptom:
+    d, r, pairing = want.shape[-1], int(inputs["rotary_dim"]), str(inputs["pairing"])
+    whole = rotation(source, got, d, pairing)
+    rotated = whole.residual <= RESIDUAL and not np.allclose(whole.phi[:, r // 2 :], 0.0, atol=noise)
+    said = "rotated as well: every feature is rotated" if rotated else "changed"
+    return symptom(
+        f"rope:passthrough:{case.operation}:{'rotated' if rotated else 'changed'}",
+        f"features rotary_dim..d-1 ({r}..{d - 1}) are {said}; partial rotary passes them through unchanged",
+        "rotate only x[..., :rotary_dim] and concatenate x[..., rotary_dim:] back unchanged",
+    )
+
+
+__all__ = ["EPS", "rotation_symptoms", "table_symptoms"]
