@@ -23,6 +23,7 @@ PAIRINGS = ("half_split", "interleaved")
 ANGLE_ULPS = 4.0  # roundings of an angle in the precision it was computed in (position, inv_freq, product)
 EPS = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
 HALF_PRECISIONS = ("float16", "bfloat16")
+TABLE_ROUNDING = 2.0**-7  # radians: more than cos/sin rounded to bfloat16 move an angle
 ROUGH = 2.0**-6  # radians: cos/sin rounded to bfloat16 move an angle by up to about 2^-8
 LARGEST = {"float16": 65504.0, "bfloat16": 3.0e38}  # positions above this are not finite in that precision
 
@@ -36,6 +37,7 @@ class Kind(enum.Enum):
     ANGLE_PRECISION = "angle_precision"
     TABLE_PRECISION = "table_precision"
     AMPLITUDE = "amplitude"
+    ROWS = "rows"
 
 
 @dataclass(frozen=True)
@@ -110,26 +112,28 @@ def read(
     expected: Rotation,
     positions: np.ndarray,
     noise: float,
+    theta: Optional[np.ndarray] = None,
     candidates: Optional[Mapping[str, np.ndarray]] = None,
     base: Optional[float] = None,
     rotary_dim: int = 0,
 ) -> Optional[Reading]:
     """The reading of the actual angles that explains every valid one within ``noise`` (radians, the output
-    dtype's share), or None. ``candidates`` are named frequency vectors (h,) of known mistakes, each tried as the
-    model angle = position * frequency; ``base`` (the case's, when it uses no scaling) lets a frequency reading
-    name the base the actual frequencies follow."""
-    valid = actual.valid & expected.valid
+    dtype's share), or None. ``theta`` is the spec's signed frequency per pair (h,) when known (else estimated
+    from the expected angles); ``candidates`` are named angle arrays (T, h) of known mistakes (a name
+    ``precision:...`` is a precision mistake); ``base`` (the case's, when it uses no scaling) lets a frequency
+    reading name the base the actual frequencies follow."""
+    valid = actual.valid & expected.valid & np.isfinite(actual.phi)
     if not valid.any():
         return None
     p = np.asarray(positions, dtype=np.float64)[:, None] * np.ones(actual.phi.shape)
     phi, want = actual.phi, expected.phi
-    omega_want = frequencies(want, positions)
+    omega_want = theta if theta is not None else frequencies(want, positions)
     magnitude = p * np.abs(omega_want) if omega_want is not None else None
     # a float32 computation of the angles conforms (the precision ruling): its error is noise for every reading
     tight = noise + (ANGLE_ULPS * EPS["float32"] * magnitude if magnitude is not None else 0.0) + np.zeros(phi.shape)
     if _explains(phi, want, valid, tight):
         return _amplitude(actual, expected, valid)
-    found = _structural(phi, want, valid, tight, p, omega_want, candidates)
+    found = _structural(phi, want, valid, tight, omega_want, candidates)
     if found is not None:
         return found
     found = _precision(phi, want, valid, magnitude, noise, float(np.max(np.abs(positions), initial=0)))
@@ -140,13 +144,9 @@ def read(
         return _frequencies(omega, omega_want, base, rotary_dim)
     if magnitude is None:
         return None
-    # a second, smaller error besides (cos/sin or angles in a half precision): a reading that holds within it,
-    # judged only where that error is still small, is one of two mistakes
-    rough = tight + ROUGH + ANGLE_ULPS * EPS["bfloat16"] * magnitude
-    judged = valid & (rough < math.pi / 4)
-    if judged.sum() * 2 < valid.sum():
-        return None
-    found = _structural(phi, want, judged, rough, p, omega_want, candidates)
+    # a second, smaller error besides (cos/sin rounded to bfloat16): a reading that holds within it is one of two
+    rough = tight + ROUGH
+    found = _structural(phi, want, valid, rough, omega_want, candidates, exact=False)
     return None if found is None else Reading(found.kind, {**found.params, "rough": True})
 
 
@@ -155,11 +155,12 @@ def _structural(
     want: np.ndarray,
     valid: np.ndarray,
     tight: np.ndarray,
-    p: np.ndarray,
     omega_want: Optional[np.ndarray],
     candidates: Optional[Mapping[str, np.ndarray]],
+    exact: bool = True,
 ) -> Optional[Reading]:
-    """The negative angle, cos and sin swapped, positions shifted, or a known mistake's frequencies."""
+    """The negative angle, cos and sin swapped, positions shifted, or a known mistake's angles (precision
+    mistakes only when ``exact``: within a rough bound they are not told apart from a correct computation)."""
     if _explains(phi, -want, valid, tight):
         return Reading(Kind.NEGATED)
     for sign in (1.0, -1.0):
@@ -167,12 +168,28 @@ def _structural(
             return Reading(Kind.SWAPPED)
     if omega_want is not None:
         for shift in (1, -1, 2, -2):
-            if _explains(phi, want + shift * omega_want, valid, tight):
+            model = want + shift * omega_want
+            if _explains(phi, model, valid, tight) and (exact or _distinct(model, want, valid, tight)):
                 return Reading(Kind.SHIFTED, {"shift": shift})
-    for name, omega_k in (candidates or {}).items():
-        if omega_k.shape == phi.shape[-1:] and _explains(phi, p * omega_k, valid, tight):
-            return Reading(Kind.FREQUENCIES, {"candidate": name})
+    for name, angles in (candidates or {}).items():
+        if name.startswith("precision:") and not exact:
+            continue
+        if (
+            angles.shape == phi.shape
+            and _explains(phi, angles, valid, tight)
+            and (exact or _distinct(angles, want, valid, tight))
+        ):
+            if name.startswith("precision:"):
+                return Reading(Kind.ANGLE_PRECISION, {"form": name.removeprefix("precision:")})
+            return Reading(Kind.ROWS if name == "rows" else Kind.FREQUENCIES, {"candidate": name})
     return None
+
+
+def _distinct(model: np.ndarray, want: np.ndarray, valid: np.ndarray, bound: np.ndarray) -> bool:
+    """Whether ``model`` differs from the spec's angles by more than twice ``bound`` on most valid elements:
+    within a rough bound, only then does matching it say anything."""
+    far = np.abs(wrap(model - want)) > 2.0 * bound
+    return bool(np.sum(far & valid) * 2 > np.sum(valid))
 
 
 def _amplitude(actual: Rotation, expected: Rotation, valid: np.ndarray) -> Optional[Reading]:
@@ -197,7 +214,7 @@ def _precision(
         return None
     error = np.abs(wrap(phi - want))
     float32 = ANGLE_ULPS * EPS["float32"] * magnitude + noise
-    beyond = valid & (error > 8.0 * float32)
+    beyond = valid & (error > 8.0 * float32) & (error > TABLE_ROUNDING)
     if not beyond.any():
         return None
     for precision in HALF_PRECISIONS:
@@ -236,10 +253,15 @@ def _frequencies(omega: np.ndarray, want: np.ndarray, base: Optional[float], rot
     return Reading(Kind.FREQUENCIES, params)
 
 
-def table_precision(values: np.ndarray) -> bool:
-    """Whether every value is a bfloat16 number (tables rounded to bfloat16), within float32's own noise."""
+TABLE_EVIDENCE = 8  # values of at least 1/16 (where bfloat16's spacing dwarfs float32's noise) needed to say so
+
+
+def table_precision(values: np.ndarray, noise: float = 0.0) -> bool:
+    """Whether every value is a bfloat16 number (tables rounded to bfloat16), within float32's own rounding and
+    ``noise`` (absolute: what measuring cos/sin back from a rotated x adds), on enough values to tell."""
     import ml_dtypes
 
     v = np.asarray(values, dtype=np.float64)
     rounded = v.astype(ml_dtypes.bfloat16).astype(np.float64)
-    return bool(v.size) and bool(np.all(np.abs(v - rounded) <= 4.0 * EPS["float32"] * np.maximum(np.abs(v), 1e-30)))
+    close = np.abs(v - rounded) <= 4.0 * EPS["float32"] * np.abs(v) + noise
+    return int(np.sum(np.abs(v) >= 2.0**-4)) >= TABLE_EVIDENCE and bool(np.all(close))

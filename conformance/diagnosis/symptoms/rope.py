@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Optional
 
+import ml_dtypes
 import numpy as np
 
 from embconf.corpus.fixtures import Case
@@ -30,7 +31,9 @@ from embconf.diagnosis.rope_fit import (
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.diagnosis.symptoms.values import epsilon
 
+HALF = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
+MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
 RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
 FIX_PRECISION = (
     "compute positions, inv_freq and their product in float32 (or wider) and round only cos/sin, once, to the "
@@ -47,26 +50,41 @@ def rotation_symptoms(
         return []
     d, r, pairing = want.shape[-1], int(inputs["rotary_dim"]), str(inputs["pairing"])
     noise = NOISE_ULPS * epsilon(want.dtype)
+    sign = -1.0 if case.operation == "rope_backward" else 1.0
     if r < d and not np.array_equal(got[..., r:].astype(np.float64), source[..., r:].astype(np.float64)):
         return [_passthrough(case, inputs, source, want, got, noise)]
     positions = np.asarray(inputs["position_ids"], dtype=np.int64)
+    overflow = _float16_overflow(case, positions, got[..., :r].reshape((-1,) + got.shape[-2:-1] + (r,)), axis=(0, 2))
+    if overflow:
+        return overflow
     expected = rotation(source, want, r, pairing)
     actual = rotation(source, got, r, pairing)
     other = next(p for p in PAIRINGS if p != pairing)
     if actual.residual > RESIDUAL and r > 2:
         swapped = rotation(source, got, r, other)
         if swapped.residual <= RESIDUAL:
-            also = _reading(swapped, expected, positions, noise, inputs)
+            also = _reading(swapped, expected, positions, noise, inputs, sign)
             return [_other_pairing(case, pairing, other, also)] + ([_said(case, inputs, also)] if also else [])
         return []
     if actual.residual > RESIDUAL:
         return []
-    reading = _reading(actual, expected, positions, noise, inputs)
-    if reading is None and source.dtype.itemsize >= 4 and case.operation == "rope_forward":
-        implied = actual.amplitude * np.exp(1j * actual.phi)
-        if table_precision(implied.real[actual.valid]) and table_precision(implied.imag[actual.valid]):
-            reading = Reading(Kind.TABLE_PRECISION)
+    implied = actual.amplitude * np.exp(1j * actual.phi)
+    if (
+        source.dtype.itemsize >= 4
+        and table_precision(implied.real[actual.valid], MEASURED_NOISE)
+        and table_precision(implied.imag[actual.valid], MEASURED_NOISE)
+    ):
+        return _with_tables(case, inputs, _reading(actual, expected, positions, noise, inputs, sign))
+    reading = _reading(actual, expected, positions, noise, inputs, sign)
     return [] if reading is None else [_said(case, inputs, reading)]
+
+
+def _with_tables(case: Case, inputs: Mapping[str, Any], reading: Optional[Reading]) -> list[Symptom]:
+    """cos/sin rounded to bfloat16, and the mistake the angles show besides it (read within that rounding)."""
+    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION))
+    if reading is None or not reading.params.get("rough"):
+        return [tables]
+    return [replace(tables, complete=False), _said(case, inputs, reading)]
 
 
 def table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
@@ -81,45 +99,99 @@ def table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, A
     if want_cos.shape[:1] != positions.shape:
         return []
     noise = NOISE_ULPS * epsilon(want_cos.dtype)
+    overflow = _float16_overflow(case, positions, got_cos[None], axis=(0, 2))
+    if overflow:
+        return overflow
     expected = table_rotation(want_cos, case.expected_outputs["sin"])
-    reading = _reading(table_rotation(got_cos, got_sin), expected, positions, noise, inputs)
-    if reading is None and want_cos.dtype.itemsize >= 4 and table_precision(got_cos) and table_precision(got_sin):
-        reading = Reading(Kind.TABLE_PRECISION)
+    reading = _reading(table_rotation(got_cos, got_sin), expected, positions, noise, inputs, 1.0)
+    if want_cos.dtype.itemsize >= 4 and table_precision(got_cos) and table_precision(got_sin):
+        return _with_tables(case, inputs, reading)
     return [] if reading is None else [_said(case, inputs, reading)]
 
 
+FLOAT16_LARGEST = 65504
+
+
+def _float16_overflow(case: Case, positions: np.ndarray, got: np.ndarray, axis: tuple[int, ...]) -> list[Symptom]:
+    """Not-finite rows exactly where the position exceeds float16's largest finite value."""
+    with np.errstate(all="ignore"):
+        bad = ~np.all(np.isfinite(got.astype(np.float64)), axis=axis)
+    if not bad.any() or bad.shape != positions.shape or not np.array_equal(bad, positions > FLOAT16_LARGEST):
+        return []
+    return [
+        symptom(
+            f"rope:angle_precision:{case.operation}:float16_overflow",
+            f"the rows of positions above {FLOAT16_LARGEST} are not finite, and only those: the positions (and "
+            "angles) were computed in float16, where they overflow to inf",
+            FIX_PRECISION,
+            title="the angles were computed in float16: positions above 65504 overflow to inf",
+            precision="float16",
+        )
+    ]
+
+
 def _reading(
-    actual: Rotation, expected: Rotation, positions: np.ndarray, noise: float, inputs: Mapping[str, Any]
+    actual: Rotation, expected: Rotation, positions: np.ndarray, noise: float, inputs: Mapping[str, Any], sign: float
 ) -> Optional[Reading]:
+    """``sign`` is -1 for the backward (the spec rotates by the negative angle there)."""
     scaling = inputs.get("scaling") or {}
     plain = isinstance(scaling, Mapping) and scaling.get("rope_type", "default") == "default"
     base = float(inputs["base"]) if plain and isinstance(inputs.get("base"), (int, float)) else None
-    r = int(inputs.get("rotary_dim") or 0)
-    return read(actual, expected, positions, noise, candidates(inputs), base, r)
+    theta = spec_frequencies(inputs, positions)
+    found = candidates(inputs, positions, theta, sign) if theta is not None else {}
+    signed = None if theta is None else sign * theta
+    return read(actual, expected, positions, noise, signed, found, base, int(inputs.get("rotary_dim") or 0))
 
 
-def candidates(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The frequencies (h,) of the known frequency mistakes that apply to this case's inputs."""
-    base, r = inputs.get("base"), int(inputs.get("rotary_dim") or 0)
-    if not isinstance(base, (int, float)) or base <= 0 or r < 2:
-        return {}
-    base, k = float(base), np.arange(r // 2, dtype=np.float64)
+def spec_frequencies(inputs: Mapping[str, Any], positions: np.ndarray) -> Optional[np.ndarray]:
+    """The spec's theta_k (h,) for the case's configuration (the reference's), None when it is invalid."""
+    from embconf.reference.errors import EmbeddingError
+    from embconf.reference.rope import inverse_frequencies
+
+    try:
+        theta, _ = inverse_frequencies(
+            inputs["rotary_dim"], inputs["base"], inputs.get("scaling"), int(positions.max(initial=0))
+        )
+    except (EmbeddingError, KeyError, TypeError, ValueError):
+        return None
+    return np.asarray(theta, dtype=np.float64)
+
+
+def candidates(
+    inputs: Mapping[str, Any], positions: np.ndarray, theta: np.ndarray, sign: float
+) -> dict[str, np.ndarray]:
+    """The angles (T, h) of the known mistakes that apply to this case: other frequencies, the row numbers
+    taken for positions, and the precision forms of the public bugs."""
+    base, r = float(inputs["base"]), int(inputs["rotary_dim"])
+    k = np.arange(r // 2, dtype=np.float64)
     x = inputs.get("x")
     d = int(x.shape[-1]) if isinstance(x, np.ndarray) and x.ndim >= 1 else r
     scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
     rope_type, factor = str((scaling or {}).get("rope_type", "default")), (scaling or {}).get("factor")
-    found: dict[str, np.ndarray] = {}
+    p = positions.astype(np.float64)[:, None]
+    frequencies: dict[str, np.ndarray] = {}
     if rope_type in ("llama3", "yarn") and isinstance(factor, (int, float)) and factor > 0:
-        found["every_band"] = base ** (-2.0 * k / r) / float(factor)
-    if rope_type != "default":
-        return found
-    if r > 2:
-        found["d_minus_1"] = base ** (-2.0 * k / (r - 1))
-    found["step_1"] = base ** (-k / r)
-    if d != r:
-        found["head_dim"] = base ** (-2.0 * k / d)
-    if base != 10000.0:
-        found["base_10000"] = 10000.0 ** (-2.0 * k / r)
+        frequencies["every_band"] = base ** (-2.0 * k / r) / float(factor)
+    if rope_type == "default":
+        if r > 2:
+            frequencies["d_minus_1"] = base ** (-2.0 * k / (r - 1))
+        frequencies["step_1"] = base ** (-k / r)
+        if d != r:
+            frequencies["head_dim"] = base ** (-2.0 * k / d)
+        if base != 10000.0:
+            frequencies["base_10000"] = 10000.0 ** (-2.0 * k / r)
+    found = {name: sign * p * omega for name, omega in frequencies.items()}
+    if not np.array_equal(positions, np.arange(positions.size)):
+        found["rows"] = sign * np.arange(positions.size, dtype=np.float64)[:, None] * theta
+    with np.errstate(all="ignore"):
+        for name, half in HALF.items():
+            rounded = theta.astype(half)
+            found[f"precision:inv_freq:{name}"] = sign * (
+                positions.astype(np.float32)[:, None] * rounded.astype(np.float32)
+            ).astype(np.float64)
+            found[f"precision:angles:{name}"] = sign * (positions.astype(half)[:, None] * rounded).astype(half).astype(
+                np.float64
+            )
     return found
 
 
@@ -167,16 +239,37 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
             "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
             shift=shift,
         )
+    if kind is Kind.ROWS:
+        return symptom(
+            key,
+            "the angles are those of positions 0..T-1 (the row numbers): position_ids are ignored (a cache offset "
+            "or packed restarts lost)",
+            "index cos/sin by position_ids, not by the row number",
+        )
+    if kind is Kind.ANGLE_PRECISION and "form" in p:
+        part, precision = str(p["form"]).split(":")
+        what = (
+            "inv_freq was rounded to " + precision + " before multiplying by the positions"
+            if part == "inv_freq"
+            else f"the angles were computed in {precision} (positions, inv_freq and their product)"
+        )
+        return symptom(
+            f"{key}:{p['form']}",
+            f"{what}: the angle error grows with the position",
+            FIX_PRECISION,
+            precision=precision,
+        )
     if kind is Kind.ANGLE_PRECISION:
         precision = p["precision"]
         return symptom(
             f"{key}:{precision}",
             f"the angles are wrong by an error that grows with the position (up to {p['max_error']:.3g} rad, "
             f"{p['small_angle_error']:.2g} rad at the case's smaller angles), within {precision}'s rounding of the "
-            f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in {precision}",
+            f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in "
+            f"{precision} or a coarser precision",
             FIX_PRECISION,
-            title=f"the angles were computed in {precision} (positions, inv_freq or their product): the error grows "
-            "with the position",
+            title=f"the angles were computed in {precision} or coarser (positions, inv_freq or their product): the "
+            "error grows with the position",
             precision=precision,
             max_error=p["max_error"],
         )
