@@ -147,7 +147,9 @@ def pair_columns(rotary_dim: int, pairing: Any) -> tuple[np.ndarray, np.ndarray]
     return 2 * np.arange(h), 2 * np.arange(h) + 1
 
 
-def _check(x: np.ndarray, ids: np.ndarray, rotary_dim: Any, base: Any, scaling: Any, pairing: Any) -> Pairing:
+def check_call(x: np.ndarray, position_ids: Any, rotary_dim: Any, base: Any, scaling: Any, pairing: Any) -> np.ndarray:
+    """position_ids as int64, after the checks of EMB-ROPE-12 on a forward or backward call."""
+    ids = _positions(position_ids)
     if x.ndim < 2:
         raise EmbeddingError("shape_mismatch", f"x must have rank >= 2 (..., T, d), got shape {x.shape}")
     if x.shape[-2] != ids.shape[0]:
@@ -156,9 +158,10 @@ def _check(x: np.ndarray, ids: np.ndarray, rotary_dim: Any, base: Any, scaling: 
     if r > x.shape[-1]:
         raise EmbeddingError("invalid_config", f"rotary_dim {r} exceeds the width d = {x.shape[-1]}")
     try:
-        return pairing_of(pairing)
+        pairing_of(pairing)
     except ValueError as exc:
         raise EmbeddingError("invalid_config", str(exc)) from None
+    return ids
 
 
 def _rotate(
@@ -184,9 +187,8 @@ def rope_forward(
     pairing: str = "half_split",
 ) -> np.ndarray:
     """x with each pair (i, j) of frequency k rotated by p*theta_k (EMB-ROPE-2..5); columns >= r copied."""
-    ids = _positions(position_ids)
-    typed = _check(x, ids, rotary_dim, base, scaling, pairing)
-    return _rotate(x, ids, int(rotary_dim), float(base), scaling, typed, 1.0)
+    ids = check_call(x, position_ids, rotary_dim, base, scaling, pairing)
+    return _rotate(x, ids, int(rotary_dim), float(base), scaling, pairing_of(pairing), 1.0)
 
 
 def rope_backward(
@@ -199,8 +201,7 @@ def rope_backward(
     grad_output: np.ndarray,
 ) -> np.ndarray:
     """grad_x: grad_output rotated by the negative angle, the transpose of the forward (EMB-ROPE-6)."""
-    ids = _positions(position_ids)
-    typed = _check(x, ids, rotary_dim, base, scaling, pairing)
+    ids = check_call(x, position_ids, rotary_dim, base, scaling, pairing)
     if grad_output.shape != x.shape:
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}, x has {x.shape}")
-    return _rotate(grad_output, ids, int(rotary_dim), float(base), scaling, typed, -1.0)
+    return _rotate(grad_output, ids, int(rotary_dim), float(base), scaling, pairing_of(pairing), -1.0)

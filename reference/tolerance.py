@@ -22,6 +22,8 @@ UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, 
 HALF_ACCUMULATION_LIMIT = (
     1 / 8
 )  # (k-1)*u above this: the half dtype's own bound says nothing; float32 accumulation is required
+ROPE_ANGLE_ULPS = 4.0  # float32 angles: a correct computation stays within 0.8 u32 * max angle (spec 8.8)
+ROPE_ROTATION_ULPS = 4.0  # the tables rounded to x's dtype, two products and a sum in x's dtype
 RENORM_ULPS = 4  # + D: the p-norm of D terms, the division, the product and the golden's rounding (EMB-NRM-5)
 
 
@@ -234,6 +236,47 @@ def _memory_units(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, 
     return {name: (EXACT if name == "bytes" else units) for name in outputs}
 
 
+def rope(attention: float, magnitude: float, max_angle: float, dtype: str) -> dict[str, Any]:
+    """Spec 8.8 (EMB-ROPE-11): a*M*(4 u32 A + 4u) absolute, 2u relative; angles in float32 conform, u of ``dtype``."""
+    u, u32 = unit_roundoff(dtype), unit_roundoff("float32")
+    atol = attention * magnitude * (ROPE_ANGLE_ULPS * u32 * max_angle + ROPE_ROTATION_ULPS * u)
+    rule = (
+        f"rope: a*M*({ROPE_ANGLE_ULPS:g}*u32*A + {ROPE_ROTATION_ULPS:g}*u) with a={attention:.6g}, M={magnitude:.6g}, "
+        f"A={max_angle:.6g} (the largest angle), u={u:.3g}; rtol 2u"
+    )
+    return close(atol, 2 * u, rule)
+
+
+def _rope_parts(inputs: dict[str, Any]) -> tuple[float, float]:
+    """(a, A): the attention factor and the case's largest angle, max(position_ids) * max(theta_k)."""
+    from embconf.reference.rope import inverse_frequencies
+
+    ids = np.asarray(inputs["position_ids"])
+    top = int(ids.max(initial=0))
+    inv_freq, attention = inverse_frequencies(inputs["rotary_dim"], inputs["base"], inputs["scaling"], top)
+    return attention, top * float(inv_freq.max())
+
+
+def _pair_magnitude(values: np.ndarray, inputs: dict[str, Any]) -> float:
+    """M: the largest |v_i| + |v_j| over the rotated pairs."""
+    from embconf.reference.rope import pair_columns
+
+    i, j = pair_columns(int(inputs["rotary_dim"]), inputs["pairing"])
+    wide = np.abs(values.astype(np.float64))
+    return float((wide[..., i] + wide[..., j]).max(initial=0))
+
+
+def _rope_tables(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    attention, angle = _rope_parts(inputs)
+    return {name: rope(attention, 1.0, angle, inputs.get("dtype", "float32")) for name in outputs}
+
+
+def _rope_rotation(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    attention, angle = _rope_parts(inputs)
+    values = inputs["grad_output"] if "grad_output" in inputs else inputs["x"]
+    return {name: rope(attention, _pair_magnitude(values, inputs), angle, values.dtype.name) for name in outputs}
+
+
 _RULES = {
     "embedding_forward": _all_exact,
     "embedding_backward": _lookup_backward,
@@ -248,4 +291,7 @@ _RULES = {
     "table_bytes": _memory_units,
     "gradient_bytes": _all_exact,
     "adam_state_bytes": _all_exact,
+    "rope_tables": _rope_tables,
+    "rope_forward": _rope_rotation,
+    "rope_backward": _rope_rotation,
 }

@@ -10,13 +10,14 @@ deliberate local corpus is allowed), but ``embconf run`` warns and the report li
 from __future__ import annotations
 
 SHIPPED_SHA256: dict[str, str] = {
-    "embedding_layer.yaml": "334599ef02a6e20613e1fb43070e1cfb2d69650bf57d681d2324fbffaa9987a3",
-    "half_precision.yaml": "868f7d6a445dce3c79dad00d8f4a1a0cdf09ae8ec479f681064b1743818213cc",
-    "learned_positions.yaml": "dd56ab393907adaa1884e2da2dfbc30597d9b848f29fc0c47c9af955803a08b8",
-    "lookup_options.yaml": "2d12f0729d97f47438d3f917a76ba0b426b38efde780a32246b0b6568792ac30",
-    "memory.yaml": "94aad80dd66d96bd644ad6c7427aa3c734b470de99e14cf233116f45229db756",
-    "sinusoidal.yaml": "81223855059e149b2814bce8716511719278e647b05d9708d68ab96fca502aa9",
-    "token_lookup.yaml": "84d24d5f921e7b522d807aa8a705f7ecc46b4b031094a92c9177938ed6caa1b8",
+    "embedding_layer.yaml": "046f40365af2b54da7a58ba804f99dbeecc74ef491c5c754ba01b372b910a1f0",
+    "half_precision.yaml": "3a108d17cccb2590b1f6d02edbd58aa56914591b1c33437e41ac354296be06f0",
+    "learned_positions.yaml": "16abb18ad4574d2a7064b226819003e7f5dd0a8dafb0702ad01bb5aef1c9f381",
+    "lookup_options.yaml": "37dd73b8699b40bb3b36b60f9e63dd6e50c281ebd8558e73fc9eff9fe5b6d73a",
+    "memory.yaml": "8ff6476cf94e54a1f9bfb0f87fa4ef1ac443b696f070ba99dfece117a7ee2192",
+    "rope.yaml": "b0a5668e9117117b7c9e98d7bce16cd5075b6dda1ddf8eecf0955c4b8bb4408f",
+    "sinusoidal.yaml": "18f4974ffdd4be639a0ce6516be7c19c92b181761e68e59757a37ccbfb39802e",
+    "token_lookup.yaml": "d16993ef68a559ca83ef7f90a214dffd4a37068b0721b68599ca3551f6e892b0",
 }
 
 

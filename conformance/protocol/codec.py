@@ -16,8 +16,9 @@ from embconf.model.encoding import NON_FINITE, EncodingError, decode_array, enco
 from embconf.processes.failures import Garbled
 
 PROTOCOL_VERSION = 1
-PROTOCOL_MINOR = 2  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
-# 2: the run reply "exception" (an untyped failure, the outcome error, the peer going on) (PROTOCOL.md)
+PROTOCOL_MINOR = 3  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
+# 2: the run reply "exception" (an untyped failure, the outcome error, the peer going on);
+# 3: spec 1.3's rope operations and their mapping input "scaling" (PROTOCOL.md)
 READ_SIZE = 2**20  # bytes per read of a peer's stdout, and the pipe size asked for
 BLOB_MIN = 4096  # base64 strings longer than this are spliced into a line after encoding
 _BLOB = "~embconf-base64~"

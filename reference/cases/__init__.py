@@ -54,11 +54,12 @@ def all_cases() -> list[tuple[str, list[CaseSpec]]]:
         learned_positions,
         lookup_options,
         memory,
+        rope,
         sinusoidal,
         token_lookup,
     )
 
-    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision)
+    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision, rope)
     return [(module.AREA, [tag_canonical_table(spec) for spec in module.cases()]) for module in modules]
 
 

@@ -18,7 +18,7 @@ from embconf.model.sinusoid import (
     named_profiles,
     profile_named,
 )
-from embconf.model.vocabulary import features, vocabulary
+from embconf.model.vocabulary import features, spec_version, vocabulary
 from embconf.protocol.codec import ProtocolError
 from embconf.protocol.messages import parse_start_reply
 from embconf.reference.errors import EmbeddingError
@@ -142,7 +142,7 @@ def test_the_matrix_claim_names_a_declared_profile(tmp_path):
     (column,) = build([record], {})["implementations"]
     assert column["claim"]["conforms"]
     assert column["claim"]["statement"].startswith(
-        "conforms to spec 1.2.0 for its declared capabilities, sinusoid profile: [sin | cos] (EMB-SIN-V1); "
+        f"conforms to spec {spec_version()} for its declared capabilities, sinusoid profile: [sin | cos] (EMB-SIN-V1); "
         "canonical table not provided"
     )
 

@@ -1,0 +1,261 @@
+"""Rotary position embeddings (spec section 14): the goldens agree with an independent statement of the
+formulas (complex numbers, Python's math, Hugging Face's own frequency code), the cases carry the features
+their inputs need, and the precision ruling holds both ways (EMB-ROPE-11): float32 angles pass every case,
+angles computed in bfloat16 fail wherever positions are long."""
+
+from __future__ import annotations
+
+import cmath
+import math
+
+import numpy as np
+import pytest
+from helpers import IMPLS, problems, run_undiagnosed
+
+from embconf.adapters import create_adapter
+from embconf.corpus.fixtures import load_corpus
+from embconf.model.dtypes import have_bfloat16, numpy_dtype
+from embconf.model.rope import Pairing, RopeScaling, RopeType, rope_features
+from embconf.reference import OPERATIONS
+from embconf.reference.errors import EmbeddingError
+from embconf.reference.rope import inverse_frequencies, pair_columns
+from embconf.reference.tolerance import unit_roundoff
+
+pytestmark = pytest.mark.skipif(not have_bfloat16(), reason="ml_dtypes (the bfloat16 extra) is not installed")
+
+
+@pytest.fixture(scope="module")
+def rope_cases():
+    return [case for case in load_corpus().cases if case.id.startswith("rope.")]
+
+
+def _valued(cases):
+    return [case for case in cases if case.expected_error is None]
+
+
+def _complex_rotation(
+    x: np.ndarray, ids: np.ndarray, rotary_dim: int, base: float, pairing: str, sign: int
+) -> np.ndarray:
+    """The rotation as a complex product (x_i + i x_j) * e^(i sign p theta_k), theta_k from Python's math."""
+    out = x.astype(np.float64).copy()
+    h = rotary_dim // 2
+    for t, p in enumerate(ids.tolist()):
+        for k in range(h):
+            i, j = (k, k + h) if pairing == "half_split" else (2 * k, 2 * k + 1)
+            turn = cmath.exp(1j * sign * p * math.pow(base, -2.0 * k / rotary_dim))
+            z = (x[..., t, i].astype(np.float64) + 1j * x[..., t, j].astype(np.float64)) * turn
+            out[..., t, i], out[..., t, j] = z.real, z.imag
+    return out
+
+
+def _ulp_distance(a: np.ndarray, b: np.ndarray, dtype: str) -> float:
+    scale = np.maximum(np.abs(b.astype(np.float64)), 2.0**-14)
+    return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)) / (scale * unit_roundoff(dtype))))
+
+
+def test_the_corpus_covers_what_the_issue_asks(rope_cases):
+    valued = _valued(rope_cases)
+    widths = {case.inputs()["x"].shape[-1] for case in valued if "x" in case.raw_inputs}
+    positions = max(int(case.inputs()["position_ids"].max()) for case in valued)
+    rope_types = {case.inputs()["scaling"]["rope_type"] for case in valued}
+    dtypes = {case.inputs().get("dtype") or case.inputs()["x"].dtype.name for case in valued}
+    assert len(rope_cases) >= 40
+    assert {2, 4, 6, 64, 128, 130} <= widths and positions >= 131072
+    assert {case.inputs()["base"] for case in valued} >= {10000.0, 500000.0}
+    assert rope_types == {t.value for t in RopeType}
+    assert {"float32", "float16", "bfloat16"} <= dtypes
+    assert {case.operation for case in valued} == {"rope_tables", "rope_forward", "rope_backward"}
+
+
+def test_each_case_carries_exactly_the_features_its_inputs_need(rope_cases):
+    for case in rope_cases:
+        inputs = case.inputs()
+        pairing = inputs.get("pairing")
+        pairings = {f for f in case.features if f in {p.feature for p in Pairing}}
+        if case.operation == "rope_tables" or pairing not in {p.value for p in Pairing}:
+            assert not pairings, case.id
+        else:
+            assert pairings == {Pairing(pairing).feature}, case.id
+        ids = inputs["position_ids"]
+        contiguous = np.array_equal(ids, np.arange(ids[0], ids[0] + ids.size)) if ids.size else True
+        assert ("rope-positions" in case.features) == (not contiguous), case.id
+        partial = case.expected_error is None and "x" in inputs and inputs["rotary_dim"] < inputs["x"].shape[-1]
+        assert ("rope-partial" in case.features) == partial, case.id
+        assert set(case.features) <= set(rope_features()) | {"float16", "bfloat16", "float64"}, case.id
+
+
+def test_default_goldens_are_the_complex_rotation_rounded_once(rope_cases):
+    checked = 0
+    for case in _valued(rope_cases):
+        inputs = case.inputs()
+        if inputs["scaling"] != {"rope_type": "default"} or case.operation == "rope_tables":
+            continue
+        values = inputs["grad_output"] if case.operation == "rope_backward" else inputs["x"]
+        sign = -1 if case.operation == "rope_backward" else 1
+        truth = _complex_rotation(
+            values, inputs["position_ids"], inputs["rotary_dim"], inputs["base"], inputs["pairing"], sign
+        )
+        (golden,) = case.expected_outputs.values()
+        # rounded once: within an ulp; a float64 golden carries float64's own angle error, u * angle
+        ulps = 1.0 if golden.dtype != np.float64 else 4.0 * (1 + float(inputs["position_ids"].max()))
+        assert _ulp_distance(golden, truth, golden.dtype.name) <= ulps, case.id
+        rest = slice(inputs["rotary_dim"], None)
+        assert np.array_equal(golden[..., rest], values[..., rest]), case.id  # passed through bit for bit
+        checked += 1
+    assert checked >= 30
+
+
+def test_table_goldens_are_cos_and_sin_of_the_angles_from_math(rope_cases):
+    for case in _valued(rope_cases):
+        if case.operation != "rope_tables" or case.inputs()["scaling"]["rope_type"] != "default":
+            continue
+        inputs = case.inputs()
+        r, base = inputs["rotary_dim"], inputs["base"]
+        angles = [[p * math.pow(base, -2.0 * k / r) for k in range(r // 2)] for p in inputs["position_ids"].tolist()]
+        cos, sin = case.expected_outputs["cos"], case.expected_outputs["sin"]
+        assert cos.shape == sin.shape == (len(angles), r // 2)
+        assert _ulp_distance(cos, np.cos(np.array(angles)), inputs["dtype"]) <= 1.0, case.id
+        assert _ulp_distance(sin, np.sin(np.array(angles)), inputs["dtype"]) <= 1.0, case.id
+
+
+def test_the_backward_is_the_adjoint_of_the_forward():
+    rng = np.random.default_rng(5)
+    x, g = rng.standard_normal((2, 3, 7, 10)), rng.standard_normal((2, 3, 7, 10))
+    ids = np.array([3, 0, 9, 131072, 5, 5, 40000])
+    for pairing in ("half_split", "interleaved"):
+        for scaling in (
+            {"rope_type": "default"},
+            {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64},
+        ):
+            forward = OPERATIONS["rope_forward"](x, ids, 8, 10000.0, scaling, pairing)
+            backward = OPERATIONS["rope_backward"](x, ids, 8, 10000.0, scaling, pairing, g)
+            assert math.isclose(float(np.sum(forward * g)), float(np.sum(x * backward)), rel_tol=1e-12)
+
+
+HF_SCALINGS = [
+    {"rope_type": "linear", "factor": 4.0},
+    {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 4096},
+    {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
+    {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096, "truncate": False},
+    {
+        "rope_type": "yarn",
+        "factor": 40.0,
+        "original_max_position_embeddings": 4096,
+        "mscale": 1.0,
+        "mscale_all_dim": 0.5,
+    },
+    {
+        "rope_type": "yarn",
+        "factor": 8.0,
+        "original_max_position_embeddings": 4096,
+        "beta_fast": 16.0,
+        "beta_slow": 2.0,
+        "attention_factor": 1.0,
+    },
+    {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "original_max_position_embeddings": 8192,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    },
+]
+
+
+@pytest.mark.parametrize("scaling", HF_SCALINGS, ids=lambda s: "-".join(f"{k}={v}" for k, v in s.items()))
+def test_scaled_frequencies_are_hugging_faces(scaling):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    utils = pytest.importorskip("transformers.modeling_rope_utils", reason="transformers is not installed")
+    from transformers import LlamaConfig
+
+    r, base, top = 128, 500000.0, 8191
+    params = {**scaling, "rope_theta": base}
+    if scaling["rope_type"] == "dynamic":  # Hugging Face's dynamic reads the original length as max_position_embeddings
+        params.pop("original_max_position_embeddings")
+    config = LlamaConfig(
+        hidden_size=4 * r, num_attention_heads=4, head_dim=r, max_position_embeddings=4096, rope_parameters=params
+    )
+    hf_freq, hf_attention = utils.ROPE_INIT_FUNCTIONS[scaling["rope_type"]](
+        config, "cpu", seq_len=torch.tensor(top + 1)
+    )
+    ours, attention = inverse_frequencies(r, base, scaling, top)
+    assert np.allclose(hf_freq.double().numpy(), ours, rtol=2e-6, atol=0)  # Hugging Face computes in float32
+    assert math.isclose(hf_attention, attention, rel_tol=1e-12)
+
+
+def _run(name: str, cases):
+    adapter = create_adapter(f"functions:{IMPLS / name}")
+    try:
+        return run_undiagnosed(adapter, cases)
+    finally:
+        adapter.close()
+
+
+def test_float32_angles_pass_every_case_up_to_131072(rope_cases):
+    record = _run("rope_float32.py", rope_cases)
+    assert problems(record.results) == []
+    assert sum(r.outcome == "pass" for r in record.results) == len(rope_cases)
+
+
+def test_bfloat16_angles_fail_wherever_a_position_or_a_frequency_is_not_exact_in_bfloat16(rope_cases):
+    record = _run("rope_bfloat16_angles.py", rope_cases)
+    failed = set(problems(record.results))
+    long = [case.id for case in _valued(rope_cases) if int(case.inputs()["position_ids"].max()) >= 4096]
+    assert len(long) >= 20 and [case_id for case_id in long if case_id not in failed] == []
+    assert len(failed) >= 0.75 * len(_valued(rope_cases))  # most short ones too: a frequency has 3 digits
+
+
+def test_swapped_pairings_fail_each_other(rope_cases):
+    """Neither pairing is the other: each case of d >= 4 fails when computed with the other pairing."""
+    for case in _valued(rope_cases):
+        inputs = case.inputs()
+        if case.operation != "rope_forward" or inputs["x"].shape[-1] < 4 or inputs["rotary_dim"] < 4:
+            continue
+        other = "interleaved" if inputs["pairing"] == "half_split" else "half_split"
+        wrong = OPERATIONS["rope_forward"](**{**inputs, "pairing": other}).astype(np.float64)
+        golden = case.expected_outputs["output"].astype(np.float64)
+        tol = case.tolerance["output"]
+        assert np.any(np.abs(wrong - golden) > tol["atol"] + tol["rtol"] * np.abs(golden)), case.id
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        {"rope_type": "ntk"},
+        {"rope_type": "linear"},
+        {"rope_type": "linear", "factor": 0.0},
+        {"rope_type": "linear", "factor": 2.0, "beta_fast": 3.0},
+        {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 0},
+        {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 64, "truncate": "yes"},
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "original_max_position_embeddings": 64,
+            "low_freq_factor": 2.0,
+            "high_freq_factor": 2.0,
+        },
+        "linear",
+    ],
+)
+def test_a_bad_scaling_is_invalid_config(scaling):
+    with pytest.raises(EmbeddingError) as raised:
+        OPERATIONS["rope_tables"](np.arange(4), 8, 10000.0, scaling, "float32")
+    assert raised.value.kind == "invalid_config"
+
+
+def test_a_scaling_mapping_reads_and_writes_back():
+    mapping = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "truncate": False}
+    typed = RopeScaling.of(mapping)
+    assert typed.rope_type is RopeType.YARN and typed.feature == "rope-yarn" and typed.mapping() == mapping
+    assert RopeScaling.of(None).mapping() == {"rope_type": "default"} and RopeScaling.of(None).feature is None
+
+
+def test_pairs_are_formed_within_the_rotary_block():
+    assert [list(a) for a in pair_columns(6, "half_split")] == [[0, 1, 2], [3, 4, 5]]
+    assert [list(a) for a in pair_columns(6, "interleaved")] == [[0, 2, 4], [1, 3, 5]]
+
+
+def test_half_tables_are_rounded_once_from_float64():
+    cos, _ = OPERATIONS["rope_tables"](np.array([131072]), 4, 10000.0, None, "bfloat16")
+    exact = np.cos(131072 * np.array([[1.0, 0.01]]))
+    assert cos.dtype == numpy_dtype("bfloat16") and np.array_equal(cos, exact.astype(numpy_dtype("bfloat16")))
