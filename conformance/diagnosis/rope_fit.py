@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 
@@ -30,14 +30,11 @@ LARGEST = {"float16": 65504.0, "bfloat16": 3.0e38}  # positions above this are n
 
 class Kind(enum.Enum):
     OTHER_PAIRING = "other_pairing"
-    NEGATED = "negated"
-    SWAPPED = "swapped"
-    SHIFTED = "shifted"
     FREQUENCIES = "frequencies"
     ANGLE_PRECISION = "angle_precision"
     TABLE_PRECISION = "table_precision"
     AMPLITUDE = "amplitude"
-    ROWS = "rows"
+    MODEL = "model"  # a member of the family of wrong computations: params["departures"] names its departures
 
 
 @dataclass(frozen=True)
@@ -90,8 +87,9 @@ def table_rotation(cos: np.ndarray, sin: np.ndarray) -> Rotation:
 
 
 def wrap(a: np.ndarray) -> np.ndarray:
-    """Angles folded into [-pi, pi)."""
-    return (np.asarray(a) + math.pi) % (2.0 * math.pi) - math.pi
+    """Angles folded into [-pi, pi) (NaN stays NaN)."""
+    with np.errstate(invalid="ignore"):
+        return (np.asarray(a) + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def _explains(actual: np.ndarray, model: np.ndarray, valid: np.ndarray, noise: np.ndarray) -> bool:
@@ -113,14 +111,14 @@ def read(
     positions: np.ndarray,
     noise: float,
     theta: Optional[np.ndarray] = None,
-    candidates: Optional[Mapping[str, np.ndarray]] = None,
+    frequencies_of: Optional[Mapping[str, np.ndarray]] = None,
     base: Optional[float] = None,
     rotary_dim: int = 0,
 ) -> Optional[Reading]:
     """The reading of the actual angles that explains every valid one within ``noise`` (radians, the output
     dtype's share), or None. ``theta`` is the spec's signed frequency per pair (h,) when known (else estimated
-    from the expected angles); ``candidates`` are named angle arrays (T, h) of known mistakes (a name
-    ``precision:...`` is a precision mistake); ``base`` (the case's, when it uses no scaling) lets a frequency
+    from the expected angles); ``frequencies_of`` names the (unsigned) frequencies of known mistakes, each tried
+    in the family of models (:func:`family`); ``base`` (the case's, when it uses no scaling) lets a frequency
     reading name the base the actual frequencies follow."""
     valid = actual.valid & expected.valid & np.isfinite(actual.phi)
     if not valid.any():
@@ -133,56 +131,101 @@ def read(
     tight = noise + (ANGLE_ULPS * EPS["float32"] * magnitude if magnitude is not None else 0.0) + np.zeros(phi.shape)
     if _explains(phi, want, valid, tight):
         return _amplitude(actual, expected, valid)
-    found = _structural(phi, want, valid, tight, omega_want, candidates)
+    models = list(family(positions, theta, frequencies_of or {})) if theta is not None else []
+    found = _first_model(phi, want, valid, tight, models)
     if found is not None:
-        return found
+        scaled = _amplitude(actual, expected, valid)  # a wrong amplitude besides (yarn's attention factor)
+        return found if scaled is None else Reading(found.kind, {**found.params, **scaled.params})
     found = _precision(phi, want, valid, magnitude, noise, float(np.max(np.abs(positions), initial=0)))
+    if found is not None and _linear_in_position(phi, want, valid, p, tight):
+        return Reading(Kind.FREQUENCIES, {})  # a frequency changed a little (an exponent, a base): not a rounding
     if found is not None:
         return found
     omega = frequencies(phi, positions)
     if omega is not None and omega_want is not None and _explains(phi, p * omega, valid, tight):
         return _frequencies(omega, omega_want, base, rotary_dim)
-    if magnitude is None:
-        return None
-    # a second, smaller error besides (cos/sin rounded to bfloat16): a reading that holds within it is one of two
-    rough = tight + ROUGH
-    found = _structural(phi, want, valid, rough, omega_want, candidates, exact=False)
+    # a second, smaller error besides (cos/sin rounded to bfloat16): a model that holds within it is one of two
+    found = _first_model(phi, want, valid, tight + ROUGH, models, exact=False)
     return None if found is None else Reading(found.kind, {**found.params, "rough": True})
 
 
-def _structural(
+MAX_DEPARTURES = 3
+POSITIONS = ("", "shifted:1", "rows")
+COMPUTATIONS = ("", "angles:float16", "inv_freq:float16", "angles:bfloat16", "inv_freq:bfloat16")
+
+
+def family(
+    positions: np.ndarray, theta: np.ndarray, frequencies_of: Mapping[str, np.ndarray]
+) -> Iterator[tuple[tuple[str, ...], np.ndarray]]:
+    """(departures, angles (T, h)) of every model of a wrong rotary computation, fewest departures first: the
+    frequencies (the spec's ``theta``, signed, or a named mistake's), the positions (as given, plus one, the row
+    numbers), the computation (exact, or a public precision bug's form), the sense (the negative angle) and cos
+    and sin swapped (both signs of pi/2: the forward's and the transpose's)."""
+    import ml_dtypes
+
+    halves = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+    sign = -1.0 if np.median(theta) < 0 else 1.0
+    options = []
+    for freq_name, omega in {"": np.abs(theta), **{f"frequencies:{n}": f for n, f in frequencies_of.items()}}.items():
+        for pos_name in POSITIONS:
+            if pos_name == "rows" and np.array_equal(positions, np.arange(positions.size)):
+                continue
+            used = positions + 1 if pos_name == "shifted:1" else np.arange(positions.size) if pos_name else positions
+            for computation in COMPUTATIONS:
+                angles = _computed(used, omega, computation, halves)
+                for negated in (False, True):
+                    model = -sign * angles if negated else sign * angles
+                    for swap in ("", "+", "-"):
+                        shaped = (1.0 if swap == "+" else -1.0) * math.pi / 2 - model if swap else model
+                        named = (
+                            freq_name,
+                            pos_name,
+                            computation,
+                            "negated" if negated else "",
+                            "swapped" if swap else "",
+                        )
+                        departures = tuple(d for d in named if d)
+                        if 0 < len(departures) <= MAX_DEPARTURES:
+                            options.append((departures, shaped))
+    return iter(sorted(options, key=lambda option: len(option[0])))
+
+
+def _computed(positions: np.ndarray, omega: np.ndarray, computation: str, halves: Mapping[str, Any]) -> np.ndarray:
+    if not computation:
+        return positions.astype(np.float64)[:, None] * omega
+    part, precision = computation.split(":")
+    half = halves[precision]
+    with np.errstate(all="ignore"):
+        rounded = omega.astype(half)
+        if part == "inv_freq":
+            return (positions.astype(np.float32)[:, None] * rounded.astype(np.float32)).astype(np.float64)
+        return (positions.astype(half)[:, None] * rounded).astype(half).astype(np.float64)
+
+
+def _first_model(
     phi: np.ndarray,
     want: np.ndarray,
     valid: np.ndarray,
-    tight: np.ndarray,
-    omega_want: Optional[np.ndarray],
-    candidates: Optional[Mapping[str, np.ndarray]],
+    bound: np.ndarray,
+    models: list[tuple[tuple[str, ...], np.ndarray]],
     exact: bool = True,
 ) -> Optional[Reading]:
-    """The negative angle, cos and sin swapped, positions shifted, or a known mistake's angles (precision
-    mistakes only when ``exact``: within a rough bound they are not told apart from a correct computation)."""
-    if _explains(phi, -want, valid, tight):
-        return Reading(Kind.NEGATED)
-    for sign in (1.0, -1.0):
-        if _explains(phi, sign * math.pi / 2 - want, valid, tight):
-            return Reading(Kind.SWAPPED)
-    if omega_want is not None:
-        for shift in (1, -1, 2, -2):
-            model = want + shift * omega_want
-            if _explains(phi, model, valid, tight) and (exact or _distinct(model, want, valid, tight)):
-                return Reading(Kind.SHIFTED, {"shift": shift})
-    for name, angles in (candidates or {}).items():
-        if name.startswith("precision:") and not exact:
-            continue
-        if (
-            angles.shape == phi.shape
-            and _explains(phi, angles, valid, tight)
-            and (exact or _distinct(angles, want, valid, tight))
-        ):
-            if name.startswith("precision:"):
-                return Reading(Kind.ANGLE_PRECISION, {"form": name.removeprefix("precision:")})
-            return Reading(Kind.ROWS if name == "rows" else Kind.FREQUENCIES, {"candidate": name})
+    """The simplest model that explains every valid angle within ``bound`` (not ``exact``: and that differs from
+    the spec's angles by more than that bound on most of them)."""
+    for departures, angles in models:
+        if _explains(phi, angles, valid, bound) and (exact or _distinct(angles, want, valid, bound)):
+            return Reading(Kind.MODEL, {"departures": list(departures)})
     return None
+
+
+def _linear_in_position(phi: np.ndarray, want: np.ndarray, valid: np.ndarray, p: np.ndarray, tight: np.ndarray) -> bool:
+    """Whether the angle error is position * (a constant per pair): a frequency that differs, which rounding of
+    positions or of their product is not (rounding inv_freq alone is, and is a candidate of its own)."""
+    error = np.where(valid, wrap(phi - want), 0.0)
+    weight = np.where(valid, p, 0.0)
+    denominator = np.sum(weight**2, axis=0)
+    delta = np.sum(weight * error, axis=0) / np.where(denominator == 0, 1.0, denominator)
+    return _explains(phi, want + p * delta, valid, tight)
 
 
 def _distinct(model: np.ndarray, want: np.ndarray, valid: np.ndarray, bound: np.ndarray) -> bool:

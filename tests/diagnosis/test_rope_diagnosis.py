@@ -176,8 +176,10 @@ def test_read_names_only_what_explains_every_angle() -> None:
     want = rotation(x, rotated(angles), 16, "half_split")
     assert read(rotation(x, rotated(angles), 16, "half_split"), want, positions, 1e-9, theta) is None
     negated = read(rotation(x, rotated(-angles), 16, "half_split"), want, positions, 1e-9, theta)
-    assert negated is not None and negated.kind is Kind.NEGATED
+    assert negated is not None and negated.params == {"departures": ["negated"]}
     shifted = read(rotation(x, rotated(angles + theta), 16, "half_split"), want, positions, 1e-9, theta)
-    assert shifted is not None and shifted.kind is Kind.SHIFTED and shifted.params["shift"] == 1
+    assert shifted is not None and shifted.kind is Kind.MODEL and shifted.params == {"departures": ["shifted:1"]}
+    both = read(rotation(x, rotated(-(angles + theta)), 16, "half_split"), want, positions, 1e-9, theta)
+    assert both is not None and both.params == {"departures": ["shifted:1", "negated"]}
     noise = rotation(x, rotated(angles + rng.random(angles.shape)), 16, "half_split")
     assert noise.residual < 1e-9 and read(noise, want, positions, 1e-9, theta) is None

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Optional
 
-import ml_dtypes
 import numpy as np
 
 from embconf.corpus.fixtures import Case
@@ -28,10 +27,10 @@ from embconf.diagnosis.rope_fit import (
     table_precision,
     table_rotation,
 )
+from embconf.diagnosis.rope_models import identified, mistaken, spec_frequencies
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.diagnosis.symptoms.values import epsilon
 
-HALF = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
 MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
 RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
@@ -41,7 +40,7 @@ FIX_PRECISION = (
 )
 
 
-def rotation_symptoms(
+def _rotation_symptoms(
     case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
 ) -> list[Symptom]:
     """What is wrong with a rope_forward output or a rope_backward grad_x."""
@@ -79,6 +78,18 @@ def rotation_symptoms(
     return [] if reading is None else [_said(case, inputs, reading)]
 
 
+def rotation_symptoms(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
+    """What is wrong with a rope_forward output or a rope_backward grad_x, each symptom under its mistake."""
+    return [identified(s) for s in _rotation_symptoms(case, inputs, name, want, got)]
+
+
+def table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
+    """What is wrong with rope_tables' (cos, sin), each symptom under its mistake."""
+    return [identified(s) for s in _table_symptoms(case, inputs, actual)]
+
+
 def _with_tables(case: Case, inputs: Mapping[str, Any], reading: Optional[Reading]) -> list[Symptom]:
     """cos/sin rounded to bfloat16, and the mistake the angles show besides it (read within that rounding)."""
     tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION))
@@ -87,7 +98,7 @@ def _with_tables(case: Case, inputs: Mapping[str, Any], reading: Optional[Readin
     return [replace(tables, complete=False), _said(case, inputs, reading)]
 
 
-def table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
+def _table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
     """What is wrong with rope_tables' (cos, sin)."""
     want_cos, want_sin = case.expected_outputs.get("cos"), case.expected_outputs.get("sin")
     got_cos, got_sin = actual.get("cos"), actual.get("sin")
@@ -138,65 +149,63 @@ def _reading(
     plain = isinstance(scaling, Mapping) and scaling.get("rope_type", "default") == "default"
     base = float(inputs["base"]) if plain and isinstance(inputs.get("base"), (int, float)) else None
     theta = spec_frequencies(inputs, positions)
-    found = candidates(inputs, positions, theta, sign) if theta is not None else {}
     signed = None if theta is None else sign * theta
-    return read(actual, expected, positions, noise, signed, found, base, int(inputs.get("rotary_dim") or 0))
-
-
-def spec_frequencies(inputs: Mapping[str, Any], positions: np.ndarray) -> Optional[np.ndarray]:
-    """The spec's theta_k (h,) for the case's configuration (the reference's), None when it is invalid."""
-    from embconf.reference.errors import EmbeddingError
-    from embconf.reference.rope import inverse_frequencies
-
-    try:
-        theta, _ = inverse_frequencies(
-            inputs["rotary_dim"], inputs["base"], inputs.get("scaling"), int(positions.max(initial=0))
-        )
-    except (EmbeddingError, KeyError, TypeError, ValueError):
-        return None
-    return np.asarray(theta, dtype=np.float64)
-
-
-def candidates(
-    inputs: Mapping[str, Any], positions: np.ndarray, theta: np.ndarray, sign: float
-) -> dict[str, np.ndarray]:
-    """The angles (T, h) of the known mistakes that apply to this case: other frequencies, the row numbers
-    taken for positions, and the precision forms of the public bugs."""
-    base, r = float(inputs["base"]), int(inputs["rotary_dim"])
-    k = np.arange(r // 2, dtype=np.float64)
-    x = inputs.get("x")
-    d = int(x.shape[-1]) if isinstance(x, np.ndarray) and x.ndim >= 1 else r
-    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
-    rope_type, factor = str((scaling or {}).get("rope_type", "default")), (scaling or {}).get("factor")
-    p = positions.astype(np.float64)[:, None]
-    frequencies: dict[str, np.ndarray] = {}
-    if rope_type in ("llama3", "yarn") and isinstance(factor, (int, float)) and factor > 0:
-        frequencies["every_band"] = base ** (-2.0 * k / r) / float(factor)
-    if rope_type == "default":
-        if r > 2:
-            frequencies["d_minus_1"] = base ** (-2.0 * k / (r - 1))
-        frequencies["step_1"] = base ** (-k / r)
-        if d != r:
-            frequencies["head_dim"] = base ** (-2.0 * k / d)
-        if base != 10000.0:
-            frequencies["base_10000"] = 10000.0 ** (-2.0 * k / r)
-    found = {name: sign * p * omega for name, omega in frequencies.items()}
-    if not np.array_equal(positions, np.arange(positions.size)):
-        found["rows"] = sign * np.arange(positions.size, dtype=np.float64)[:, None] * theta
-    with np.errstate(all="ignore"):
-        for name, half in HALF.items():
-            rounded = theta.astype(half)
-            found[f"precision:inv_freq:{name}"] = sign * (
-                positions.astype(np.float32)[:, None] * rounded.astype(np.float32)
-            ).astype(np.float64)
-            found[f"precision:angles:{name}"] = sign * (positions.astype(half)[:, None] * rounded).astype(half).astype(
-                np.float64
-            )
-    return found
+    return read(actual, expected, positions, noise, signed, mistaken(inputs), base, int(inputs.get("rotary_dim") or 0))
 
 
 def _angle_words(case: Case) -> str:
     return "the angle -pos*theta_k" if case.operation == "rope_backward" else "the angle pos*theta_k"
+
+
+def _departure(case: Case, inputs: Mapping[str, Any], departure: str) -> Symptom:
+    """One departure of a model from the spec's computation (``rope_fit.family``), said for this operation."""
+    op = case.operation
+    if departure == "negated" and op == "rope_backward":
+        return symptom(
+            f"rope:negated:{op}",
+            "the backward rotates by +pos*theta_k, the forward's own angle: the gradient of a rotation is the "
+            "rotation by the negative angle (its transpose)",
+            "rotate grad_output by -pos*theta_k: out_i = g_i*cos + g_j*sin, out_j = g_j*cos - g_i*sin",
+        )
+    if departure == "negated":
+        return symptom(
+            f"rope:negated:{op}",
+            "rotates by the negative angle -pos*theta_k: rotate_half's sign flipped (cat(x2, -x1)) or sin negated",
+            "rotate_half(x) = cat(-x2, x1) and out = x*cos + rotate_half(x)*sin: out_i = x_i*cos - x_j*sin",
+        )
+    if departure == "swapped":
+        return symptom(
+            f"rope:swapped:{op}",
+            f"cos and sin swapped: each pair is rotated by pi/2 minus {_angle_words(case)}",
+            "multiply x by cos(angle) and rotate_half(x) by sin(angle), not the other way round",
+        )
+    if departure == "shifted:1":
+        return symptom(
+            f"rope:shifted:{op}:1",
+            "the angles are those of position_ids +1: positions counted from 1",
+            "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
+        )
+    if departure == "rows":
+        return symptom(
+            f"rope:rows:{op}",
+            "the angles are those of positions 0..T-1 (the row numbers): position_ids are ignored (a cache offset "
+            "or packed restarts lost)",
+            "index cos/sin by position_ids, not by the row number",
+        )
+    if departure.startswith("frequencies:"):
+        return _frequencies(case, inputs, {"candidate": departure.removeprefix("frequencies:")})
+    part, precision = departure.split(":")
+    what = (
+        f"inv_freq was rounded to {precision} before multiplying by the positions"
+        if part == "inv_freq"
+        else f"the angles were computed in {precision} (positions, inv_freq and their product)"
+    )
+    return symptom(
+        f"rope:angle_precision:{op}:{departure}",
+        f"{what}: the angle error grows with the position",
+        FIX_PRECISION,
+        precision=precision,
+    )
 
 
 def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
@@ -211,53 +220,16 @@ def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
 def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
     op, kind, p = case.operation, reading.kind, reading.params
     key = f"rope:{kind.value}:{op}"
-    if kind is Kind.NEGATED and op == "rope_backward":
+    if kind is Kind.MODEL:
+        said = [_departure(case, inputs, d) for d in p["departures"]]
+        said += [_amplitude(case, inputs, float(p["factor"]))] if "factor" in p else []
+        if len(said) == 1:
+            return said[0]
         return symptom(
-            key,
-            "the backward rotates by +pos*theta_k, the forward's own angle: the gradient of a rotation is the "
-            "rotation by the negative angle (its transpose)",
-            "rotate grad_output by -pos*theta_k: out_i = g_i*cos + g_j*sin, out_j = g_j*cos - g_i*sin",
-        )
-    if kind is Kind.NEGATED:
-        return symptom(
-            key,
-            "rotates by the negative angle -pos*theta_k: rotate_half's sign flipped (cat(x2, -x1)) or sin negated",
-            "rotate_half(x) = cat(-x2, x1) and out = x*cos + rotate_half(x)*sin: out_i = x_i*cos - x_j*sin",
-        )
-    if kind is Kind.SWAPPED:
-        return symptom(
-            key,
-            f"cos and sin swapped: each pair is rotated by pi/2 minus {_angle_words(case)}",
-            "multiply x by cos(angle) and rotate_half(x) by sin(angle), not the other way round",
-        )
-    if kind is Kind.SHIFTED:
-        shift = int(p["shift"])
-        said = "positions counted from 1" if shift == 1 else f"every position shifted by {shift:+d}"
-        return symptom(
-            f"{key}:{shift}",
-            f"the angles are those of position_ids {shift:+d}: {said}",
-            "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
-            shift=shift,
-        )
-    if kind is Kind.ROWS:
-        return symptom(
-            key,
-            "the angles are those of positions 0..T-1 (the row numbers): position_ids are ignored (a cache offset "
-            "or packed restarts lost)",
-            "index cos/sin by position_ids, not by the row number",
-        )
-    if kind is Kind.ANGLE_PRECISION and "form" in p:
-        part, precision = str(p["form"]).split(":")
-        what = (
-            "inv_freq was rounded to " + precision + " before multiplying by the positions"
-            if part == "inv_freq"
-            else f"the angles were computed in {precision} (positions, inv_freq and their product)"
-        )
-        return symptom(
-            f"{key}:{p['form']}",
-            f"{what}: the angle error grows with the position",
-            FIX_PRECISION,
-            precision=precision,
+            f"rope:combined:{op}:{'+'.join(p['departures'] + (['amplitude'] if 'factor' in p else []))}",
+            "; and ".join(s.summary for s in said),
+            "; and ".join(s.hint for s in said),
+            title="; and ".join(s.title for s in said),
         )
     if kind is Kind.ANGLE_PRECISION:
         precision = p["precision"]
@@ -290,6 +262,7 @@ CANDIDATE_WORDS = {
     "step_1": "the exponent is k/d, not 2k/d (arange(0, d) without step 2)",
     "head_dim": "the exponent divides by the head dim d, not rotary_dim (partial rotary's frequencies over d)",
     "base_10000": "base 10000 instead of the case's base: the base argument is ignored",
+    "every_band": "the scaling factor divides every frequency band (llama3 and yarn scale only the low-frequency ones)",
 }
 FREQUENCY_FIX = (
     "theta_k = base^(-2k/rotary_dim) for pair k = 0 .. rotary_dim/2 - 1 "
