@@ -183,3 +183,28 @@ def test_read_names_only_what_explains_every_angle() -> None:
     assert both is not None and both.params == {"departures": ["shifted:1", "negated"]}
     noise = rotation(x, rotated(angles + rng.random(angles.shape)), 16, "half_split")
     assert noise.residual < 1e-9 and read(noise, want, positions, 1e-9, theta) is None
+
+
+PRECISION_BUGS = {  # held-out reproductions of the public precision bugs -> the precision their verdict must name
+    "hf_llama_cast_buffer": "bfloat16",  # transformers #25681 / #29285
+    "gpt_neox_half_cache": "float16",  # gpt-neox #1003
+    "candle_qwen2_rope_i": "bfloat16",  # candle #3520
+    "modded_nanogpt_rotary": "bfloat16",  # modded-nanogpt #39
+    "sglang_jax_inv_freq": "bfloat16",  # sglang-jax #1472, transformers #29496
+}
+
+
+@pytest.mark.parametrize("module, precision", sorted(PRECISION_BUGS.items()))
+def test_the_public_precision_bugs_fail_with_a_cause_naming_the_precision(
+    module: str, precision: str, tmp_path
+) -> None:
+    import json
+
+    from helpers import ROOT, run_cli
+
+    report = tmp_path / "report.json"
+    path = ROOT / "tests" / "realcode" / f"{module}.py"
+    done = run_cli("run", "--impl", f"functions:{path}", "-q", "--report-json", str(report))
+    assert done.returncode == 1, done.stderr[-300:]
+    verdict = json.loads(report.read_text())["verdict"]
+    assert any(precision in entry["title"] for entry in verdict["mistakes"]), verdict["summary"]

@@ -88,3 +88,13 @@ def test_bfloat16_angles_fail_at_long_positions_even_for_a_bfloat16_x() -> None:
     long = [case("bf16x.long", "rope_forward", ("bfloat16",), positions=window(131072), d=64, dtype="bfloat16")]
     run = run_undiagnosed(MutantAdapter("rope.angles_bfloat16"), long)
     assert [r.outcome for r in run.results] == ["fail"]
+
+
+def test_every_rope_mutant_is_killed_and_ranked_first_by_the_goldens(corpus) -> None:
+    from embconf.diagnosis.measure import rank_catalogue
+
+    goldens = [c for c in corpus.cases if c.operation.startswith("rope_")]
+    assert len(goldens) >= 40
+    rankings = rank_catalogue(goldens, [m.id for m in ROPE])
+    assert [r.mutant for r in rankings if not r.failing] == []
+    assert [(r.mutant, r.first, r.failing) for r in rankings if r.rate < 0.95] == []

@@ -33,7 +33,8 @@ from embconf.diagnosis.symptoms.values import epsilon
 
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
 MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
-RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
+RESIDUAL = 1e-3
+LENGTH_SLACK = 2.0**-6  # a pair's length may change this much (cos/sin rounded to bfloat16 change it by ~2^-9)  # the part of an output that is not a rotation of its input, at most, to read its angles
 FIX_PRECISION = (
     "compute positions, inv_freq and their product in float32 (or wider) and round only cos/sin, once, to the "
     "activation dtype (the precision ruling of EMB-ROPE)"
@@ -59,13 +60,14 @@ def _rotation_symptoms(
     expected = rotation(source, want, r, pairing)
     actual = rotation(source, got, r, pairing)
     other = next(p for p in PAIRINGS if p != pairing)
-    if actual.residual > RESIDUAL and r > 2:
+    scale = max(RESIDUAL, 16 * epsilon(want.dtype))
+    if not _is_rotation(actual, expected, scale) and r > 2:
         swapped = rotation(source, got, r, other)
-        if swapped.residual <= RESIDUAL:
+        if _is_rotation(swapped, expected, scale):
             also = _reading(swapped, expected, positions, noise, inputs, sign)
             return [_other_pairing(case, pairing, other, also)] + ([_said(case, inputs, also)] if also else [])
         return []
-    if actual.residual > RESIDUAL:
+    if not _is_rotation(actual, expected, scale):
         return []
     implied = actual.amplitude * np.exp(1j * actual.phi)
     if (
@@ -88,6 +90,16 @@ def rotation_symptoms(
 def table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
     """What is wrong with rope_tables' (cos, sin), each symptom under its mistake."""
     return [identified(s) for s in _table_symptoms(case, inputs, actual)]
+
+
+def _is_rotation(actual: Rotation, expected: Rotation, tolerance: float) -> bool:
+    """Whether the output is a rotation of the input, pair by pair, with one length scale for every pair (with a
+    single leading row any pair is some rotation and scale of another: the scale tells them apart)."""
+    valid = actual.valid & expected.valid & (expected.amplitude > 0)
+    if actual.residual > tolerance or not valid.any():
+        return False
+    ratio = actual.amplitude[valid] / expected.amplitude[valid]
+    return bool(np.allclose(ratio, np.median(ratio), rtol=max(tolerance, LENGTH_SLACK), atol=0.0))
 
 
 def _with_tables(case: Case, inputs: Mapping[str, Any], reading: Optional[Reading]) -> list[Symptom]:
