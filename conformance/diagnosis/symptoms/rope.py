@@ -33,8 +33,8 @@ from embconf.diagnosis.symptoms.values import epsilon
 
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
 MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
-RESIDUAL = 1e-3
-LENGTH_SLACK = 2.0**-6  # a pair's length may change this much (cos/sin rounded to bfloat16 change it by ~2^-9)  # the part of an output that is not a rotation of its input, at most, to read its angles
+RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
+LENGTH_SLACK = 2.0**-6  # a pair's length may change this much (cos/sin rounded to bfloat16 change it by ~2^-9)
 FIX_PRECISION = (
     "compute positions, inv_freq and their product in float32 (or wider) and round only cos/sin, once, to the "
     "activation dtype (the precision ruling of EMB-ROPE)"
