@@ -13,6 +13,7 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.model.vocabulary import named_outputs
 from embconf.reference import OPERATIONS
+from embconf.reference.errors import EmbeddingError
 from embconf.reference.generate import _encode_value
 from embconf.reference.rope import inverse_frequencies
 
@@ -74,8 +75,20 @@ def case(
         if operation == "rope_backward":
             inputs["grad_output"] = rng.standard_normal(shape).astype(DTYPES[dtype])
     copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
-    outputs = named_outputs(operation, OPERATIONS[operation](**copies))
     feature = () if operation == "rope_tables" else (f"rope-{pairing}",)
+    try:
+        outputs = named_outputs(operation, OPERATIONS[operation](**copies))
+    except EmbeddingError as exc:  # an error case: the kind the spec raises
+        return Case(
+            case_id,
+            f"built for the tests: {operation} raises {exc.kind}",
+            ("EMB-ROPE-12",),
+            tuple(dict.fromkeys(feature + features)),
+            operation,
+            {name: _encode_value(value) for name, value in inputs.items()},
+            {"error": exc.kind},
+            {},
+        )
     return Case(
         case_id,
         f"built for the tests: {operation} at positions {int(ids.min())}..{int(ids.max())}",

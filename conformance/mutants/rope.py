@@ -264,3 +264,41 @@ slip(
     tables_too=False,
     only=BWD,
 )
+
+
+def _usable(rotary_dim: Any, width: int) -> Any:
+    """The rotary_dim an unchecked implementation ends up using: slicing clips it to d, pairs drop an odd feature."""
+    if isinstance(rotary_dim, int) and not isinstance(rotary_dim, bool) and rotary_dim >= 2:
+        return min(rotary_dim, width) // 2 * 2
+    return rotary_dim
+
+
+def _unchecked_forward(x: np.ndarray, position_ids: Any, rotary_dim: Any, base: Any, scaling: Any, pairing: Any) -> Any:
+    width = x.shape[-1] if isinstance(x, np.ndarray) and x.ndim else 0
+    return OPERATIONS[FWD](x, position_ids, _usable(rotary_dim, width), base, scaling, pairing)
+
+
+def _unchecked_backward(
+    x: np.ndarray, position_ids: Any, rotary_dim: Any, base: Any, scaling: Any, pairing: Any, grad_output: Any
+) -> Any:
+    width = x.shape[-1] if isinstance(x, np.ndarray) and x.ndim else 0
+    return OPERATIONS[BWD](x, position_ids, _usable(rotary_dim, width), base, scaling, pairing, grad_output)
+
+
+def _unchecked_tables(position_ids: Any, rotary_dim: Any, base: Any, scaling: Any, dtype: str = "float32") -> Any:
+    return OPERATIONS[TABLES](position_ids, _usable(rotary_dim, 1 << 30), base, scaling, dtype)
+
+
+UNCHECKED = register(
+    Mutant(
+        "rope.rotary_dim_unchecked",
+        "does not check rotary_dim: an odd one drops its last feature from the pairs, one above d rotates all d",
+        "reject rotary_dim that is odd, below 2 or above d with invalid_config (EMB-ROPE-12)",
+        {FWD: _unchecked_forward, BWD: _unchecked_backward},
+    )
+)
+register(
+    replace(
+        UNCHECKED, id="rope.tables.rotary_dim_unchecked", overrides={TABLES: _unchecked_tables}, mistake=UNCHECKED.id
+    )
+)

@@ -47,6 +47,7 @@ def _cases() -> list:
         )
         built.append(case(f"{op}.yarn", op, ("rope-yarn",), positions=window(4096), d=64, scaling=YARN))
         built.append(case(f"{op}.packed", op, ("rope-positions",), positions=[5, 6, 7, 0, 1, 2, 9, 3], d=64))
+        built.append(case(f"{op}.odd_rotary_dim", op, d=8, rotary_dim=5))
     return built
 
 
@@ -71,6 +72,7 @@ SAID = {
     "rope.scaling_every_band": "rope:frequencies:",
     "rope.yarn_attention_factor_missing": "rope:amplitude:",
     "rope.partial_rotates_all": "rope:passthrough:",
+    "rope.rotary_dim_unchecked": "accepts:",
 }
 ROPE = [m for m in catalogue() if m.area == "rope"]
 

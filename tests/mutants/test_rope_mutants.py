@@ -40,6 +40,7 @@ def _cases() -> list:
         built.append(case(f"{op}.llama3", op, ("rope-llama3",), positions=window(4096), d=64, scaling=LLAMA3))
         built.append(case(f"{op}.yarn", op, ("rope-yarn",), positions=window(4096), d=64, scaling=YARN))
         built.append(case(f"{op}.packed", op, ("rope-positions",), positions=[5, 6, 7, 0, 1, 2, 9, 3], d=8))
+        built.append(case(f"{op}.odd_rotary_dim", op, d=8, rotary_dim=5))
     return built
 
 
