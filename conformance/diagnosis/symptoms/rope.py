@@ -33,6 +33,7 @@ from embconf.diagnosis.symptoms.values import epsilon
 
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
 MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
+COARSER = {"float16": "float16 or bfloat16", "bfloat16": "bfloat16 or coarser"}  # what a bound cannot tell apart
 RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
 LENGTH_SLACK = 2.0**-6  # a pair's length may change this much (cos/sin rounded to bfloat16 change it by ~2^-9)
 FIX_PRECISION = (
@@ -250,9 +251,9 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
             f"the angles are wrong by an error that grows with the position (up to {p['max_error']:.3g} rad, "
             f"{p['small_angle_error']:.2g} rad at the case's smaller angles), within {precision}'s rounding of the "
             f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in "
-            f"{precision} or a coarser precision",
+            f"{COARSER[precision]}",
             FIX_PRECISION,
-            title=f"the angles were computed in {precision} or coarser (positions, inv_freq or their product): the "
+            title=f"the angles were computed in {COARSER[precision]} (positions, inv_freq or their product): the "
             "error grows with the position",
             precision=precision,
             max_error=p["max_error"],
