@@ -1,7 +1,7 @@
 """Rotary position embeddings (EMB-ROPE, spec section 14), in float64 and rounded once.
 
 r = rotary_dim (even, 2 <= r <= d), h = r/2, k = 0..h-1. The frequencies theta_k = base^(-2k/r), changed
-by the scaling family (linear, dynamic NTK, YaRN, llama3: Hugging Face's formulas, restated in SPEC.md 14.4);
+by the scaling family (linear, dynamic NTK, YaRN, llama3: Hugging Face's formulas, restated in SPEC.md section 14);
 the angle of a position p is p * theta_k. ``rope_tables`` returns one column per frequency, scaled by the
 attention factor a (1 unless YaRN). ``rope_forward`` rotates each pair (i, j) of frequency k by the angle of
 its row's position; columns r..d-1 pass through. ``rope_backward`` applies the transpose (the negative angle).
@@ -48,7 +48,7 @@ def _positions(position_ids: Any) -> np.ndarray:
 
 
 def _yarn(r: int, base: float, s: RopeScaling) -> tuple[np.ndarray, float]:
-    """YaRN (SPEC.md 14.4): a ramp between interpolated and original frequencies, and an attention factor."""
+    """YaRN (SPEC.md EMB-ROPE-9): a ramp between interpolated and original frequencies, and an attention factor."""
     factor, original = float(s.factor or 1.0), float(s.original_max_position_embeddings or 1)
     exponents = 2.0 * np.arange(r // 2, dtype=np.float64) / r
     extrapolation = base**-exponents
@@ -80,7 +80,7 @@ def _yarn(r: int, base: float, s: RopeScaling) -> tuple[np.ndarray, float]:
 
 
 def _llama3(inv_freq: np.ndarray, s: RopeScaling) -> np.ndarray:
-    """llama3 (SPEC.md 14.4): long wavelengths divided by factor, short ones kept, a smooth ramp between."""
+    """llama3 (SPEC.md EMB-ROPE-9): long wavelengths divided by factor, short ones kept, a smooth ramp between."""
     factor, original = float(s.factor or 1.0), float(s.original_max_position_embeddings or 1)
     low, high = float(s.low_freq_factor or 1.0), float(s.high_freq_factor or 1.0)
     wavelen = 2 * math.pi / inv_freq

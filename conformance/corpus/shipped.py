@@ -15,7 +15,7 @@ SHIPPED_SHA256: dict[str, str] = {
     "learned_positions.yaml": "16abb18ad4574d2a7064b226819003e7f5dd0a8dafb0702ad01bb5aef1c9f381",
     "lookup_options.yaml": "37dd73b8699b40bb3b36b60f9e63dd6e50c281ebd8558e73fc9eff9fe5b6d73a",
     "memory.yaml": "8ff6476cf94e54a1f9bfb0f87fa4ef1ac443b696f070ba99dfece117a7ee2192",
-    "rope.yaml": "b0a5668e9117117b7c9e98d7bce16cd5075b6dda1ddf8eecf0955c4b8bb4408f",
+    "rope.yaml": "cec75de9b980f46dd27fbbe611601d7192d49c368cb88d659f3c4f8adf1fc549",
     "sinusoidal.yaml": "18f4974ffdd4be639a0ce6516be7c19c92b181761e68e59757a37ccbfb39802e",
     "token_lookup.yaml": "d16993ef68a559ca83ef7f90a214dffd4a37068b0721b68599ca3551f6e892b0",
 }

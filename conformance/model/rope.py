@@ -151,3 +151,26 @@ def rope_features() -> tuple[str, ...]:
     """Every feature of the rope area."""
     scaled = tuple(t.feature for t in RopeType if t.feature)
     return (*(p.feature for p in Pairing), PARTIAL_FEATURE, POSITIONS_FEATURE, *scaled)
+
+
+def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: Any, error: Optional[str]) -> list[str]:
+    """What a rope case's features lack or claim wrongly for its (encoded) inputs: the pairing it names, its
+    scaling's family, partial rotary (``embconf validate``; the generator derives them the same way)."""
+    if operation not in ("rope_tables", "rope_forward", "rope_backward"):
+        return []
+    needed: set[str] = set()
+    pairing = inputs.get("pairing")
+    if operation != "rope_tables" and pairing in {p.value for p in Pairing}:
+        needed.add(Pairing(pairing).feature)
+    try:
+        scaled = RopeScaling.of(inputs.get("scaling")).feature
+    except ValueError:
+        scaled = None
+    needed |= {scaled} if scaled else set()
+    shape = inputs["x"].get("shape") if isinstance(inputs.get("x"), Mapping) else None
+    rotary = inputs.get("rotary_dim")
+    if error is None and shape and isinstance(rotary, int) and rotary < shape[-1]:
+        needed.add(PARTIAL_FEATURE)
+    claimed = {f for f in features if f.startswith("rope-") and f != POSITIONS_FEATURE}
+    problems = [f"a rope case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]
+    return problems + [f"feature {f!r} does not match the case's inputs" for f in sorted(claimed - needed)]

@@ -166,6 +166,10 @@ def scaling_cases() -> list[CaseSpec]:
         rotation("rope.forward.half_split.llama3_p131072", "llama3 (Llama 3.1: factor 8, original 8192, bands 1 and 4), base 500000, positions 131068..131075.", l3, (2, 8, 128), run(131068, 8), HALF, base=500000.0, scaling=LLAMA3),
         rotation("rope.forward.interleaved.llama3_d64_p4096", "llama3, factor 32 (Llama 3.2), interleaved, d = 64, positions 4093..4100.", l3, (2, 8, 64), run(4093, 8), INTER, base=500000.0, scaling=LLAMA3_SMALL),
         tables("rope.tables.llama3_d128", "llama3 tables, r = 128, base 500000, positions 0..7: every band present.", l3, run(0, 8), 128, base=500000.0, scaling=LLAMA3),
+        rotation("rope.backward.interleaved.llama3_p131072", "Backward under llama3, interleaved, base 500000, positions 131068..131075.", l3, (2, 8, 128), run(131068, 8), INTER, base=500000.0, scaling=LLAMA3, backward=True),
+        rotation("rope.backward.interleaved.linear_d64", "Backward under linear scaling, factor 4, interleaved.", lin, (2, 8, 64), run(4093, 8), INTER, scaling=LINEAR4, backward=True),
+        rotation("rope.forward.half_split.partial_linear_d128_r64", "Partial rotary (64 of 128) with linear scaling, factor 8.", lin + ("EMB-ROPE-4",), (2, 8, 128), run(32764, 8), HALF, rotary_dim=64, scaling=LINEAR8),
+        rotation("rope.forward.interleaved.dynamic_partial_d130_r128", "Partial rotary (128 of 130) with dynamic NTK past the original length: the exponent is r / (r - 2) with r = 128.", dyn + ("EMB-ROPE-4",), (1, 8, 130), run(8184, 8), INTER, rotary_dim=128, scaling=DYNAMIC),
     ]
 
 

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import cmath
 import math
+import shlex
+import shutil
+import sys
 
 import numpy as np
 import pytest
-from helpers import IMPLS, problems, run_undiagnosed
+from helpers import IMPLS, problems, run_cli, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
+from embconf.corpus.validate import validate_directory
 from embconf.model.dtypes import have_bfloat16, numpy_dtype
 from embconf.model.rope import Pairing, RopeScaling, RopeType, rope_features
+from embconf.model.vocabulary import FIXTURES_DIR
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.rope import inverse_frequencies, pair_columns
@@ -259,3 +264,44 @@ def test_half_tables_are_rounded_once_from_float64():
     cos, _ = OPERATIONS["rope_tables"](np.array([131072]), 4, 10000.0, None, "bfloat16")
     exact = np.cos(131072 * np.array([[1.0, 0.01]]))
     assert cos.dtype == numpy_dtype("bfloat16") and np.array_equal(cos, exact.astype(numpy_dtype("bfloat16")))
+
+
+@pytest.mark.parametrize("impl", ["reference", "subprocess:{python} -m embconf.protocol.reference_peer"])
+def test_the_reference_and_its_peer_provide_the_rope_operations_and_claim_every_rope_feature(impl):
+    adapter = create_adapter(impl.format(python=shlex.quote(sys.executable)))
+    try:
+        caps = adapter.capabilities()
+        assert {"rope_tables", "rope_forward", "rope_backward"} <= set(caps.operations)
+        assert set(rope_features()) <= set(caps.features)
+    finally:
+        adapter.close()
+
+
+def test_list_requirements_shows_every_rope_requirement_with_its_cases():
+    listed = run_cli("list", "requirements")
+    assert listed.returncode == 0
+    counts = {
+        line.split()[0]: int(line.split()[1]) for line in listed.stdout.splitlines() if line.startswith("EMB-ROPE-")
+    }
+    assert sorted(counts) == sorted(f"EMB-ROPE-{n}" for n in range(1, 13)) and min(counts.values()) >= 3
+
+
+@pytest.mark.parametrize(
+    "before, after, message",
+    [
+        ('features: ["rope-half_split"]', 'features: ["rope-interleaved"]', "needs feature 'rope-half_split'"),
+        ('features: ["rope-half_split", "rope-yarn"]', 'features: ["rope-half_split"]', "needs feature 'rope-yarn'"),
+        (
+            'features: ["rope-half_split"]',
+            'features: ["rope-half_split", "rope-partial"]',
+            "'rope-partial' does not match",
+        ),
+    ],
+)
+def test_validate_names_a_rope_case_whose_features_do_not_match_its_inputs(tmp_path, before, after, message):
+    copy = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES_DIR, copy)
+    path = copy / "rope.yaml"
+    path.write_text(path.read_text().replace(before, after, 1))
+    problems, _ = validate_directory(copy)
+    assert any("rope.yaml" in p and message in p for p in problems), problems[:3]
