@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
+from embconf.model.dtypes import round_once
 from embconf.model.sinusoid import SinusoidProfile
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.lookup import validate_ids
@@ -93,7 +94,7 @@ def embedding_layer_forward(
     c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
     positions = _positions(cfg, position_table, s, batched.shape[1], convention)
     out = token_weight[index].astype(np.float64) * c + positions[None]
-    out = out.astype(token_weight.dtype)
+    out = round_once(out, token_weight.dtype)
     return out if tokens.ndim == 2 else out[0]
 
 
@@ -118,8 +119,8 @@ def embedding_layer_backward(
     if cfg["padding_idx"] is not None:
         grad_w[cfg["padding_idx"]] = 0.0
     if cfg["pos_encoding"] != "learned":
-        return grad_w.astype(token_weight.dtype), None
+        return round_once(grad_w, token_weight.dtype), None
     assert position_table is not None  # check_layer_inputs requires it
     grad_p = np.zeros(position_table.shape, dtype=np.float64)
     grad_p[s : s + batched.shape[1]] = grad.sum(axis=0)
-    return grad_w.astype(token_weight.dtype), grad_p.astype(position_table.dtype)
+    return round_once(grad_w, token_weight.dtype), round_once(grad_p, position_table.dtype)

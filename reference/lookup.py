@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from embconf.model.dtypes import round_once
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.options import apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx
 
@@ -62,7 +63,7 @@ def embedding_backward(
     check_grad_shape(grad_output, index.shape + weight.shape[1:])
     total = np.zeros(weight.shape, dtype=np.float64)
     np.add.at(total, index.reshape(-1), grad_output.reshape(-1, weight.shape[1]).astype(np.float64))
-    return apply_options(total, index, padding_row, by_freq).astype(weight.dtype)
+    return round_once(apply_options(total, index, padding_row, by_freq), weight.dtype)
 
 
 def embedding_forward_max_norm(

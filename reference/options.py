@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from embconf.model.dtypes import round_once
 from embconf.reference.errors import EmbeddingError
 
 RENORM_EPSILON = 1e-7  # added to the norm before dividing (PyTorch's embedding_renorm_)
@@ -81,5 +82,5 @@ def renormed(weight: np.ndarray, index: np.ndarray, max_norm: float, norm_type: 
     norms = row_norms(weight[rows], norm_type)
     over = rows[norms > max_norm]
     scale = max_norm / (norms[norms > max_norm] + RENORM_EPSILON)
-    after[over] = (weight[over].astype(np.float64) * scale[:, None]).astype(weight.dtype)
+    after[over] = round_once(weight[over].astype(np.float64) * scale[:, None], weight.dtype)
     return after

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from embconf.model.dtypes import round_once
 from embconf.reference.errors import EmbeddingError
 
 
@@ -38,7 +39,7 @@ def learned_positions_forward(table: np.ndarray, x: np.ndarray, start_pos: int =
     """x + table[start_pos:start_pos+T] in float64, rounded once to x's dtype (EMB-POS-1/2)."""
     s = check_positions_input(table, x, start_pos)
     rows = table[s : s + x.shape[1]].astype(np.float64)
-    return (x.astype(np.float64) + rows[None]).astype(x.dtype)
+    return round_once(x.astype(np.float64) + rows[None], x.dtype)
 
 
 def learned_positions_backward(
@@ -50,4 +51,4 @@ def learned_positions_backward(
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}, expected {x.shape}")
     grad_table = np.zeros(table.shape, dtype=np.float64)
     grad_table[s : s + x.shape[1]] = grad_output.astype(np.float64).sum(axis=0)
-    return grad_output.copy(), grad_table.astype(table.dtype)
+    return grad_output.copy(), round_once(grad_table, table.dtype)

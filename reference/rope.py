@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from embconf.model.dtypes import numpy_dtype
+from embconf.model.dtypes import round_once
 from embconf.model.rope import YARN_BETA_FAST, YARN_BETA_SLOW, Pairing, RopeScaling, RopeType, pairing_of
 from embconf.reference.errors import EmbeddingError
 
@@ -135,8 +135,7 @@ def rope_tables(
     if dtype not in TABLE_DTYPES:
         raise EmbeddingError("invalid_config", f"unknown dtype {dtype!r} (known: {', '.join(TABLE_DTYPES)})")
     cos, sin = _cos_sin(ids, rotary_dim, base, scaling)
-    out = numpy_dtype(dtype)
-    return cos.astype(out), sin.astype(out)
+    return round_once(cos, dtype), round_once(sin, dtype)
 
 
 def pair_columns(rotary_dim: int, pairing: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -173,8 +172,8 @@ def _rotate(
     wide = values.astype(np.float64)
     xi, xj = wide[..., i], wide[..., j]
     out = values.copy()
-    out[..., i] = (xi * cos - sign * xj * sin).astype(values.dtype)
-    out[..., j] = (xj * cos + sign * xi * sin).astype(values.dtype)
+    out[..., i] = round_once(xi * cos - sign * xj * sin, values.dtype)
+    out[..., j] = round_once(xj * cos + sign * xi * sin, values.dtype)
     return out
 
 

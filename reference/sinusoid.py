@@ -15,7 +15,7 @@ from typing import Union
 
 import numpy as np
 
-from embconf.model.dtypes import numpy_dtype
+from embconf.model.dtypes import round_once
 from embconf.model.sinusoid import AngleUnit, Layout, OddWidth, SinusoidProfile, Spacing, profile_named
 from embconf.reference.errors import EmbeddingError
 
@@ -69,7 +69,7 @@ def sinusoidal_table(
 ) -> np.ndarray:
     """The (max_len, embed_dim) table of ``convention`` (a profile name or a point of the family), computed
     in float64 and rounded once to ``dtype``."""
-    return family_table(max_len, embed_dim, as_profile(convention)).astype(numpy_dtype(dtype))
+    return round_once(family_table(max_len, embed_dim, as_profile(convention)), dtype)
 
 
 def interleaved(max_len: int, embed_dim: int) -> np.ndarray:

@@ -14,8 +14,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import yaml
-
 from embconf.model.errors import UserError
 from embconf.model.outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.untrusted.read import InputError, load_yaml, read_bounded
@@ -132,6 +130,8 @@ def write_from_run(target: Union[PathLike, OutputTarget], results: list[CaseResu
         f"# Cases {impl} is known to fail, written by `embconf run --write-expectations`.\n"
         "# Review each reason; run with --expectations FILE (and --strict to fail on stale entries).\n"
     )
+    import yaml  # only to write the file: reading one needs no PyYAML when it is in the emitted subset
+
     text = yaml.safe_dump({"expectations": entries}, sort_keys=False, width=4096, allow_unicode=True)
     as_target(target).write_text(header + text)
     return len(entries)

@@ -6,8 +6,9 @@ Three parts, ranked together:
   mistake and its exact fix), including sinusoid mistakes computed in float32
   or float16;
 - ``symptoms``: what the error looks like, measured (a constant factor and what
-  it equals, which rows differ, which boundary is off, a missing gradient ...),
-  for mistakes no catalogue lists;
+  it equals, which rows differ, which boundary is off, a missing gradient, the
+  rotation a rotary output applied, measured by ``rope_fit`` against the models
+  of ``rope_models`` ...), for mistakes no catalogue lists;
 - ``verdict``: the few mistakes that explain a run's failures, in one line.
 
 A mutant is ruled out of a run only by evidence against it (``compose``): a

@@ -38,7 +38,16 @@ from embconf.model.errors import UserError
 MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
 BASED_KINDS = ("module", "percent", "ipynb")  # graded on a copy of the base package
 MAX_BYTES = 50 * 2**20  # a submission larger than this is not copied (a data file was uploaded with it)
-EXAMPLE_BASE = Path(__file__).resolve().parents[2] / "examples" / "tinytorch_student"
+_PACKAGE = Path(__file__).resolve().parents[1]  # embconf: conformance/ in a checkout, site-packages/embconf in a wheel
+# the suite's example student: beside the package in a checkout, inside it (embconf/example_student_data) in a wheel
+EXAMPLE_BASE = next(
+    (
+        base
+        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", _PACKAGE / "example_student_data")
+        if (base / MODULE_PATH).is_file()
+    ),
+    _PACKAGE.parent / "examples" / "tinytorch_student",
+)
 
 
 class SubmissionProblem(Exception):

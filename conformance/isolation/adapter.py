@@ -8,7 +8,7 @@ import importlib
 import os
 import time
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
@@ -18,9 +18,8 @@ from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.budget import case_budget
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status, documented_from_plain
+from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
-from embconf.model.sinusoid import SinusoidProfile
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
 
@@ -227,20 +226,15 @@ class IsolatedAdapter(AdapterBase):
             reason = f"cannot load {self.impl!r}: {_while_loading(failure, how)}{_last_words(worker)}"
             worker.close()
             raise ImplementationError(reason) from None
-        if not (isinstance(hello, tuple) and hello and hello[0] == "ready"):
+        if not (isinstance(hello, tuple) and len(hello) == 3 and hello[0] == "ready"):
             worker.stop()
             raise ImplementationError(
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
         if self._loaded is None:
-            caps = hello[1]  # its documented choices arrive as plain tuples, its sinusoid point as plain values
-            try:
-                caps = replace(
-                    caps,
-                    documented=documented_from_plain(caps.documented),
-                    sinusoid_parameters=SinusoidProfile.from_json(hello[3]),
-                )
-            except (ValueError, TypeError, IndexError) as exc:  # a hello the implementation's code garbled
+            try:  # the capabilities arrive as plain values: rebuilt here, checked as they are
+                caps = Capabilities.from_plain(hello[1])
+            except (ValueError, TypeError) as exc:  # a hello the implementation's code garbled
                 worker.stop()
                 raise ImplementationError(f"cannot load {self.impl!r}: {exc}") from None
             self._loaded = (caps, hello[2])

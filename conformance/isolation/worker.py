@@ -13,7 +13,7 @@ import signal
 import socket
 import sys
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Union
 
 import numpy as np
@@ -24,7 +24,7 @@ from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
 from embconf.isolation.shared import Arena
-from embconf.model.contract import Adapter, Capabilities, Reply, Status, contradictory_features
+from embconf.model.contract import Adapter, Reply, Status, contradictory_features
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
@@ -208,15 +208,7 @@ def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Opti
     try:
         adapter = load_guarded(impl, adapter_options)
         caps = adapter.capabilities()
-        plain = {
-            f.name: sendable(getattr(caps, f.name))
-            for f in fields(Capabilities)
-            if f.name not in ("sinusoid_parameters", "documented")
-        }
-        plain["sinusoid_convention"] = "interleaved"  # the point crosses as plain values; the runner rebuilds it
-        plain["documented"] = sendable(tuple(choice.plain() for choice in caps.documented))
-        sinusoid = sendable(caps.sinusoid.to_json())
-        hello: tuple[Any, ...] = ("ready", Capabilities(**plain), sendable(adapter.describe()), sinusoid)
+        hello: tuple[Any, ...] = ("ready", sendable(caps.to_plain()), sendable(adapter.describe()))
     except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
         message = (
             str(exc) if isinstance(exc, ImplementationError) else f"cannot load {impl!r}: {describe_exception(exc)}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
 from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
@@ -86,25 +86,27 @@ class DocumentedChoice:
         )
 
     def to_json(self) -> dict[str, str]:
+        """What a report shows: the link and the sentence."""
         return {"link": self.link, "sentence": self.sentence}
 
-    def plain(self) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
-        """As plain types, the form a worker process sends (:func:`documented_from_plain` reads it back)."""
-        return (self.link, self.sentence, tuple(self.cases), tuple(self.requirements))
+    def to_plain(self) -> dict[str, Any]:
+        """All of it as plain values: what a worker process sends and what the wire's start reply holds."""
+        return {
+            "link": self.link,
+            "sentence": self.sentence,
+            "cases": list(self.cases),
+            "requirements": list(self.requirements),
+        }
 
-
-def documented_from_plain(value: Any) -> tuple[DocumentedChoice, ...]:
-    """The documented choices of :meth:`DocumentedChoice.plain` tuples; anything malformed is left out."""
-
-    def strings(item: Any) -> bool:
-        return isinstance(item, tuple) and all(isinstance(text, str) for text in item)
-
-    items = value if isinstance(value, tuple) else ()
-    return tuple(
-        DocumentedChoice(*item)
-        for item in items
-        if isinstance(item, tuple) and len(item) == 4 and strings(item[:2]) and strings(item[2]) and strings(item[3])
-    )
+    @classmethod
+    def from_plain(cls, raw: Any) -> DocumentedChoice:
+        """The choice :meth:`to_plain` (or a start reply) describes; ValueError (one line) when malformed."""
+        if not isinstance(raw, Mapping) or not all(isinstance(raw.get(key), str) for key in ("link", "sentence")):
+            raise ValueError(f"a documented choice needs a 'link' and a 'sentence', got {str(raw)[:120]!r}")
+        lists = [raw.get(key, []) for key in ("cases", "requirements")]
+        if not all(isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items) for items in lists):
+            raise ValueError("a documented choice's 'cases' and 'requirements' must be lists of strings")
+        return cls(raw["link"], raw["sentence"], tuple(lists[0]), tuple(lists[1]))
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,38 @@ class Capabilities:
             "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
         }
+
+    def to_plain(self) -> dict[str, Any]:
+        """As plain values (lists, strings, numbers): what a worker process sends; :meth:`from_plain` rebuilds it."""
+        return {
+            "operations": sorted(self.operations),
+            "features": sorted(self.features),
+            "sinusoid_parameters": self.sinusoid.to_json(),
+            "error_detail": self.error_detail,
+            "notes": list(self.notes),
+            "documented": [choice.to_plain() for choice in self.documented],
+        }
+
+    @classmethod
+    def from_plain(cls, raw: Any) -> Capabilities:
+        """The capabilities :meth:`to_plain` describes; ValueError (one line) when anything is malformed."""
+        if not isinstance(raw, Mapping):
+            raise ValueError(f"capabilities must be a mapping, got {type(raw).__name__}")
+        names = {key: raw.get(key, []) for key in ("operations", "features", "notes")}
+        for key, items in names.items():
+            if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+                raise ValueError(f"capabilities' {key!r} must be a list of strings")
+        documented = raw.get("documented", [])
+        if not isinstance(documented, (list, tuple)):
+            raise ValueError("capabilities' 'documented' must be a list")
+        return cls(
+            frozenset(names["operations"]),
+            frozenset(names["features"]),
+            error_detail=str(raw.get("error_detail", "kinds")),
+            notes=tuple(names["notes"]),
+            documented=tuple(DocumentedChoice.from_plain(item) for item in documented),
+            sinusoid_parameters=SinusoidProfile.from_json(raw.get("sinusoid_parameters", {})),
+        )
 
 
 Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs

@@ -6,6 +6,11 @@ array is made or a run's planned cases hold bfloat16 arrays (:func:`prepare`; im
 the rest of a run's start-up). Without it bfloat16 cases
 are not_applicable. The encoding of fixtures and of the wire protocol needs no library: a bfloat16
 payload is the raw 16-bit patterns.
+
+The suite never relies on a library to round to bfloat16: :func:`round_once` rounds float64 to the nearest
+bfloat16 (ties to even, subnormals, overflow to infinity) on the values themselves, because ml_dtypes before
+0.7 rounds a float64 through float32 (twice: 1 + 2**-8 + 2**-30 becomes 1.0, not 1.0078125), so any
+ml_dtypes >= 0.5 holds the goldens exactly.
 """
 
 from __future__ import annotations
@@ -67,6 +72,31 @@ def numpy_dtype(name: str) -> np.dtype:
         raise ValueError(BFLOAT16_HINT) from None
 
 
+BFLOAT16_MAX = (2.0 - 2.0**-7) * 2.0**127  # the largest finite bfloat16
+_BFLOAT16_MIN_EXPONENT = -125  # frexp's exponent of the smallest normal bfloat16, 2**-126 = 0.5 * 2**-125
+
+
+def bfloat16_bits(values: "np.ndarray | float") -> np.ndarray:
+    """The bit patterns (uint16) of ``values`` rounded once to the nearest bfloat16, ties to even: exact for any
+    float64 (no detour through float32); NaN becomes the quiet NaN of its sign, overflow infinity."""
+    x = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        _, exponent = np.frexp(x)  # |x| in [2**(e-1), 2**e); 8 significant bits, fewer below the normal range
+        ulp = np.maximum(exponent, _BFLOAT16_MIN_EXPONENT) - 8
+        rounded = np.ldexp(np.rint(np.ldexp(x, -ulp)), ulp)  # scaling by powers of two is exact
+        rounded = np.where(np.abs(rounded) > BFLOAT16_MAX, np.copysign(np.inf, x), rounded)
+    bits = (rounded.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.where(np.signbit(x), 0xFFC0, 0x7FC0), bits).astype(np.uint16)
+
+
+def round_once(values: "np.ndarray | float", name: "str | np.dtype") -> np.ndarray:
+    """``values`` rounded once to the dtype ``name`` (a spec name or a NumPy dtype); bfloat16 by
+    :func:`bfloat16_bits`, the rest by NumPy's own correctly rounded casts."""
+    if (name if isinstance(name, str) else np.dtype(name).name) == "bfloat16":
+        return bfloat16_bits(values).view(numpy_dtype("bfloat16"))
+    return np.asarray(values).astype(name)
+
+
 def to_wire(payload: np.ndarray, name: str) -> bytes:
     """The little-endian bytes of ``payload`` (bfloat16: its bit patterns)."""
     if name == "bfloat16":
@@ -84,12 +114,11 @@ def from_wire(raw: bytes, name: str) -> np.ndarray:
 
 def shortest_decimal(value: float, name: str) -> str:
     """The shortest decimal (repr-style) that reads back, through float64 and one rounding, as ``value`` in ``name``."""
-    dtype = numpy_dtype(name)
-    stored = np.array(value, dtype=np.float64).astype(dtype)
+    stored = round_once(value, name)
     for digits in range(1, 18):
         text = f"{float(stored):.{digits}g}"
         with np.errstate(over="ignore"):
-            back = np.array(float(text), dtype=np.float64).astype(dtype)
+            back = round_once(float(text), name)
         if back == stored:
             return text
     raise AssertionError(f"no decimal reads back as {value!r} in {name}")

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from embconf.model.dtypes import BFLOAT16_HINT, WIRE_LAYOUT, from_wire, have_bfloat16, numpy_dtype, to_wire
+from embconf.model.dtypes import BFLOAT16_HINT, WIRE_LAYOUT, from_wire, have_bfloat16, round_once, to_wire
 
 ARRAY_DTYPES: dict[str, str] = dict(WIRE_LAYOUT)  # spec 1.1 adds float16 and bfloat16 (raw bit patterns, EMB-HLF-2)
 NON_FINITE: dict[str, float] = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -113,9 +113,7 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise EncodingError(f"{dtype} data must be numbers or 'nan'/'inf'/'-inf'")
         with np.errstate(over="ignore"):
-            array = (
-                np.array(values, dtype=np.float64).astype(numpy_dtype(dtype)).reshape(target)
-            )  # one rounding (EMB-HLF-2)
+            array = round_once(np.array(values, dtype=np.float64), dtype).reshape(target)  # one rounding (EMB-HLF-2)
         overflowed = np.isinf(array) & np.isfinite(np.array(values, dtype=np.float64).reshape(target))
         if overflowed.any():
             raise EncodingError(f"a finite value overflows {dtype} (write 'inf' if infinity is meant)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from embconf.model.vocabulary import areas
-from embconf.mutants import frameworks, layer, lookup, memory, options, positions, sinusoid  # noqa: F401  (each registers its mutants)
+from embconf.mutants import frameworks, layer, lookup, memory, options, positions, rope, sinusoid  # noqa: F401  (each registers its mutants)
 from embconf.mutants.base import Mutant, registry
 from embconf.mutants.compose import Implementation
 

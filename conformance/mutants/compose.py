@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+from embconf.model.dtypes import round_once
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.layer import check_layer_inputs, token_scale
@@ -102,7 +103,9 @@ def layer_forward(
     """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
     cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos)
     rows = impl["embedding_forward"](token_weight.astype(F64), batched)
-    out = combine(rows, positions(impl, cfg, position_table, start, batched.shape[1]), cfg).astype(token_weight.dtype)
+    out = round_once(
+        combine(rows, positions(impl, cfg, position_table, start, batched.shape[1]), cfg), token_weight.dtype
+    )
     return out[0] if squeeze and tokens.ndim == 1 else out
 
 
@@ -126,10 +129,10 @@ def layer_backward(
     padding = {"padding_idx": cfg["padding_idx"]} if cfg.get("padding_idx") is not None else {}  # spec 1.1, EMB-PAD-5
     grad_w = impl["embedding_backward"](token_weight.astype(F64), batched, grad, **padding) * grad_scale(cfg)
     if cfg["pos_encoding"] != "learned":
-        return grad_w.astype(token_weight.dtype), None
+        return round_once(grad_w, token_weight.dtype), None
     assert position_table is not None  # the layer's checks require a table for learned positions
     grad_p = impl["learned_positions_backward"](position_table.astype(F64), np.zeros(grad.shape), start, grad)[1]
-    return grad_w.astype(token_weight.dtype), grad_p.astype(position_table.dtype)
+    return round_once(grad_w, token_weight.dtype), round_once(grad_p, position_table.dtype)
 
 
 BASE = Implementation()  # the reference's parts, composed: what a mutant of the layer builds on

@@ -118,12 +118,7 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
         capabilities = Capabilities(
             frozenset(caps["operations"]),
             frozenset(caps.get("features", [])),
-            documented=tuple(
-                DocumentedChoice(
-                    item["link"], item["sentence"], tuple(item.get("cases", ())), tuple(item.get("requirements", ()))
-                )
-                for item in caps.get("documented", [])
-            ),
+            documented=tuple(DocumentedChoice.from_plain(item) for item in caps.get("documented", [])),
             sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
@@ -173,15 +168,11 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
 
 
 def _documented_ok(value: Any) -> bool:
-    """Whether ``value`` is a usable list of documented choices (minor 2)."""
-    return isinstance(value, list) and all(
-        isinstance(item, dict)
-        and isinstance(item.get("link"), str)
-        and isinstance(item.get("sentence"), str)
-        and _strings(item.get("cases", []))
-        and _strings(item.get("requirements", []))
-        for item in value
-    )
+    """Whether ``value`` is a usable list of documented choices (minor 2): each one DocumentedChoice reads."""
+    try:
+        return isinstance(value, list) and all(DocumentedChoice.from_plain(item) for item in value)
+    except ValueError:
+        return False
 
 
 def _strings(value: Any) -> bool:

@@ -2,6 +2,8 @@
 
 Rooms:
 - ``read``: fixture, expectations and rubric files read with size and nesting bounds, one-line errors.
+- ``emitted``: the fast, exact reader of the YAML subset the fixture writer emits (the shipped fixtures);
+  ``read`` falls back on anything else to ``events``, the full safe reader (the only one importing PyYAML).
 - ``write``: report files and the console written so that nothing is lost (atomic files, a reader that leaves).
 - ``archive``: zip uploads unpacked without trusting them (no member outside its folder, no links or
   devices, bounded members, size and ratio), or refused in one line.

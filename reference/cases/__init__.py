@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.model.dtypes import numpy_dtype  # bfloat16 through ml_dtypes (spec section 13)
+from embconf.model.dtypes import round_once  # bfloat16 rounded once, whatever ml_dtypes does (spec section 13)
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ def rng_for(case_id: str) -> np.random.Generator:
 
 
 def table(case_id: str, rows: int, cols: int, dtype: str = "float32", salt: str = "") -> np.ndarray:
-    return rng_for(case_id + "/" + salt).standard_normal((rows, cols)).astype(numpy_dtype(dtype))
+    return round_once(rng_for(case_id + "/" + salt).standard_normal((rows, cols)), dtype)
 
 
 def values(case_id: str, shape: tuple[int, ...], dtype: str = "float32", salt: str = "") -> np.ndarray:
-    return rng_for(case_id + "/" + salt).standard_normal(shape).astype(numpy_dtype(dtype))
+    return round_once(rng_for(case_id + "/" + salt).standard_normal(shape), dtype)
 
 
 def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str = "int64") -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.model.dtypes import HALF_DTYPES, round_once
 from embconf.reference.cases import CaseSpec, rng_for, table, token_ids, values
 from embconf.reference.cases.sinusoidal import sampled_rows
 from embconf.reference.cases.token_lookup import i64
@@ -36,13 +36,13 @@ def _many_repeats(case_id: str, dtype: str) -> tuple[np.ndarray, np.ndarray]:
     ids = np.zeros(1000, np.int64)
     ids[::100] = 1
     ids[50::100] = 2
-    grad = (rng_for(case_id + "/grad").random((1000, 4)) + 0.5).astype(numpy_dtype(dtype))
+    grad = round_once(rng_for(case_id + "/grad").random((1000, 4)) + 0.5, dtype)
     return ids, grad
 
 
 def lookup_cases(dtype: str) -> list[CaseSpec]:
     p = f"half.{dtype}"
-    special = np.array(SPECIALS[dtype], np.float64).astype(numpy_dtype(dtype)).reshape(3, 3)
+    special = round_once(np.array(SPECIALS[dtype], np.float64), dtype).reshape(3, 3)
     many_ids, many_grad = _many_repeats(f"{p}.backward.many_repeats", dtype)
     return [
         _lookup(f"{p}.forward.random", f"A {dtype} table stays {dtype}; rows are copied bit for bit.", ("EMB-FWD-2", "EMB-FWD-3"), dtype,

@@ -4,6 +4,7 @@ and the matrix show it apart from undocumented deviations, and the implementatio
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from helpers import run_cli
 
 from embconf.adapters.common import InProcessAdapter
 from embconf.matrix import build, html, markdown
-from embconf.model.contract import Capabilities, DocumentedChoice, documented_from_plain
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.schemas import validator
 from embconf.session import RunOptions, run
 
@@ -67,10 +68,15 @@ def test_the_matrix_lists_documented_deviations_apart_and_claims_no_conformance(
     assert f'<a href="{WRAPS.link}">documentation</a>' in html.render(doc)
 
 
-def test_documented_choices_cross_the_worker_as_plain_tuples_and_junk_is_dropped():
-    assert documented_from_plain((WRAPS.plain(),)) == (WRAPS,)
-    assert documented_from_plain((("a", "b", ("x",), "EMB-IDX-1"), ("a",), "junk", None)) == ()
-    assert documented_from_plain("junk") == ()
+def test_capabilities_cross_the_worker_as_plain_values_and_junk_is_refused_in_one_line():
+    caps = Capabilities(frozenset({"embedding_forward"}), frozenset({"float64"}), notes=("n",), documented=(WRAPS,))
+    plain = caps.to_plain()
+    assert json.loads(json.dumps(plain)) == plain  # plain values only
+    assert Capabilities.from_plain(plain) == replace(caps, sinusoid_parameters=caps.sinusoid)
+    for junk in ("junk", {"operations": "embedding_forward"}, {**plain, "documented": [("a", "b", ("x",), "y")]}):
+        with pytest.raises(ValueError) as refused:
+            Capabilities.from_plain(junk)
+        assert "\n" not in str(refused.value)
 
 
 def test_flax_cites_jax_documented_indexing(tmp_path):

@@ -47,7 +47,14 @@ def test_catalogue_is_well_formed() -> None:
     for m in mutants:
         assert m.description and m.hint and 1 <= len(m.overrides) <= 2, m.id
         assert all(get(other).names(m.id) for other in m.equivalent), f"{m.id}: equivalence must be declared both ways"
-    assert {m.area for m in mutants} == {"token_lookup", "sinusoidal", "learned_positions", "embedding_layer", "memory"}
+    assert {m.area for m in mutants} == {
+        "token_lookup",
+        "sinusoidal",
+        "learned_positions",
+        "embedding_layer",
+        "memory",
+        "rope",
+    }
 
 
 def test_composition_without_mutation_is_the_reference(cases: list[Case]) -> None:

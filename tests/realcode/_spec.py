@@ -78,3 +78,44 @@ def layer_config(config: Mapping[str, Any]) -> dict[str, Any]:
 def check_x(table: np.ndarray, x: np.ndarray) -> None:
     if x.ndim != 3 or x.shape[2] != table.shape[1]:
         raise SpecError("shape_mismatch", f"x of shape {x.shape} for a table of shape {table.shape}")
+
+
+ROPE_TYPES = {  # rope_type -> the keys it needs
+    "default": (),
+    "linear": ("factor",),
+    "dynamic": ("factor", "original_max_position_embeddings"),
+    "yarn": ("factor", "original_max_position_embeddings"),
+    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+}
+
+
+def check_rope(
+    x: Any, position_ids: Any, rotary_dim: Any, base: Any, scaling: Any, pairing: Any = "half_split"
+) -> None:
+    """The spec's rotary checks: shape_mismatch for x and position_ids, invalid_config for the rest."""
+    if x is not None and np.ndim(x) < 2:
+        raise SpecError("shape_mismatch", f"x of rank {np.ndim(x)}")
+    if x is not None and np.shape(x)[-2] != np.size(position_ids):
+        raise SpecError("shape_mismatch", "len(position_ids) != T")
+    width = np.shape(x)[-1] if x is not None else rotary_dim
+    if (
+        isinstance(rotary_dim, bool)
+        or not isinstance(rotary_dim, (int, np.integer))
+        or rotary_dim % 2
+        or not 2 <= rotary_dim <= width
+    ):
+        raise SpecError("invalid_config", f"rotary_dim {rotary_dim!r}")
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 0:
+        raise SpecError("invalid_config", f"base {base!r}")
+    rope_type = (scaling or {}).get("rope_type", "default")
+    if rope_type not in ROPE_TYPES or pairing not in ("half_split", "interleaved"):
+        raise SpecError("invalid_config", f"scaling {scaling!r}, pairing {pairing!r}")
+    if any((scaling or {}).get(key) is None for key in ROPE_TYPES[rope_type]):
+        raise SpecError("invalid_config", f"rope_type {rope_type!r} needs {ROPE_TYPES[rope_type]}")
+    if (scaling or {}).get("rope_type") == "dynamic" and rotary_dim == 2:
+        raise SpecError("invalid_config", "dynamic scaling with rotary_dim 2")
+
+
+def check_grad(x: Any, grad_output: Any) -> None:
+    if np.shape(grad_output) != np.shape(x):
+        raise SpecError("shape_mismatch", "grad_output shape != x shape")

@@ -10,7 +10,8 @@ output; otherwise nothing (a symptom is never guessed).
 
 Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, constant factors, sinusoid fits),
 ``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
-exceptions); this module dispatches a result to them and measures a buffer kept across calls.
+exceptions), ``rope`` (the rotation a rotary output applied, read against the spec's); this module dispatches a
+result to them and measures a buffer kept across calls.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
+from embconf.diagnosis.symptoms.rope import rotation_symptoms, table_symptoms
 from embconf.diagnosis.symptoms.rows import (
     layer_parts,
     lookup_rows,
@@ -57,6 +59,8 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     actual = result.actual
     if case.expected_error is not None:
         return accepted(case, inputs, actual)
+    if case.operation == "rope_tables":  # two outputs read together: the angles are (cos, sin)
+        return table_symptoms(case, inputs, actual)
     found: list[Symptom] = []
     missing = {m.output for m in result.mismatches if getattr(m, "kind", "") == "missing"}  # None judged as no value
     differing = {getattr(m, "output", None) for m in result.mismatches} or set(case.expected_outputs)
@@ -117,13 +121,15 @@ def _is_float(array: np.ndarray) -> bool:
 
 def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
     """The first detector that measures what is wrong with values of the right dtype and shape."""
-    for detector in (constant_factor,) + DETECTORS.get(case.operation, ()):
+    first = () if case.operation in OWN_FACTORS else (constant_factor,)  # a rotation's factor is read as such
+    for detector in first + DETECTORS.get(case.operation, ()):
         found = detector(case, inputs, name, want, got)
         if found:
             return found
     return []
 
 
+OWN_FACTORS = ("rope_forward", "rope_backward")
 DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
     "embedding_forward": (one_hot_product, lookup_rows),
     "embedding_backward": (table_gradient_rows,),
@@ -132,6 +138,8 @@ DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
     "learned_positions_backward": (position_gradient,),
     "embedding_layer_forward": (layer_parts,),
     "sinusoidal_table": (sinusoid_table, zero_rows),
+    "rope_forward": (rotation_symptoms,),
+    "rope_backward": (rotation_symptoms,),
 }
 
 

@@ -1,0 +1,88 @@
+"""The angles a rotary case's spec and its known mistakes give: what the rope symptoms read an output against.
+
+``spec_frequencies`` is the reference's theta_k for the case's configuration; ``mistaken`` the frequencies of the
+catalogue's frequency mistakes that apply to it, which ``rope_fit.family`` combines with the other departures
+(positions, precision, sense, cos/sin swapped) into the models it tries; ``identified`` files a rope symptom under the mistake it
+is the effect of (the catalogue's id where it has one), whatever operation it was measured on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from embconf.model.record import Cause
+
+
+def spec_frequencies(inputs: Mapping[str, Any], positions: np.ndarray) -> Optional[np.ndarray]:
+    """The spec's theta_k (h,) for the case's configuration (the reference's), None when it is invalid."""
+    from embconf.reference.errors import EmbeddingError
+    from embconf.reference.rope import inverse_frequencies
+
+    try:
+        theta, _ = inverse_frequencies(
+            inputs["rotary_dim"], inputs["base"], inputs.get("scaling"), int(positions.max(initial=0))
+        )
+    except (EmbeddingError, KeyError, TypeError, ValueError):
+        return None
+    return np.asarray(theta, dtype=np.float64)
+
+
+def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The (unsigned) frequencies theta_k (h,) of the catalogue's frequency mistakes that apply to this case."""
+    base, r = float(inputs["base"]), int(inputs["rotary_dim"])
+    k = np.arange(r // 2, dtype=np.float64)
+    x = inputs.get("x")
+    d = int(x.shape[-1]) if isinstance(x, np.ndarray) and x.ndim >= 1 else r
+    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
+    rope_type, factor = str((scaling or {}).get("rope_type", "default")), (scaling or {}).get("factor")
+    found: dict[str, np.ndarray] = {}
+    if rope_type in ("llama3", "yarn") and isinstance(factor, (int, float)) and factor > 0:
+        found["every_band"] = base ** (-2.0 * k / r) / float(factor)
+    if rope_type == "default":
+        if r > 2:
+            found["d_minus_1"] = base ** (-2.0 * k / (r - 1))
+        found["step_1"] = base ** (-k / r)
+        if d != r:
+            found["head_dim"] = base ** (-2.0 * k / d)
+        if base != 10000.0:
+            found["base_10000"] = 10000.0 ** (-2.0 * k / r)
+    return found
+
+
+MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a symptom is the effect of
+    ("pairing", "", ""): "rope.pairing_swapped",
+    ("negated", "rope_forward", ""): "rope.rotate_half_sign",
+    ("negated", "rope_tables", ""): "rope.rotate_half_sign",
+    ("negated", "rope_backward", ""): "rope.backward_rotates_forward",
+    ("swapped", "", ""): "rope.cos_sin_swapped",
+    ("shifted", "", "1"): "rope.positions_from_1",
+    ("rows", "", ""): "rope.position_ids_ignored",
+    ("frequencies", "", "d_minus_1"): "rope.frequencies_over_d_minus_1",
+    ("frequencies", "", "step_1"): "rope.frequencies_step_1",
+    ("frequencies", "", "base_10000"): "rope.base_ignored",
+    ("frequencies", "", "every_band"): "rope.scaling_every_band",
+    ("angle_precision", "", "angles:bfloat16"): "rope.angles_bfloat16",
+    ("angle_precision", "", "angles:float16"): "rope.angles_float16",
+    ("angle_precision", "", "float16_overflow"): "rope.angles_float16",
+    ("angle_precision", "", "inv_freq:bfloat16"): "rope.inv_freq_bfloat16",
+    ("table_precision", "", ""): "rope.cos_sin_bfloat16",
+    ("passthrough", "", "rotated"): "rope.partial_rotates_all",
+}
+
+
+def identified(found: Cause) -> Cause:
+    """``found`` under the identity of its mistake, whatever the operation it was measured on (the catalogue's
+    id when the catalogue has the mistake), so the verdict names it once."""
+    parts = found.key.split(":")
+    if len(parts) < 3 or parts[0] != "rope":
+        return found
+    if parts[1] == "combined":  # several mistakes at once: one identity for the combination
+        return replace(found, mistake="rope:combined:" + ":".join(parts[3:]))
+    kind, operation, detail = parts[1], parts[2], ":".join(parts[3:])
+    if kind == "pairing":
+        detail = ""
+    mistake = MISTAKE_OF.get((kind, operation, detail)) or MISTAKE_OF.get((kind, "", detail))
+    return replace(found, mistake=mistake or f"rope:{kind}:{detail}")

@@ -1,0 +1,101 @@
+"""The rope mutants (conformance/mutants/rope.py) on cases built from the reference: each is killed, the
+composition without a mistake passes, and the precision mistakes fail exactly where the precision ruling says
+(cos/sin rounded to x's half dtype is allowed for a half-precision x). The goldens' kill matrix is
+test_mutants.test_every_mutant_is_killed."""
+
+from __future__ import annotations
+
+from helpers import run_undiagnosed
+from rope_cases import case, window
+
+from embconf.model.outcomes import PROBLEMS
+from embconf.mutants import catalogue, get
+from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
+from embconf.mutants.compose import Implementation
+from embconf.mutants.kills import kill_matrix
+
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "original_max_position_embeddings": 8192,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+}
+YARN = {
+    "rope_type": "yarn",
+    "factor": 4.0,
+    "original_max_position_embeddings": 4096,
+    "beta_fast": 32.0,
+    "beta_slow": 1.0,
+}
+ROPE = [m for m in catalogue() if m.area == "rope"]
+
+
+def _cases() -> list:
+    built = []
+    for op in ("rope_forward", "rope_backward", "rope_tables"):
+        built += [case(f"{op}.p{p0}", op, positions=window(p0), d=64, base=500000.0) for p0 in (0, 4096, 131072)]
+        built.append(case(f"{op}.partial", op, ("rope-partial",), d=64, rotary_dim=32))
+        built.append(case(f"{op}.interleaved", op, d=6, pairing="interleaved"))
+        built.append(case(f"{op}.llama3", op, ("rope-llama3",), positions=window(4096), d=64, scaling=LLAMA3))
+        built.append(case(f"{op}.yarn", op, ("rope-yarn",), positions=window(4096), d=64, scaling=YARN))
+        built.append(case(f"{op}.packed", op, ("rope-positions",), positions=[5, 6, 7, 0, 1, 2, 9, 3], d=8))
+        built.append(case(f"{op}.odd_rotary_dim", op, d=8, rotary_dim=5))
+    return built
+
+
+CASES = _cases()
+
+
+def test_the_catalogue_has_the_issues_mistakes() -> None:
+    ids = {m.id for m in ROPE}
+    asked = {  # issue 22: pairing, rotate_half sign, positions from 1, d-1, base, bfloat16 angles, cos/sin, every
+        # band, partial rotating everything, the backward rotating forward
+        "rope.pairing_swapped",
+        "rope.rotate_half_sign",
+        "rope.positions_from_1",
+        "rope.frequencies_over_d_minus_1",
+        "rope.base_ignored",
+        "rope.angles_bfloat16",
+        "rope.cos_sin_swapped",
+        "rope.scaling_every_band",
+        "rope.partial_rotates_all",
+        "rope.backward_rotates_forward",
+    }
+    assert asked <= ids
+    assert all(get(f"rope.tables.{m.id[5:]}").mistake == m.id for m in ROPE if f"rope.tables.{m.id[5:]}" in ids)
+
+
+def test_without_a_mistake_the_composition_passes() -> None:
+    run = run_undiagnosed(ImplementationAdapter(Implementation()), CASES)
+    assert [r.id for r in run.results if r.outcome in PROBLEMS] == []
+
+
+def test_every_rope_mutant_is_killed() -> None:
+    matrix = kill_matrix(CASES, ROPE)
+    assert [mutant_id for mutant_id, kills in matrix.items() if not kills] == []
+
+
+def test_cos_sin_in_bfloat16_is_allowed_for_a_bfloat16_x_only() -> None:
+    """The ruling: a bfloat16 x may be rotated with cos/sin in its own dtype; a float32 x may not."""
+    mutant = get("rope.cos_sin_bfloat16")
+    half = [case(f"half.{op}", op, ("bfloat16",), d=64, dtype="bfloat16") for op in ("rope_forward", "rope_backward")]
+    assert kill_matrix(half, [mutant])[mutant.id] == []
+    single = [case(f"single.{op}", op, d=64) for op in ("rope_forward", "rope_backward")]
+    assert len(kill_matrix(single, [mutant])[mutant.id]) == 2
+
+
+def test_bfloat16_angles_fail_at_long_positions_even_for_a_bfloat16_x() -> None:
+    long = [case("bf16x.long", "rope_forward", ("bfloat16",), positions=window(131072), d=64, dtype="bfloat16")]
+    run = run_undiagnosed(MutantAdapter("rope.angles_bfloat16"), long)
+    assert [r.outcome for r in run.results] == ["fail"]
+
+
+def test_every_rope_mutant_is_killed_and_ranked_first_by_the_goldens(corpus) -> None:
+    from embconf.diagnosis.measure import rank_catalogue
+
+    goldens = [c for c in corpus.cases if c.operation.startswith("rope_")]
+    assert len(goldens) >= 40
+    rankings = rank_catalogue(goldens, [m.id for m in ROPE])
+    assert [r.mutant for r in rankings if not r.failing] == []
+    assert [(r.mutant, r.first, r.failing) for r in rankings if r.rate < 0.95] == []
