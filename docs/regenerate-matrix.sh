@@ -18,6 +18,9 @@ main=(
   --impl keras --impl keras:jax --impl keras:torch
   --impl tinygrad
   --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper
+  --impl transformers:llama --impl transformers:gpt_neox --impl transformers:qwen2 --impl transformers:gemma
+  --impl transformers:phi
+  --impl rotary_embedding_torch --impl rotary_embedding_torch:freqs
   --impl paddle --impl paddle:functional
   --impl mlx
   --impl haiku --impl haiku:one_hot

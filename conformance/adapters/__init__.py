@@ -32,6 +32,7 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "equinox": ("embconf.adapters.equinox", "EquinoxAdapter", False),
     "paddle": ("embconf.adapters.paddle", "PaddleAdapter", False),
     "mindspore": ("embconf.adapters.mindspore", "MindSporeAdapter", False),
+    "rotary_embedding_torch": ("embconf.adapters.rotary_torch", "RotaryTorchAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

@@ -14,6 +14,8 @@ imported); the report names it. What is Keras's and what is the adapter's:
   the only glue); ``TokenAndPositionEmbedding`` -> the layer operations and ``parameter_count`` for
   learned positions, no scaling and an explicit ``max_seq_len`` (it has no default). Other
   configurations, including unknown ``pos_encoding`` values it has no way to reject, are declined.
+  ``RotaryEmbedding`` -> the rope operations (half_split, arbitrary positions, linear and yarn scaling):
+  :mod:`embconf.adapters.keras_rope`.
 - Gradients are the backend's own: ``tf.GradientTape``, ``jax.vjp`` over ``stateless_call``, or
   torch autograd. No id, shape, start_pos or length check is added. The only error mapped is the
   backend's own range error (TensorFlow's ``indices[i] = n is not in [0, V)``; torch's
@@ -36,7 +38,8 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
 from embconf.adapters.jaxcommon import JAX_INDEXING
-from embconf.model.contract import Capabilities
+from embconf.adapters.keras_rope import KERAS_ROPE_FEATURES, KERAS_YARN_ORIGINAL, KerasRope
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "keras"
@@ -65,10 +68,13 @@ class KerasAdapter(FrameworkAdapter):
                 embedding_layer_forward=self.embedding_layer_forward,
                 embedding_layer_backward=self.embedding_layer_backward,
                 parameter_count=self.parameter_count,
+                **KerasRope(self.hub, self.ops, self._gradients).handlers(),
             )
         features = {"int32_ids", "float_ids"} | ({"float64"} if self._float64() else set())
+        features |= KERAS_ROPE_FEATURES if self.hub is not None else set()
         hub = f"keras_hub {self.hub.__version__}" if self.hub is not None else "keras_hub not installed"
-        documented = JAX_INDEXING if self.backend == "jax" else ()  # Embedding's ops.take is jnp.take there
+        documented: tuple[DocumentedChoice, ...] = JAX_INDEXING if self.backend == "jax" else ()  # jnp.take there
+        documented += (KERAS_YARN_ORIGINAL,) if self.hub is not None else ()
         caps = Capabilities(
             frozenset(handlers), frozenset(features), notes=(f"backend {self.backend}", hub), documented=documented
         )

@@ -17,6 +17,8 @@ What is MLX's and what is the adapter's:
   and a ``sqrt(2/D)`` amplitude, so the adapter declares the spec's ``mlx`` profile (EMB-SIN-V4); its
   ``ValueError`` for an odd D is ``invalid_config``, as that profile asks. MLX has no learned-position
   module or embedding layer; none is composed here.
+- ``nn.RoPE`` provides the rope operations, both pairings (``traditional``), partial rotary and linear
+  scaling, for a contiguous run of positions: :mod:`embconf.adapters.mlx_rope`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.mlx_rope import MLX_ROPE_FEATURES, MlxRope
 from embconf.model.contract import Capabilities
 from embconf.model.dtypes import numpy_dtype
 from embconf.reference.errors import EmbeddingError
@@ -40,7 +43,7 @@ ODD_DIMS = "[SinusoidalPositionalEncoding] dims must be positive and even"
 
 class MlxAdapter(FrameworkAdapter):
     kind = "mlx"
-    display_name = "MLX nn.Embedding"
+    display_name = "MLX nn.Embedding, nn.RoPE"
 
     def __init__(self, target: str = "") -> None:
         if target:
@@ -51,10 +54,11 @@ class MlxAdapter(FrameworkAdapter):
             "embedding_forward": self.embedding_forward,
             "embedding_backward": self.embedding_backward,
             "sinusoidal_table": self.sinusoidal_table,
+            **MlxRope(self.mx, self.nn, self._array, self._numpy).handlers(),
         }
         caps = Capabilities(
             frozenset(handlers),
-            frozenset({"float64", "int32_ids", "float16", "bfloat16"}),
+            frozenset({"float64", "int32_ids", "float16", "bfloat16"}) | MLX_ROPE_FEATURES,
             sinusoid_convention="mlx",
             notes=(f"device {self.mx.default_device()}",),
         )

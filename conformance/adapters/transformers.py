@@ -1,8 +1,11 @@
-"""``transformers:NAME``: a sinusoid table that Hugging Face transformers ships, against the spec.
+"""``transformers:NAME``: a sinusoid table or a rotary position embedding that Hugging Face transformers
+ships, against the spec.
 
-Each NAME is one function or module of transformers, called as its model calls it, declaring the
-convention it really follows (so its profile cases identify it, and the canonical cases show that
-it is not canonical where it is not). Only ``sinusoidal_table`` is provided:
+Each NAME is one function or module of transformers, called as its model calls it. A model's rotary
+embedding (NAME one of llama, gpt_neox, qwen2, gemma, phi) provides the rope operations: see
+:mod:`embconf.adapters.transformers_rope`. A sinusoid table declares the convention it really follows
+(so its profile cases identify it, and the canonical cases show that it is not canonical where it is
+not) and provides only ``sinusoidal_table``:
 
 - ``distilbert``: ``modeling_distilbert.create_sinusoidal_embeddings(n_pos, dim, out)``, filling a
   fresh ``out`` tensor of the requested dtype: interleaved (canonical). Its values are computed in
@@ -24,6 +27,7 @@ from typing import Any, Callable
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.transformers_rope import ROPE_MODELS, HfRope, rope_capabilities
 from embconf.model.contract import Capabilities
 
 EXTRA = "transformers"
@@ -76,13 +80,30 @@ class TransformersAdapter(FrameworkAdapter):
     kind = "transformers"
 
     def __init__(self, target: str) -> None:
-        if target not in TABLES:
+        if target not in TABLES and target not in ROPE_MODELS:
             raise ImplementationError(
-                f"unknown transformers table {target!r}; use transformers:NAME with NAME one of {', '.join(TABLES)}"
+                f"unknown transformers table or model {target!r}; use transformers:NAME with NAME one of "
+                f"{', '.join([*TABLES, *ROPE_MODELS])}"
             )
-        self.table = TABLES[target]
         transformers = import_framework("transformers", EXTRA)
         self.torch = import_framework("torch", EXTRA)
+        if target in ROPE_MODELS:
+            if int(str(transformers.__version__).split(".")[0]) < 5:
+                raise ImplementationError(
+                    f"transformers:{target} needs transformers 5 or later (rope_parameters); {transformers.__version__} is installed"
+                )
+            model = ROPE_MODELS[target]
+            rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
+            handlers = {name: getattr(rope, name) for name in ("rope_tables", "rope_forward", "rope_backward")}
+            super().__init__(
+                f"transformers:{target}",
+                transformers,
+                handlers,
+                rope_capabilities(model),
+                f"transformers {model.title}",
+            )
+            return
+        self.table = TABLES[target]
         self.module = import_framework(f"transformers.models.{self.table.module}", EXTRA)
         caps = Capabilities(
             frozenset({"sinusoidal_table"}),

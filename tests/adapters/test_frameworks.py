@@ -32,6 +32,7 @@ NEEDS = {
     "equinox": ["equinox", "jax"],
     "onnxruntime": ["onnxruntime", "onnx"],
     "mindspore": ["mindspore"],  # in an environment of its own (NumPy < 2)
+    "rotary_embedding_torch": ["rotary_embedding_torch", "einops", "torch"],
 }
 GLUE_CASES = {
     "pos.error.x_2d",

@@ -1,0 +1,125 @@
+"""MLX's ``nn.RoPE`` for the rope operations of ``--impl mlx``.
+
+What is MLX's and what is the adapter's:
+
+- ``nn.RoPE(rotary_dim, traditional=pairing == "interleaved", base=base, scale=...)`` called on x with
+  ``offset`` = the first position: ``traditional=False`` pairs (k, k + h) (half_split), ``True`` pairs
+  (2k, 2k + 1) (interleaved), so both pairings are declared. Features past ``rotary_dim`` are left unchanged by
+  MLX itself (``rope-partial``). ``nn.RoPE`` is a thin module over ``mx.fast.rope``, which is not run separately.
+- Positions are ``offset + 0..T-1``: only a contiguous run, so ``rope-positions`` is not declared (and such a
+  call is declined). ``scale`` multiplies the positions: linear scaling is ``scale = 1 / factor``; MLX has no
+  dynamic, yarn or llama3 scaling of its own (``mx.fast.rope``'s ``freqs`` takes frequencies computed
+  elsewhere), so only ``rope-linear`` is declared.
+- MLX wants x of rank >= 3 (a batch axis): the adapter gives every x one leading axis of 1 and takes it away
+  again. Its ``ValueError`` for a rank still below 3 (x of rank < 2) or a cotangent of another shape is
+  shape_mismatch, for an odd, non-positive or too wide ``dims`` invalid_config; nothing else is mapped (a base
+  <= 0 gives NaN). MLX never sees ``position_ids``, only their start: the adapter rejects ids of another length
+  than x's sequence axis (shape_mismatch, decided by glue).
+- ``rope_tables``: MLX has no tables API; they are read off its rotation of a probe
+  (:func:`embconf.adapters.rope.probe`), in the case's dtype. ``rope_backward``: ``mx.vjp`` of the rotation.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
+
+from embconf.adapters.rope import (
+    check_offset_length,
+    check_pairing,
+    probe,
+    require_contiguous,
+    rope_features,
+    rope_type,
+    tables_of,
+)
+from embconf.model.errors import Decline
+from embconf.reference.errors import EmbeddingError
+
+API = "MLX nn.RoPE"
+MLX_ROPE_FEATURES = rope_features(("half_split", "interleaved"), ("linear",), partial=True)
+SHAPES = ("[rope] Input must have at least 3 dimensions", "does not match cotangent shape")
+DIMS = ("[rope] dims must be even", "[rope] dims must be positive", "[rope] dims must not exceed")
+
+
+class MlxRope:
+    """The three rope operations on ``nn.RoPE``; ``array`` / ``numpy`` convert as the mlx adapter does."""
+
+    def __init__(self, mx: Any, nn: Any, array: Callable[[np.ndarray], Any], numpy: Callable[[Any], Any]) -> None:
+        self.mx, self.nn, self._array, self._numpy = mx, nn, array, numpy
+
+    def handlers(self) -> dict[str, Callable[..., Any]]:
+        return {"rope_tables": self.rope_tables, "rope_forward": self.rope_forward, "rope_backward": self.rope_backward}
+
+    def rope_tables(
+        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
+    ) -> tuple[Any, Any]:
+        rows = probe(len(position_ids), rotary_dim, "half_split", dtype)
+        rotated = self._numpy(self._rotation(position_ids, rotary_dim, base, scaling, "half_split")(self._array(rows)))
+        return tables_of(rotated, "half_split")
+
+    def rope_forward(
+        self,
+        x: np.ndarray,
+        position_ids: np.ndarray,
+        rotary_dim: int,
+        base: float,
+        scaling: Mapping[str, Any],
+        pairing: str,
+    ) -> Any:
+        check_offset_length(x, position_ids)
+        out = self._rotation(position_ids, rotary_dim, base, scaling, pairing)(self._array(x))
+        self.mx.eval(out)
+        return self._numpy(out)
+
+    def rope_backward(
+        self,
+        x: np.ndarray,
+        position_ids: np.ndarray,
+        rotary_dim: int,
+        base: float,
+        scaling: Mapping[str, Any],
+        pairing: str,
+        grad_output: np.ndarray,
+    ) -> Any:
+        check_offset_length(x, position_ids)
+        rotate = self._rotation(position_ids, rotary_dim, base, scaling, pairing)
+        with rope_errors():
+            _, (grad,) = self.mx.vjp(rotate, [self._array(x)], [self._array(grad_output)])
+            self.mx.eval(grad)
+        return self._numpy(grad)
+
+    def _rotation(
+        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str
+    ) -> Callable[[Any], Any]:
+        """x -> nn.RoPE(x[None], offset)[0], for this case's parameters."""
+        check_pairing(pairing, ("half_split", "interleaved"))
+        kind = rope_type(scaling)
+        if kind not in ("default", "linear"):
+            raise Decline(f"{API} has no {kind} scaling")
+        offset = require_contiguous(position_ids, f"{API} (offset)")
+        scale = 1.0 / float(scaling["factor"]) if kind == "linear" else 1.0
+        with rope_errors():
+            rope = self.nn.RoPE(rotary_dim, traditional=pairing == "interleaved", base=base, scale=scale)
+
+        def rotate(x: Any) -> Any:
+            with rope_errors():
+                return rope(x[None], offset=offset)[0]
+
+        return rotate
+
+
+@contextmanager
+def rope_errors() -> Iterator[None]:
+    """MLX's own refusals: x without a batch axis or a cotangent of another shape as shape_mismatch, ``dims``
+    odd, not positive or wider than x as invalid_config."""
+    try:
+        yield
+    except ValueError as exc:
+        if any(text in str(exc) for text in SHAPES):
+            raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
+        if any(text in str(exc) for text in DIMS):
+            raise EmbeddingError("invalid_config", f"ValueError: {exc}") from exc
+        raise
