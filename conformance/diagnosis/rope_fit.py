@@ -19,6 +19,8 @@ from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 
+from embconf.model.dtypes import rounded_to
+
 PAIRINGS = ("half_split", "interleaved")
 ANGLE_ULPS = 4.0  # roundings of an angle in the precision it was computed in (position, inv_freq, product)
 EPS = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -151,7 +153,15 @@ def read(
 
 MAX_DEPARTURES = 3
 POSITIONS = ("", "shifted:1", "rows")
-COMPUTATIONS = ("", "angles:float16", "inv_freq:float16", "angles:bfloat16", "inv_freq:bfloat16")
+COMPUTATIONS = (
+    "",
+    "angles:float16",
+    "inv_freq:float16",
+    "positions:float16",
+    "angles:bfloat16",
+    "inv_freq:bfloat16",
+    "positions:bfloat16",
+)
 
 
 def family(
@@ -161,9 +171,6 @@ def family(
     frequencies (the spec's ``theta``, signed, or a named mistake's), the positions (as given, plus one, the row
     numbers), the computation (exact, or a public precision bug's form), the sense (the negative angle) and cos
     and sin swapped (both signs of pi/2: the forward's and the transpose's)."""
-    import ml_dtypes
-
-    halves = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
     sign = -1.0 if np.median(theta) < 0 else 1.0
     options = []
     for freq_name, omega in {"": np.abs(theta), **{f"frequencies:{n}": f for n, f in frequencies_of.items()}}.items():
@@ -172,7 +179,7 @@ def family(
                 continue
             used = positions + 1 if pos_name == "shifted:1" else np.arange(positions.size) if pos_name else positions
             for computation in COMPUTATIONS:
-                angles = _computed(used, omega, computation, halves)
+                angles = _computed(used, omega, computation)
                 for negated in (False, True):
                     model = -sign * angles if negated else sign * angles
                     for swap in ("", "+", "-"):
@@ -190,16 +197,20 @@ def family(
     return iter(sorted(options, key=lambda option: len(option[0])))
 
 
-def _computed(positions: np.ndarray, omega: np.ndarray, computation: str, halves: Mapping[str, Any]) -> np.ndarray:
+def _computed(positions: np.ndarray, omega: np.ndarray, computation: str) -> np.ndarray:
+    """The angles of ``computation``: exact, or a precision bug's form (the part named held in a half precision;
+    a product of two half numbers is exact in float64, so rounding it once is the half multiply)."""
     if not computation:
         return positions.astype(np.float64)[:, None] * omega
     part, precision = computation.split(":")
-    half = halves[precision]
     with np.errstate(all="ignore"):
-        rounded = omega.astype(half)
         if part == "inv_freq":
-            return (positions.astype(np.float32)[:, None] * rounded.astype(np.float32)).astype(np.float64)
-        return (positions.astype(half)[:, None] * rounded).astype(half).astype(np.float64)
+            rounded = rounded_to(omega, precision).astype(np.float32)
+            return (positions.astype(np.float32)[:, None] * rounded).astype(np.float64)
+        held = rounded_to(positions, precision).astype(np.float32)
+        if part == "positions":  # positions made in the activations' dtype, inv_freq and the product in float32
+            return (held[:, None] * omega.astype(np.float32)).astype(np.float64)
+        return rounded_to(held.astype(np.float64)[:, None] * rounded_to(omega, precision), precision)
 
 
 def _first_model(
@@ -302,9 +313,7 @@ TABLE_EVIDENCE = 8  # values of at least 1/16 (where bfloat16's spacing dwarfs f
 def table_precision(values: np.ndarray, noise: float = 0.0) -> bool:
     """Whether every value is a bfloat16 number (tables rounded to bfloat16), within float32's own rounding and
     ``noise`` (absolute: what measuring cos/sin back from a rotated x adds), on enough values to tell."""
-    import ml_dtypes
-
     v = np.asarray(values, dtype=np.float64)
-    rounded = v.astype(ml_dtypes.bfloat16).astype(np.float64)
+    rounded = rounded_to(v, "bfloat16")
     close = np.abs(v - rounded) <= 4.0 * EPS["float32"] * np.abs(v) + noise
     return int(np.sum(np.abs(v) >= 2.0**-4)) >= TABLE_EVIDENCE and bool(np.all(close))

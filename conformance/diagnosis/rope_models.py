@@ -68,6 +68,8 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
     ("angle_precision", "", "angles:float16"): "rope.angles_float16",
     ("angle_precision", "", "float16_overflow"): "rope.angles_float16",
     ("angle_precision", "", "inv_freq:bfloat16"): "rope.inv_freq_bfloat16",
+    ("angle_precision", "", "positions:bfloat16"): "rope.positions_in_activation_dtype",
+    ("angle_precision", "", "positions:float16"): "rope.positions_in_activation_dtype",
     ("table_precision", "", ""): "rope.cos_sin_bfloat16",
     ("passthrough", "", "rotated"): "rope.partial_rotates_all",
 }

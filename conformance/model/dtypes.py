@@ -97,6 +97,15 @@ def round_once(values: "np.ndarray | float", name: "str | np.dtype") -> np.ndarr
     return np.asarray(values).astype(name)
 
 
+def rounded_to(values: "np.ndarray | float", name: str) -> np.ndarray:
+    """``values`` rounded once to the float dtype ``name`` and given back as float64: what computing in that
+    precision leaves, without holding its arrays (bfloat16 needs no ml_dtypes here)."""
+    if name == "bfloat16":
+        return (bfloat16_bits(values).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):
+        return np.asarray(values, dtype=np.float64).astype(name).astype(np.float64)
+
+
 def to_wire(payload: np.ndarray, name: str) -> bytes:
     """The little-endian bytes of ``payload`` (bfloat16: its bit patterns)."""
     if name == "bfloat16":

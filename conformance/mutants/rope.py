@@ -14,15 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional
 
-import ml_dtypes
 import numpy as np
 
+from embconf.model.dtypes import rounded_to
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
 from embconf.reference.rope import inverse_frequencies, pair_columns
 
 FWD, BWD, TABLES = "rope_forward", "rope_backward", "rope_tables"
-HALF = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
+ACTIVATIONS = "activations"  # the dtype of the activations (x, or the tables asked for)
 FIX_PRECISION = (
     "compute positions, inv_freq and their product in float32 or wider; round only cos/sin, once, to the output dtype"
 )
@@ -37,6 +37,7 @@ class Slip:
     base: Optional[Callable[[float, int], float]] = None  # (base, rotary_dim) -> the base used
     angle_precision: str = ""  # positions, inv_freq and their product in this dtype
     inv_freq_precision: str = ""  # inv_freq alone rounded to this dtype (product in float32)
+    positions_precision: str = ""  # ACTIVATIONS: positions made in x's dtype (inv_freq and product in float32)
     table_precision: str = ""  # cos and sin rounded to this dtype before use
     swap: bool = False  # cos and sin exchanged
     every_band: bool = False  # llama3 / yarn: frequencies divided by the factor in every band
@@ -47,8 +48,10 @@ class Slip:
     backward_forward: bool = False  # the backward rotates by +angle (not the gradient of the forward)
 
 
-def tables(slip: Slip, position_ids: Any, rotary_dim: int, base: float, scaling: Any) -> tuple[np.ndarray, np.ndarray]:
-    """This slip's (cos, sin), (T, h) float64."""
+def tables(
+    slip: Slip, position_ids: Any, rotary_dim: int, base: float, scaling: Any, activations: str = "float32"
+) -> tuple[np.ndarray, np.ndarray]:
+    """This slip's (cos, sin), (T, h) float64, for activations (x, or the tables asked for) of that dtype."""
     positions = np.asarray(position_ids, dtype=np.int64)
     if slip.ignore_positions:
         positions = np.arange(positions.size, dtype=np.int64)
@@ -62,20 +65,22 @@ def tables(slip: Slip, position_ids: Any, rotary_dim: int, base: float, scaling:
         theta = plain / float(mapping["factor"])
     if slip.no_attention_factor:
         attention = 1.0
-    if slip.angle_precision:
-        half = HALF[slip.angle_precision]
-        with np.errstate(all="ignore"):
-            angles = (positions.astype(half)[:, None] * theta.astype(half)).astype(half).astype(np.float64)
-    elif slip.inv_freq_precision:
-        rounded = theta.astype(HALF[slip.inv_freq_precision]).astype(np.float32)
-        angles = (positions.astype(np.float32)[:, None] * rounded).astype(np.float64)
-    else:
-        angles = positions.astype(np.float64)[:, None] * theta
+    with np.errstate(all="ignore"):
+        if slip.angle_precision:  # a product of two half numbers is exact in float64: one rounding is the half multiply
+            held = rounded_to(positions, slip.angle_precision)[:, None] * rounded_to(theta, slip.angle_precision)
+            angles = rounded_to(held, slip.angle_precision)
+        elif slip.inv_freq_precision:
+            rounded = rounded_to(theta, slip.inv_freq_precision).astype(np.float32)
+            angles = (positions.astype(np.float32)[:, None] * rounded).astype(np.float64)
+        elif slip.positions_precision == ACTIVATIONS and activations in ("float16", "bfloat16"):
+            held = rounded_to(positions, activations).astype(np.float32)
+            angles = (held[:, None] * theta.astype(np.float32)).astype(np.float64)
+        else:
+            angles = positions.astype(np.float64)[:, None] * theta
     with np.errstate(all="ignore"):  # float16 positions past 65504 are inf: their angles are NaN, as in the bug
         cos, sin = attention * np.cos(angles), attention * np.sin(angles)
     if slip.table_precision:
-        half = HALF[slip.table_precision]
-        cos, sin = cos.astype(half).astype(np.float64), sin.astype(half).astype(np.float64)
+        cos, sin = rounded_to(cos, slip.table_precision), rounded_to(sin, slip.table_precision)
     return (sin, cos) if slip.swap else (cos, sin)
 
 
@@ -101,7 +106,7 @@ def forward(slip: Slip) -> Callable[..., np.ndarray]:
     ) -> np.ndarray:
         OPERATIONS[FWD](x, position_ids, rotary_dim, base, scaling, pairing)  # the spec's checks, and errors
         dim, pairs = _shape(slip, x, rotary_dim, pairing)
-        cos, sin = tables(slip, position_ids, dim, base, scaling)
+        cos, sin = tables(slip, position_ids, dim, base, scaling, np.dtype(x.dtype).name)
         return rotate(x, cos, slip.sin_sign * sin, dim, pairs)
 
     return rope_forward
@@ -119,7 +124,7 @@ def backward(slip: Slip) -> Callable[..., np.ndarray]:
     ) -> np.ndarray:
         OPERATIONS[BWD](x, position_ids, rotary_dim, base, scaling, pairing, grad_output)
         dim, pairs = _shape(slip, x, rotary_dim, pairing)
-        cos, sin = tables(slip, position_ids, dim, base, scaling)
+        cos, sin = tables(slip, position_ids, dim, base, scaling, np.dtype(x.dtype).name)
         transpose = 1.0 if slip.backward_forward else -1.0
         return rotate(grad_output, cos, transpose * slip.sin_sign * sin, dim, pairs)
 
@@ -131,7 +136,7 @@ def table_operation(slip: Slip) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
         position_ids: Any, rotary_dim: int, base: float, scaling: Any, dtype: str = "float32"
     ) -> tuple[np.ndarray, np.ndarray]:
         want = OPERATIONS[TABLES](position_ids, rotary_dim, base, scaling, dtype)
-        cos, sin = tables(slip, position_ids, rotary_dim, base, scaling)
+        cos, sin = tables(slip, position_ids, rotary_dim, base, scaling, dtype)
         return cos.astype(want[0].dtype), sin.astype(want[1].dtype)
 
     return rope_tables
@@ -229,6 +234,14 @@ slip(
     FIX_PRECISION,
     Slip(inv_freq_precision="bfloat16"),
     source="https://github.com/huggingface/transformers/issues/29496",
+)
+slip(
+    "positions_in_activation_dtype",
+    "makes the positions in the activations' dtype (arange(T, dtype=x.dtype)): in bfloat16 they are not exact "
+    "above 256, in float16 above 2048",
+    FIX_PRECISION,
+    Slip(positions_precision=ACTIVATIONS),
+    source="https://github.com/nkalyanv99/UNI-D2/pull/6",
 )
 slip(
     "cos_sin_bfloat16",

@@ -48,6 +48,8 @@ def _cases() -> list:
         built.append(case(f"{op}.yarn", op, ("rope-yarn",), positions=window(4096), d=64, scaling=YARN))
         built.append(case(f"{op}.packed", op, ("rope-positions",), positions=[5, 6, 7, 0, 1, 2, 9, 3], d=64))
         built.append(case(f"{op}.odd_rotary_dim", op, d=8, rotary_dim=5))
+        for half in ("bfloat16", "float16"):  # positions made in the activations' dtype show only there
+            built.append(case(f"{op}.{half}.p32768", op, (half,), positions=window(32768), d=64, dtype=half))
     return built
 
 
@@ -68,6 +70,7 @@ SAID = {
     "rope.angles_bfloat16": "rope:angle_precision:",
     "rope.angles_float16": "rope:angle_precision:",
     "rope.inv_freq_bfloat16": "rope:angle_precision:",
+    "rope.positions_in_activation_dtype": "rope:angle_precision:",
     "rope.cos_sin_bfloat16": "rope:table_precision:",
     "rope.scaling_every_band": "rope:frequencies:",
     "rope.yarn_attention_factor_missing": "rope:amplitude:",

@@ -41,6 +41,8 @@ def _cases() -> list:
         built.append(case(f"{op}.yarn", op, ("rope-yarn",), positions=window(4096), d=64, scaling=YARN))
         built.append(case(f"{op}.packed", op, ("rope-positions",), positions=[5, 6, 7, 0, 1, 2, 9, 3], d=8))
         built.append(case(f"{op}.odd_rotary_dim", op, d=8, rotary_dim=5))
+        for half in ("bfloat16", "float16"):  # positions made in the activations' dtype show only there
+            built.append(case(f"{op}.{half}.p32768", op, (half,), positions=window(32768), d=64, dtype=half))
     return built
 
 

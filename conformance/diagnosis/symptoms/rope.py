@@ -166,6 +166,9 @@ def _reading(
     return read(actual, expected, positions, noise, signed, mistaken(inputs), base, int(inputs.get("rotary_dim") or 0))
 
 
+POSITIONS_EXACT_UP_TO = {"bfloat16": 256, "float16": 2048}  # every integer up to here is exact in that precision
+
+
 def _angle_words(case: Case) -> str:
     return "the angle -pos*theta_k" if case.operation == "rope_backward" else "the angle pos*theta_k"
 
@@ -208,11 +211,11 @@ def _departure(case: Case, inputs: Mapping[str, Any], departure: str) -> Symptom
     if departure.startswith("frequencies:"):
         return _frequencies(case, inputs, {"candidate": departure.removeprefix("frequencies:")})
     part, precision = departure.split(":")
-    what = (
-        f"inv_freq was rounded to {precision} before multiplying by the positions"
-        if part == "inv_freq"
-        else f"the angles were computed in {precision} (positions, inv_freq and their product)"
-    )
+    what = {
+        "inv_freq": f"inv_freq was rounded to {precision} before multiplying by the positions",
+        "positions": f"the positions were made in {precision} (arange in the activations' dtype), not exact above "
+        f"{POSITIONS_EXACT_UP_TO[precision]}",
+    }.get(part, f"the angles were computed in {precision} (positions, inv_freq and their product)")
     return symptom(
         f"rope:angle_precision:{op}:{departure}",
         f"{what}: the angle error grows with the position",
