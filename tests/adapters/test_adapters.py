@@ -50,7 +50,7 @@ def test_reference_passes_every_case(tmp_path):
     result, report = run_report(tmp_path, "reference")
     assert_clean_pass(result, report)
     assert all(
-        any(f.startswith(("sinusoid-", "sinusoid_computed")) for f in c["features"])
+        any(f.startswith(("sinusoid-", "sinusoid_computed", "rope-layer-refused")) for f in c["features"])
         for c in outcomes(report, "not_applicable")
     )
 
