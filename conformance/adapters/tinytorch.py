@@ -19,6 +19,13 @@ the module's API and is not applicable. The older published API, whose
 ``PositionalEncoding.forward(x)`` and ``EmbeddingLayer.forward(tokens)`` take no
 ``start_pos``, is driven too: its start_pos = 0 cases run, the others are
 not applicable with that reason.
+
+RoPE is an optional extension (spec 1.3.0, EMB-LAY-10): the adapter claims
+``rope-layer`` only when ``EmbeddingLayer(..., pos_encoding='rope')`` builds
+(a ValueError, the module's answer to an unknown encoding, means no claim),
+with the pairing its output on a probe input matches (half_split unless it is
+interleaved). The config's ``rope_pairing`` is not handed to the student: its
+layer has one pairing, and cases of the other are not applicable.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
 from embconf.adapters.loading import load_module
 from embconf.model.contract import Capabilities, Reply
+from embconf.model.rope import LAYER_FEATURE, Pairing
+from embconf.reference.layer import embedding_layer_forward
 from embconf.run.guard import describe_change
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
@@ -75,7 +84,7 @@ class TinyTorchAdapter(InProcessAdapter):
         handlers = self._provided_handlers(target)
         caps = Capabilities(
             frozenset(handlers),
-            FEATURES,
+            FEATURES | rope_claim(self.module, self.Tensor),
             error_detail="coarse",
             notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
         )
@@ -122,6 +131,10 @@ class TinyTorchAdapter(InProcessAdapter):
     def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
         if operation == "sinusoidal_table" and inputs.get("dtype", "float32") != "float32":
             return "TinyTorch tables are float32 only"
+        pairing = dict(inputs.get("config") or {}).get("rope_pairing")
+        claimed = {p.value for p in Pairing if p.feature in self._capabilities.features}
+        if pairing is not None and pairing not in claimed:
+            return f"the module's rope layer has one pairing ({', '.join(sorted(claimed)) or 'none'}); the config names {pairing!r}"
         owner = OLDER_API.get(operation)
         start = inputs.get("start_pos", 0)
         if owner and not (type(start) is int and start == 0) and not takes_start_pos(getattr(self.module, owner, None)):
@@ -163,7 +176,7 @@ class TinyTorchAdapter(InProcessAdapter):
         start_pos: Any,
     ) -> tuple[Any, Any, Any, Any]:
         """(layer, injected token table, injected position table or None, output)."""
-        layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
+        layer = self._api("EmbeddingLayer")(**student_kwargs(config))
         weight = self._param("token_weight", token_weight)
         _set(layer, "token_embedding", "weight", weight)
         table = None
@@ -237,11 +250,39 @@ class TinyTorchAdapter(InProcessAdapter):
 
     def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Sizes of parameters(), and of a stored position table that is not among them."""
-        layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
+        layer = self._api("EmbeddingLayer")(**student_kwargs(config))
         params = list(layer.parameters())
         stored = getattr(layer, "pos_encoding", None)
         constant = isinstance(stored, self.Tensor) and not any(p is stored for p in params)
         return {"trainable": sum(_size(p) for p in params), "non_trainable": _size(stored) if constant else 0}
+
+
+def student_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The constructor keywords of a fixture's layer config, without ``rope_pairing`` (the student's layer
+    has the one pairing it claims)."""
+    return {k: v for k, v in layer_kwargs(config).items() if k != "rope_pairing"}
+
+
+ROPE_PROBE = np.arange(1.0, 9.0, dtype=np.float32).reshape(2, 4)  # a 2 x 4 table; tokens [0, 1, 0] from 1
+
+
+def rope_claim(module: ModuleType, tensor: type) -> frozenset[str]:
+    """``rope-layer`` and the pairing of the student's rope layer, or nothing when it has none: building
+    ``EmbeddingLayer(pos_encoding='rope')`` or running it on the probe raises."""
+    config = {"vocab_size": 2, "embed_dim": 4, "max_seq_len": 8, "pos_encoding": "rope"}
+    tokens = np.array([0, 1, 0], dtype=np.float32)
+    try:
+        layer = module.EmbeddingLayer(**config)
+        _set(layer, "token_embedding", "weight", tensor(ROPE_PROBE.copy(), requires_grad=True))
+        output = as_numpy(_forward(layer, tensor(tokens), 1))
+    except Exception:  # a ValueError (TinyTorch's refusal), a missing class, a broken layer: no claim
+        return frozenset()
+    interleaved = Pairing.INTERLEAVED
+    expected = embedding_layer_forward(
+        {**config, "rope_pairing": interleaved.value}, ROPE_PROBE, None, tokens.astype(np.int64), 1
+    )
+    matches = isinstance(output, np.ndarray) and output.shape == expected.shape and np.allclose(output, expected)
+    return frozenset({LAYER_FEATURE, (interleaved if matches else Pairing.HALF_SPLIT).feature})
 
 
 def takes_start_pos(cls: Any) -> bool:
