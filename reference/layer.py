@@ -16,8 +16,8 @@ from embconf.reference.positions import check_start_pos
 from embconf.reference.rope import rope_backward, rope_forward
 from embconf.reference.sinusoid import CANONICAL, sinusoidal_table
 
-POS_ENCODINGS = ("learned", "sinusoidal", "none", "rope")
-WITHOUT_ROPE = POS_ENCODINGS[:3]  # an implementation without the feature rope-layer (EMB-LAY-7)
+POS_ENCODINGS = ("learned", "sinusoidal", "none")  # every layer's (EMB-LAY-7)
+WITH_ROPE = POS_ENCODINGS + ("rope",)  # a layer with the feature rope-layer (EMB-LAY-10)
 DEFAULT_PAIRING = Pairing.HALF_SPLIT.value
 ROPE_BASE = 10000.0  # a rope layer's base, default scaling, rotary_dim = D (EMB-LAY-10)
 DEFAULTS: dict[str, Any] = {
@@ -28,12 +28,12 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def resolve_config(config: Mapping[str, Any], rope_layer: bool = True) -> dict[str, Any]:
+def resolve_config(config: Mapping[str, Any], rope_layer: bool = False) -> dict[str, Any]:
     """The config with the spec's defaults filled in (EMB-LAY-1); unknown pos_encoding is invalid_config, and so
-    is 'rope' without ``rope_layer`` (an implementation that does not claim the feature, EMB-LAY-7) or with an
-    odd D or an unknown ``rope_pairing`` (EMB-LAY-10)."""
+    is 'rope' unless ``rope_layer`` (an implementation that claims the feature rope-layer; EMB-LAY-7), and a
+    rope layer of odd D or an unknown ``rope_pairing`` (EMB-LAY-10)."""
     full = {**DEFAULTS, **config}
-    known = POS_ENCODINGS if rope_layer else WITHOUT_ROPE
+    known = WITH_ROPE if rope_layer else POS_ENCODINGS
     if full["pos_encoding"] not in known:
         raise EmbeddingError(
             "invalid_config", f"unknown pos_encoding {full['pos_encoding']!r}; expected one of {known}"
@@ -79,7 +79,7 @@ def check_layer_inputs(
     position_table: Optional[np.ndarray],
     tokens: np.ndarray,
     start_pos: object,
-    rope_layer: bool = True,
+    rope_layer: bool = False,
 ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
     """(full config, tokens as (B, T), validated int64 ids, start_pos) after the checks of EMB-LAY-7..10."""
     cfg = resolve_config(config, rope_layer)
@@ -119,12 +119,12 @@ def embedding_layer_forward(
     tokens: np.ndarray,
     start_pos: int = 0,
     convention: Union[str, SinusoidProfile] = CANONICAL,
-    rope_layer: bool = True,
+    rope_layer: bool = False,
 ) -> np.ndarray:
     """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4); sinusoidal
     positions are the rows of ``convention``'s table (the canonical one unless a profile's case says); a rope
-    layer rotates W[tokens] * c instead (EMB-LAY-10). ``rope_layer`` False answers as an implementation
-    without the feature rope-layer: 'rope' is an unknown pos_encoding (EMB-LAY-7)."""
+    layer rotates W[tokens] * c instead (EMB-LAY-10), with ``rope_layer`` (the feature rope-layer); without it
+    'rope' is an unknown pos_encoding (EMB-LAY-7), the answer of every implementation that does not claim it."""
     cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos, rope_layer)
     c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
     tokens_part = token_weight[index].astype(np.float64) * c
@@ -143,7 +143,7 @@ def embedding_layer_backward(
     tokens: np.ndarray,
     start_pos: int,
     grad_output: np.ndarray,
-    rope_layer: bool = True,
+    rope_layer: bool = False,
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """(grad_token_weight, grad_position_table): c times the scatter-add (of the rope backward of G for a rope
     layer, EMB-LAY-10); the batch sum for a learned table; None for a sinusoidal table (a constant), for no

@@ -286,7 +286,7 @@ def _rope_layer_parts(inputs: dict[str, Any], values: np.ndarray) -> tuple[dict[
     from embconf.reference.layer import resolve_config, rope_settings
 
     seq_len = inputs["tokens"].shape[-1]
-    settings = rope_settings(resolve_config(inputs["config"]), int(inputs.get("start_pos", 0)), seq_len)
+    settings = rope_settings(resolve_config(inputs["config"], True), int(inputs.get("start_pos", 0)), seq_len)
     return settings, _pair_magnitude(values, settings), float(max(int(inputs.get("start_pos", 0)) + seq_len - 1, 0))
 
 

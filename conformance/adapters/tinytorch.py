@@ -267,22 +267,32 @@ ROPE_PROBE = np.arange(1.0, 9.0, dtype=np.float32).reshape(2, 4)  # a 2 x 4 tabl
 
 
 def rope_claim(module: ModuleType, tensor: type) -> frozenset[str]:
-    """``rope-layer`` and the pairing of the student's rope layer, or nothing when it has none: building
-    ``EmbeddingLayer(pos_encoding='rope')`` or running it on the probe raises."""
+    """``rope-layer`` and the pairing of the student's rope layer, or nothing when building
+    ``EmbeddingLayer(pos_encoding='rope')`` raises (a ValueError: TinyTorch's refusal; or no such class).
+    The pairing is interleaved when the layer's output on a probe is the interleaved rotation, else half_split
+    (also when the probe raises: the rope cases then show what goes wrong)."""
     config = {"vocab_size": 2, "embed_dim": 4, "max_seq_len": 8, "pos_encoding": "rope"}
-    tokens = np.array([0, 1, 0], dtype=np.float32)
     try:
         layer = module.EmbeddingLayer(**config)
-        _set(layer, "token_embedding", "weight", tensor(ROPE_PROBE.copy(), requires_grad=True))
-        output = as_numpy(_forward(layer, tensor(tokens), 1))
-    except Exception:  # a ValueError (TinyTorch's refusal), a missing class, a broken layer: no claim
+    except Exception:  # the student's code may raise anything here: each means no rope layer
         return frozenset()
     interleaved = Pairing.INTERLEAVED
-    expected = embedding_layer_forward(
-        {**config, "rope_pairing": interleaved.value}, ROPE_PROBE, None, tokens.astype(np.int64), 1
+    return frozenset(
+        {LAYER_FEATURE, (interleaved if _rotates_interleaved(layer, tensor) else Pairing.HALF_SPLIT).feature}
     )
-    matches = isinstance(output, np.ndarray) and output.shape == expected.shape and np.allclose(output, expected)
-    return frozenset({LAYER_FEATURE, (interleaved if matches else Pairing.HALF_SPLIT).feature})
+
+
+def _rotates_interleaved(layer: Any, tensor: type) -> bool:
+    """Whether the rope layer rotates pairs (2k, 2k + 1): its output on tokens [0, 1, 0] from position 1."""
+    tokens = np.array([0, 1, 0], dtype=np.float32)
+    config = {"vocab_size": 2, "embed_dim": 4, "pos_encoding": "rope", "rope_pairing": Pairing.INTERLEAVED.value}
+    try:
+        _set(layer, "token_embedding", "weight", tensor(ROPE_PROBE.copy(), requires_grad=True))
+        output = as_numpy(_forward(layer, tensor(tokens), 1))
+    except Exception:  # a broken rope layer: its cases will say how
+        return False
+    expected = embedding_layer_forward(config, ROPE_PROBE, None, tokens.astype(np.int64), 1, rope_layer=True)
+    return isinstance(output, np.ndarray) and output.shape == expected.shape and bool(np.allclose(output, expected))
 
 
 def takes_start_pos(cls: Any) -> bool:
