@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf.model.encoding import encode_array
+from embconf.model.rope import LAYER_FEATURE
 from embconf.model.sinusoid import SinusoidProfile
 from embconf.model.version import __version__
 from embconf.model.vocabulary import FIXTURES_DIR, named_outputs, spec_version
@@ -54,6 +55,8 @@ def _reference_inputs(spec: CaseSpec, profile: Optional[SinusoidProfile] = None)
         inputs["convention"] = profiles[0]
     if "sinusoid_computed" in spec.features:  # the storage an implementation declares (EMB-MEM-1)
         inputs["storage"] = "computed"
+    if LAYER_FEATURE in spec.features:  # an implementation with a rope layer (EMB-LAY-10; else EMB-LAY-7)
+        inputs["rope_layer"] = True
     return inputs
 
 

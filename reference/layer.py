@@ -8,14 +8,19 @@ from typing import Any, Mapping, Optional, Union
 import numpy as np
 
 from embconf.model.dtypes import round_once
+from embconf.model.rope import Pairing, pairing_of
 from embconf.model.sinusoid import SinusoidProfile
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.lookup import validate_ids
 from embconf.reference.options import resolve_padding_idx
 from embconf.reference.positions import check_start_pos
+from embconf.reference.rope import rope_backward, rope_forward
 from embconf.reference.sinusoid import CANONICAL, sinusoidal_table
 
-POS_ENCODINGS = ("learned", "sinusoidal", "none")
+POS_ENCODINGS = ("learned", "sinusoidal", "none")  # every layer's (EMB-LAY-7)
+WITH_ROPE = POS_ENCODINGS + ("rope",)  # a layer with the feature rope-layer (EMB-LAY-10)
+DEFAULT_PAIRING = Pairing.HALF_SPLIT.value
+ROPE_BASE = 10000.0  # a rope layer's base, default scaling, rotary_dim = D (EMB-LAY-10)
 DEFAULTS: dict[str, Any] = {
     "max_seq_len": 512,
     "pos_encoding": "learned",
@@ -24,17 +29,44 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config with the spec's defaults filled in (EMB-LAY-1); unknown pos_encoding is invalid_config."""
+def resolve_config(config: Mapping[str, Any], rope_layer: bool = False) -> dict[str, Any]:
+    """The config with the spec's defaults filled in (EMB-LAY-1); unknown pos_encoding is invalid_config, and so
+    is 'rope' unless ``rope_layer`` (an implementation that claims the feature rope-layer; EMB-LAY-7), and a
+    rope layer of odd D or an unknown ``rope_pairing`` (EMB-LAY-10)."""
     full = {**DEFAULTS, **config}
-    if full["pos_encoding"] not in POS_ENCODINGS:
+    known = WITH_ROPE if rope_layer else POS_ENCODINGS
+    if full["pos_encoding"] not in known:
         raise EmbeddingError(
-            "invalid_config", f"unknown pos_encoding {full['pos_encoding']!r}; expected one of {POS_ENCODINGS}"
+            "invalid_config", f"unknown pos_encoding {full['pos_encoding']!r}; expected one of {known}"
         )
+    if full["pos_encoding"] == "rope":
+        _check_rope(full)
     full["padding_idx"] = resolve_padding_idx(
         full["padding_idx"], full["vocab_size"]
     )  # a row in [0, V), or None (EMB-PAD-5)
     return full
+
+
+def _check_rope(cfg: Mapping[str, Any]) -> None:
+    """EMB-LAY-10's configuration: an even D and a known pairing (half_split unless ``rope_pairing`` says)."""
+    if cfg["embed_dim"] % 2:
+        raise EmbeddingError("invalid_config", f"a rope layer needs an even embed_dim, got {cfg['embed_dim']}")
+    try:
+        pairing_of(cfg.get("rope_pairing", DEFAULT_PAIRING))
+    except ValueError as exc:
+        raise EmbeddingError("invalid_config", str(exc)) from None
+
+
+def rope_settings(cfg: Mapping[str, Any], start_pos: int, seq_len: int) -> dict[str, Any]:
+    """The rope_forward / rope_backward arguments of a rope layer (EMB-LAY-10): positions s .. s+T-1,
+    rotary_dim D, base 10000, default scaling, the config's pairing."""
+    return {
+        "position_ids": np.arange(start_pos, start_pos + seq_len, dtype=np.int64),
+        "rotary_dim": cfg["embed_dim"],
+        "base": ROPE_BASE,
+        "scaling": {"rope_type": "default"},
+        "pairing": cfg.get("rope_pairing", DEFAULT_PAIRING),
+    }
 
 
 def token_scale(embed_dim: int, scale_embeddings: bool) -> float:
@@ -48,15 +80,16 @@ def check_layer_inputs(
     position_table: Optional[np.ndarray],
     tokens: np.ndarray,
     start_pos: object,
+    rope_layer: bool = False,
 ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
-    """(full config, tokens as (B, T), validated int64 ids, start_pos) after the checks of EMB-LAY-7..9."""
-    cfg = resolve_config(config)
+    """(full config, tokens as (B, T), validated int64 ids, start_pos) after the checks of EMB-LAY-7..10."""
+    cfg = resolve_config(config, rope_layer)
     if tokens.ndim not in (1, 2):
         raise EmbeddingError("shape_mismatch", f"tokens must be 1-D or 2-D, got shape {tokens.shape}")
     batched = tokens if tokens.ndim == 2 else tokens[None]
     index = validate_ids(batched, cfg["vocab_size"])
-    # Without positions there is no table to overrun (EMB-LAY-8 names learned and sinusoidal only).
-    limit = cfg["max_seq_len"] if cfg["pos_encoding"] != "none" else math.inf
+    # Without a table there is none to overrun (EMB-LAY-8 names learned and sinusoidal only; rope: EMB-LAY-10).
+    limit = cfg["max_seq_len"] if cfg["pos_encoding"] in ("learned", "sinusoidal") else math.inf
     s = check_start_pos(start_pos, batched.shape[1], limit)
     if cfg["pos_encoding"] == "learned" and (
         position_table is None or position_table.shape != (cfg["max_seq_len"], cfg["embed_dim"])
@@ -87,13 +120,19 @@ def embedding_layer_forward(
     tokens: np.ndarray,
     start_pos: int = 0,
     convention: Union[str, SinusoidProfile] = CANONICAL,
+    rope_layer: bool = False,
 ) -> np.ndarray:
     """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4); sinusoidal
-    positions are the rows of ``convention``'s table (the canonical one unless a profile's case says)."""
-    cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
+    positions are the rows of ``convention``'s table (the canonical one unless a profile's case says); a rope
+    layer rotates W[tokens] * c instead (EMB-LAY-10), with ``rope_layer`` (the feature rope-layer); without it
+    'rope' is an unknown pos_encoding (EMB-LAY-7), the answer of every implementation that does not claim it."""
+    cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos, rope_layer)
     c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
-    positions = _positions(cfg, position_table, s, batched.shape[1], convention)
-    out = token_weight[index].astype(np.float64) * c + positions[None]
+    tokens_part = token_weight[index].astype(np.float64) * c
+    if cfg["pos_encoding"] == "rope":
+        out = rope_forward(tokens_part, **rope_settings(cfg, s, batched.shape[1]))
+    else:
+        out = tokens_part + _positions(cfg, position_table, s, batched.shape[1], convention)[None]
     out = round_once(out, token_weight.dtype)
     return out if tokens.ndim == 2 else out[0]
 
@@ -105,14 +144,18 @@ def embedding_layer_backward(
     tokens: np.ndarray,
     start_pos: int,
     grad_output: np.ndarray,
+    rope_layer: bool = False,
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
-    """(grad_token_weight, grad_position_table): c times the scatter-add; the batch sum for a learned
-    table; None for a sinusoidal table (a constant) and for no positions (EMB-LAY-5/6)."""
-    cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos)
+    """(grad_token_weight, grad_position_table): c times the scatter-add (of the rope backward of G for a rope
+    layer, EMB-LAY-10); the batch sum for a learned table; None for a sinusoidal table (a constant), for no
+    positions and for rope (EMB-LAY-5/6)."""
+    cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos, rope_layer)
     grad = grad_output if tokens.ndim == 2 else grad_output[None]
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")
     grad = grad.astype(np.float64)
+    if cfg["pos_encoding"] == "rope":
+        grad = rope_backward(grad, grad_output=grad, **rope_settings(cfg, s, batched.shape[1]))
     grad_w = np.zeros(token_weight.shape, dtype=np.float64)
     np.add.at(grad_w, index.reshape(-1), grad.reshape(-1, cfg["embed_dim"]))
     grad_w *= token_scale(cfg["embed_dim"], cfg["scale_embeddings"])

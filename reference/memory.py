@@ -21,13 +21,15 @@ def element_size(dtype: str) -> int:
     return BYTES_PER_ELEMENT[dtype]
 
 
-def parameter_count(config: Mapping[str, Any], storage: str = "stored") -> dict[str, int]:
+def parameter_count(config: Mapping[str, Any], storage: str = "stored", rope_layer: bool = False) -> dict[str, int]:
     """Trainable parameters (token table, plus a learned table) and stored non-trainable values (a sinusoidal table).
 
     ``storage`` is the implementation's declared capability (EMB-MEM-1): "stored" keeps the L x D sinusoid
     (a constant, a frozen weight or a buffer), "computed" stores nothing and computes positions on every call.
+    A rope layer (``rope_layer``: the feature rope-layer) stores no table (EMB-LAY-10); without it 'rope' is
+    invalid_config (EMB-LAY-7).
     """
-    cfg = resolve_config(config)
+    cfg = resolve_config(config, rope_layer)
     token = cfg["vocab_size"] * cfg["embed_dim"]
     positions = cfg["max_seq_len"] * cfg["embed_dim"]
     if cfg["pos_encoding"] == "learned":

@@ -183,6 +183,8 @@ def _layer_forward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str,
     c = float(np.sqrt(cfg["embed_dim"])) if scaled else 1.0
     token_mag = float(np.abs(w.astype(np.float64)).max(initial=0)) * c
     pos_kind = cfg.get("pos_encoding", "learned")
+    if pos_kind == "rope":
+        return {"output": _rope_layer_forward(inputs, c, scale_ulps)}
     if pos_kind == "sinusoidal":
         u = unit_roundoff(dtype)
         axis = -2
@@ -213,6 +215,8 @@ def _layer_backward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str
         w.dtype.name,
         SCALE_ULPS if scaled else 0.0,
     )
+    if cfg.get("pos_encoding") == "rope":
+        token_tol = _rope_layer_backward(inputs, c, pad)
     result = {"grad_token_weight": token_tol}
     if outputs.get("grad_position_table") is not None:
         batch_sum = float(np.abs(batched_g.astype(np.float64)).sum(axis=0).max(initial=0))
@@ -275,6 +279,41 @@ def _rope_rotation(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str,
     attention, angle = _rope_parts(inputs)
     values = inputs["grad_output"] if "grad_output" in inputs else inputs["x"]
     return {name: rope(attention, _pair_magnitude(values, inputs), angle, values.dtype.name) for name in outputs}
+
+
+def _rope_layer_parts(inputs: dict[str, Any], values: np.ndarray) -> tuple[dict[str, Any], float, float]:
+    """(the layer's rope settings, M of ``values`` over its pairs, A = s + T - 1: the largest angle, theta_0 = 1)."""
+    from embconf.reference.layer import resolve_config, rope_settings
+
+    seq_len = inputs["tokens"].shape[-1]
+    settings = rope_settings(resolve_config(inputs["config"], True), int(inputs.get("start_pos", 0)), seq_len)
+    return settings, _pair_magnitude(values, settings), float(max(int(inputs.get("start_pos", 0)) + seq_len - 1, 0))
+
+
+def _rope_layer_forward(inputs: dict[str, Any], c: float, scale_ulps: float) -> dict[str, Any]:
+    """EMB-LAY-10: the rope rule (8.8) on x = W[tokens] * c, plus the scale's ulps on M."""
+    w = inputs["token_weight"]
+    x = w[np.asarray(inputs["tokens"]).astype(np.int64)].astype(np.float64) * c
+    _, magnitude, angle = _rope_layer_parts(inputs, x)
+    tol = rope(1.0, magnitude, angle, w.dtype.name)
+    tol["atol"] += scale_ulps * unit_roundoff(w.dtype.name) * magnitude
+    tol["rule"] = f"rope layer, x = W[tokens]*c with {scale_ulps:g} ulps for the scale; " + tol["rule"]
+    return tol
+
+
+def _rope_layer_backward(inputs: dict[str, Any], c: float, pad: Optional[int]) -> dict[str, Any]:
+    """EMB-LAY-11: a summation (8.3) of the rotated G (k terms), plus k times the rope rule's atol on G's pairs."""
+    from embconf.reference.rope import rope_backward
+
+    w, tokens, g = inputs["token_weight"], inputs["tokens"], inputs["grad_output"]
+    batched = (g if tokens.ndim == 2 else g[None]).astype(np.float64)
+    settings, magnitude, angle = _rope_layer_parts(inputs, batched)
+    rotated = rope_backward(batched, grad_output=batched, **settings)
+    k = max_duplicates(tokens, pad)
+    tol = summation(max(k, 2), c * max_row_abs_sum(tokens, rotated, w.shape[0], pad), w.dtype.name, SCALE_ULPS)
+    tol["atol"] += c * k * rope(1.0, magnitude, angle, w.dtype.name)["atol"]
+    tol["rule"] = f"rope layer backward: c * scatter-add of the rotated G; k * rope atol (A={angle:g}); " + tol["rule"]
+    return tol
 
 
 _RULES = {

@@ -29,10 +29,11 @@ SPEC_1_3_OPERATIONS = frozenset({"rope_tables", "rope_forward", "rope_backward"}
 
 def declined_for_a_later_addition(case: dict) -> bool:
     """Whether a not_applicable case of a report is one of the additions after spec 1.0 that the example
-    implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation."""
+    implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation
+    or rope layer (feature ``rope-layer``, with its pairing)."""
     features = case["features"]
     return case["operation"] in SPEC_1_3_OPERATIONS or any(
-        f.startswith("sinusoid-") or f in SPEC_1_1_FEATURES for f in features
+        f.startswith(("sinusoid-", "rope-")) or f in SPEC_1_1_FEATURES for f in features
     )
 
 

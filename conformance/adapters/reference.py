@@ -6,6 +6,7 @@ from typing import Any
 
 from embconf.adapters.base import ALL_OPERATIONS, AdapterBase, call_python
 from embconf.model.contract import Capabilities, Reply
+from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import features
 from embconf.reference import OPERATIONS
 
@@ -22,7 +23,9 @@ class ReferenceAdapter(AdapterBase):
         return {"name": "embconf reference", "version": __version__, "language": "python"}
 
     def capabilities(self) -> Capabilities:
-        canonical = frozenset(f for f in features() if not f.startswith("sinusoid"))  # interleaved, table stored
+        # the canonical sinusoid (interleaved, table stored); 'rope' refused, as the reference operations answer
+        # unless asked for the feature rope-layer (EMB-LAY-7, EMB-LAY-10)
+        canonical = frozenset(f for f in features() if not f.startswith(("sinusoid", LAYER_FEATURE)))
         return Capabilities(ALL_OPERATIONS, canonical)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:

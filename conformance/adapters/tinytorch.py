@@ -19,6 +19,13 @@ the module's API and is not applicable. The older published API, whose
 ``PositionalEncoding.forward(x)`` and ``EmbeddingLayer.forward(tokens)`` take no
 ``start_pos``, is driven too: its start_pos = 0 cases run, the others are
 not applicable with that reason.
+
+RoPE is an optional extension (spec 1.3.0, EMB-LAY-10): the adapter claims
+``rope-layer`` only when ``EmbeddingLayer(..., pos_encoding='rope')`` builds
+(a ValueError, the module's answer to an unknown encoding, means no claim),
+with the pairing its output on a probe input matches (half_split unless it is
+interleaved). The config's ``rope_pairing`` is not handed to the student: its
+layer has one pairing, and cases of the other are not applicable.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
 from embconf.adapters.loading import load_module
 from embconf.model.contract import Capabilities, Reply
+from embconf.model.rope import LAYER_FEATURE, Pairing
+from embconf.reference.layer import embedding_layer_forward
 from embconf.run.guard import describe_change
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
@@ -75,7 +84,7 @@ class TinyTorchAdapter(InProcessAdapter):
         handlers = self._provided_handlers(target)
         caps = Capabilities(
             frozenset(handlers),
-            FEATURES,
+            FEATURES | rope_claim(self.module, self.Tensor),
             error_detail="coarse",
             notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
         )
@@ -122,6 +131,10 @@ class TinyTorchAdapter(InProcessAdapter):
     def skip_reason(self, operation: str, inputs: Mapping[str, Any]) -> Optional[str]:
         if operation == "sinusoidal_table" and inputs.get("dtype", "float32") != "float32":
             return "TinyTorch tables are float32 only"
+        pairing = dict(inputs.get("config") or {}).get("rope_pairing")
+        claimed = {p.value for p in Pairing if p.feature in self._capabilities.features}
+        if pairing is not None and pairing not in claimed:
+            return f"the module's rope layer has one pairing ({', '.join(sorted(claimed)) or 'none'}); the config names {pairing!r}"
         owner = OLDER_API.get(operation)
         start = inputs.get("start_pos", 0)
         if owner and not (type(start) is int and start == 0) and not takes_start_pos(getattr(self.module, owner, None)):
@@ -163,7 +176,7 @@ class TinyTorchAdapter(InProcessAdapter):
         start_pos: Any,
     ) -> tuple[Any, Any, Any, Any]:
         """(layer, injected token table, injected position table or None, output)."""
-        layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
+        layer = self._api("EmbeddingLayer")(**student_kwargs(config))
         weight = self._param("token_weight", token_weight)
         _set(layer, "token_embedding", "weight", weight)
         table = None
@@ -237,11 +250,49 @@ class TinyTorchAdapter(InProcessAdapter):
 
     def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Sizes of parameters(), and of a stored position table that is not among them."""
-        layer = self._api("EmbeddingLayer")(**layer_kwargs(config))
+        layer = self._api("EmbeddingLayer")(**student_kwargs(config))
         params = list(layer.parameters())
         stored = getattr(layer, "pos_encoding", None)
         constant = isinstance(stored, self.Tensor) and not any(p is stored for p in params)
         return {"trainable": sum(_size(p) for p in params), "non_trainable": _size(stored) if constant else 0}
+
+
+def student_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The constructor keywords of a fixture's layer config, without ``rope_pairing`` (the student's layer
+    has the one pairing it claims)."""
+    return {k: v for k, v in layer_kwargs(config).items() if k != "rope_pairing"}
+
+
+ROPE_PROBE = np.arange(1.0, 9.0, dtype=np.float32).reshape(2, 4)  # a 2 x 4 table; tokens [0, 1, 0] from 1
+
+
+def rope_claim(module: ModuleType, tensor: type) -> frozenset[str]:
+    """``rope-layer`` and the pairing of the student's rope layer, or nothing when building
+    ``EmbeddingLayer(pos_encoding='rope')`` raises (a ValueError: TinyTorch's refusal; or no such class).
+    The pairing is interleaved when the layer's output on a probe is the interleaved rotation, else half_split
+    (also when the probe raises: the rope cases then show what goes wrong)."""
+    config = {"vocab_size": 2, "embed_dim": 4, "max_seq_len": 8, "pos_encoding": "rope"}
+    try:
+        layer = module.EmbeddingLayer(**config)
+    except Exception:  # the student's code may raise anything here: each means no rope layer
+        return frozenset()
+    interleaved = Pairing.INTERLEAVED
+    return frozenset(
+        {LAYER_FEATURE, (interleaved if _rotates_interleaved(layer, tensor) else Pairing.HALF_SPLIT).feature}
+    )
+
+
+def _rotates_interleaved(layer: Any, tensor: type) -> bool:
+    """Whether the rope layer rotates pairs (2k, 2k + 1): its output on tokens [0, 1, 0] from position 1."""
+    tokens = np.array([0, 1, 0], dtype=np.float32)
+    config = {"vocab_size": 2, "embed_dim": 4, "pos_encoding": "rope", "rope_pairing": Pairing.INTERLEAVED.value}
+    try:
+        _set(layer, "token_embedding", "weight", tensor(ROPE_PROBE.copy(), requires_grad=True))
+        output = as_numpy(_forward(layer, tensor(tokens), 1))
+    except Exception:  # a broken rope layer: its cases will say how
+        return False
+    expected = embedding_layer_forward(config, ROPE_PROBE, None, tokens.astype(np.int64), 1, rope_layer=True)
+    return isinstance(output, np.ndarray) and output.shape == expected.shape and bool(np.allclose(output, expected))
 
 
 def takes_start_pos(cls: Any) -> bool:

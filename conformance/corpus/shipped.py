@@ -10,11 +10,11 @@ deliberate local corpus is allowed), but ``embconf run`` warns and the report li
 from __future__ import annotations
 
 SHIPPED_SHA256: dict[str, str] = {
-    "embedding_layer.yaml": "046f40365af2b54da7a58ba804f99dbeecc74ef491c5c754ba01b372b910a1f0",
+    "embedding_layer.yaml": "519535d86d8ee397a6de04649d76280c0a151ee8add05abc93dd581e3adbea53",
     "half_precision.yaml": "3a108d17cccb2590b1f6d02edbd58aa56914591b1c33437e41ac354296be06f0",
     "learned_positions.yaml": "16abb18ad4574d2a7064b226819003e7f5dd0a8dafb0702ad01bb5aef1c9f381",
     "lookup_options.yaml": "37dd73b8699b40bb3b36b60f9e63dd6e50c281ebd8558e73fc9eff9fe5b6d73a",
-    "memory.yaml": "8ff6476cf94e54a1f9bfb0f87fa4ef1ac443b696f070ba99dfece117a7ee2192",
+    "memory.yaml": "a8a79b61b28308c6b698e38bda852aad256dd00ea4e50af0b25f8439e2619db5",
     "rope.yaml": "cec75de9b980f46dd27fbbe611601d7192d49c368cb88d659f3c4f8adf1fc549",
     "sinusoidal.yaml": "18f4974ffdd4be639a0ce6516be7c19c92b181761e68e59757a37ccbfb39802e",
     "token_lookup.yaml": "d16993ef68a559ca83ef7f90a214dffd4a37068b0721b68599ca3551f6e892b0",

@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
+from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
 from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
 
 
@@ -53,8 +54,9 @@ class Reply:
     reason: Optional[Reason] = None  # set when the runner stopped the call (status STOPPED or DIED)
 
 
-# Features of which an implementation has at most one: a table is stored or computed (EMB-MEM-1).
-EXCLUSIVE_FEATURES = (("sinusoid_stored", "sinusoid_computed"),)
+# Features of which an implementation has at most one: a table is stored or computed (EMB-MEM-1); a layer
+# refuses pos_encoding 'rope' or computes it (EMB-LAY-7, EMB-LAY-10). The first of each pair is implied.
+EXCLUSIVE_FEATURES = (("sinusoid_stored", "sinusoid_computed"), (LAYER_REFUSED_FEATURE, LAYER_FEATURE))
 
 
 def contradictory_features(features: Iterable[str]) -> Optional[str]:
@@ -147,6 +149,8 @@ class Capabilities:
             return (
                 f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
             )
+        if LAYER_REFUSED_FEATURE in missing:
+            return f"a case of a layer without rope (pos_encoding 'rope' refused): it declares {LAYER_FEATURE}"
         other_profiles = [f for f in missing if f in profile_features()]
         if other_profiles:
             return f"a case of another sinusoid profile ({', '.join(other_profiles)}): it declares {self.sinusoid.describe()}"
@@ -159,8 +163,10 @@ class Capabilities:
     @property
     def all_features(self) -> frozenset[str]:
         """The claimed features plus the implied ones: the declared sinusoid profile's (``sinusoid-interleaved``
-        for the canonical table), and a stored table unless computed."""
-        implied = {self.sinusoid.feature} | (set() if "sinusoid_computed" in self.features else {"sinusoid_stored"})
+        for the canonical table), a stored table unless computed, a refused 'rope' layer unless it has one."""
+        implied = {self.sinusoid.feature} | {
+            default for default, declared in EXCLUSIVE_FEATURES if declared not in self.features
+        }
         return (self.features - profile_features()) | implied
 
     @property

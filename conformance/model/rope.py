@@ -42,6 +42,8 @@ class RopeType(enum.Enum):
 
 
 PARTIAL_FEATURE = "rope-partial"  # rotary_dim < d
+LAYER_FEATURE = "rope-layer"  # an embedding layer with pos_encoding 'rope' (EMB-LAY-10)
+LAYER_REFUSED_FEATURE = "rope-layer-refused"  # 'rope' is invalid_config (EMB-LAY-7): implied unless rope-layer
 POSITIONS_FEATURE = "rope-positions"  # position_ids that are not one contiguous run
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # Hugging Face's defaults (the YaRN paper's)
 

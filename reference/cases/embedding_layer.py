@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE, Pairing
 from embconf.reference.cases import CaseSpec, table, token_ids, values
 
 AREA = "embedding_layer"
@@ -81,7 +82,8 @@ def edge_cases() -> list[CaseSpec]:
 def error_cases() -> list[CaseSpec]:
     cfg_err, too_long, bad_start = ("EMB-LAY-7", "EMB-ERR-1"), ("EMB-LAY-8", "EMB-ERR-1"), ("EMB-LAY-9", "EMB-ERR-1")
     return [
-        _case("layer.error.unknown_pos_encoding", "pos_encoding 'rope' is not in the spec: invalid_config.", cfg_err, _config("rope", False), (2, 3), error="invalid_config"),
+        _case("layer.error.unknown_pos_encoding", "pos_encoding 'rope' is not in the spec: invalid_config.", cfg_err, _config("rope", False), (2, 3), error="invalid_config",
+              features=(LAYER_REFUSED_FEATURE,)),
         _case("layer.error.pos_encoding_capitalised", "pos_encoding 'Learned' (case matters).", cfg_err, _config("Learned", False), (2, 3), error="invalid_config"),
         _case("layer.error.learned_too_long", "Learned: T = max_seq_len + 1.", too_long, _config("learned", False, max_len=4), (1, 5), error="sequence_too_long"),
         _case("layer.error.sinusoidal_too_long", "Sinusoidal: start_pos + T > max_seq_len is an error too, not a longer table.", too_long, _config("sinusoidal", False, max_len=8), (2, 4), start_pos=5, error="sequence_too_long"),
@@ -116,5 +118,43 @@ def profile_cases() -> list[CaseSpec]:
     return specs
 
 
+def _rope(pairing: str, scale: bool, dim: int = 8, vocab: int = 20, **extra: Any) -> dict[str, Any]:
+    return {**_config("rope", scale, vocab=vocab, dim=dim), "rope_pairing": pairing, **extra}
+
+
+def rope_cases() -> list[CaseSpec]:
+    """Spec 1.3.0: a layer with pos_encoding 'rope' (feature rope-layer and the pairing of its config) rotates
+    W[tokens] * c by positions start_pos .. start_pos+T-1 (EMB-LAY-10), and its token gradient is c times the
+    scatter-add of the rotated G (EMB-LAY-11)."""
+    fwd, bwd = ("EMB-LAY-2", "EMB-LAY-10"), ("EMB-LAY-5", "EMB-LAY-11")
+    one = ("EMB-LAY-4",)
+    specs = []
+    for pairing in (p.value for p in Pairing):
+        feats = (LAYER_FEATURE, Pairing(pairing).feature)
+        specs += [
+            _case(f"layer.forward.rope.{pairing}.unscaled.tokens_1d", f"Rope ({pairing}), no scaling, 1-D tokens.", fwd + one, _rope(pairing, False), (6,), features=feats),
+            _case(f"layer.forward.rope.{pairing}.scaled.tokens_2d", f"Rope ({pairing}), W[tokens] * sqrt(D) rotated, 2-D tokens.", fwd, _rope(pairing, True), (3, 6), features=feats),
+            _case(f"layer.forward.rope.{pairing}.start_pos", f"Rope ({pairing}), positions 9..12, scaled.", fwd, _rope(pairing, True), (2, 4), start_pos=9, features=feats),
+            _case(f"layer.forward.rope.{pairing}.d64_p4096", f"Rope ({pairing}), D = 64, positions 4093..4100: past max_seq_len, which a rope layer ignores.", fwd, _rope(pairing, False, dim=64, vocab=50), (2, 8), start_pos=4093, features=feats),
+            _case(f"layer.backward.rope.{pairing}.unscaled.tokens_2d", f"Rope ({pairing}) backward: the scatter-add of G rotated back.", bwd, _rope(pairing, False), (3, 6), backward=True, features=feats),
+            _case(f"layer.backward.rope.{pairing}.scaled.tokens_1d", f"Rope ({pairing}) backward, scaled, 1-D tokens.", bwd + one, _rope(pairing, True), (6,), backward=True, features=feats),
+            _case(f"layer.backward.rope.{pairing}.start_pos_repeated", f"Rope ({pairing}) backward from start_pos 5: a repeated token adds G rotated back by each of its positions.", bwd, _rope(pairing, True), (2, 5), start_pos=5, backward=True, features=feats,
+                  tokens=np.array([[3, 3, 3, 0, 3], [0, 0, 3, 3, 0]], np.int64)),
+        ]
+    half = (LAYER_FEATURE, Pairing.HALF_SPLIT.feature)
+    cfg_err = ("EMB-LAY-10", "EMB-ERR-1")
+    return specs + [
+        _case("layer.forward.rope.half_split.beyond_max_seq_len", "Rope: start_pos 14, T = 6, max_seq_len 16: no table, so no length limit.", fwd, _rope("half_split", False), (2, 6), start_pos=14, features=half),
+        _case("layer.forward.rope.half_split.empty_sequence", "Rope, T = 0: an empty (0, D) output.", fwd + one, _rope("half_split", True), (0,), features=half),
+        _case("layer.forward.rope.half_split.float64", "A float64 rope layer.", fwd + ("EMB-FWD-4",), _rope("half_split", True), (2, 3), start_pos=2, dtype="float64", features=half + ("float64",)),
+        _case("layer.forward.rope.half_split.pairing_default", "Rope without rope_pairing in the config: half_split, the default.", ("EMB-LAY-1",) + fwd, _config("rope", True), (2, 4), start_pos=3, features=half),
+        _case("layer.backward.rope.half_split.padding_idx", "Rope with padding_idx 3: the padding row gets an exactly zero gradient, as for the other encodings.", bwd + ("EMB-PAD-5",), _rope("half_split", True, padding_idx=3), (2, 5), backward=True,
+              features=half + ("padding_idx",), tokens=np.array([[3, 1, 3, 0, 2], [4, 3, 3, 1, 0]], np.int64)),
+        _case("layer.error.rope_odd_dim", "Rope with odd D = 7: invalid_config.", cfg_err, _rope("half_split", False, dim=7), (2, 3), error="invalid_config", features=(LAYER_FEATURE,)),
+        _case("layer.error.rope_unknown_pairing", "Rope with rope_pairing 'complex': invalid_config.", cfg_err, _rope("complex", False), (2, 3), error="invalid_config", features=(LAYER_FEATURE,)),
+        _case("layer.error.rope_start_negative", "Rope, start_pos -1: invalid_start_pos.", ("EMB-LAY-9", "EMB-ERR-1"), _rope("half_split", False), (1, 3), start_pos=-1, error="invalid_start_pos", features=(LAYER_FEATURE,)),
+    ]
+
+
 def cases() -> list[CaseSpec]:
-    return combination_cases() + edge_cases() + error_cases() + profile_cases()
+    return combination_cases() + edge_cases() + error_cases() + profile_cases() + rope_cases()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
 from embconf.reference.cases import CaseSpec, token_ids
 
 AREA = "memory"
@@ -35,7 +36,9 @@ def _table_bytes_cases() -> list[CaseSpec]:
         CaseSpec("mem.table_bytes.one_mib", "256 x 1024 float32 is exactly 1 MiB and 1.048576 MB.", ("EMB-MEM-3",), "table_bytes", {"num_rows": 256, "embed_dim": 1024, "dtype": "float32"}),
         CaseSpec("mem.error.unknown_dtype", "dtype 'float8' is not in the spec's list: invalid_config.", ("EMB-MEM-6", "EMB-ERR-1"), "table_bytes", {"num_rows": 4, "embed_dim": 4, "dtype": "float8"}, error="invalid_config"),
         CaseSpec("mem.error.parameters_unknown_pos", "Parameters of a layer with pos_encoding 'rope': invalid_config, not a count without positions.", ("EMB-LAY-7", "EMB-MEM-1", "EMB-ERR-1"),
-                 "parameter_count", {"config": {"vocab_size": 100, "embed_dim": 16, "pos_encoding": "rope"}}, error="invalid_config"),
+                 "parameter_count", {"config": {"vocab_size": 100, "embed_dim": 16, "pos_encoding": "rope"}}, (LAYER_REFUSED_FEATURE,), error="invalid_config"),
+        CaseSpec("mem.parameters.rope", "A rope layer (1.3.0): V * D trainable, no position table, nothing non-trainable.", ("EMB-LAY-10", "EMB-MEM-1"),
+                 "parameter_count", {"config": {"vocab_size": 100, "embed_dim": 16, "max_seq_len": 2048, "pos_encoding": "rope"}}, (LAYER_FEATURE,)),
         CaseSpec("mem.error.adam_unknown_dtype", "Adam state of an unknown dtype 'int4': invalid_config.", ("EMB-MEM-6", "EMB-ERR-1"), "adam_state_bytes", {"num_params": 10, "dtype": "int4"}, error="invalid_config"),
     ]
     return specs

@@ -70,7 +70,11 @@ def test_the_older_tinytorch_api_runs_its_start_pos_0_cases(corpus):
 
 
 def test_an_empty_sequence_reaches_the_layer_with_learned_positions(corpus):
-    cases = [c for c in corpus.cases if c.id.startswith("layer.") and "empty_sequence" in c.id]
+    cases = [
+        c
+        for c in corpus.cases
+        if c.id.startswith("layer.") and "empty_sequence" in c.id and "rope-layer" not in c.features
+    ]
     assert len(cases) == 3 and all(c.inputs()["tokens"].shape[-1] == 0 for c in cases)
     for spec in ("reference", f"tinytorch:{EXAMPLE_STUDENT}", f"functions:{IMPLS / 'numpy_functions.py'}"):
         assert {r.outcome for r in _run(spec, cases).results} == {PASS}, spec
