@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import areas
 from embconf.mutants import frameworks, layer, lookup, memory, options, positions, rope, sinusoid  # noqa: F401  (each registers its mutants)
 from embconf.mutants.base import Mutant, registry
@@ -39,7 +40,8 @@ def get(mutant_id: str) -> Mutant:
 @lru_cache(maxsize=None)
 def implementation(mutant_id: str) -> Implementation:
     """The mutant's operations: its overrides, the reference elsewhere, composed operations built on both."""
-    return Implementation(get(mutant_id).overrides)
+    mutant = get(mutant_id)
+    return Implementation(mutant.overrides, rope_layer=LAYER_FEATURE in mutant.claims)
 
 
 __all__ = ["Mutant", "Implementation", "catalogue", "get", "implementation"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from embconf.adapters import ImplementationError
@@ -42,3 +43,8 @@ class MutantAdapter(ImplementationAdapter):
         except KeyError as exc:
             raise ImplementationError(f"--impl mutant:{target}: {exc.args[0]}") from None
         super().__init__(implementation(target), f"mutant {target}")
+
+    def capabilities(self) -> Capabilities:
+        """The reference's claim, and the features the mutant claims besides (a rope layer's)."""
+        caps = super().capabilities()
+        return replace(caps, features=caps.features | self.mutant.claims) if self.mutant.claims else caps

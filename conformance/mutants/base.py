@@ -24,8 +24,10 @@ OPERATION_ORDER = list(operations())
 # Which operations each composed operation is built from (see compose.py).
 DEPENDS: dict[str, frozenset[str]] = {
     "embedding_backward_sparse": frozenset({"embedding_backward"}),
-    "embedding_layer_forward": frozenset({"embedding_forward", "sinusoidal_table", "learned_positions_forward"}),
-    "embedding_layer_backward": frozenset({"embedding_backward", "learned_positions_backward"}),
+    "embedding_layer_forward": frozenset(
+        {"embedding_forward", "sinusoidal_table", "learned_positions_forward", "rope_forward"}
+    ),
+    "embedding_layer_backward": frozenset({"embedding_backward", "learned_positions_backward", "rope_backward"}),
 }
 
 
@@ -44,6 +46,7 @@ class Mutant:
         default_factory=dict
     )  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
     mistake: str = ""  # the id of the mistake's primary form, shared by its forms in other operations (one entry)
+    claims: frozenset[str] = frozenset()  # features it claims beyond the reference's (a rope layer: rope-layer)
 
     @property
     def area(self) -> str:

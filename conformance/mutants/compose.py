@@ -20,7 +20,7 @@ import numpy as np
 from embconf.model.dtypes import round_once
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
-from embconf.reference.layer import check_layer_inputs, token_scale
+from embconf.reference.layer import check_layer_inputs, rope_settings, token_scale
 from embconf.reference.lookup import validate_ids
 
 F64 = np.float64
@@ -31,12 +31,15 @@ Scale = Callable[[Mapping[str, Any]], float]
 class Implementation:
     """The reference's operations with ``overrides`` in place; composed operations use this object's parts."""
 
-    def __init__(self, overrides: Optional[Mapping[str, Callable[..., Any]]] = None) -> None:
+    def __init__(self, overrides: Optional[Mapping[str, Callable[..., Any]]] = None, rope_layer: bool = False) -> None:
+        self.rope_layer = rope_layer  # it claims the rope layer (feature rope-layer): 'rope' is a pos_encoding
         composed: dict[str, Callable[..., Any]] = {
             "embedding_backward_sparse": partial(backward_sparse, self),
             "embedding_layer_forward": partial(layer_forward, self),
             "embedding_layer_backward": partial(layer_backward, self),
         }
+        if rope_layer:  # a rope layer stores no table: the reference counts it so when asked (EMB-LAY-10)
+            composed["parameter_count"] = partial(OPERATIONS["parameter_count"], rope_layer=True)
         self.operations: dict[str, Callable[..., Any]] = {**OPERATIONS, **composed, **dict(overrides or {})}
 
     def __getitem__(self, operation: str) -> Callable[..., Any]:
@@ -81,11 +84,12 @@ def layer_inputs(
     position_table: Optional[np.ndarray],
     tokens: np.ndarray,
     start_pos: Any,
+    rope_layer: bool = False,
 ) -> tuple[dict[str, Any], np.ndarray, int]:
     """(config, tokens as (B, T), start_pos) after the layer's checks, the token ids left to the lookup part: a
     layer built on a lookup checks its ids there, so a lookup that clamps or wraps them does so in the layer too."""
     stand_in = np.zeros(np.shape(tokens), dtype=np.int64)
-    cfg, _, _, start = check_layer_inputs(config, token_weight, position_table, stand_in, start_pos)
+    cfg, _, _, start = check_layer_inputs(config, token_weight, position_table, stand_in, start_pos, rope_layer)
     return cfg, (tokens if tokens.ndim == 2 else tokens[None]), start
 
 
@@ -99,10 +103,16 @@ def layer_forward(
     *,
     combine: Combine = add_scaled,
     squeeze: bool = True,
+    rope_start: Callable[[int], int] = lambda start: start,
 ) -> np.ndarray:
-    """Lookup, then ``combine`` with the positions, in float64, rounded once to the table's dtype."""
-    cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos)
+    """Lookup, then ``combine`` with the positions (a rope layer: the rotation of this implementation's
+    rope_forward, from position ``rope_start(start_pos)``), in float64, rounded once to the table's dtype."""
+    cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos, impl.rope_layer)
     rows = impl["embedding_forward"](token_weight.astype(F64), batched)
+    if cfg["pos_encoding"] == "rope":
+        settings = rope_settings(cfg, rope_start(start), batched.shape[1])
+        out = round_once(impl["rope_forward"](rows * scale_of(cfg), **settings), token_weight.dtype)
+        return out[0] if squeeze and tokens.ndim == 1 else out
     out = round_once(
         combine(rows, positions(impl, cfg, position_table, start, batched.shape[1]), cfg), token_weight.dtype
     )
@@ -119,13 +129,20 @@ def layer_backward(
     grad_output: np.ndarray,
     *,
     grad_scale: Scale = scale_of,
+    rope_start: Callable[[int], int] = lambda start: start,
+    rope_grad: str = "rope_backward",
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
-    """grad_scale(cfg) times this implementation's scatter-add; its learned-position gradient; None otherwise."""
-    cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos)
+    """grad_scale(cfg) times this implementation's scatter-add (of G rotated back by its ``rope_grad``, for a
+    rope layer); its learned-position gradient; None otherwise."""
+    cfg, batched, start = layer_inputs(config, token_weight, position_table, tokens, start_pos, impl.rope_layer)
     grad = grad_output if tokens.ndim == 2 else grad_output[None]
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")
     grad = grad.astype(F64)
+    if cfg["pos_encoding"] == "rope":
+        settings = rope_settings(cfg, rope_start(start), batched.shape[1])
+        back = impl[rope_grad]
+        grad = back(grad, **settings) if rope_grad == "rope_forward" else back(grad, grad_output=grad, **settings)
     padding = {"padding_idx": cfg["padding_idx"]} if cfg.get("padding_idx") is not None else {}  # spec 1.1, EMB-PAD-5
     grad_w = impl["embedding_backward"](token_weight.astype(F64), batched, grad, **padding) * grad_scale(cfg)
     if cfg["pos_encoding"] != "learned":
@@ -136,3 +153,4 @@ def layer_backward(
 
 
 BASE = Implementation()  # the reference's parts, composed: what a mutant of the layer builds on
+ROPE_BASE = Implementation(rope_layer=True)  # the same, with the rope layer (feature rope-layer)

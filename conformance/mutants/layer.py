@@ -8,8 +8,9 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.mutants.base import Mutant, register
-from embconf.mutants.compose import BASE, Combine, layer_backward, layer_forward, scale_of
+from embconf.mutants.compose import BASE, ROPE_BASE, Combine, layer_backward, layer_forward, scale_of
 from embconf.reference import embedding_layer_backward as ref_backward
 from embconf.reference import learned_positions_backward
 from embconf.reference.layer import resolve_config
@@ -221,4 +222,29 @@ layer(
     "the sinusoidal table is a constant: its gradient is None (EMB-LAY-6)",
     BWD,
     _sinusoid_grad,
+)
+
+# A student's rope layer (EMB-LAY-10/11): mutants that claim the feature rope-layer and both pairings.
+ROPE_CLAIMS = frozenset({LAYER_FEATURE, Pairing.HALF_SPLIT.feature, Pairing.INTERLEAVED.feature})
+ROPE_START_IGNORED = register(
+    Mutant(
+        "layer.rope_start_pos_ignored",
+        "a rope layer rotates by the positions 0..T-1 whatever start_pos says (a cache offset lost)",
+        "rotate row t by position start_pos + t, in the forward and in the backward (EMB-LAY-10)",
+        {
+            FWD: partial(layer_forward, ROPE_BASE, rope_start=lambda start: 0),
+            BWD: partial(layer_backward, ROPE_BASE, rope_start=lambda start: 0),
+        },
+        claims=ROPE_CLAIMS,
+    )
+)
+register(
+    Mutant(
+        "layer.rope_grad_rotated_forward",
+        "a rope layer's backward rotates grad_output by +angle, as the forward does, before the scatter-add",
+        "rotate grad_output back (by -angle, the transpose) before the scatter-add (EMB-LAY-11)",
+        {BWD: partial(layer_backward, ROPE_BASE, rope_grad="rope_forward")},
+        claims=ROPE_CLAIMS,
+        mistake="rope.backward_rotates_forward",
+    )
 )
