@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional
 
 from embconf.model.record import Cause, CauseKind
+from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import operation_area, operations
 from embconf.mutants.with_options import with_options
 from embconf.reference import OPERATIONS
@@ -21,6 +22,7 @@ from embconf.reference import OPERATIONS
 Operation = Callable[..., Any]
 OPERATION_ORDER = list(operations())
 
+ROPE_PARTS = frozenset({"rope_forward", "rope_backward"})  # parts of a layer only when it claims rope-layer
 # Which operations each composed operation is built from (see compose.py).
 DEPENDS: dict[str, frozenset[str]] = {
     "embedding_backward_sparse": frozenset({"embedding_backward"}),
@@ -55,7 +57,10 @@ class Mutant:
 
     def covers(self, operation: str) -> bool:
         """Whether this mutant can change the result of ``operation`` (directly or through a part)."""
-        return operation in self.overrides or bool(DEPENDS.get(operation, frozenset()) & set(self.overrides))
+        parts = DEPENDS.get(operation, frozenset())
+        if LAYER_FEATURE not in self.claims:  # a layer built on rope parts only where the mutant claims one
+            parts = parts - ROPE_PARTS
+        return operation in self.overrides or bool(parts & set(self.overrides))
 
     @property
     def covered_operations(self) -> list[str]:
