@@ -21,6 +21,23 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "
 ANGLE_ULPS = 8.0
 
 
+# scalings the rope mutant and diagnosis tests build cases with
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "original_max_position_embeddings": 8192,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+}
+YARN = {
+    "rope_type": "yarn",
+    "factor": 4.0,
+    "original_max_position_embeddings": 4096,
+    "beta_fast": 32.0,
+    "beta_slow": 1.0,
+}
+
+
 def tolerance(operation: str, inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     """The tolerance model's rope rule when the reference has one, else the precision ruling's bound."""
     from embconf.reference.tolerance import for_case

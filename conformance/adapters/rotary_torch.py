@@ -25,6 +25,7 @@ divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, Iterator, Mapping
 
 import numpy as np
@@ -42,7 +43,7 @@ from embconf.adapters.rope import (
     rope_type,
     tables_of,
 )
-from embconf.adapters.transformers_rope import torch_shape_errors
+from embconf.adapters.transformers_rope import autograd_backward
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
@@ -107,10 +108,8 @@ class RotaryTorchAdapter(FrameworkAdapter):
         grad_output: np.ndarray,
     ) -> Any:
         check_pairing(pairing, ("interleaved",))
-        xt = self._tensor(x).requires_grad_(True)
-        with torch_shape_errors():
-            self._rotate(xt, position_ids, rotary_dim, base, scaling).backward(self._tensor(grad_output))
-        return to_numpy(xt.grad)
+        rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
+        return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
 
     def _rotate(
         self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from functools import partial
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
@@ -122,10 +123,8 @@ class HfRope:
         grad_output: np.ndarray,
     ) -> Any:
         check_pairing(pairing, ("half_split",))
-        xt = self._tensor(x).requires_grad_(True)
-        with torch_shape_errors():
-            self._rotate(xt, position_ids, rotary_dim, base, scaling).backward(self._tensor(grad_output))
-        return to_numpy(xt.grad)
+        rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
+        return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
 
     # ----- the model's own calls ------------------------------------------------------------
 
@@ -191,6 +190,15 @@ def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
         if EVEN in str(exc):
             raise EmbeddingError("invalid_config", f"{type(exc).__name__}: {EVEN}") from exc
         raise
+
+
+def autograd_backward(rotate: Callable[[Any], Any], x: Any, grad_output: Callable[[], Any]) -> Any:
+    """The gradient of ``rotate`` at the torch tensor ``x`` for the tensor ``grad_output()`` gives, by autograd
+    (torch's shape refusals typed as shape_mismatch), as NumPy."""
+    xt = x.requires_grad_(True)
+    with torch_shape_errors():
+        rotate(xt).backward(grad_output())
+    return to_numpy(xt.grad)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import run_diagnosed
-from rope_cases import case, float32_operations, window
+from rope_cases import LLAMA3, YARN, case, float32_operations, window
 
 from embconf.diagnosis import diagnose_case
 from embconf.diagnosis.rope_fit import Kind, read, rotation
@@ -17,20 +17,6 @@ from embconf.mutants import catalogue
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
 
-LLAMA3 = {
-    "rope_type": "llama3",
-    "factor": 8.0,
-    "original_max_position_embeddings": 8192,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-}
-YARN = {
-    "rope_type": "yarn",
-    "factor": 4.0,
-    "original_max_position_embeddings": 4096,
-    "beta_fast": 32.0,
-    "beta_slow": 1.0,
-}
 OPS = ("rope_forward", "rope_backward", "rope_tables")
 
 

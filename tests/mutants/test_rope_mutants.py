@@ -6,7 +6,7 @@ test_mutants.test_every_mutant_is_killed."""
 from __future__ import annotations
 
 from helpers import run_undiagnosed
-from rope_cases import case, window
+from rope_cases import LLAMA3, YARN, case, window
 
 from embconf.model.outcomes import PROBLEMS
 from embconf.mutants import catalogue, get
@@ -14,20 +14,6 @@ from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import kill_matrix
 
-LLAMA3 = {
-    "rope_type": "llama3",
-    "factor": 8.0,
-    "original_max_position_embeddings": 8192,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-}
-YARN = {
-    "rope_type": "yarn",
-    "factor": 4.0,
-    "original_max_position_embeddings": 4096,
-    "beta_fast": 32.0,
-    "beta_slow": 1.0,
-}
 ROPE = [m for m in catalogue() if m.area == "rope"]
 
 
