@@ -131,7 +131,7 @@ class CaseItem(pytest.Item):
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")
         if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
-            from embconf.diagnosis import diagnose_case
+            from embconf.diagnosis.run import diagnose_case
             from embconf.reports.console import diagnosis_lines
 
             result.causes = diagnose_case(case, result)

@@ -16,7 +16,7 @@ from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
 from embconf.model.contract import Adapter, Planning, Preparing
-from embconf.model.outcomes import PROBLEMS, TIMEOUT
+from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT
 from embconf.model.record import RunRecord
 from embconf.run.cases import Progress, run_case, run_cases
 from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic
@@ -84,10 +84,16 @@ def run_implementation(
 
 
 def diagnose(record: RunRecord, cases: Iterable[Case]) -> RunRecord:
-    """The causes of every failure and the run's verdict, filled in (loaded only when something failed)."""
-    from embconf.diagnosis import diagnose_run
+    """The causes of every failure and the run's verdict, filled in (the diagnosis is loaded only when something
+    failed)."""
+    if any(result.outcome in DIAGNOSED for result in record.results):
+        from embconf.diagnosis.run import diagnose_run
 
-    diagnose_run(record, cases)
+        diagnose_run(record, cases)
+    else:
+        from embconf.diagnosis.verdict import run_verdict
+
+        record.verdict = run_verdict(record)
     return record
 
 
@@ -105,6 +111,8 @@ def plan(adapter: Adapter, cases: Sequence[Case]) -> None:
 def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
     """Runs 2..N of ``--repeat``: a case whose outcome or outputs change is noted (failed under strict)."""
     times = options.repeat
+    if times < 2:
+        return
     seen = {result.id: fingerprint(result) for result in record.results}
     notes: dict[str, str] = {}
     for number in range(2, times + 1):

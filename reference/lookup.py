@@ -8,6 +8,7 @@ import numpy as np
 
 from embconf.model.dtypes import round_once
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.ids import distinct
 from embconf.reference.options import apply_options, check_flag, check_renorm_args, renormed, resolve_padding_idx
 
 
@@ -85,7 +86,7 @@ def embedding_backward_sparse(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Row-sparse gradient: sorted unique ids (int64) and their summed rows (EMB-BWD-5)."""
     dense = embedding_backward(weight, ids, grad_output)
-    indices = np.unique(validate_ids(ids, weight.shape[0]))
+    indices = distinct(validate_ids(ids, weight.shape[0]))
     return indices, dense[indices]
 
 

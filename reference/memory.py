@@ -7,6 +7,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.ids import distinct
 from embconf.reference.layer import resolve_config
 
 BYTES_PER_ELEMENT: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
@@ -48,7 +49,7 @@ def table_bytes(num_rows: int, embed_dim: int, dtype: str) -> dict[str, Any]:
 def gradient_bytes(vocab_size: int, embed_dim: int, dtype: str, ids: np.ndarray) -> dict[str, int]:
     """Dense gradient (V*D elements) against the row-sparse form (unique rows plus an int64 id each)."""
     size = element_size(dtype)
-    unique = int(np.unique(np.asarray(ids)).size)
+    unique = int(distinct(ids).size)
     return {"dense": vocab_size * embed_dim * size, "row_sparse": unique * (embed_dim * size + INDEX_BYTES)}
 
 

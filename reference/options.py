@@ -16,6 +16,7 @@ import numpy as np
 
 from embconf.model.dtypes import round_once
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.ids import distinct
 
 RENORM_EPSILON = 1e-7  # added to the norm before dividing (PyTorch's embedding_renorm_)
 
@@ -76,7 +77,7 @@ def row_norms(rows: np.ndarray, norm_type: float) -> np.ndarray:
 def renormed(weight: np.ndarray, index: np.ndarray, max_norm: float, norm_type: float) -> np.ndarray:
     """The table after EMB-NRM-1: referenced rows of norm > max_norm (strictly) scaled, each once; others untouched."""
     after = weight.copy()
-    rows = np.unique(index)
+    rows = distinct(index)
     if not rows.size:
         return after
     norms = row_norms(weight[rows], norm_type)

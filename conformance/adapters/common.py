@@ -8,7 +8,8 @@ generic exception type as a coarse rejection (:meth:`is_coarse_rejection`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
 
 import numpy as np
 

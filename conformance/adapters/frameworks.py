@@ -12,9 +12,10 @@ mindspore) share.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import numpy as np
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 

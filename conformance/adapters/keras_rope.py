@@ -25,8 +25,9 @@ What is keras_hub's and what is the adapter's:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 

@@ -42,10 +42,11 @@ What is PyTorch's and what is glue:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 

@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Iterable, Optional
 
 import numpy as np
 

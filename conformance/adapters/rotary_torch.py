@@ -24,9 +24,10 @@ divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import contextmanager
 from functools import partial
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import numpy as np
 

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+from collections.abc import Mapping
 from types import ModuleType
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import numpy as np
 

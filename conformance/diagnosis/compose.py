@@ -18,7 +18,8 @@ it fails differently for another reason, only by evidence against it:
 from __future__ import annotations
 
 import enum
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 import numpy as np
 

@@ -10,8 +10,9 @@ start_pos: a longer window with start_pos > 0 refused as it must be.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 

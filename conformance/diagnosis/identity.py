@@ -9,8 +9,9 @@ mistake once. A symptom no named mutant shows keeps its own identity: it may be 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from embconf.corpus.fixtures import Case
 from embconf.model.contract import Status

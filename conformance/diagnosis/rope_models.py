@@ -8,8 +8,9 @@ is the effect of (the catalogue's id where it has one), whatever operation it wa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import numpy as np
 

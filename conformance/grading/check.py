@@ -22,9 +22,10 @@ import os
 import sys
 import tempfile
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Optional, Union
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.loading import package_location

@@ -4,8 +4,9 @@ and what is not written yet. Every mistake is said once, in the verdict's fixing
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from embconf.adapters.tinytorch import REQUIRES
 from embconf.grading.template import render

@@ -6,8 +6,9 @@ says so instead of repeating it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, MutableMapping, Optional
+from typing import Any, MutableMapping, Optional
 
 from embconf.grading.score import ItemScore, Score
 

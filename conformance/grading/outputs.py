@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from embconf.grading.feedback import feedback, lines_hold, record_output, result_output, top_mistake
 from embconf.grading.files import csv_cell, write_json, write_text

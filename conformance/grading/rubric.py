@@ -12,9 +12,10 @@ An item none of whose cases counts earns nothing. Settings at the top are defaul
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import yaml
 

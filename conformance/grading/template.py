@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 TAG = re.compile(r"{{\s*([#^/]?)\s*([A-Za-z_][\w-]*)\s*}}")
 

@@ -28,6 +28,21 @@ DEFAULT_MEMORY_LIMIT_MB = 4096
 START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
 BATCH = 16  # announced calls sent to the worker at once (measured: lock-step costs ~0.6 ms a call more)
+Answer = Union[tuple[Reply, bool], ChildFailure]  # a reply read (and whether it spoilt the worker), or why none came
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Announced calls made ready to send: the calls, their inputs, and the seconds each may take."""
+
+    calls: list[Planned]
+    payload: list[tuple[str, dict[str, Any]]]
+    budgets: list[float]
+
+
+def _final(answers: deque[Answer]) -> bool:
+    """Whether the last answer read ends what can be read from this worker (a failure, a spoilt process)."""
+    return bool(answers) and (isinstance(answers[-1], ChildFailure) or answers[-1][1])
 
 
 @dataclass(frozen=True)
@@ -100,6 +115,8 @@ class IsolatedAdapter(AdapterBase):
         self._sent: deque[Planned] = deque()  # calls sent to the worker and not yet answered, in order
         self._placed: deque[Placed] = deque()  # their input arrays on the worker's arena, in the same order
         self._budgets: deque[float] = deque()  # the seconds each of them may take (embconf.model.budget)
+        self._answers: deque[Answer] = deque()  # replies read for the first of them, not yet returned
+        self._next: Optional[Batch] = None  # the next announced calls, made ready while the worker is busy
         self._clock = 0.0  # when the worker started on the first of them (about)
 
     # ----- the Adapter interface
@@ -132,6 +149,9 @@ class IsolatedAdapter(AdapterBase):
 
     def forget(self, operation: str) -> None:
         """Drop the announced calls of ``operation`` not yet sent (the hang policy will not run them)."""
+        if self._next is not None:
+            self._planned.restore(self._next.calls)
+            self._next = None
         self._planned.drop(operation)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
@@ -141,23 +161,24 @@ class IsolatedAdapter(AdapterBase):
         if self._sent and self._sent[0][0] != operation:  # the caller left its plan: what ran ahead is void
             self._discard()
             self._planned.clear()
-        worker = self._ready_worker()
-        if isinstance(worker, Reply):
-            return worker
-        try:
+        if not self._answers:
+            worker = self._ready_worker()
+            if isinstance(worker, Reply):
+                return worker
             if not self._sent:
-                self._dispatch(worker, operation, inputs)
-            reply, fatal = _checked_reply(worker.receive(min(self._clock + self._budgets[0], self._run_deadline)))
-        except ChildFailure as failure:
-            return self._lost(failure)
+                self._planned.follow(operation)
+                self._send(worker, self._prepared([(operation, lambda: inputs), *self._planned.take(BATCH - 1)]))
+            self._collect(worker, wait=True)
+        elif self._worker is not None:
+            self._collect(self._worker, wait=False)
+        answer = self._answers.popleft()
+        if isinstance(answer, ChildFailure):
+            return self._lost(answer)
         self._sent.popleft()
         self._budgets.popleft()
-        reply.violations = [*reply.violations, *self._placed.popleft().changes()]  # the runner's own comparison
-        self._clock = time.monotonic()
-        moved = "" if fatal or self._sent else worker.cwd_change()  # idle: no later call is moving it
-        if moved:
-            reply, fatal = _moved(reply, moved), True
-        if fatal:  # it spoilt its process (global state, memory): the next call gets a fresh one
+        self._placed.popleft()
+        reply, fatal = answer
+        if fatal:  # it spoilt its process (global state, memory, directory): the next call gets a fresh one
             self._discard()
         return reply
 
@@ -193,21 +214,53 @@ class IsolatedAdapter(AdapterBase):
 
     # ----- workers
 
-    def _dispatch(self, worker: "_Worker", operation: str, inputs: dict[str, Any]) -> None:
-        """Send this call, and up to BATCH - 1 announced calls after it."""
-        self._planned.follow(operation)
-        batch: list[Planned] = [(operation, lambda: inputs), *self._planned.take(BATCH - 1)]
+    def _prepared(self, batch: list[Planned]) -> Batch:
+        """A batch of calls made ready to send: their inputs made, and the seconds each may take."""
         payload = [(name, make_inputs()) for name, make_inputs in batch]
-        budgets = [case_budget(self.case_timeout, name, call_inputs) for name, call_inputs in payload]
-        placed = [Placed() for _ in payload]
-        if worker.arena is not None:  # nothing is in flight: the arena is free
+        return Batch(batch, payload, [case_budget(self.case_timeout, name, inputs) for name, inputs in payload])
+
+    def _send(self, worker: "_Worker", batch: Batch) -> None:
+        """Send a batch of calls (nothing sent before is unanswered: the arena is free)."""
+        payload, placed = batch.payload, [Placed() for _ in batch.payload]
+        if worker.arena is not None:
             payload, placed = worker.arena.place(payload)
         worker.output.reset()
-        self._sent.extend(batch)
+        self._sent.extend(batch.calls)
         self._placed.extend(placed)
-        self._budgets.extend(budgets)
+        self._budgets.extend(batch.budgets)
         worker.send(("call", payload))
         self._clock = time.monotonic()
+
+    def _collect(self, worker: "_Worker", wait: bool) -> None:
+        """Read into ``_answers`` the replies that have arrived (the first one waited for when ``wait``), each
+        checked against the runner's own copy of its inputs, so that the worker is not kept waiting on a
+        runner still judging earlier replies: while it waits, the runner makes the next announced batch
+        ready; once a whole batch is in (the worker idle), it reads the worker's working directory and sends
+        that batch at once. Nothing more is read after a failure or a reply that spoilt the worker's process."""
+        while len(self._answers) < len(self._sent) and not _final(self._answers):
+            index = len(self._answers)
+            if not worker.has_message():
+                if not (wait and index == 0):
+                    return
+                if self._next is None:  # the worker is busy: make its next batch ready meanwhile
+                    self._next = self._prepared(self._planned.take(BATCH))
+            try:
+                deadline = min(self._clock + self._budgets[index], self._run_deadline)
+                reply, fatal = _checked_reply(worker.receive(deadline))
+            except ChildFailure as failure:
+                self._answers.append(failure)
+                return
+            reply.violations = [*reply.violations, *self._placed[index].changes()]  # the runner's own comparison
+            self._clock = time.monotonic()
+            self._answers.append((reply, fatal))
+            if len(self._answers) == len(self._sent) and not fatal:  # the worker is idle
+                moved = worker.cwd_change()
+                if moved:
+                    self._answers[-1] = (_moved(reply, moved), True)
+                    return
+                batch, self._next = self._next or self._prepared(self._planned.take(BATCH)), None
+                if batch.calls:
+                    self._send(worker, batch)
 
     def _hello(self) -> tuple[Capabilities, dict[str, Any]]:
         if self._loaded is None:
@@ -280,9 +333,11 @@ class IsolatedAdapter(AdapterBase):
         return run_timeout_reply(self.run_timeout, detail)
 
     def _discard(self) -> None:
-        """Stop the worker; the calls it had not answered go back to the front of the plan."""
-        self._planned.restore(self._sent)
+        """Stop the worker; the calls not yet answered to the caller go back to the front of the plan."""
+        self._planned.restore([*self._sent, *(self._next.calls if self._next else [])])
+        self._next = None
         self._sent.clear()
+        self._answers.clear()
         self._placed.clear()
         self._budgets.clear()
         if self._worker is not None:

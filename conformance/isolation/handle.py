@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import selectors
 import signal
 import struct
@@ -65,6 +66,10 @@ class _Worker:
                 self.output.drain()
                 if not self.output.open:
                     self.selector.unregister(key.fileobj)
+
+    def has_message(self) -> bool:
+        """Whether the worker's next message has begun to arrive (reading it waits only for the rest of it)."""
+        return bool(select.select([self.channel.sock], [], [], 0)[0])
 
     def _read(self, deadline: float) -> Any:
         self.channel.sock.settimeout(max(deadline - time.monotonic(), 0.001))  # a half-sent reply cannot hang the run

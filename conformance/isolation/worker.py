@@ -13,8 +13,9 @@ import signal
 import socket
 import sys
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 

@@ -12,7 +12,8 @@ counted in whole seconds (a small case's budget is exactly the floor).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

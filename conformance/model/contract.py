@@ -9,9 +9,10 @@ judgement of that reply against the golden case: distinct types with distinct na
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE

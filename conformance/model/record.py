@@ -8,8 +8,9 @@ from __future__ import annotations
 import enum
 import platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from embconf.model.contract import Capabilities
 from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Outcome

@@ -11,8 +11,9 @@ from __future__ import annotations
 import enum
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 AREA = "rope"
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Optional, Union
 
 from embconf.model.vocabulary import vocabulary
 

@@ -10,8 +10,9 @@ wrong lookup also shows in the layer. Area modules register mutants with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 from embconf.model.record import Cause, CauseKind
 from embconf.model.rope import LAYER_FEATURE

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import wraps
 from inspect import signature
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 

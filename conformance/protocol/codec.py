@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Iterator, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def parse_line(line: bytes) -> Any:
     JSON values than any message has (MAX_VALUES): read as Python objects, a long list of numbers
     would take fifteen times the line's size, where arrays travel base64-encoded in one string each."""
     if len(line) > LARGE_LINE:
-        values = line.count(b",") + line.count(b":") + line.count(b"[")
+        values = len(line) - len(line.translate(None, b",:["))  # one pass over the line, not three
         if values > MAX_VALUES:
             raise ProtocolError(
                 f"a line of {len(line)} bytes holding about {values} JSON values (at most {MAX_VALUES}; "

@@ -9,8 +9,9 @@ content cannot be used is a :class:`BadReply`, one line saying why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Optional, Union
 
 from embconf.model.contract import Capabilities, DocumentedChoice, contradictory_features
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError

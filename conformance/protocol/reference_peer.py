@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import traceback
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 from embconf import __version__
 from embconf.model.dtypes import have_bfloat16

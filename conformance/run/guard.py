@@ -13,7 +13,8 @@ which patches this module cannot hide a modified input.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

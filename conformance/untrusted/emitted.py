@@ -28,10 +28,10 @@ _NOT_STRINGS = {"yes", "no", "on", "off", "true", "false", "null"}
 # printable ASCII or a backslash (so that a string is the same text in both); outside the strings, separators
 # other than ", " or an exponent without a sign or without a '.' before it (YAML 1.1 reads 1e+05 and 1.0e5 as
 # strings); NaN and Infinity, bare words only Python's JSON reads as numbers (refused by parse_constant).
-_NOT_PRINTABLE = re.compile(r"[^ -~]")
 _EXPONENT = re.compile(r"[0-9][eE]")  # every one of them must be a good one: a '.', digits, the e, a sign, a digit
 _GOOD_EXPONENT = re.compile(r"\.[0-9]+[eE][-+][0-9]")
-_BAD_SEPARATOR = re.compile(r",(?! )|  |\[ | \]| ,")
+_PRINTABLE = bytes(range(0x20, 0x7F))
+_BAD_SEPARATORS = ("  ", "[ ", " ]", " ,")  # and a comma without the space after it
 # a lone string with escapes that mean the same in JSON and YAML (no surrogate halves, no \/): read on its own
 _ESCAPED_STRING = re.compile(r'"(?:[ !#-\[\]-~]|\\["\\bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*"\Z')
 
@@ -137,8 +137,10 @@ class _Reader:
         text = "[" + ", ".join(self.texts) + "]"
         outside = "x".join(text.split('"')[0::2])  # strings hold no quote: what lies between them
         if (
-            _NOT_PRINTABLE.search(text)
-            or _BAD_SEPARATOR.search(outside)
+            not text.isascii()
+            or text.encode("ascii").translate(None, _PRINTABLE)  # printable ASCII only: ' ' to '~'
+            or any(separator in outside for separator in _BAD_SEPARATORS)
+            or outside.count(",") != outside.count(", ")
             or len(_EXPONENT.findall(outside)) != len(_GOOD_EXPONENT.findall(outside))
             or "{" in outside  # no mapping inside a value
             or outside.count("[") != len(self.texts) + 1  # each value one flat list (or scalar), no more

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from embconf.model.contract import Reply
 

@@ -16,8 +16,8 @@ import pytest
 from helpers import IMPLS, ROOT, STUDENTS, first_cause, run_cli, run_diagnosed, run_report
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis import diagnose_run
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
+from embconf.diagnosis.run import diagnose_run
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation

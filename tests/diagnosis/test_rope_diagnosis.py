@@ -9,8 +9,8 @@ import pytest
 from helpers import run_diagnosed
 from rope_cases import LLAMA3, YARN, case, float32_operations, window
 
-from embconf.diagnosis import diagnose_case
 from embconf.diagnosis.rope_fit import Kind, read, rotation
+from embconf.diagnosis.run import diagnose_case
 from embconf.diagnosis.symptoms import describe
 from embconf.model.outcomes import FAIL, PROBLEMS, CaseResult
 from embconf.mutants import catalogue

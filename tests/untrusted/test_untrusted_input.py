@@ -573,7 +573,7 @@ def test_a_large_output_is_kept_as_a_bounded_sample_with_its_mismatching_row():
 def test_diagnosis_still_names_the_mistake_on_a_sampled_output(cases_by_id):
     """sin.canonical.l32768_d64 returns an 8 MiB table: one of the expected size is kept whole (a run keeps
     at most its goldens' sizes), so the swapped sin/cos is named; kept as a sample, it is still named."""
-    from embconf.diagnosis import diagnose
+    from embconf.diagnosis.replay import diagnose
     from embconf.model.contract import Capabilities, Reply, Status
     from embconf.reference import sinusoidal_table
     from embconf.run.cases import judge

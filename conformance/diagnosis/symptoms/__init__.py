@@ -16,7 +16,8 @@ result to them and measures a buffer kept across calls.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable
 
 import numpy as np
 

@@ -10,8 +10,9 @@ explains every measured angle: a correct float32 computation at any position get
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import numpy as np
 

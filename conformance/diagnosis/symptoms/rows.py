@@ -4,7 +4,8 @@ layer as a * token rows + b * position rows."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
 
 import numpy as np
 

@@ -4,7 +4,8 @@ a sinusoid table fitted to its family."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
