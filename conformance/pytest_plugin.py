@@ -216,4 +216,5 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.extend(collected)
     from embconf.session import plan
 
-    plan(state.adapter, [item.case for item in collected])  # run ahead, as `embconf run` does; another order voids it
+    # run ahead, as `embconf run` does (another order voids it), for whole outputs: each item is diagnosed alone
+    plan(state.adapter, [item.case for item in collected], pinned=False)

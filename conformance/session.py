@@ -15,7 +15,8 @@ from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
-from embconf.model.contract import Adapter, Planning, Preparing
+from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
+from embconf.model.encoding import PinnedRows
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT
 from embconf.model.record import RunRecord
 from embconf.run.cases import Progress, run_case, run_cases
@@ -61,6 +62,7 @@ def run(
     cases += family_cases(adapter.capabilities().sinusoid, cases)
     plan(adapter, cases)
     record = run_cases(adapter, cases, options.expectations, progress)
+    _whole_outputs(adapter, cases, options, record)
     record.impl, record.fixtures = impl, dict(fixtures or {})
     _repeat(adapter, cases, options, record)
     if options.diagnose:
@@ -97,15 +99,32 @@ def diagnose(record: RunRecord, cases: Iterable[Case]) -> RunRecord:
     return record
 
 
-def plan(adapter: Adapter, cases: Sequence[Case]) -> None:
+def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:
     """Tell an adapter that runs calls ahead (:class:`~embconf.model.contract.Planning`) which calls come
-    next: the applicable cases, in order."""
+    next: the applicable cases, in order, with the rows of each output their goldens pin (``pinned``: an
+    implementation elsewhere may then send those rows only)."""
     if isinstance(adapter, Planning):
         caps = adapter.capabilities()
         applicable = [case for case in cases if caps.applies(case.operation, case.features) is None]
         if isinstance(adapter, Preparing):
             adapter.prepare({dtype for case in applicable for dtype in case.dtypes})
-        adapter.plan([(case.operation, case.inputs) for case in applicable])
+        adapter.plan([Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS) for c in applicable])
+
+
+def _whole_outputs(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
+    """A failing case that got only the pinned rows of an output (from a protocol peer) is run again for the
+    whole output, so that it is diagnosed and reported as the same output run in-process would be."""
+    rows_only = {
+        result.id
+        for result in record.results
+        if result.outcome in DIAGNOSED and any(isinstance(v, PinnedRows) for v in (result.actual or {}).values())
+    }
+    if not rows_only:
+        return
+    again = [case for case in cases if case.id in rows_only]
+    plan(adapter, again, pinned=False)
+    whole = {result.id: result for result in run_cases(adapter, again, options.expectations).results}
+    record.results = [whole.get(result.id, result) for result in record.results]
 
 
 def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
@@ -118,6 +137,7 @@ def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: Ru
     for number in range(2, times + 1):
         plan(adapter, cases)
         again = run_cases(adapter, cases, options.expectations)
+        _whole_outputs(adapter, cases, options, again)
         record.duration += again.duration
         cut = {result.id: result for result in again.results if cut_off(result)}
         for result in again.results:

@@ -35,12 +35,12 @@ class CallPlan:
     def clear(self) -> None:
         self._calls.clear()
 
-    def follow(self, operation: str) -> None:
-        """The caller makes a call now: drop it from the head of the plan, or void an unannounced plan."""
-        if self._calls and self._calls[0][0] == operation:
-            self._calls.popleft()
-        else:
-            self._calls.clear()
+    def follow(self, operation: str) -> Optional[Planned]:
+        """The caller makes a call now: take it from the head of the plan (returned), or void an unannounced plan."""
+        if self._calls and self._calls[0].operation == operation:
+            return self._calls.popleft()
+        self._calls.clear()
+        return None
 
     def restore(self, calls: Iterable[Planned]) -> None:
         """Put calls that were taken but never answered back at the front, in their order."""
@@ -48,7 +48,7 @@ class CallPlan:
 
     def drop(self, operation: str) -> None:
         """Remove every announced call of ``operation`` (calls that will not be made)."""
-        self._calls = deque(call for call in self._calls if call[0] != operation)
+        self._calls = deque(call for call in self._calls if call.operation != operation)
 
     def take(self, count: int) -> list[Planned]:
         """Up to ``count`` of the next announced calls, removed from the plan."""

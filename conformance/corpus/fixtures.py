@@ -65,6 +65,12 @@ class Case:
     def expected_outputs(self) -> dict[str, Any]:
         return {name: decode_value(value) for name, value in self.raw_expected.get("outputs", {}).items()}
 
+    @cached_property
+    def pinned_rows(self) -> dict[str, tuple[int, ...]]:
+        """The rows of each output its golden pins (outputs judged whole are not named)."""
+        outputs = self.raw_expected.get("outputs", {})
+        return {name: tuple(raw["rows"]) for name, raw in outputs.items() if isinstance(raw, dict) and "rows" in raw}
+
     @property
     def dtypes(self) -> set[str]:
         """The float dtypes the case exercises (for capability matching)."""

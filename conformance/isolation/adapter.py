@@ -158,7 +158,7 @@ class IsolatedAdapter(AdapterBase):
         if time.monotonic() >= self._run_deadline:
             self._discard()
             return self._run_timeout()
-        if self._sent and self._sent[0][0] != operation:  # the caller left its plan: what ran ahead is void
+        if self._sent and self._sent[0].operation != operation:  # the caller left its plan: what ran ahead is void
             self._discard()
             self._planned.clear()
         if not self._answers:
@@ -166,8 +166,10 @@ class IsolatedAdapter(AdapterBase):
             if isinstance(worker, Reply):
                 return worker
             if not self._sent:
-                self._planned.follow(operation)
-                self._send(worker, self._prepared([(operation, lambda: inputs), *self._planned.take(BATCH - 1)]))
+                head = self._planned.follow(operation) or Planned(operation, lambda: inputs)
+                self._send(
+                    worker, self._prepared([head._replace(inputs=lambda: inputs), *self._planned.take(BATCH - 1)])
+                )
             self._collect(worker, wait=True)
         elif self._worker is not None:
             self._collect(self._worker, wait=False)
@@ -216,7 +218,7 @@ class IsolatedAdapter(AdapterBase):
 
     def _prepared(self, batch: list[Planned]) -> Batch:
         """A batch of calls made ready to send: their inputs made, and the seconds each may take."""
-        payload = [(name, make_inputs()) for name, make_inputs in batch]
+        payload = [(call.operation, call.inputs()) for call in batch]
         return Batch(batch, payload, [case_budget(self.case_timeout, name, inputs) for name, inputs in payload])
 
     def _send(self, worker: "_Worker", batch: Batch) -> None:

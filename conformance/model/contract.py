@@ -12,7 +12,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Callable, Iterable, Optional, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
 from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
@@ -218,7 +219,17 @@ class Capabilities:
         )
 
 
-Planned = tuple[str, Callable[[], dict[str, Any]]]  # an announced call: operation, and a factory of its inputs
+ALL_ROWS: Mapping[str, tuple[int, ...]] = MappingProxyType({})
+
+
+class Planned(NamedTuple):
+    """An announced call: its operation, a factory of its inputs, and the rows of each output the runner
+    judges (the rows its golden pins; an output not named here is judged whole). An adapter whose
+    implementation runs elsewhere may ask it for those rows only (protocol minor 4)."""
+
+    operation: str
+    inputs: Callable[[], dict[str, Any]]
+    rows: Mapping[str, tuple[int, ...]] = ALL_ROWS
 
 
 @runtime_checkable

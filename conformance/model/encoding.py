@@ -10,8 +10,10 @@ result: ``rows`` lists them and ``data``/``base64`` hold just those rows.
 from __future__ import annotations
 
 import base64
+import hashlib
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,24 @@ MAX_NDIM = 32  # dimensions an encoded array may have (numpy 1.x allows 32, 2.x 
 
 class EncodingError(ValueError):
     """A malformed array mapping."""
+
+
+@dataclass(frozen=True, eq=False)
+class PinnedRows:
+    """Some rows (axis 0) of an output, in the order listed: all that a protocol peer sends of an output when
+    the runner asks only for the rows it judges (the rows the golden pins; protocol minor 4)."""
+
+    shape: tuple[int, ...]  # the whole output's
+    rows: tuple[int, ...]
+    values: np.ndarray  # the rows
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.values.dtype
+
+    def __repr__(self) -> str:  # what --repeat compares (run.repeat.fingerprint): the rows, bit for bit
+        digest = hashlib.sha256(np.ascontiguousarray(self.values).tobytes()).hexdigest()
+        return f"PinnedRows({self.dtype}, {list(self.shape)}, rows {list(self.rows)}, sha256={digest})"
 
 
 def is_array(value: Any) -> bool:

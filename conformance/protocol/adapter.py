@@ -15,12 +15,13 @@ import os
 import shlex
 import time
 from collections import deque
+from collections.abc import Mapping
 from typing import Any, Iterable, Optional
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.model.budget import case_budget
-from embconf.model.contract import Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import ALL_ROWS, Capabilities, Planned, Reason, Reply, Status
 from embconf.processes.failures import ChildFailure, Late
 from embconf.processes.limits import (
     DEFAULT_RUN_TIMEOUT,
@@ -29,7 +30,7 @@ from embconf.processes.limits import (
     checked_seconds,
     run_timeout_reply,
 )
-from embconf.protocol.codec import ProtocolError
+from embconf.protocol.codec import ROWS_MINOR, ProtocolError
 from embconf.protocol.messages import (
     BadReply,
     Error,
@@ -119,7 +120,9 @@ class SubprocessAdapter(AdapterBase):
         self._planned.drop(operation)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        if self._inflight and self._inflight[0][1][0] != operation:  # the caller left its plan: what ran ahead is void
+        if (
+            self._inflight and self._inflight[0][1].operation != operation
+        ):  # the caller left its plan: what ran ahead is void
             self._discard(restore=False)
             self._planned.clear()
         if time.monotonic() >= self._run_deadline:
@@ -130,14 +133,14 @@ class SubprocessAdapter(AdapterBase):
             return process
         try:
             if not self._inflight:
-                self._planned.follow(operation)
-                self._request(process, (operation, lambda: inputs))
+                head = self._planned.follow(operation) or Planned(operation, lambda: inputs)
+                self._request(process, head._replace(inputs=lambda: inputs))
             for ahead in self._planned.take(AHEAD - len(self._inflight)):
                 self._request(process, ahead)
-            seq, _, budget = self._inflight[0]
+            seq, head, budget = self._inflight[0]
             wait = min(self._clock + budget, self._run_deadline) - time.monotonic()
             message = process.receive(max(wait, 0.0), budget)
-            reply = self._reply(message, operation, seq)
+            reply = self._reply(message, operation, seq, self._rows(head))
         except ChildFailure as failure:
             # The tail of everything it wrote: with requests written ahead, stderr cannot be split per request exactly.
             detail = process.stderr.since(0)
@@ -156,9 +159,9 @@ class SubprocessAdapter(AdapterBase):
         if not self._inflight:
             self._clock, self._mark = time.monotonic(), process.stderr.total
         self._seq += 1
-        inputs = planned[1]()
-        self._inflight.append((self._seq, planned, case_budget(self.timeout, planned[0], inputs)))
-        process.send(RunRequest(self._seq, planned[0], inputs))
+        inputs = planned.inputs()
+        self._inflight.append((self._seq, planned, case_budget(self.timeout, planned.operation, inputs)))
+        process.send(RunRequest(self._seq, planned.operation, inputs, self._rows(planned)))
 
     def close(self) -> None:
         self._planned.clear()
@@ -225,10 +228,15 @@ class SubprocessAdapter(AdapterBase):
 
     # --- replies
 
-    def _reply(self, message: Any, operation: str, seq: int) -> Reply:
-        """The Reply a run reply stands for; ProtocolError when it is not a reply to request ``seq``."""
+    def _rows(self, planned: Planned) -> Mapping[str, tuple[int, ...]]:
+        """The rows of each output a request asks for: those the runner judges, from a peer that reads them."""
+        return planned.rows if self._handshake().minor >= ROWS_MINOR else ALL_ROWS
+
+    def _reply(self, message: Any, operation: str, seq: int, rows: Mapping[str, tuple[int, ...]] = ALL_ROWS) -> Reply:
+        """The Reply a run reply stands for (an output asked for by ``rows`` may hold those rows only);
+        ProtocolError when it is not a reply to request ``seq``."""
         try:
-            parsed = parse_run_reply(message, seq, operation, self.validate_protocol)
+            parsed = parse_run_reply(message, seq, operation, self.validate_protocol, rows)
         except BadReply as bad:
             return Reply(Status.RAISED, message=str(bad))
         if isinstance(parsed, Skipped):

@@ -13,13 +13,15 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.model.encoding import NON_FINITE, EncodingError, decode_array, encode_array, non_finite_name
+from embconf.model.encoding import NON_FINITE, EncodingError, PinnedRows, decode_array, encode_array, non_finite_name
 from embconf.processes.failures import Garbled
 
 PROTOCOL_VERSION = 1
-PROTOCOL_MINOR = 3  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
+PROTOCOL_MINOR = 4  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
 # 2: the run reply "exception" (an untyped failure, the outcome error, the peer going on);
-# 3: spec 1.3's rope operations and their mapping input "scaling" (PROTOCOL.md)
+# 3: spec 1.3's rope operations and their mapping input "scaling";
+# 4: a run request's "rows", and replies holding only those rows of an output (PROTOCOL.md)
+ROWS_MINOR = 4  # a peer of this minor or later is asked for the rows the runner judges
 READ_SIZE = 2**20  # bytes per read of a peer's stdout, and the pipe size asked for
 BLOB_MIN = 4096  # base64 strings longer than this are spliced into a line after encoding
 _BLOB = "~embconf-base64~"
@@ -42,10 +44,12 @@ class LineTooLong(Exception):
 # ----- values
 
 
-def to_wire(value: Any) -> Any:
-    """A value as the protocol writes it: arrays base64-encoded, non-finite floats as strings."""
+def to_wire(value: Any, rows: list[int] | None = None) -> Any:
+    """A value as the protocol writes it: arrays base64-encoded (only ``rows`` of an array when given, as a
+    reply may send the rows a request asked for), non-finite floats as strings."""
     if isinstance(value, np.ndarray):
-        return encode_array(value, inline_limit=-1)
+        fits = rows is not None and value.ndim > 0 and all(0 <= row < value.shape[0] for row in rows)
+        return encode_array(value, rows=rows if fits else None, inline_limit=-1)
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -55,8 +59,10 @@ def to_wire(value: Any) -> Any:
     return value
 
 
-def from_wire(value: Any) -> Any:
-    """An output as the runner compares it: arrays decoded, non-finite strings as floats.
+def from_wire(value: Any, rows: tuple[int, ...] | None = None) -> Any:
+    """A value read from the wire: an array decoded, the non-finite strings read back; an array holding
+    only some rows (``rows`` in its encoding) when exactly those were asked for (``rows``: protocol minor 4)
+    is a :class:`~embconf.model.encoding.PinnedRows`.
 
     EncodingError for a malformed array, TypeError for a value that is no output.
     """
@@ -65,9 +71,13 @@ def from_wire(value: Any) -> Any:
     if isinstance(value, str) and value in NON_FINITE:
         return NON_FINITE[value]
     if isinstance(value, dict):
-        if "rows" in value:
-            raise EncodingError("'rows' belongs to fixtures, not to replies")
-        return decode_array(value)
+        if "rows" not in value:
+            return decode_array(value)
+        if rows is None:
+            raise EncodingError("it holds 'rows', but the request asked for the whole output")
+        if value["rows"] != list(rows):
+            raise EncodingError(f"it holds rows {str(value['rows'])[:60]}, not the rows the request asked for")
+        return PinnedRows(tuple(value["shape"]), rows, decode_array(value))
     raise TypeError(f"an output must be an array, a number or null, got {type(value).__name__} {value!r:.60}")
 
 

@@ -10,10 +10,10 @@ content cannot be used is a :class:`BadReply`, one line saying why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from embconf.model.contract import Capabilities, DocumentedChoice, contradictory_features
+from embconf.model.contract import ALL_ROWS, Capabilities, DocumentedChoice, contradictory_features
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
 from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
@@ -56,9 +56,13 @@ class RunRequest:
     seq: int
     operation: str
     inputs: Mapping[str, Any]
+    rows: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # the rows of an output judged (minor 4)
 
     def wire(self) -> dict[str, Any]:
-        return {"cmd": "run", "seq": self.seq, "operation": self.operation, "inputs": to_wire(self.inputs)}
+        message = {"cmd": "run", "seq": self.seq, "operation": self.operation, "inputs": to_wire(self.inputs)}
+        if self.rows:
+            message["rows"] = {name: list(rows) for name, rows in self.rows.items()}
+        return message
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class StartReply:
 
     protocol: int
     implementation: Implementation
+    minor: int = 0  # the protocol minor version it speaks
 
 
 def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
@@ -123,7 +128,12 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
             sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
-        return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities))
+        minor = message.get("protocol_minor", 0)
+        return StartReply(
+            message["protocol"],
+            Implementation(named[0], named[1], named[2], capabilities),
+            minor if isinstance(minor, int) and not isinstance(minor, bool) else 0,
+        )
     except RecursionError:
         raise ProtocolError("a start reply nested too deeply to read") from None
     except ValueError as exc:  # a sinusoid declaration the schema let through (sinusoid_parameters: EMB-SIN-6)
@@ -234,8 +244,11 @@ class BadReply(Exception):
     """A run reply to the right request whose content cannot be used; the message says why, in one line."""
 
 
-def parse_run_reply(message: Any, seq: int, operation: str, validate: bool = False) -> RunReply:
-    """The run reply ``message`` stands for, as the reply to request ``seq`` (a call of ``operation``).
+def parse_run_reply(
+    message: Any, seq: int, operation: str, validate: bool = False, rows: Mapping[str, tuple[int, ...]] = ALL_ROWS
+) -> RunReply:
+    """The run reply ``message`` stands for, as the reply to request ``seq`` (a call of ``operation``, which
+    asked for ``rows`` of its outputs: an output may hold those rows only).
 
     ProtocolError when it is not a reply to that request; BadReply when its content cannot be used
     (checked against the schema and the operation's output names when ``validate``)."""
@@ -257,7 +270,7 @@ def parse_run_reply(message: Any, seq: int, operation: str, validate: bool = Fal
                     f"unknown error kind {body['kind']!r} (not in the spec's taxonomy): {body.get('message', '')}"
                 )
             return Error(seq, body["kind"], str(body.get("message", "")))
-        return Outputs(seq, _decoded(body))
+        return Outputs(seq, _decoded(body, rows))
     except RecursionError:
         raise ProtocolError("a reply nested too deeply to read") from None
 
@@ -282,12 +295,12 @@ def _run_reply_form(message: Any, seq: int) -> str:
     return forms[0]
 
 
-def _decoded(body: dict[str, Any]) -> dict[str, Any]:
+def _decoded(body: dict[str, Any], rows: Mapping[str, tuple[int, ...]]) -> dict[str, Any]:
     """The outputs of a reply decoded (:func:`from_wire`); BadReply naming the first that cannot be."""
     outputs = {}
     for name, value in body.items():
         try:
-            outputs[name] = from_wire(value)
+            outputs[name] = from_wire(value, rows.get(name))
         except EncodingError as exc:
             raise BadReply(f"malformed array in output '{name}': {exc}") from None
         except TypeError as exc:

@@ -57,7 +57,9 @@ def run(message: Mapping[str, Any]) -> dict[str, Any]:
         return {"seq": seq, "error": {"kind": exc.kind, "message": str(exc)}}
     except Exception as exc:  # untyped: reported, and the peer keeps running (minor 2)
         return {"seq": seq, "exception": exception_reply(exc)}
-    return {"seq": seq, "outputs": to_wire(named_outputs(operation, result))}
+    rows = message.get("rows") or {}  # protocol minor 4: only these rows of an output are judged
+    outputs = named_outputs(operation, result)
+    return {"seq": seq, "outputs": {name: to_wire(value, rows.get(name)) for name, value in outputs.items()}}
 
 
 def exception_reply(exc: BaseException) -> dict[str, str]:

@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from embconf.model.encoding import PinnedRows
+
 
 @dataclass
 class Mismatch:
@@ -120,10 +122,16 @@ def _compare_array(
         return Mismatch(
             name, "missing", f"'{name}' is None: no value reached it (expected an array of shape {list(shape)})"
         )
-    if not isinstance(got, np.ndarray):
+    if isinstance(got, PinnedRows):  # the rows asked for, from a peer (protocol minor 4)
+        if rows is None or list(got.rows) != rows:
+            return Mismatch(name, "shape", f"'{name}' holds rows {list(got.rows)[:8]}, not the rows its golden pins")
+        got, shape_got, rows_got = got.values, got.shape, None
+    elif not isinstance(got, np.ndarray):
         return Mismatch(
             name, "type", f"'{name}' should be an array of shape {list(shape)}, got {_describe(got)}", actual=got
         )
+    else:
+        shape_got, rows_got = got.shape, rows
     if not same_value_type(got.dtype, want.dtype):
         return Mismatch(
             name,
@@ -132,15 +140,15 @@ def _compare_array(
             expected=str(want.dtype),
             actual=str(got.dtype),
         )
-    if got.shape != shape:
+    if shape_got != shape or (rows_got is None and got.shape != want.shape):
         return Mismatch(
             name,
             "shape",
-            f"'{name}' has shape {list(got.shape)}, expected {list(shape)}",
+            f"'{name}' has shape {list(shape_got)}, expected {list(shape)}",
             expected=list(shape),
-            actual=list(got.shape),
+            actual=list(shape_got),
         )
-    picked = got[np.asarray(rows, dtype=np.int64)] if rows is not None else got
+    picked = got[np.asarray(rows_got, dtype=np.int64)] if rows_got is not None else got
     bad, error, bound = _violations(want, picked, tol, rows)
     if not bad.any():
         return None

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embconf.corpus.fixtures import FixtureError, parse_fixture_file
-from embconf.model.contract import Reply, Status
+from embconf.model.contract import Planned, Reply, Status
 from embconf.model.encoding import EncodingError, decode_array
 from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
@@ -221,9 +221,9 @@ def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_
     order = [FORWARD, BACKWARD, SINUSOID, FORWARD_0D, BACKWARD]
     adapter = IsolatedAdapter(f"functions:{HOSTILE / 'segfault.py'}")
     try:
-        adapter.plan([(cases_by_id[c].operation, cases_by_id[c].inputs) for c in order])
+        adapter.plan([Planned(cases_by_id[c].operation, cases_by_id[c].inputs) for c in order])
         statuses = [adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()).status for c in order]
-        adapter.plan([(cases_by_id[c].operation, cases_by_id[c].inputs) for c in (BACKWARD, SINUSOID, BACKWARD)])
+        adapter.plan([Planned(cases_by_id[c].operation, cases_by_id[c].inputs) for c in (BACKWARD, SINUSOID, BACKWARD)])
         off_plan = [
             adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()) for c in (BACKWARD, FORWARD, SINUSOID)
         ]
