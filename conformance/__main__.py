@@ -1,5 +1,3 @@
-import sys
+from embconf.cli import entry
 
-from embconf.cli import main
-
-sys.exit(main())
+entry()

@@ -71,5 +71,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stdout = stdout
 
 
+def entry() -> None:
+    """The ``embconf`` command (and ``python -m embconf``): :func:`main`, then the process ends at once."""
+    from embconf.processes.lifetime import exit_now
+
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -13,7 +13,8 @@ import numpy as np
 
 from embconf.bench.workloads import Workload
 from embconf.model.encoding import decode_array
-from embconf.protocol.codec import dump_line, to_wire
+from embconf.protocol.codec import to_wire
+from embconf.protocol.lines import dump_line
 from embconf.protocol.messages import run_message
 
 

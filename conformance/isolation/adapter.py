@@ -21,10 +21,15 @@ from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
-from embconf.processes.limits import DEFAULT_RUN_TIMEOUT, checked_memory_mb, checked_seconds, run_timeout_reply
+from embconf.processes.limits import (
+    DEFAULT_CASE_TIMEOUT,
+    DEFAULT_MEMORY_LIMIT_MB,
+    DEFAULT_RUN_TIMEOUT,
+    checked_memory_mb,
+    checked_seconds,
+    run_timeout_reply,
+)
 
-DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case
-DEFAULT_MEMORY_LIMIT_MB = 4096
 START_TIMEOUT = 60.0  # loading an implementation (importing torch, say) may take a while
 OUT_OF_PROCESS = frozenset({"subprocess"})  # kinds that already run the implementation in a process of their own
 BATCH = 16  # announced calls sent to the worker at once (measured: lock-step costs ~0.6 ms a call more)

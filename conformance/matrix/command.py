@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from embconf.corpus.command import add_selection
-from embconf.isolation.options import add_limits
 from embconf.model.errors import UserError
+from embconf.processes.options import add_limits
 
 
 def register(sub: Any) -> None:

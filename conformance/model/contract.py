@@ -15,7 +15,6 @@ from fnmatch import fnmatchcase
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
-from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
 from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
 
@@ -158,8 +157,11 @@ class Capabilities:
             return f"a case of another sinusoid profile ({', '.join(other_profiles)}): it declares {self.sinusoid.describe()}"
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
-        if "bfloat16" in case_features and not have_bfloat16():  # the harness cannot hold the arrays (EMB-HLF-2)
-            return BFLOAT16_HINT
+        if "bfloat16" in case_features:
+            from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16  # NumPy: not before a case needs it
+
+            if not have_bfloat16():  # the harness cannot hold the arrays (EMB-HLF-2)
+                return BFLOAT16_HINT
         return None
 
     @property

@@ -10,11 +10,13 @@ as for Ctrl-C; the exit status is 128 + the signal number (143 for SIGTERM).
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 from embconf.processes.tree import end_descendants, keep_descendants, reap_orphans
 
@@ -60,3 +62,16 @@ def ending_descendants() -> Iterator[None]:
     finally:
         end_descendants(os.getpid())
         reap_orphans()
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the command-line process with ``code``: what ``atexit`` registered runs and the standard streams
+    are flushed, but the interpreter's teardown is skipped (freeing every module of a process about to end
+    costs tens of milliseconds once NumPy is loaded: a quarter of a short run's own work)."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader went away, or the stream is closed: nothing more to say
+            pass
+    os._exit(code)

@@ -11,6 +11,8 @@ from embconf.model.errors import UserError
 DETAIL_LIMIT = 4000  # characters of a process's output attached to a reply
 RUN_TIMEOUT_MESSAGE = "run timeout: the whole run exceeded"  # how every reply after the run timeout begins
 DEFAULT_RUN_TIMEOUT = 1800.0  # seconds for the whole run (--run-timeout), all --repeat runs included
+DEFAULT_CASE_TIMEOUT = 10.0  # seconds per case (--case-timeout)
+DEFAULT_MEMORY_LIMIT_MB = 4096  # resident memory of the implementation's processes (--memory-limit)
 MAX_SECONDS = 7 * 24 * 3600.0  # the longest timeout accepted: a week
 MIN_MEMORY_LIMIT_MB = 64  # below this no Python process starts (a forked worker begins at the runner's size)
 

@@ -30,7 +30,9 @@ from embconf.processes.limits import (
     checked_seconds,
     run_timeout_reply,
 )
-from embconf.protocol.codec import ROWS_MINOR, ProtocolError
+from embconf.protocol.codec import ROWS_MINOR
+from embconf.protocol.early import adopt
+from embconf.protocol.lines import ProtocolError
 from embconf.protocol.messages import (
     BadReply,
     Error,
@@ -48,7 +50,7 @@ DEFAULT_TIMEOUT = 10.0  # seconds per request (EMBCONF_TIMEOUT, --timeout)
 DEFAULT_MAX_LINE = 256 * 2**20  # bytes per reply line (EMBCONF_MAX_LINE)
 DEFAULT_MAX_RESTARTS = 3
 START_TIMEOUT = 10.0  # the handshake waits at least this long: interpreters and JITs start slowly
-AHEAD = 8  # announced requests written before their turn, so the implementation never waits for the runner
+AHEAD = 64  # announced requests written before their turn, so the implementation never waits for the runner
 GIVE_UP = "implementation restarted too often; giving up"
 
 
@@ -178,9 +180,10 @@ class SubprocessAdapter(AdapterBase):
         return process, self._await_hello(process)
 
     def _spawn(self) -> Peer:
-        """A started process that has been sent the start request."""
+        """A started process that has been sent the start request (the first: the one started before the
+        runner loaded itself, where there is one: :mod:`embconf.protocol.early`)."""
         try:
-            process = Peer(self.argv, self.max_line, self.memory_limit_mb)
+            process = Peer(self.argv, self.max_line, self.memory_limit_mb, adopt(self.argv))
         except OSError as exc:
             raise ImplementationError(f"cannot start {self.target!r}: {exc}") from None
         process.send(StartRequest.of_this_runner())

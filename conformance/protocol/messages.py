@@ -17,7 +17,8 @@ from embconf.model.contract import ALL_ROWS, Capabilities, DocumentedChoice, con
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
 from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
-from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, ProtocolError, from_wire, to_wire
+from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, from_wire, to_wire
+from embconf.protocol.lines import ProtocolError
 
 RUN_REPLY_FORMS = ("outputs", "error", "skipped", "exception")  # "exception": since minor 2
 

@@ -5,7 +5,7 @@ writes requests from a thread, splits its stdout into bounded lines on another a
 its stderr on a third. :meth:`Peer.receive` waits for the next message by a deadline while it holds
 the process tree to its memory limit; a peer that gives no usable message raises a
 :mod:`embconf.processes.failures` type: :class:`Late`, :class:`Gone`, :class:`OutOfMemory`, or
-:class:`~embconf.protocol.codec.ProtocolError`. A peer that dies is a :class:`Gone` at once, even when a process it
+:class:`~embconf.protocol.lines.ProtocolError`. A peer that dies is a :class:`Gone` at once, even when a process it
 started still holds its stdout open (no end of file ever comes).
 """
 
@@ -17,14 +17,17 @@ import queue
 import subprocess
 import threading
 import time
-from typing import Any, Optional, cast
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from embconf.processes.ending import describe_exit, kill_tree, reap_within
 from embconf.processes.failures import Gone, Late, OutOfMemory
 from embconf.processes.output import OutputTail
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
-from embconf.protocol.codec import READ_SIZE, LineTooLong, ProtocolError, dump_line, parse_line, quote, read_lines
-from embconf.protocol.messages import Request, StopRequest
+
+if TYPE_CHECKING:
+    from embconf.protocol.messages import Request
+
+from embconf.protocol.lines import READ_SIZE, LineTooLong, ProtocolError, dump_line, parse_line, quote, read_lines
 
 STOP_GRACE = 2.0  # seconds a stopped peer gets to exit before it is killed
 EXIT_DRAIN = 0.2  # seconds the reader gets to deliver what a peer wrote before it exited
@@ -34,24 +37,16 @@ EXIT_WAIT = 1.0  # seconds a peer that closed its stdout gets to exit, and its s
 class Peer:
     """One running implementation: a writer, a stdout line reader with a size cap, a stderr drain."""
 
-    def __init__(self, argv: list[str], max_line: int, memory_limit_mb: int = 0) -> None:
-        # A session of its own, a subreaper for what it starts, dead with the runner: a kill reaches the
-        # children of a wrapper script and the daemons it started too.
-        self.popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=os.name == "posix",
-            preexec_fn=keep_descendants if os.name == "posix" else None,
-        )
+    def __init__(
+        self, argv: list[str], max_line: int, memory_limit_mb: int = 0, started: Optional[Popen] = None
+    ) -> None:
+        """Start ``argv`` (or take over ``started``, a process :func:`launch` started for it earlier)."""
+        self.popen = started or launch(argv)
         stdin, stdout, stderr = self.popen.stdin, self.popen.stdout, self.popen.stderr
         assert stdin is not None and stdout is not None and stderr is not None  # all three are pipes
         self.stdin, self.stdout, self.stderr_pipe = stdin, stdout, cast(io.BufferedReader, stderr)
         self.max_line = max_line
         self.memory = MemoryWatch(self.popen.pid, memory_limit_mb, "the implementation's process")
-        for pipe in (self.stdin, self.stdout):
-            _widen(pipe.fileno())
         self.stderr = OutputTail()
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._outbox: queue.Queue[Optional[bytes]] = queue.Queue()
@@ -95,7 +90,7 @@ class Peer:
 
     # ----- the runner's side
 
-    def send(self, request: Request) -> None:
+    def send(self, request: "Request") -> None:
         """Queue ``request`` for writing (in order, by the writer thread)."""
         self._outbox.put(dump_line(request.wire()))
 
@@ -147,6 +142,8 @@ class Peer:
         """Ask the process to stop; kill it if it has not exited after STOP_GRACE seconds; release it."""
         end_descendants(self.popen.pid)
         if self.popen.poll() is None:
+            from embconf.protocol.messages import StopRequest  # the run's end: the runner has it loaded
+
             self.send(StopRequest())
             self._outbox.put(None)
             reap_within(STOP_GRACE, self._wait, self._kill_tree)
@@ -180,6 +177,27 @@ class Peer:
             return self.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
+
+
+Popen = subprocess.Popen  # of bytes: stdin, stdout and stderr are pipes
+
+
+def launch(argv: list[str]) -> Popen:
+    """The process of ``argv`` with its three pipes (stdin and stdout widened), in a session of its own, a
+    subreaper for what it starts, dead with the runner: a kill reaches the children of a wrapper script and
+    the daemons it started too. OSError when it cannot be started."""
+    popen = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=os.name == "posix",
+        preexec_fn=keep_descendants if os.name == "posix" else None,
+    )
+    for pipe in (popen.stdin, popen.stdout):
+        if pipe is not None:
+            _widen(pipe.fileno())
+    return popen
 
 
 def _widen(fd: int) -> None:

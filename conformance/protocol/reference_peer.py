@@ -22,7 +22,8 @@ from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import features, named_outputs
-from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, dump_line, to_wire
+from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, to_wire
+from embconf.protocol.lines import dump_line
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 

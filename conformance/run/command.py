@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from embconf.corpus.command import add_selection
-from embconf.isolation.options import add_limits
 from embconf.model.errors import UserError
+from embconf.processes.options import add_limits
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
 
 def run_options(args: argparse.Namespace, expectations: Any = None) -> Any:
     """The pipeline's options from the flags (UserError, one line, for unusable values)."""
-    from embconf.isolation.options import isolation_options
+    from embconf.processes.options import isolation_options
     from embconf.session import RunOptions
 
     if getattr(args, "repeat", 1) < 1:
@@ -105,8 +105,11 @@ def loaded(step: Callable[[], Any], default: bool = False) -> Any:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from embconf import session
     from embconf.adapters import DEFAULT_IMPL
+    from embconf.protocol.early import start_early
+
+    start_early(DEFAULT_IMPL if args.impl is None else args.impl)  # a protocol peer starts beside what follows
+    from embconf import session
     from embconf.corpus.command import selected
     from embconf.corpus.expectations import Expectations
     from embconf.model.outcomes import XPASS

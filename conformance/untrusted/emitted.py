@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any, Optional
 
-_LINE = re.compile(r"( *)(- )?([A-Za-z_][A-Za-z0-9_]*):(?: (.+))?\Z")
+_LINES = re.compile(r"^( *)(- )?([A-Za-z_][A-Za-z0-9_]*):(?: (.+))?$", re.MULTILINE)  # each line, whole
 # plain words the safe loader (YAML 1.1) resolves to something other than a string: bools and null, any case
 _NOT_STRINGS = {"yes", "no", "on", "off", "true", "false", "null"}
 # What JSON and YAML 1.1 would read apart, ruled out before json.loads reads the values: a character outside
@@ -58,7 +58,7 @@ def read_emitted(text: str, max_depth: int) -> Optional[Any]:
     if lines[-1] != "":  # the writer ends every line, the last one included
         return None
     try:
-        reader = _Reader([_parse_line(line) for line in lines[start:-1]], max_depth)
+        reader = _Reader(_parse_lines(lines[start:-1]), max_depth)
         document = reader.mapping(0, 1, first_is_item=False)
         if reader.position != len(reader.lines) or not document:
             return None
@@ -68,12 +68,12 @@ def read_emitted(text: str, max_depth: int) -> Optional[Any]:
         return None
 
 
-def _parse_line(line: str) -> Line:
-    match = _LINE.match(line)
-    if match is None or match[3].lower() in _NOT_STRINGS:
+def _parse_lines(lines: list[str]) -> list[Line]:
+    """Every line as a key line of the subset (one regular expression over them all), or _Outside."""
+    found = _LINES.findall("\n".join(lines))
+    if len(found) != len(lines) or any(key.lower() in _NOT_STRINGS for key in {key for _, _, key, _ in found}):
         raise _Outside
-    spaces, dash, key, value = match.groups()
-    return len(spaces) + (2 if dash else 0), dash is not None, key, value
+    return [(len(spaces) + (2 if dash else 0), bool(dash), key, value or None) for spaces, dash, key, value in found]
 
 
 class _Reader:

@@ -323,7 +323,7 @@ def test_the_fixture_loader_raises_only_fixture_error(raw, validate):
 
 
 subprocess_adapter = pytest.importorskip("embconf.protocol.adapter")
-codec = pytest.importorskip("embconf.protocol.codec")
+codec = pytest.importorskip("embconf.protocol.lines")
 
 
 def _reply_reader():

@@ -477,3 +477,18 @@ def test_a_jax_and_tensorflow_implementation_passes_under_the_default_limit(tmp_
     assert result.returncode == 0, result.stdout[-3000:]
     assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
     assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
+
+
+def test_the_command_ends_at_once_yet_runs_what_atexit_holds_and_flushes_its_streams():
+    """``embconf`` skips the interpreter's teardown (start-up: tens of ms with NumPy loaded) but nothing
+    registered with atexit is lost, nothing buffered is dropped, and the exit status is the command's."""
+    code = (
+        "import atexit, sys\n"
+        "from embconf.processes.lifetime import exit_now\n"
+        "atexit.register(lambda: print('registered', end=''))\n"
+        "print('buffered ', end=''); sys.stderr.write('err')\n"
+        "exit_now(3)\n"
+        "print('never')\n"
+    )
+    result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (3, "buffered registered", "err")

@@ -19,7 +19,7 @@ from embconf.model.sinusoid import (
     profile_named,
 )
 from embconf.model.vocabulary import features, spec_version, vocabulary
-from embconf.protocol.codec import ProtocolError
+from embconf.protocol.lines import ProtocolError
 from embconf.protocol.messages import parse_start_reply
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.sinusoid import family_table, sinusoidal_table
