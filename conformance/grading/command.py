@@ -21,8 +21,8 @@ from embconf.grading.session import (
 )
 from embconf.grading.submissions import classify, content_hash, default_base
 from embconf.grading.uploads import MODULE_NAME
-from embconf.isolation import IsolationOptions
-from embconf.processes.options import add_limits, isolation_options
+from embconf.isolation import IsolationOptions, isolation_options
+from embconf.processes.options import add_limits
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
 

@@ -25,7 +25,9 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 Messages are pickles over a socket pair, arrays out of band (no copies but the kernel's). When the
 caller announces its next calls (``plan``; :func:`embconf.session.plan` does), they go to the worker in batches and
 their replies stream back one by one: each call keeps its own timeout and outcome, and a worker lost
-mid-batch costs only the call it was on (the rest are sent again). The runner sends operations and
+mid-batch costs only the call it was on (the rest are sent again). The runner reads replies as they arrive
+and makes the next batch ready while the worker computes, and sends it the moment the last reply of a batch
+is read, so the worker never waits for the runner's judging. The runner sends operations and
 inputs only, never expected values, and unpickles replies with an allow-list of classes, so a reply
 cannot make the runner import the implementation's modules.
 
@@ -39,7 +41,8 @@ the arrays to the worker is not timed; the worker's memory limit and the timeout
 
 The package, one job a module:
 
-- :mod:`.adapter`: the runner's side: :class:`IsolationOptions`, :func:`open_adapter` and
+- :mod:`.options`: :class:`IsolationOptions`, and reading them from the command line's limit options;
+- :mod:`.adapter`: the runner's side: :func:`open_adapter` and
   :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
 - :mod:`.hangs`: the hang policy (:class:`HangPolicy`), which wraps the worker and protocol peers alike;
 - :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
@@ -60,7 +63,6 @@ from embconf.isolation.adapter import (
     OUT_OF_PROCESS,
     START_TIMEOUT,
     IsolatedAdapter,
-    IsolationOptions,
     Planned,
     default_start_method,
     open_adapter,
@@ -68,6 +70,7 @@ from embconf.isolation.adapter import (
 from embconf.isolation.channel import Unsendable, load_reply, sendable
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.options import IsolationOptions, isolation_options
 from embconf.isolation.worker import GlobalState, Output, worker_main
 
 __all__ = [
@@ -86,6 +89,7 @@ __all__ = [
     "Unsendable",
     "default_start_method",
     "load_reply",
+    "isolation_options",
     "open_adapter",
     "sendable",
     "worker_main",

@@ -1,4 +1,4 @@
-"""The runner's side: how to run an implementation (:class:`IsolationOptions`, :func:`open_adapter`) and
+"""The runner's side: how to run an implementation (:func:`open_adapter`, by the :class:`IsolationOptions`) and
 :class:`IsolatedAdapter`, which sends each call to the worker (in batches when the calls are announced),
 holds every call to its timeout and the run to its own, and replaces a worker that is lost or spoilt."""
 
@@ -15,6 +15,7 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.options import DEFAULTS, IsolationOptions
 from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.budget import case_budget
@@ -25,8 +26,6 @@ from embconf.processes.limits import (
     DEFAULT_CASE_TIMEOUT,
     DEFAULT_MEMORY_LIMIT_MB,
     DEFAULT_RUN_TIMEOUT,
-    checked_memory_mb,
-    checked_seconds,
     run_timeout_reply,
 )
 
@@ -50,23 +49,7 @@ def _final(answers: deque[Answer]) -> bool:
     return bool(answers) and (isinstance(answers[-1], ChildFailure) or answers[-1][1])
 
 
-@dataclass(frozen=True)
-class IsolationOptions:
-    """How to run in-process implementations: in a worker (the default) and with which limits."""
-
-    in_process: bool = False
-    case_timeout: float = DEFAULT_CASE_TIMEOUT
-    run_timeout: float = DEFAULT_RUN_TIMEOUT
-    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # 0: no limit
-
-    def __post_init__(self) -> None:
-        """LimitError (one line) for a timeout or memory limit that cannot be used."""
-        checked_seconds("--case-timeout", self.case_timeout)
-        checked_seconds("--run-timeout", self.run_timeout)
-        checked_memory_mb("--memory-limit", self.memory_limit_mb)
-
-
-def open_adapter(impl: str, options: IsolationOptions = IsolationOptions(), **adapter_options: Any) -> Adapter:
+def open_adapter(impl: str, options: IsolationOptions = DEFAULTS, **adapter_options: Any) -> Adapter:
     """The adapter ``impl`` names, ready to run: in a worker process unless ``options.in_process`` or
     the kind already runs out of process (subprocess), held to the options' limits and the hang policy.
     ImplementationError when it cannot load."""

@@ -1,17 +1,17 @@
 """The options that say where and under which limits an implementation runs, defined once for every command
-that runs one (``run``, ``matrix``, ``grade``, ``gradescope``), and read back as
-:class:`~embconf.isolation.IsolationOptions`. Registering them imports nothing heavy: a command's parser is
-built before the runner imports NumPy (a protocol peer starts meanwhile: :mod:`embconf.protocol.early`)."""
+that runs one (``run``, ``matrix``, ``grade``, ``gradescope``); they are read back by
+:func:`embconf.isolation.options.isolation_options`. Registering them imports nothing heavy: a command's
+parser is built before the runner imports NumPy (a protocol peer starts meanwhile: :mod:`embconf.protocol.early`)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from embconf.processes.limits import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT
 
 if TYPE_CHECKING:
-    from embconf.isolation import IsolationOptions
+    pass
 
 
 def add_limits(
@@ -54,13 +54,3 @@ def add_limits(
         )
     else:
         parser.set_defaults(in_process=False)
-
-
-def isolation_options(args: argparse.Namespace, case_timeout: Optional[float] = None) -> IsolationOptions:
-    """The options the flags give; LimitError (a UserError: one line, exit 2) for unusable values."""
-    from embconf.isolation import IsolationOptions
-
-    chosen = args.case_timeout if case_timeout is None else case_timeout
-    return IsolationOptions(
-        args.in_process, DEFAULT_CASE_TIMEOUT if chosen is None else chosen, args.run_timeout, args.memory_limit
-    )

@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
 
 def run_options(args: argparse.Namespace, expectations: Any = None) -> Any:
     """The pipeline's options from the flags (UserError, one line, for unusable values)."""
-    from embconf.processes.options import isolation_options
+    from embconf.isolation import isolation_options
     from embconf.session import RunOptions
 
     if getattr(args, "repeat", 1) < 1:
