@@ -121,7 +121,7 @@ class IsolatedAdapter(AdapterBase):
         return self._hello()[1]
 
     def plan(self, calls: Iterable[Planned]) -> None:
-        """Announce the calls about to be made, in order, as (operation, inputs factory) pairs."""
+        """Announce the calls about to be made, in order."""
         self._planned.extend(calls)
 
     def prepare(self, dtypes: Iterable[str]) -> None:
@@ -218,7 +218,10 @@ class IsolatedAdapter(AdapterBase):
         self._sent.extend(batch.calls)
         self._placed.extend(placed)
         self._budgets.extend(batch.budgets)
-        worker.send(("call", payload))
+        try:
+            worker.send(("call", payload))
+        except ChildFailure as failure:  # the worker is gone: its first call gets the failure (see call)
+            self._answers.append(failure)
         self._clock = time.monotonic()
 
     def _collect(self, worker: "_Worker", wait: bool) -> None:

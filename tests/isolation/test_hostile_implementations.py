@@ -214,6 +214,32 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
     assert sent[0][0] == "call" and operation == case.operation and sorted(inputs) == sorted(case.raw_inputs)
 
 
+def test_a_worker_gone_between_batches_costs_the_next_call_only(cases_by_id):
+    """The worker dies after answering a whole batch: sending it the next call fails, which is that call's
+    crash (never an exception out of the adapter), and the call after it gets a fresh worker."""
+    import os
+    import signal
+    import time
+
+    from embconf.isolation import BATCH, IsolatedAdapter
+    from embconf.model.contract import Status
+
+    forward = cases_by_id[FORWARD]
+    adapter = IsolatedAdapter("reference")
+    try:
+        adapter.plan([Planned(forward.operation, forward.inputs)] * BATCH)
+        assert {adapter.call(forward.operation, forward.inputs()).status for _ in range(BATCH)} == {Status.OUTPUTS}
+        worker = adapter._worker
+        assert worker is not None
+        os.kill(worker.pid, signal.SIGKILL)
+        time.sleep(0.5)  # dead (a zombie until the adapter reaps it) before the next batch is sent
+        lost = adapter.call(forward.operation, forward.inputs())
+        after = adapter.call(forward.operation, forward.inputs())
+    finally:
+        adapter.close()
+    assert lost.status == Status.DIED and after.status == Status.OUTPUTS
+
+
 def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_plan(cases_by_id):
     from embconf.isolation import IsolatedAdapter
     from embconf.model.contract import Status
