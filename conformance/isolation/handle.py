@@ -11,7 +11,7 @@ import time
 from typing import Any, Optional
 
 from embconf.isolation.channel import _Captured, _Channel, load_reply
-from embconf.processes.ending import describe_exit, kill_tree, reap_within
+from embconf.processes.ending import await_exit, describe_exit, kill_tree, reap_within
 from embconf.processes.failures import Garbled, Gone, Late, OutOfMemory
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants
 
@@ -143,6 +143,7 @@ class _Worker:
             self.process.join(timeout)
             return self.process.exitcode
         end = None if timeout is None else time.monotonic() + timeout
+        await_exit(self.pid, timeout)  # woken as it exits (Linux); the loop below then reaps it at once
         pause = 0.0002  # a worker told to stop is gone in well under a millisecond
         while True:
             pid, status = os.waitpid(self.pid, 0 if end is None else os.WNOHANG)

@@ -4,6 +4,7 @@ giving it a grace to exit before that, and saying in words how it ended."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 from typing import Callable, Optional
 
@@ -21,6 +22,22 @@ def kill_tree(pid: int, kill_child: Callable[[], None], group: bool) -> None:
             os.killpg(pid, signal.SIGKILL)
         except OSError:  # the group is already gone
             pass
+
+
+def await_exit(pid: int, timeout: Optional[float]) -> None:
+    """Wait until the child ``pid`` exits or ``timeout`` seconds pass, woken the moment it exits where Linux
+    offers a process descriptor (``pidfd_open``); elsewhere return at once (the caller's own wait polls).
+    It does not reap the child."""
+    if timeout is None or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        descriptor = os.pidfd_open(pid)
+    except OSError:  # gone already, or no pidfd in this kernel
+        return
+    try:
+        select.select([descriptor], [], [], max(timeout, 0.0))
+    finally:
+        os.close(descriptor)
 
 
 def reap_within(

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional, cast
 
-from embconf.processes.ending import describe_exit, kill_tree, reap_within
+from embconf.processes.ending import await_exit, describe_exit, kill_tree, reap_within
 from embconf.processes.failures import Gone, Late, OutOfMemory
 from embconf.processes.output import OutputTail
 from embconf.processes.tree import MEMORY_POLL, MemoryWatch, end_descendants, keep_descendants
@@ -173,6 +173,8 @@ class Peer:
 
     def _wait(self, timeout: Optional[float]) -> Optional[int]:
         """The exit code, or None if the process still runs after ``timeout`` seconds (None: for ever)."""
+        if self.popen.returncode is None:
+            await_exit(self.popen.pid, timeout)  # woken as it exits (Linux), not at Popen.wait's next poll
         try:
             return self.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
