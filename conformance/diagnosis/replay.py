@@ -12,6 +12,7 @@ every adapter, the protocol included.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
@@ -57,7 +58,8 @@ class Replay:
 
 
 def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
-    """Run every mutant that can change the case's operation on its inputs and compare with the implementation's reply."""
+    """Run every mutant that can change the case's operation on its inputs (``case.inputs()``) and compare with the
+    implementation's reply."""
     found = Replay()
     if result.outcome not in (FAIL, ERROR) or (
         result.outcome == FAIL and result.error_kind is None and result.actual is None
@@ -68,11 +70,13 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
     direct: list[Mutant] = []
     indirect: list[Mutant] = []
     sampled = any(isinstance(value, RowSample) for value in (result.actual or {}).values())
+    passing = _passing(case)
     for mutant in catalogue():
-        if not mutant.covers(case.operation):
+        if not mutant.covers(case.operation) or mutant.id in passing:
             continue
         reply = mutant_reply(mutant, case, inputs)
         if not _fails(case, reply):
+            passing.add(mutant.id)
             continue
         if _matches(case, inputs, reply, result):
             (direct if case.operation in mutant.overrides else indirect).append(mutant)
@@ -108,9 +112,25 @@ def mutant_reply(mutant: Mutant, case: Case, inputs: Mapping[str, Any]) -> Reply
 def fails_passed_case(mutant: Mutant, case: Case) -> bool:
     """Whether ``mutant`` fails a value case the implementation passed: then it is not the implementation's mistake.
     (Error cases are left out: an adapter with coarse error detail passes them whatever kind is raised.)"""
-    if case.expected_error is not None or not mutant.covers(case.operation):
+    if case.expected_error is not None or not mutant.covers(case.operation) or mutant.id in _passing(case):
         return False
-    return _fails(case, mutant_reply(mutant, case, case.inputs()))
+    if _fails(case, mutant_reply(mutant, case, case.inputs())):
+        return True
+    _passing(case).add(mutant.id)
+    return False
+
+
+_PASSING: dict[int, set[str]] = {}  # id(case) -> the mutants that pass the case, kept while the case lives
+
+
+def _passing(case: Case) -> set[str]:
+    """The ids of the mutants known to pass ``case``. A mutant is deterministic, so one that passed a case is not
+    replayed on it again (``embconf mutants --diagnosis`` diagnoses every mutant's run on the same cases)."""
+    known = _PASSING.get(id(case))
+    if known is None:
+        known = _PASSING[id(case)] = set()
+        weakref.finalize(case, _PASSING.pop, id(case), None)
+    return known
 
 
 def _sinusoid_family(inputs: Mapping[str, Any], result: CaseResult, found: Replay) -> None:

@@ -79,16 +79,26 @@ class Fit:
         )
 
 
-def candidate(rows: np.ndarray, dim: int, fit: Fit) -> tuple[np.ndarray, np.ndarray]:
-    """(table rows, |angle| per column) of ``fit`` at positions ``rows``."""
+PairAngles = tuple[np.ndarray, np.ndarray, np.ndarray]  # sin, cos and |angle| per pair, in float64
+
+
+def pair_angles(rows: np.ndarray, dim: int, fit: Fit) -> PairAngles:
+    """The sines, cosines and |angles| of ``fit``'s pairs at positions ``rows``: everything but the layout."""
     dtype = np.dtype(fit.precision)
     pairs = np.arange((dim + 1) // 2, dtype=np.float64)
     with np.errstate(all="ignore"):
         freq = (BASES[fit.base] ** (fit.sign * FORMS[fit.form](pairs, dim))).astype(dtype)
         angles = (rows.astype(dtype)[:, None] + dtype.type(fit.origin)) * freq[None]
         sin_all, cos_all = np.sin(angles).astype(np.float64), np.cos(angles).astype(np.float64)
+    return sin_all, cos_all, np.abs(angles.astype(np.float64))
+
+
+def candidate(
+    rows: np.ndarray, dim: int, fit: Fit, angles: Optional[PairAngles] = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(table rows, |angle| per column) of ``fit`` at positions ``rows``, from its ``pair_angles`` when given."""
+    sin_all, cos_all, magnitude = pair_angles(rows, dim, fit) if angles is None else angles
     half = dim // 2
-    magnitude = np.abs(angles.astype(np.float64))
     even, odd = {
         "interleaved": (sin_all, cos_all),
         "swapped": (cos_all, sin_all),
@@ -109,10 +119,13 @@ def sample_rows(max_len: int) -> np.ndarray:
     return np.unique(np.concatenate([np.arange(16), np.linspace(16, max_len - 1, SAMPLE_ROWS - 16).astype(np.int64)]))
 
 
+_EPS = {precision: float(np.finfo(precision).eps) for precision in PRECISIONS}
+
+
 def _slack(angle: np.ndarray, precision: str) -> np.ndarray:
     """Per element, how far a table computed in ``precision`` may stray: exp() of a rounded exponent carries ~10
     ulps of relative error, times the angle; an element whose slack reaches 0.25 says nothing (not informative)."""
-    eps = float(np.finfo(precision).eps)
+    eps = _EPS[precision]
     return 16.0 * angle * eps + 2.0 * eps
 
 
@@ -165,18 +178,27 @@ def _fit(actual: np.ndarray, max_len: int, dim: int) -> Optional[Fit]:
         :, None
     ] / abs(amplitude)
     best: Optional[tuple[int, int, Fit]] = None
+    probed: dict[tuple[Any, ...], PairAngles] = {}  # the four layouts of one member share its angles
+    sampled: dict[tuple[Any, ...], PairAngles] = {}
     for base, form, sign, origin, layout in itertools.product(BASES, FORMS, (-1, 1), (0, 1), LAYOUTS):
         if form == "0" and (base != "10000" or sign != -1):
             continue  # one member stands for 'frequency 1'
+        cost = len(Fit(base, form, sign, origin, layout, PRECISIONS[0]).departures())  # the same in every precision
+        if best is not None and cost > best[0]:
+            continue  # no precision of a member with more departures can win
         for rank, precision in enumerate(PRECISIONS):
-            fit = Fit(base, form, sign, origin, layout, precision, amplitude)
-            cost = len(fit.departures())
             if best is not None and (cost, rank) >= best[:2]:
                 continue
-            quick, quick_angle = candidate(rows[probe], dim, fit)
+            fit = Fit(base, form, sign, origin, layout, precision, amplitude)
+            key = (base, form, sign, origin, precision)
+            if key not in probed:
+                probed[key] = pair_angles(rows[probe], dim, fit)
+            quick, quick_angle = candidate(rows[probe], dim, fit, probed[key])
             if _contradicts(got[probe], quick, quick_angle, precision, atol[probe]):
                 continue
-            table, angle = candidate(rows, dim, fit)
+            if key not in sampled:
+                sampled[key] = pair_angles(rows, dim, fit)
+            table, angle = candidate(rows, dim, fit, sampled[key])
             if _matches(got, table, angle, precision, atol):
                 best = (cost, rank, fit)
                 break

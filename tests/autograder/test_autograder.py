@@ -89,8 +89,9 @@ def build_wheel(tmp_path: Path) -> Path:
 
 def fresh_venv(folder: Path) -> Path:
     """A fresh virtual environment whose only borrowed packages are the suite's dependencies (numpy, PyYAML,
-    jsonschema, read from this interpreter's site-packages by a path line, so pip installs offline)."""
-    venv.create(folder, with_pip=True)
+    jsonschema, read from this interpreter's site-packages by a path line, so pip installs offline) and pip
+    itself (``python -m pip`` installs into the environment it runs in; ensurepip would take seconds)."""
+    venv.create(folder, with_pip=False)
     python = folder / "bin" / "python"
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -100,9 +101,10 @@ def fresh_venv(folder: Path) -> Path:
     ).stdout.strip()
     import jsonschema
     import numpy
+    import pip
     import yaml
 
-    roots = sorted({str(Path(module.__file__).resolve().parents[1]) for module in (numpy, yaml, jsonschema)})
+    roots = sorted({str(Path(module.__file__).resolve().parents[1]) for module in (numpy, yaml, jsonschema, pip)})
     Path(purelib, "embconf_test_dependencies.pth").write_text("\n".join(roots) + "\n", encoding="utf-8")
     return python
 
