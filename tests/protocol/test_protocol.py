@@ -331,7 +331,7 @@ def test_the_javascript_example_reports_an_untyped_failure_and_goes_on():
     )
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0 and len(replies) == 3, done.stderr
-    assert replies[0]["protocol_minor"] == 2
+    assert replies[0]["protocol_minor"] == 4
     assert set(replies[1]) == {"seq", "exception"} and replies[1]["exception"]["type"] == "TypeError"
     assert not list(validator("run-reply").iter_errors(replies[1]))
     assert replies[2] == {"seq": 2, "outputs": {"bytes": 48, "megabytes": 4.8e-05, "mebibytes": 4.57763671875e-05}}
@@ -444,3 +444,30 @@ def test_a_peer_started_early_for_a_run_that_stops_before_it_ends_with_the_run(t
     assert marker.exists()  # it was started before the fixtures were read
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(script) not in ps
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_javascript_example_sends_only_the_rows_asked_for():
+    """The worked example speaks minor 4: asked for rows 3 and 0 of a table, it sends those, in that order."""
+    from embconf.model.encoding import decode_array
+    from embconf.reference import sinusoidal_table
+
+    inputs = {"max_len": 8, "embed_dim": 4, "dtype": "float32"}
+    requests = [
+        {"cmd": "start", "protocol": 1, "protocol_minor": 4, "spec_version": "1.3.0"},
+        {"cmd": "run", "seq": 1, "operation": "sinusoidal_table", "inputs": inputs, "rows": {"table": [3, 0]}},
+        {"cmd": "stop"},
+    ]
+    done = subprocess.run(
+        shlex.split(NODE_EXAMPLE),
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and replies[0]["protocol_minor"] == 4, done.stderr
+    table = replies[1]["outputs"]["table"]
+    assert table["shape"] == [8, 4] and table["rows"] == [3, 0]
+    assert not list(validator("run-reply").iter_errors(replies[1]))
+    assert (decode_array(table) == sinusoidal_table(8, 4)[[3, 0]]).all()
