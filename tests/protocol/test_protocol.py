@@ -302,10 +302,20 @@ def test_the_exception_reply_parses_and_older_forms_still_do():
     assert list(validator("run-reply").iter_errors({"seq": 3, "exception": {"type": "T"}}))  # message required
 
 
+def exchange_with_node_example(requests: list[dict]) -> tuple[subprocess.CompletedProcess, list]:
+    """The Node.js example given ``requests`` (one JSON line each) on its stdin: the process and its replies."""
+    done = subprocess.run(
+        shlex.split(NODE_EXAMPLE),
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done, [json.loads(line) for line in done.stdout.splitlines()]
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_javascript_example_reports_an_untyped_failure_and_goes_on():
-    import subprocess
-
     requests = [
         {"cmd": "start", "protocol": 1, "protocol_minor": 2, "spec_version": "1.1.0"},
         {  # no ids: a TypeError inside the implementation, no error kind
@@ -322,14 +332,7 @@ def test_the_javascript_example_reports_an_untyped_failure_and_goes_on():
         },
         {"cmd": "stop"},
     ]
-    done = subprocess.run(
-        shlex.split(NODE_EXAMPLE),
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    done, replies = exchange_with_node_example(requests)
     assert done.returncode == 0 and len(replies) == 3, done.stderr
     assert replies[0]["protocol_minor"] == 4
     assert set(replies[1]) == {"seq", "exception"} and replies[1]["exception"]["type"] == "TypeError"
@@ -458,14 +461,7 @@ def test_the_javascript_example_sends_only_the_rows_asked_for():
         {"cmd": "run", "seq": 1, "operation": "sinusoidal_table", "inputs": inputs, "rows": {"table": [3, 0]}},
         {"cmd": "stop"},
     ]
-    done = subprocess.run(
-        shlex.split(NODE_EXAMPLE),
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    done, replies = exchange_with_node_example(requests)
     assert done.returncode == 0 and replies[0]["protocol_minor"] == 4, done.stderr
     table = replies[1]["outputs"]["table"]
     assert table["shape"] == [8, 4] and table["rows"] == [3, 0]
