@@ -60,9 +60,7 @@ def run(
     profile is brings its own cases, computed for it (:mod:`embconf.corpus.family`)."""
     cases = list(cases)
     cases += family_cases(adapter.capabilities().sinusoid, cases)
-    plan(adapter, cases)
-    record = run_cases(adapter, cases, options.expectations, progress)
-    _whole_outputs(adapter, cases, options, record)
+    record = _run_once(adapter, cases, options, progress)
     record.impl, record.fixtures = impl, dict(fixtures or {})
     _repeat(adapter, cases, options, record)
     if options.diagnose:
@@ -111,6 +109,16 @@ def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:
         adapter.plan([Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS) for c in applicable])
 
 
+def _run_once(
+    adapter: Adapter, cases: list[Case], options: RunOptions, progress: Optional[Progress] = None
+) -> RunRecord:
+    """One pass over the cases, announced ahead, each failure on pinned rows only run again for its whole output."""
+    plan(adapter, cases)
+    record = run_cases(adapter, cases, options.expectations, progress)
+    _whole_outputs(adapter, cases, options, record)
+    return record
+
+
 def _whole_outputs(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
     """A failing case that got only the pinned rows of an output (from a protocol peer) is run again for the
     whole output, so that it is diagnosed and reported as the same output run in-process would be."""
@@ -135,9 +143,7 @@ def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: Ru
     seen = {result.id: fingerprint(result) for result in record.results}
     notes: dict[str, str] = {}
     for number in range(2, times + 1):
-        plan(adapter, cases)
-        again = run_cases(adapter, cases, options.expectations)
-        _whole_outputs(adapter, cases, options, again)
+        again = _run_once(adapter, cases, options)
         record.duration += again.duration
         cut = {result.id: result for result in again.results if cut_off(result)}
         for result in again.results:

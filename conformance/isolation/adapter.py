@@ -137,9 +137,7 @@ class IsolatedAdapter(AdapterBase):
 
     def forget(self, operation: str) -> None:
         """Drop the announced calls of ``operation`` not yet sent (the hang policy will not run them)."""
-        if self._next is not None:
-            self._planned.restore(self._next.calls)
-            self._next = None
+        self._unprepare()
         self._planned.drop(operation)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
@@ -235,8 +233,8 @@ class IsolatedAdapter(AdapterBase):
             if not worker.has_message():
                 if not (wait and index == 0):
                     return
-                if self._next is None:  # the worker is busy: make its next batch ready meanwhile
-                    self._next = self._prepared(self._planned.take(BATCH))
+                if self._next is None and (calls := self._planned.take(BATCH)):  # the worker is busy: make
+                    self._next = self._prepared(calls)  # its next batch ready meanwhile
             try:
                 deadline = min(self._clock + self._budgets[index], self._run_deadline)
                 reply, fatal = _checked_reply(worker.receive(deadline))
@@ -254,6 +252,12 @@ class IsolatedAdapter(AdapterBase):
                 batch, self._next = self._next or self._prepared(self._planned.take(BATCH)), None
                 if batch.calls:
                     self._send(worker, batch)
+
+    def _unprepare(self) -> None:
+        """Put the batch made ready ahead of its turn back at the front of the plan."""
+        if self._next is not None:
+            self._planned.restore(self._next.calls)
+            self._next = None
 
     def _hello(self) -> tuple[Capabilities, dict[str, Any]]:
         if self._loaded is None:
@@ -327,8 +331,8 @@ class IsolatedAdapter(AdapterBase):
 
     def _discard(self) -> None:
         """Stop the worker; the calls not yet answered to the caller go back to the front of the plan."""
-        self._planned.restore([*self._sent, *(self._next.calls if self._next else [])])
-        self._next = None
+        self._unprepare()  # it follows the calls sent: restored first, so they go in front of it
+        self._planned.restore(self._sent)
         self._sent.clear()
         self._answers.clear()
         self._placed.clear()

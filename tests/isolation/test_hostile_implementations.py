@@ -392,3 +392,25 @@ def test_the_protocol_reply_reader_raises_only_protocol_errors(message):
     except codec.ProtocolError:
         return
     assert isinstance(reply, Reply)
+
+
+def test_calls_run_ahead_go_back_to_the_plan_in_their_order():
+    """A lost worker's unanswered calls, then the batch made ready ahead, then the rest: the plan keeps its
+    order (out of order, every later call would leave the plan and run in lock-step); a forgotten operation's
+    calls leave the batch made ready too."""
+    from embconf.isolation import IsolatedAdapter
+    from embconf.isolation.adapter import Batch
+
+    def calls(numbers):
+        return [Planned(f"op{n}", dict) for n in numbers]
+
+    adapter = IsolatedAdapter("reference")  # never started: only its plan is looked at
+    adapter._planned.extend(calls(range(10, 13)))
+    adapter._sent.extend(calls(range(0, 5)))
+    adapter._next = Batch(calls(range(5, 10)), [], [])
+    adapter._discard()
+    assert [call.operation for call in adapter._planned.take(99)] == [f"op{n}" for n in range(13)]
+    adapter._planned.extend(calls(range(10, 13)))
+    adapter._next = Batch(calls(range(5, 10)), [], [])
+    adapter.forget("op7")
+    assert [call.operation for call in adapter._planned.take(99)] == [f"op{n}" for n in (5, 6, 8, 9, 10, 11, 12)]
