@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from embconf.adapters.loading import describe_exception
+from embconf.model.contract import Reason, Status
 from embconf.processes.failures import Garbled
 from embconf.processes.output import KEEP, OutputTail, counted_tail
 
@@ -161,10 +162,23 @@ _ALLOWED = frozenset(
 )
 
 
+_ENUMS = (Status, Reason)  # the enums a reply holds
+
+
+def _enum_member(owner: Any, name: Any) -> Any:
+    """What ``builtins.getattr`` may rebuild in a reply: a member of the reply's own enums, nothing else (some
+    Python releases, Debian's 3.11.2 among them, pickle an enum member as ``getattr(Enum, name)``)."""
+    if owner in _ENUMS and isinstance(name, str) and name in owner.__members__:
+        return owner[name]
+    raise pickle.UnpicklingError("a reply may use builtins.getattr only for a member of Status or Reason")
+
+
 class _ReplyUnpickler(pickle.Unpickler):
     """Unpickles only replies: numpy arrays and scalars, plain Python values and embconf's own records."""
 
     def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("builtins", "getattr"):
+            return _enum_member
         if (module, name) in _ALLOWED or (module in _NUMPY_MODULES and name in _NUMPY_NAMES):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"a reply may not contain {module}.{name}")
