@@ -187,10 +187,12 @@ def _write_atomic(path: Path, data: bytes) -> None:
 class ConsoleStream:
     """The console as a text stream that cannot end the run.
 
-    Characters the underlying stream's encoding cannot carry (a lone surrogate under UTF-8, anything
-    non-ASCII under ``LANG=C`` or ``PYTHONIOENCODING=ascii:strict``) are backslash-escaped. When the
-    reader goes away (``embconf run | head``), later writes are dropped and :attr:`lost` is set: the run
-    goes on, its report files are written and its exit code stands.
+    Each line reaches the reader when it is written, even through a pipe: a CI log or ``| tee`` shows
+    progress as it happens, and a Ctrl-C message comes after the lines written before it. Characters the
+    underlying stream's encoding cannot carry (a lone surrogate under UTF-8, anything non-ASCII under
+    ``LANG=C`` or ``PYTHONIOENCODING=ascii:strict``) are backslash-escaped. When the reader goes away
+    (``embconf run | head``), later writes are dropped and :attr:`lost` is set: the run goes on, its report
+    files are written and its exit code stands.
     """
 
     def __init__(self, stream: Optional[TextIO]) -> None:
@@ -203,6 +205,8 @@ class ConsoleStream:
             try:
                 assert self.stream is not None  # not lost
                 self.stream.write(text.encode(self.encoding, "backslashreplace").decode(self.encoding, "replace"))
+                if "\n" in text:
+                    self.stream.flush()
             except OSError as exc:
                 self._reader_gone(exc)
         return len(text)

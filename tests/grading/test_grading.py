@@ -268,7 +268,8 @@ def test_an_interrupted_run_keeps_what_it_graded_and_the_next_run_resumes(tmp_pa
         text=True,
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # as at a terminal
+        env={name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},  # a pipe buffers
+    )  # as at a terminal, its output through a pipe
     deadline = time.monotonic() + 240
     while (
         time.monotonic() < deadline
