@@ -72,9 +72,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def entry() -> None:
-    """The ``embconf`` command (and ``python -m embconf``): :func:`main`, then the process ends at once."""
+    """The ``embconf`` command (and ``python -m embconf``): :func:`main` with one BLAS thread a process, then the
+    process ends at once."""
     from embconf.processes.lifetime import exit_now
+    from embconf.processes.threads import one_blas_thread
 
+    one_blas_thread()
     exit_now(main())
 
 

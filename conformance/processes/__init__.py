@@ -11,4 +11,5 @@ Rooms:
 - ``failures``: why no usable answer came from a child (late, gone, out of memory, garbled).
 - ``output``: the tail of what a child printed, kept and shown.
 - ``lifetime``: the runner's SIGTERM/SIGINT handling, so no process outlives a run, and its quick exit.
+- ``threads``: one BLAS thread a process (set by the command before NumPy loads, inherited by its children).
 """

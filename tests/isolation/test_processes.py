@@ -492,3 +492,31 @@ def test_the_command_ends_at_once_yet_runs_what_atexit_holds_and_flushes_its_str
     )
     result = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout, result.stderr) == (3, "buffered registered", "err")
+
+
+# --- one BLAS thread a process (start-up on small machines: embconf.processes.threads)
+
+_SAYS_BLAS = (
+    "subprocess:" + PYTHON + ' -c "import os, sys; '
+    "sys.stderr.write('blas=' + os.environ.get('OPENBLAS_NUM_THREADS', 'unset') + chr(10))\""
+)
+
+
+@pytest.mark.parametrize(
+    ("set_by_user", "seen"),
+    [({}, "blas=1"), ({"OPENBLAS_NUM_THREADS": "3"}, "blas=3"), ({"OMP_NUM_THREADS": "4"}, "blas=unset")],
+)
+def test_what_the_command_starts_has_one_blas_thread_unless_the_user_set_a_count(set_by_user, seen):
+    """A peer (here one that only prints what it was given, then ends unanswered) sees OPENBLAS_NUM_THREADS=1,
+    or the count the user set, for OpenBLAS or through OMP_NUM_THREADS (which OpenBLAS reads too)."""
+    from embconf.processes.threads import BLAS_THREAD_VARIABLES
+
+    environment = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES} | set_by_user
+    result = subprocess.run(
+        [PYTHON, "-m", "embconf", "run", "--impl", _SAYS_BLAS, "--select", FORWARD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+    )
+    assert_one_line(result, 2, "failed the protocol handshake", f"its stderr: {seen}")
