@@ -120,8 +120,8 @@ def _run_once(
 
 
 def _whole_outputs(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
-    """A failing case that got only the pinned rows of an output (from a protocol peer) is run again for the
-    whole output, so that it is diagnosed and reported as the same output run in-process would be."""
+    """A failing case that got only the pinned rows of an output (from the worker or a protocol peer) is run again
+    for the whole output, so that it is diagnosed and reported as the same output run in-process would be."""
     rows_only = {
         result.id
         for result in record.results

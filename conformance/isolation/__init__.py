@@ -28,8 +28,11 @@ their replies stream back one by one: each call keeps its own timeout and outcom
 mid-batch costs only the call it was on (the rest are sent again). The runner reads replies as they arrive
 and makes the next batch ready while the worker computes, and sends it the moment the last reply of a batch
 is read, so the worker never waits for the runner's judging. The runner sends operations and
-inputs only, never expected values, and unpickles replies with an allow-list of classes, so a reply
-cannot make the runner import the implementation's modules.
+inputs only, never expected values, with the rows of each output it judges where a golden pins some rows of a
+larger result (a sinusoid table of 32768 positions): the worker sends back those rows alone
+(:class:`~embconf.model.encoding.PinnedRows`), checked on arrival to be exactly the rows asked for, and a
+case that fails is run again for its whole output (:func:`embconf.session.plan`). Replies are unpickled with an
+allow-list of classes, so a reply cannot make the runner import the implementation's modules.
 
 When the planned cases need a dtype whose library is slow to import (bfloat16: ml_dtypes), the runner first
 sends ``prepare`` (:meth:`IsolatedAdapter.prepare`): the worker imports it while the runner does the same,

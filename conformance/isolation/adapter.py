@@ -21,6 +21,7 @@ from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker
 from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
+from embconf.model.encoding import PinnedRows, pinned_rows_problem
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import (
     DEFAULT_CASE_TIMEOUT,
@@ -42,6 +43,11 @@ class Batch:
     calls: list[Planned]
     payload: list[tuple[str, dict[str, Any]]]
     budgets: list[float]
+
+    def message(self, payload: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[Any]]:
+        """What goes to the worker: each call's operation, ``payload``'s inputs (placed on the arena or the
+        batch's own) and the rows of each output the runner judges (sent back alone: :class:`~embconf.model.contract.Planned`)."""
+        return "call", [(name, inputs, dict(call.rows)) for (name, inputs), call in zip(payload, self.calls)]
 
 
 def _final(answers: deque[Answer]) -> bool:
@@ -217,7 +223,7 @@ class IsolatedAdapter(AdapterBase):
         self._placed.extend(placed)
         self._budgets.extend(batch.budgets)
         try:
-            worker.send(("call", payload))
+            worker.send(batch.message(payload))
         except ChildFailure as failure:  # the worker is gone: its first call gets the failure (see call)
             self._answers.append(failure)
         self._clock = time.monotonic()
@@ -237,7 +243,7 @@ class IsolatedAdapter(AdapterBase):
                     self._next = self._prepared(calls)  # its next batch ready meanwhile
             try:
                 deadline = min(self._clock + self._budgets[index], self._run_deadline)
-                reply, fatal = _checked_reply(worker.receive(deadline))
+                reply, fatal = _checked_reply(worker.receive(deadline), self._sent[index])
             except ChildFailure as failure:
                 self._answers.append(failure)
                 return
@@ -342,9 +348,16 @@ class IsolatedAdapter(AdapterBase):
             self._worker = None
 
 
-def _checked_reply(message: Any) -> tuple[Reply, bool]:
+def _checked_reply(message: Any, call: Planned) -> tuple[Reply, bool]:
+    """(the reply, whether it spoilt the worker) from a message of the worker, whose outputs hold only the rows
+    ``call`` asked for where they are not whole; Garbled otherwise."""
     if isinstance(message, tuple) and len(message) == 3 and message[0] == "reply" and isinstance(message[1], Reply):
-        return message[1], bool(message[2])
+        reply = message[1]
+        for name, value in reply.outputs.items() if isinstance(reply.outputs, dict) else ():
+            problem = pinned_rows_problem(value, call.rows.get(name)) if isinstance(value, PinnedRows) else ""
+            if problem:
+                raise Garbled(f"its output {str(name)[:40]!r}: {problem}")
+        return reply, bool(message[2])
     if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":  # the worker says why
         raise Garbled(str(message[1]))
     raise Garbled(f"expected a reply, got {type(message).__name__}")

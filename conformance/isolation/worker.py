@@ -27,6 +27,7 @@ from embconf.isolation.handle import _Worker
 from embconf.isolation.shared import Arena
 from embconf.model.contract import Adapter, Reply, Status, contradictory_features
 from embconf.model.dtypes import prepare as prepare_dtypes
+from embconf.model.encoding import rows_only
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
 from embconf.run.guard import GuardedAdapter
@@ -241,10 +242,10 @@ def _serve(channel: _Channel, adapter: GuardedAdapter, memory_limit_mb: int, are
             continue
         if request[0] != "call":
             return
-        for operation, inputs in request[1]:
+        for operation, inputs, rows in request[1]:  # rows: of each output, the ones the runner judges
             plain, shared = arena.views(inputs) if arena is not None else (inputs, {})
             reply, fatal = _after_call(_call(adapter, operation, plain, shared), state, memory_limit_mb)
-            reply.outputs = {name: sendable(value) for name, value in reply.outputs.items()}
+            reply.outputs = {name: rows_only(sendable(value), rows.get(name)) for name, value in reply.outputs.items()}
             _flush_std()
             _send(channel, ("reply", reply, fatal))
             if fatal:

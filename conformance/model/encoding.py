@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,45 @@ class PinnedRows:
     def __repr__(self) -> str:  # what --repeat compares (run.repeat.fingerprint): the rows, bit for bit
         digest = hashlib.sha256(np.ascontiguousarray(self.values).tobytes()).hexdigest()
         return f"PinnedRows({self.dtype}, {list(self.shape)}, rows {list(self.rows)}, sha256={digest})"
+
+
+def holds_rows(value: Any, rows: Sequence[int] | None) -> bool:
+    """Whether ``rows`` were asked for and ``value`` is an array holding every one of them: only then is an
+    output sent as those rows alone (by a protocol peer or the worker), else it is sent whole."""
+    return (
+        rows is not None
+        and isinstance(value, np.ndarray)
+        and value.ndim > 0
+        and all(0 <= r < value.shape[0] for r in rows)
+    )
+
+
+def rows_only(value: Any, rows: Sequence[int] | None) -> Any:
+    """The ``rows`` of ``value`` as :class:`PinnedRows` where it holds them all (:func:`holds_rows`), else ``value``."""
+    if not holds_rows(value, rows):
+        return value
+    assert rows is not None
+    return PinnedRows(tuple(value.shape), tuple(rows), value[np.asarray(rows, dtype=np.intp)])
+
+
+def pinned_rows_problem(value: PinnedRows, asked: Sequence[int] | None) -> str:
+    """Why ``value`` (read from a process the runner does not trust) is not the ``asked`` rows of an output, in
+    a few words; "" when it is."""
+    if asked is None:
+        return "it holds only some rows, but the whole output was asked for"
+    if not isinstance(value.rows, tuple) or value.rows != tuple(asked):
+        return "it holds other rows than the ones asked for"
+    shape, values = value.shape, value.values
+    if not (
+        isinstance(shape, tuple)
+        and len(shape) > 0
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+        and isinstance(values, np.ndarray)
+        and values.shape == (len(asked), *shape[1:])
+        and all(row < shape[0] for row in asked)
+    ):
+        return "its rows do not fit the shape it gives"
+    return ""
 
 
 def is_array(value: Any) -> bool:

@@ -10,7 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from embconf.model.encoding import NON_FINITE, EncodingError, PinnedRows, decode_array, encode_array, non_finite_name
+from embconf.model.encoding import (
+    NON_FINITE,
+    EncodingError,
+    PinnedRows,
+    decode_array,
+    encode_array,
+    holds_rows,
+    non_finite_name,
+)
 
 PROTOCOL_VERSION = 1
 PROTOCOL_MINOR = 4  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
@@ -27,8 +35,7 @@ def to_wire(value: Any, rows: list[int] | None = None) -> Any:
     """A value as the protocol writes it: arrays base64-encoded (only ``rows`` of an array when given, as a
     reply may send the rows a request asked for), non-finite floats as strings."""
     if isinstance(value, np.ndarray):
-        fits = rows is not None and value.ndim > 0 and all(0 <= row < value.shape[0] for row in rows)
-        return encode_array(value, rows=rows if fits else None, inline_limit=-1)
+        return encode_array(value, rows=rows if holds_rows(value, rows) else None, inline_limit=-1)
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

@@ -122,7 +122,7 @@ def _compare_array(
         return Mismatch(
             name, "missing", f"'{name}' is None: no value reached it (expected an array of shape {list(shape)})"
         )
-    if isinstance(got, PinnedRows):  # the rows asked for, from a peer (protocol minor 4)
+    if isinstance(got, PinnedRows):  # the rows asked for (from the worker or a protocol peer)
         if rows is None or list(got.rows) != rows:
             return Mismatch(name, "shape", f"'{name}' holds rows {list(got.rows)[:8]}, not the rows its golden pins")
         got, shape_got, rows_got = got.values, got.shape, None

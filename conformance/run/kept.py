@@ -61,7 +61,7 @@ def kept_outputs(
 
 
 def _kept(value: Any, mismatch_rows: list[int], whole_bytes: int) -> Any:
-    if isinstance(value, PinnedRows):  # the rows a peer sent (a failing case is asked for again in whole)
+    if isinstance(value, PinnedRows):  # the rows sent alone (a failing case is asked for again in whole)
         return value
     if isinstance(value, np.ndarray):
         if value.nbytes <= whole_bytes or value.ndim == 0:

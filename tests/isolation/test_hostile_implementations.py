@@ -210,8 +210,9 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
         assert adapter.call(case.operation, case.inputs()).status == Status.OUTPUTS
     finally:
         adapter.close()
-    [(operation, inputs)] = sent[0][1]  # one call, not announced: a batch of one
+    [(operation, inputs, rows)] = sent[0][1]  # one call, not announced: a batch of one, its outputs sent whole
     assert sent[0][0] == "call" and operation == case.operation and sorted(inputs) == sorted(case.raw_inputs)
+    assert rows == {}
 
 
 def test_a_worker_gone_between_batches_costs_the_next_call_only(cases_by_id):
