@@ -35,8 +35,8 @@ case that fails is run again for its whole output (:func:`embconf.session.plan`)
 allow-list of classes, so a reply cannot make the runner import the implementation's modules.
 
 When the planned cases need a dtype whose library is slow to import (bfloat16: ml_dtypes), the runner first
-sends ``prepare`` (:meth:`IsolatedAdapter.prepare`): the worker imports it while the runner does the same,
-side by side instead of one after the other, and only for a run that has such cases.
+sends ``prepare`` (:meth:`IsolatedAdapter.prepare`): the worker imports it before the first call, and the
+runner when it first makes such an array, while it waits for the worker; only a run that has such cases does.
 
 One more request, ``apply`` (:meth:`IsolatedAdapter.apply`), runs one of the runner's own functions
 (pickled by name) on the worker's unguarded adapter: ``embconf bench`` times calls there, so that moving

@@ -20,7 +20,6 @@ from embconf.isolation.shared import Placed
 from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
 from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
-from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.encoding import PinnedRows, pinned_rows_problem
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import (
@@ -131,15 +130,14 @@ class IsolatedAdapter(AdapterBase):
         self._planned.extend(calls)
 
     def prepare(self, dtypes: Iterable[str]) -> None:
-        """Have the worker import what ``dtypes`` need (ml_dtypes) while the runner imports it too: side by
-        side rather than one after the other; a worker forked later inherits it."""
-        names = sorted(set(dtypes))
+        """Have the worker import what ``dtypes`` need (ml_dtypes) before its first call needs it. The runner
+        imports it when it first makes such an array, while it waits for the worker (not before the first
+        call goes out); a worker forked after that inherits it."""
         if self._worker is not None:
             try:
-                self._worker.send(("prepare", names))
+                self._worker.send(("prepare", sorted(set(dtypes))))
             except ChildFailure:
                 pass  # the next call finds the worker gone and replaces it
-        prepare_dtypes(names)
 
     def forget(self, operation: str) -> None:
         """Drop the announced calls of ``operation`` not yet sent (the hang policy will not run them)."""
