@@ -43,11 +43,6 @@ class Batch:
     payload: list[tuple[str, dict[str, Any]]]
     budgets: list[float]
 
-    def message(self, payload: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[Any]]:
-        """What goes to the worker: each call's operation, ``payload``'s inputs (placed on the arena or the
-        batch's own) and the rows of each output the runner judges (sent back alone: :class:`~embconf.model.contract.Planned`)."""
-        return "call", [(name, inputs, dict(call.rows)) for (name, inputs), call in zip(payload, self.calls)]
-
 
 def _final(answers: deque[Answer]) -> bool:
     """Whether the last answer read ends what can be read from this worker (a failure, a spoilt process)."""
@@ -212,7 +207,8 @@ class IsolatedAdapter(AdapterBase):
         return Batch(batch, payload, [case_budget(self.case_timeout, name, inputs) for name, inputs in payload])
 
     def _send(self, worker: "_Worker", batch: Batch) -> None:
-        """Send a batch of calls (nothing sent before is unanswered: the arena is free)."""
+        """Send a batch of calls: each one's operation, inputs, and the rows of each output the runner judges
+        (sent back alone). Nothing sent before is unanswered: the arena is free."""
         payload, placed = batch.payload, [Placed() for _ in batch.payload]
         if worker.arena is not None:
             payload, placed = worker.arena.place(payload)
@@ -220,8 +216,9 @@ class IsolatedAdapter(AdapterBase):
         self._sent.extend(batch.calls)
         self._placed.extend(placed)
         self._budgets.extend(batch.budgets)
+        calls = [(name, inputs, dict(call.rows)) for (name, inputs), call in zip(payload, batch.calls)]
         try:
-            worker.send(batch.message(payload))
+            worker.send(("call", calls))
         except ChildFailure as failure:  # the worker is gone: its first call gets the failure (see call)
             self._answers.append(failure)
         self._clock = time.monotonic()

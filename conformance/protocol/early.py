@@ -5,15 +5,16 @@ peer's own start (an interpreter, a framework) runs beside the runner's instead 
 :class:`~embconf.protocol.adapter.SubprocessAdapter` of the same command line takes the process over as its
 first (:func:`adopt`) and sends it the start request then. A process never taken over ends with the runner
 (:func:`embconf.processes.lifetime.ending_descendants`). Nothing here imports more than the standard library
-and the process helpers.
+and the process helpers, and those only for a protocol peer.
 """
 
 from __future__ import annotations
 
 import shlex
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from embconf.protocol.peer import Popen, launch
+if TYPE_CHECKING:
+    from embconf.protocol.peer import Popen
 
 _started: dict[tuple[str, ...], Popen] = {}
 
@@ -23,7 +24,9 @@ def start_early(impl: str) -> None:
     started is left to the adapter, which reports why."""
     kind, _, command = impl.partition(":")
     if kind != "subprocess":
-        return
+        return  # nothing to start, nor to import (subprocess and the process helpers: 4 ms of a run's start)
+    from embconf.protocol.peer import launch
+
     try:
         argv = tuple(shlex.split(command))
         if argv and argv not in _started:
