@@ -90,3 +90,16 @@ def dump_yaml(document: dict[str, Any], header: str = "") -> str:
     out = [f"# {line}" if line else "#" for line in header.splitlines()]
     _emit(document, 0, out)
     return "\n".join(out) + "\n"
+
+
+def dump_json(document: dict[str, Any]) -> str:
+    """The JSON text of ``document`` (a fixture file's, as a YAML reader reads it: the same values, floats
+    written as Python's shortest round-trip decimals), one case a line."""
+    parts = []
+    for key, value in document.items():
+        if key == "cases":
+            body = ",\n".join(json.dumps(case, allow_nan=False) for case in value)
+            parts.append(f"{json.dumps(key)}: [\n{body}\n]")
+        else:
+            parts.append(f"{json.dumps(key)}: {json.dumps(value, allow_nan=False)}")
+    return "{" + ", ".join(parts) + "}\n"

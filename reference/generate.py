@@ -1,6 +1,7 @@
 """Generate the golden fixtures from the case catalogue, deterministically.
 
-``embconf regenerate`` writes ``fixtures/<area>.yaml`` and ``fixtures/MANIFEST.json``;
+``embconf regenerate`` writes ``fixtures/<area>.yaml``, its JSON form ``fixtures/<area>.json`` (the same
+document, for a fast start and for harnesses without a YAML reader) and ``fixtures/MANIFEST.json``;
 ``embconf regenerate --check`` regenerates in memory and names every case that
 differs from what is committed. The same catalogue always gives the same bytes.
 """
@@ -18,10 +19,10 @@ from embconf.model.encoding import encode_array
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.sinusoid import SinusoidProfile
 from embconf.model.version import __version__
-from embconf.model.vocabulary import FIXTURES_DIR, named_outputs, spec_version
+from embconf.model.vocabulary import FIXTURES_DIR, json_name, named_outputs, spec_version
 from embconf.reference import OPERATIONS
 from embconf.reference.cases import CaseSpec, all_cases
-from embconf.reference.emit import dump_yaml
+from embconf.reference.emit import dump_json, dump_yaml
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.sinusoid import CANONICAL
 from embconf.reference.tolerance import for_case
@@ -105,21 +106,20 @@ def render_area(area: str, specs: Iterable[CaseSpec]) -> str:
 
 
 def render_all() -> dict[str, str]:
-    """{file name: text} for every fixture file and the manifest."""
+    """{file name: text} for every fixture file, its JSON form and the manifest."""
     files: dict[str, str] = {}
     counts: dict[str, int] = {}
     for area, specs in all_cases():
-        files[f"{area}.yaml"] = render_area(area, specs)
+        text = render_area(area, specs)
+        files[f"{area}.yaml"], files[json_name(f"{area}.yaml")] = text, dump_json(_read_back(text))
         counts[f"{area}.yaml"] = len(specs)
     files[MANIFEST_NAME] = render_manifest(files, counts)
     return files
 
 
 def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
-    entries = {
-        name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "cases": counts[name]}
-        for name, text in files.items()
-    }
+    """Each fixture file's hash and case count (the JSON forms are the suite's own: not listed)."""
+    entries = {name: {"sha256": _sha256(files[name]), "cases": counts[name]} for name in counts}
     manifest = {
         "format_version": FORMAT_VERSION,
         "spec_version": spec_version(),
@@ -128,6 +128,17 @@ def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
         "files": entries,
     }
     return json.dumps(manifest, indent=2) + "\n"
+
+
+def _read_back(text: str) -> dict[str, Any]:
+    """A fixture file's document as any YAML reader reads it (the JSON form holds exactly that)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def write(directory: Path = FIXTURES_DIR) -> dict[str, str]:
@@ -167,6 +178,6 @@ def differences(directory: Path = FIXTURES_DIR) -> list[str]:
         problems += [f"{name}: case {cid} is gone" for cid in sorted(old_cases.keys() - fresh_cases.keys())]
         if not (changed or fresh_cases.keys() ^ old_cases.keys()):
             problems.append(f"{name}: differs in formatting only")
-    extra = {p.name for p in directory.glob("*.yaml")} - set(fresh)
+    extra = {p.name for pattern in ("*.yaml", "*.json") for p in directory.glob(pattern)} - set(fresh)
     problems += [f"{name}: not produced by the generator" for name in sorted(extra)]
     return problems

@@ -4,6 +4,7 @@ cases through the pipeline (:mod:`embconf.session`) as every entry point does.""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import subprocess
@@ -133,3 +134,16 @@ def problems(results: Iterable[Any]) -> list[str]:
     from embconf.model.outcomes import PROBLEMS
 
     return [r.id for r in results if r.outcome in PROBLEMS]
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Equal in value, type, key order and float bits (-0.0 is not 0.0; NaN is NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a.hex() == b.hex() or (math.isnan(a) and math.isnan(b))
+    return a == b

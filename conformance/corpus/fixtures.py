@@ -16,7 +16,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from embconf.corpus.shipped import differs_from_shipped
+from embconf.corpus.shipped import differs_from_shipped, shipped_json_form
 from embconf.model.dtypes import BFLOAT16_HINT
 from embconf.model.encoding import EncodingError, decode_array, is_array
 from embconf.model.errors import UserError
@@ -185,7 +185,8 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
                     "restore it, regenerate, or pass --allow-modified-fixtures"
                 )
             modified.append(name)
-        file_cases = parse_fixture_file(path, raw, validate=name in modified)
+        twin = None if name in modified else shipped_json_form(directory, name, hashes[name], MAX_FIXTURE_BYTES)
+        file_cases = parse_fixture_file(path, raw, validate=name in modified, document=twin)
         if len(file_cases) < entry.get("cases", 0):
             raise FixtureError(
                 f"{path}: holds {len(file_cases)} cases, the manifest records {entry['cases']}; cases were lost"
@@ -206,9 +207,11 @@ def parse_yaml(path: Path, raw: bytes) -> Any:
         raise FixtureError(str(exc)) from None
 
 
-def parse_fixture_file(path: Path, raw: bytes, validate: bool = False) -> list[Case]:
-    """The cases of one file; ``validate`` runs the full schema and semantic checks first."""
-    document = parse_yaml(path, raw)
+def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document: Any = None) -> list[Case]:
+    """The cases of one file; ``validate`` runs the full schema and semantic checks first. ``document``: the
+    file's document read already (from its JSON form), else it is read from ``raw``."""
+    if document is None:
+        document = parse_yaml(path, raw)
     if validate:
         problems = validate_document(document, raw.decode("utf-8", "replace"))
         if problems:

@@ -22,6 +22,11 @@ FIXTURES_DIR = _data_dir("fixtures")
 SCHEMAS_DIR = SPEC_DIR / "schemas"
 
 
+def json_name(fixture_name: str) -> str:
+    """The name of a fixture file's JSON form (``token_lookup.yaml``: ``token_lookup.json``)."""
+    return fixture_name.removesuffix(".yaml") + ".json"
+
+
 @lru_cache(maxsize=None)
 def vocabulary() -> dict[str, Any]:
     return json.loads((SPEC_DIR / "vocabulary.json").read_text())

@@ -4,7 +4,6 @@ safe loader for what the writer emits and for near misses in its forms."""
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import ROOT
+from helpers import ROOT, identical
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,19 +20,6 @@ from embconf.untrusted.emitted import read_emitted
 from embconf.untrusted.read import MAX_DEPTH, InputError, load_yaml, read_yaml_events
 
 SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def identical(a: Any, b: Any) -> bool:
-    """Equal in value, type, key order and float bits (-0.0 is not 0.0; NaN is NaN)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
-    if isinstance(a, float):
-        return a.hex() == b.hex() or (math.isnan(a) and math.isnan(b))
-    return a == b
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "fixtures").glob("*.yaml")), ids=lambda p: Path(p).name)
