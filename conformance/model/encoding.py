@@ -164,17 +164,21 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         raise EncodingError("array needs a 'data' list or a 'base64' string")
     if len(data) != count:
         raise EncodingError(f"array data has {len(data)} values, shape {list(target)} needs {count}")
+    types = set(map(type, data))  # read as JSON and YAML read them: plain ints, floats and strings (checked at once)
     try:
         if dtype.startswith("int"):
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in data):
+            if not types <= {int} and not all(isinstance(v, int) and not isinstance(v, bool) for v in data):
                 raise EncodingError(f"{dtype} data must be integers")
             return np.array(data, dtype=dtype).reshape(target)
-        values = [NON_FINITE[v] if isinstance(v, str) else v for v in data]
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        values = [NON_FINITE[v] if isinstance(v, str) else v for v in data] if str in types else data
+        if not types <= {int, float} and not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        ):
             raise EncodingError(f"{dtype} data must be numbers or 'nan'/'inf'/'-inf'")
+        wide = np.array(values, dtype=np.float64).reshape(target)
         with np.errstate(over="ignore"):
-            array = round_once(np.array(values, dtype=np.float64), dtype).reshape(target)  # one rounding (EMB-HLF-2)
-        overflowed = np.isinf(array) & np.isfinite(np.array(values, dtype=np.float64).reshape(target))
+            array = round_once(wide, dtype)  # one rounding (EMB-HLF-2)
+        overflowed = np.isinf(array) & np.isfinite(wide)
         if overflowed.any():
             raise EncodingError(f"a finite value overflows {dtype} (write 'inf' if infinity is meant)")
         return array
