@@ -47,6 +47,8 @@ The package, one job a module:
 - :mod:`.options`: :class:`IsolationOptions`, and reading them from the command line's limit options;
 - :mod:`.adapter`: the runner's side: :func:`open_adapter` and
   :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
+- :mod:`.answers`: what the runner makes of a worker's messages and last output (a reply's rows checked, a
+  directory that moved, why a worker failed, in words);
 - :mod:`.hangs`: the hang policy (:class:`HangPolicy`), which wraps the worker and protocol peers alike;
 - :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
 - :mod:`.shared`: the input arrays on memory shared with a forked worker, compared by the runner;

@@ -13,14 +13,15 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from embconf.adapters.base import AdapterBase, CallPlan
+from embconf.isolation.answers import checked_reply, last_words, moved, own_failure, while_loading
 from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.options import DEFAULTS, IsolationOptions
 from embconf.isolation.shared import Placed
-from embconf.isolation.worker import FAILURE_PREFIX, _fork_worker, _spawn_worker, load_guarded
+from embconf.isolation.worker import _fork_worker, _spawn_worker, load_guarded
 from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
-from embconf.model.encoding import PinnedRows, pinned_rows_problem
+from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import (
     DEFAULT_CASE_TIMEOUT,
@@ -105,6 +106,7 @@ class IsolatedAdapter(AdapterBase):
         self._budgets: deque[float] = deque()  # the seconds each of them may take (embconf.model.budget)
         self._answers: deque[Answer] = deque()  # replies read for the first of them, not yet returned
         self._next: Optional[Batch] = None  # the next announced calls, made ready while the worker is busy
+        self._dtypes: list[str] = []  # dtypes whose imports the runner makes while it waits on a heavy call
         self._clock = 0.0  # when the worker started on the first of them (about)
 
     # ----- the Adapter interface
@@ -126,11 +128,13 @@ class IsolatedAdapter(AdapterBase):
 
     def prepare(self, dtypes: Iterable[str]) -> None:
         """Have the worker import what ``dtypes`` need (ml_dtypes) before its first call needs it. The runner
-        imports it when it first makes such an array, while it waits for the worker (not before the first
-        call goes out); a worker forked after that inherits it."""
+        imports it while it waits on a heavy call (one whose budget exceeds the floor, embconf.model.budget), or
+        when it first makes such an array: not before the first call goes out, nor while the worker waits for
+        it; a worker forked after that inherits it."""
+        self._dtypes = sorted(set(dtypes))
         if self._worker is not None:
             try:
-                self._worker.send(("prepare", sorted(set(dtypes))))
+                self._worker.send(("prepare", self._dtypes))
             except ChildFailure:
                 pass  # the next call finds the worker gone and replaces it
 
@@ -236,9 +240,12 @@ class IsolatedAdapter(AdapterBase):
                     return
                 if self._next is None and (calls := self._planned.take(BATCH)):  # the worker is busy: make
                     self._next = self._prepared(calls)  # its next batch ready meanwhile
+                if self._dtypes and self._budgets[index] > self.case_timeout:  # a heavy call: the runner's
+                    prepare_dtypes(self._dtypes)  # own imports now, not while the worker waits on the runner
+                    self._dtypes = []
             try:
                 deadline = min(self._clock + self._budgets[index], self._run_deadline)
-                reply, fatal = _checked_reply(worker.receive(deadline), self._sent[index])
+                reply, fatal = checked_reply(worker.receive(deadline), self._sent[index])
             except ChildFailure as failure:
                 self._answers.append(failure)
                 return
@@ -246,9 +253,9 @@ class IsolatedAdapter(AdapterBase):
             self._clock = time.monotonic()
             self._answers.append((reply, fatal))
             if len(self._answers) == len(self._sent) and not fatal:  # the worker is idle
-                moved = worker.cwd_change()
-                if moved:
-                    self._answers[-1] = (_moved(reply, moved), True)
+                change = worker.cwd_change()
+                if change:
+                    self._answers[-1] = (moved(reply, change), True)
                     return
                 batch, self._next = self._next or self._prepared(self._planned.take(BATCH)), None
                 if batch.calls:
@@ -274,7 +281,7 @@ class IsolatedAdapter(AdapterBase):
             hello = worker.receive(min(time.monotonic() + max(self.case_timeout, START_TIMEOUT), self._run_deadline))
         except ChildFailure as failure:
             how = worker.end(kill=not isinstance(failure, Gone))
-            reason = f"cannot load {self.impl!r}: {_while_loading(failure, how)}{_last_words(worker)}"
+            reason = f"cannot load {self.impl!r}: {while_loading(failure, how)}{last_words(worker)}"
             worker.close()
             raise ImplementationError(reason) from None
         if not (isinstance(hello, tuple) and len(hello) == 3 and hello[0] == "ready"):
@@ -325,7 +332,7 @@ class IsolatedAdapter(AdapterBase):
             return Reply(Status.DIED, message=str(failure), detail=detail)
         if isinstance(failure, Garbled):
             return Reply(Status.RAISED, message=f"the worker sent an unreadable reply ({failure})", detail=detail)
-        return Reply(Status.DIED, message=f"the worker process {how}{_own_failure(detail)}", detail=detail)
+        return Reply(Status.DIED, message=f"the worker process {how}{own_failure(detail)}", detail=detail)
 
     def _run_timeout(self, detail: str = "") -> Reply:
         return run_timeout_reply(self.run_timeout, detail)
@@ -343,43 +350,6 @@ class IsolatedAdapter(AdapterBase):
             self._worker = None
 
 
-def _checked_reply(message: Any, call: Planned) -> tuple[Reply, bool]:
-    """(the reply, whether it spoilt the worker) from a message of the worker, whose outputs hold only the rows
-    ``call`` asked for where they are not whole; Garbled otherwise."""
-    if isinstance(message, tuple) and len(message) == 3 and message[0] == "reply" and isinstance(message[1], Reply):
-        reply = message[1]
-        for name, value in reply.outputs.items() if isinstance(reply.outputs, dict) else ():
-            problem = pinned_rows_problem(value, call.rows.get(name)) if isinstance(value, PinnedRows) else ""
-            if problem:
-                raise Garbled(f"its output {str(name)[:40]!r}: {problem}")
-        return reply, bool(message[2])
-    if isinstance(message, tuple) and len(message) == 2 and message[0] == "failed":  # the worker says why
-        raise Garbled(str(message[1]))
-    raise Garbled(f"expected a reply, got {type(message).__name__}")
-
-
-def _moved(reply: Reply, change: str) -> Reply:
-    """The reply of a call after which the runner found the worker's working directory changed ``change``."""
-    said = reply.message if reply.status == Status.RAISED else "returned normally"
-    return Reply(
-        Status.RAISED,
-        message=f"{said}, but the worker's working directory changed {change} during this call or an earlier one "
-        "of its batch (seen by the runner; global state must be left as found)",
-        detail=reply.detail,
-    )
-
-
-def _while_loading(failure: ChildFailure, how: str) -> str:
-    """Why a worker that was loading the implementation gave no answer (``how``: how it ended)."""
-    if isinstance(failure, Late):
-        return "it did not finish loading in time"
-    if isinstance(failure, OutOfMemory):
-        return f"it {failure} while loading it"
-    if isinstance(failure, Garbled):
-        return f"the worker sent an unreadable reply ({failure})"
-    return f"the worker process {how} while loading it"
-
-
 def _preimport(kind: str) -> None:
     """Import a built-in adapter's own module (not the implementation) before forking, so new workers start warm."""
     if kind in BUILTIN:
@@ -387,14 +357,3 @@ def _preimport(kind: str) -> None:
             importlib.import_module(BUILTIN[kind][0])
         except ImportError:
             pass  # the worker reports it
-
-
-def _own_failure(output: str) -> str:
-    """Why the worker's own machinery could not go on, as it printed it last (:func:`worker._last_words`)."""
-    said = [line for line in output.splitlines() if line.startswith(FAILURE_PREFIX)]
-    return f" ({said[-1][len(FAILURE_PREFIX) :][:300]})" if said else ""
-
-
-def _last_words(worker: "_Worker") -> str:
-    lines = [line.strip() for line in worker.output.text().splitlines() if line.strip()]
-    return f"; its last output: {lines[-1][:300]}" if lines else ""

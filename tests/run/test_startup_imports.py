@@ -50,3 +50,33 @@ def test_bfloat16_cases_have_the_worker_import_ml_dtypes_before_its_first_call()
 
 def test_a_run_without_bfloat16_cases_imports_ml_dtypes_nowhere():
     assert _probe("lookup.forward.") == ["False", "False", "False", "False"]
+
+
+HEAVY_FIRST = textwrap.dedent(
+    """
+    import sys
+    from embconf import session
+    from embconf.corpus.fixtures import load_corpus
+
+    by_id = {case.id: case for case in load_corpus().cases}
+    light = [case for case in by_id.values() if case.id.startswith("lookup.forward.")][:20]
+    half = [case for case in by_id.values() if case.id.startswith("half.")]
+    heavy = by_id["sin.canonical.l32768_d64"]  # a call whose budget exceeds the floor
+    adapter = session.open_implementation("reference")
+    try:
+        session.plan(adapter, [heavy, *light, *half])
+        before = "ml_dtypes" in sys.modules
+        adapter.call(heavy.operation, heavy.inputs())
+        print(before, "ml_dtypes" in sys.modules)
+    finally:
+        adapter.close()
+    """
+)
+
+
+def test_the_runner_imports_ml_dtypes_while_it_waits_on_a_heavy_call():
+    """Not before the first call goes out, and not later, when the worker would wait for it: while the worker
+    computes a call of large work (the next batch, made ready meanwhile, holds no bfloat16 array)."""
+    done = subprocess.run([sys.executable, "-c", HEAVY_FIRST], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True"]
