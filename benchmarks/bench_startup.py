@@ -2,9 +2,10 @@
 protocol, against a bare ``import numpy, yaml, jsonschema``, measured side by side.
 
 Each command runs in a fresh interpreter (start-up included), all in turn, several rounds, so that a change
-of machine load affects them alike; the median wall time of each is reported with its ratio to the bare
-import. Targets (issue 20): the full run (``embconf run --impl reference``, isolated as by default) takes at
-most 2x the bare import, and the same run over the protocol at most 1.2x the in-process run.
+of machine load affects them alike; the median wall time of each is reported (with its fastest and slowest
+round, to show how steady the machine was) with its ratio to the bare import. Targets (issue 20): the full
+run (``embconf run --impl reference``, isolated as by default) takes at most 2x the bare import, and the same
+run over the protocol at most 1.2x the in-process run.
 
 The children run with Python's bytecode cache on, as an installed suite does (pip compiles a wheel's modules;
 an editable install writes them on first import): ``PYTHONDONTWRITEBYTECODE`` is removed from their
@@ -50,15 +51,15 @@ def wall_time(args: list[str]) -> float:
     return elapsed
 
 
-def median_times(reps: int) -> dict[str, float]:
-    """The median wall time of each command over ``reps`` interleaved rounds (after one warm-up round)."""
+def wall_times(reps: int) -> dict[str, list[float]]:
+    """The wall times of each command over ``reps`` interleaved rounds (after one warm-up round)."""
     times: dict[str, list[float]] = {label: [] for label in COMMANDS}
     for round_number in range(reps + 1):
         for label, args in COMMANDS.items():
             seconds = wall_time(args)
             if round_number:
                 times[label].append(seconds)
-    return {label: statistics.median(values) for label, values in times.items()}
+    return times
 
 
 def verdict(name: str, ratio: float, target: float) -> str:
@@ -68,9 +69,11 @@ def verdict(name: str, ratio: float, target: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=9, help="rounds (default 9)")
-    times = median_times(parser.parse_args().reps)
+    rounds = wall_times(parser.parse_args().reps)
+    times = {label: statistics.median(values) for label, values in rounds.items()}
     for label, seconds in times.items():
-        print(f"{label:<45} {seconds * 1000:8.0f} ms  {seconds / times[BARE]:5.2f}x the bare import")
+        spread = f"(fastest {min(rounds[label]) * 1000:.0f}, slowest {max(rounds[label]) * 1000:.0f})"
+        print(f"{label:<45} {seconds * 1000:6.0f} ms {spread:<24} {seconds / times[BARE]:5.2f}x the bare import")
     startup = times[ISOLATED] / times[BARE]
     protocol = times[PROTOCOL] / times[IN_PROCESS]
     print(f"isolated / in-process: {times[ISOLATED] / times[IN_PROCESS]:.2f}x")
