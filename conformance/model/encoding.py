@@ -10,7 +10,6 @@ result: ``rows`` lists them and ``data``/``base64`` hold just those rows.
 from __future__ import annotations
 
 import base64
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +43,8 @@ class PinnedRows:
         return self.values.dtype
 
     def __repr__(self) -> str:  # what --repeat compares (run.repeat.fingerprint): the rows, bit for bit
+        import hashlib  # here: a protocol peer that imports this module has no use for OpenSSL (3 ms of its start)
+
         digest = hashlib.sha256(np.ascontiguousarray(self.values).tobytes()).hexdigest()
         return f"PinnedRows({self.dtype}, {list(self.shape)}, rows {list(self.rows)}, sha256={digest})"
 
