@@ -185,8 +185,8 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
                     "restore it, regenerate, or pass --allow-modified-fixtures"
                 )
             modified.append(name)
-        twin = None if name in modified else shipped_json_form(directory, name, hashes[name], MAX_FIXTURE_BYTES)
-        file_cases = parse_fixture_file(path, raw, validate=name in modified, document=twin)
+        form = None if name in modified else shipped_json_form(directory, name, hashes[name], MAX_FIXTURE_BYTES)
+        file_cases = parse_fixture_file(path, raw, validate=name in modified, document=form)
         if len(file_cases) < entry.get("cases", 0):
             raise FixtureError(
                 f"{path}: holds {len(file_cases)} cases, the manifest records {entry['cases']}; cases were lost"
