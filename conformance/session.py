@@ -106,7 +106,9 @@ def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:
         applicable = [case for case in cases if caps.applies(case.operation, case.features) is None]
         if isinstance(adapter, Preparing):
             adapter.prepare({dtype for case in applicable for dtype in case.dtypes})
-        adapter.plan([Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS) for c in applicable])
+        adapter.plan(
+            [Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS, c.raw_inputs) for c in applicable]
+        )
 
 
 def _run_once(

@@ -18,7 +18,7 @@ import numpy as np
 
 from embconf.corpus.shipped import differs_from_shipped, shipped_json_form
 from embconf.model.dtypes import BFLOAT16_HINT
-from embconf.model.encoding import EncodingError, decode_array, is_array
+from embconf.model.encoding import EncodingError, decode_array, decode_value, is_array
 from embconf.model.errors import UserError
 from embconf.model.vocabulary import FIXTURES_DIR, operations, spec_version
 from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
@@ -78,14 +78,6 @@ class Case:
         if isinstance(self.raw_inputs.get("dtype"), str):
             found.add(self.raw_inputs["dtype"])
         return found
-
-
-def decode_value(value: Any) -> Any:
-    if is_array(value):
-        return decode_array(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return value
 
 
 @dataclass

@@ -23,18 +23,27 @@ IDS = ("ids", "tokens")
 
 
 def case_work(operation: str, inputs: Mapping[str, Any]) -> int:
-    """The units of work of one call (see the module's docstring)."""
-    arrays = [value for value in inputs.values() if isinstance(value, np.ndarray)]
-    work = sum(int(array.size) for array in arrays)
-    table = next((inputs[name] for name in TABLES if isinstance(inputs.get(name), np.ndarray)), None)
-    ids = next((inputs[name] for name in IDS if isinstance(inputs.get(name), np.ndarray)), None)
-    if table is not None and ids is not None and table.ndim == 2:
-        work = max(work, int(table.size) * int(ids.size))  # V*D*N: a one-hot product
+    """The units of work of one call (see the module's docstring); its arrays as arrays or as their encoding."""
+    shapes = {name: shape for name, value in inputs.items() if (shape := _shape(value)) is not None}
+    work = sum(math.prod(shape) for shape in shapes.values())
+    table = next((shapes[name] for name in TABLES if name in shapes), None)
+    ids = next((shapes[name] for name in IDS if name in shapes), None)
+    if table is not None and ids is not None and len(table) == 2:
+        work = max(work, math.prod(table) * math.prod(ids))  # V*D*N: a one-hot product
     if operation == "sinusoidal_table":
         length, dim = inputs.get("max_len"), inputs.get("embed_dim")
         if isinstance(length, int) and isinstance(dim, int):
             work = max(work, max(length, 0) * max(dim, 0))
     return work
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of an array, or of an encoded one (``{dtype, shape, ...}``, embconf.model.encoding)."""
+    if isinstance(value, np.ndarray):
+        return tuple(value.shape)
+    if isinstance(value, Mapping) and "dtype" in value and isinstance(value.get("shape"), list):
+        return tuple(int(n) for n in value["shape"])
+    return None
 
 
 def case_budget(floor: float, operation: str, inputs: Mapping[str, Any]) -> float:

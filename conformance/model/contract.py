@@ -222,16 +222,19 @@ class Capabilities:
 
 
 ALL_ROWS: Mapping[str, tuple[int, ...]] = MappingProxyType({})
+NOT_ENCODED: Mapping[str, Any] = MappingProxyType({})
 
 
 class Planned(NamedTuple):
-    """An announced call: its operation, a factory of its inputs, and the rows of each output the runner
-    judges (the rows its golden pins; an output not named here is judged whole). An adapter whose
-    implementation runs elsewhere may ask it for those rows only (protocol minor 4)."""
+    """An announced call: its operation, a factory of its inputs, the rows of each output the runner judges
+    (the rows its golden pins; an output not named here is judged whole), and its inputs as the fixture
+    encodes them, where it has them. An adapter whose implementation runs elsewhere may ask it for those rows
+    only (protocol minor 4) and forward the encoded arrays as they are."""
 
     operation: str
     inputs: Callable[[], dict[str, Any]]
     rows: Mapping[str, tuple[int, ...]] = ALL_ROWS
+    encoded: Mapping[str, Any] = NOT_ENCODED
 
 
 @runtime_checkable

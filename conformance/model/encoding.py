@@ -187,3 +187,13 @@ def decode_array(encoded: Mapping[str, Any]) -> np.ndarray:
         raise EncodingError(f"unknown non-finite value {exc.args[0]!r}") from None
     except OverflowError as exc:
         raise EncodingError(f"value does not fit {dtype}: {exc}") from None
+
+
+def decode_value(value: Any) -> Any:
+    """An input or output as a fixture or the wire encodes it, decoded: an array (:func:`decode_array`), a
+    mapping copied, anything else as it is."""
+    if is_array(value):
+        return decode_array(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value

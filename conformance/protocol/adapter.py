@@ -21,7 +21,8 @@ from typing import Any, Iterable, Optional
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.model.budget import case_budget
-from embconf.model.contract import ALL_ROWS, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import ALL_ROWS, NOT_ENCODED, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.encoding import decode_value, is_array
 from embconf.processes.failures import ChildFailure, Late
 from embconf.processes.limits import (
     DEFAULT_RUN_TIMEOUT,
@@ -136,7 +137,7 @@ class SubprocessAdapter(AdapterBase):
         try:
             if not self._inflight:
                 head = self._planned.follow(operation) or Planned(operation, lambda: inputs)
-                self._request(process, head._replace(inputs=lambda: inputs))
+                self._request(process, head._replace(inputs=lambda: inputs, encoded=NOT_ENCODED))
             for ahead in self._planned.take(AHEAD - len(self._inflight)):
                 self._request(process, ahead)
             seq, head, budget = self._inflight[0]
@@ -161,7 +162,7 @@ class SubprocessAdapter(AdapterBase):
         if not self._inflight:
             self._clock, self._mark = time.monotonic(), process.stderr.total
         self._seq += 1
-        inputs = planned.inputs()
+        inputs = _request_inputs(planned)
         self._inflight.append((self._seq, planned, case_budget(self.timeout, planned.operation, inputs)))
         process.send(RunRequest(self._seq, planned.operation, inputs, self._rows(planned)))
 
@@ -249,6 +250,17 @@ class SubprocessAdapter(AdapterBase):
         if isinstance(parsed, Raised):
             return Reply(Status.RAISED, message=parsed.describe(), detail=parsed.traceback)
         return Reply(Status.OUTPUTS, outputs=parsed.values)
+
+
+def _request_inputs(planned: Planned) -> Mapping[str, Any]:
+    """The inputs a request carries: an array the fixture holds base64-encoded goes as it is (the wire's own
+    encoding, spec/PROTOCOL.md section 2: not decoded to be encoded again), the rest as the runner makes them."""
+    if not any(is_array(value) and "base64" in value for value in planned.encoded.values()):
+        return planned.inputs()
+    return {
+        name: value if is_array(value) and "base64" in value else decode_value(value)
+        for name, value in planned.encoded.items()
+    }
 
 
 def _failure_reply(failure: ChildFailure, detail: str) -> Reply:

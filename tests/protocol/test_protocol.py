@@ -467,3 +467,36 @@ def test_the_javascript_example_sends_only_the_rows_asked_for():
     assert table["shape"] == [8, 4] and table["rows"] == [3, 0]
     assert not list(validator("run-reply").iter_errors(replies[1]))
     assert (decode_array(table) == sinusoidal_table(8, 4)[[3, 0]]).all()
+
+
+# --- the fixture's base64 arrays travel as they are
+
+
+def test_a_request_forwards_the_fixture_s_base64_arrays_and_encodes_the_rest(corpus):
+    """The runner always sends base64 (PROTOCOL.md section 2): an array the fixture holds base64-encoded is
+    sent as the fixture holds it (not decoded to be encoded again), one it holds as a data list is encoded."""
+    from embconf.model.contract import Planned
+    from embconf.model.encoding import decode_array
+    from embconf.protocol.adapter import _request_inputs
+    from embconf.protocol.messages import RunRequest
+
+    mixed = next(
+        case
+        for case in corpus.cases
+        if {"base64" in v for v in case.raw_inputs.values() if isinstance(v, dict) and "dtype" in v} == {True, False}
+    )
+    planned = Planned(mixed.operation, mixed.inputs, encoded=mixed.raw_inputs)
+    inputs = _request_inputs(planned)
+    sent = RunRequest(1, mixed.operation, inputs).wire()["inputs"]
+    assert set(sent) == set(mixed.raw_inputs)
+    for name, raw in mixed.raw_inputs.items():
+        if isinstance(raw, dict) and "base64" in raw:
+            assert inputs[name] is raw and sent[name] == raw  # never decoded
+        elif isinstance(raw, dict) and "dtype" in raw:
+            assert "base64" in sent[name] and "data" not in sent[name]
+            decoded, fresh = decode_array(sent[name]), mixed.inputs()[name]
+            assert decoded.dtype == fresh.dtype and decoded.tobytes() == fresh.tobytes()
+        else:
+            assert sent[name] == raw
+    unplanned = RunRequest(1, mixed.operation, _request_inputs(Planned(mixed.operation, mixed.inputs))).wire()
+    assert all("base64" in v for v in unplanned["inputs"].values() if isinstance(v, dict) and "dtype" in v)

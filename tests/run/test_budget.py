@@ -43,6 +43,12 @@ def test_the_budget_is_the_floor_plus_whole_seconds_for_the_work(corpus):
     assert case_work(table.operation, table.inputs()) == 32768 * 64
 
 
+def test_the_work_of_a_case_is_the_same_counted_on_its_arrays_or_on_their_encoding(corpus):
+    """A protocol request forwards the fixture's base64 arrays as they are: its budget is counted on them."""
+    for case in corpus.cases:
+        assert case_work(case.operation, case.raw_inputs) == case_work(case.operation, case.inputs()), case.id
+
+
 def _module(tmp_path, name, source):
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(source))
