@@ -3,7 +3,7 @@
 NumPy's bundled OpenBLAS starts a thread per core when it loads, and those threads busy-wait for work for a
 while after it (about 70 ms of CPU each, measured on a 2-core machine). A run holds two or three processes
 that load NumPy (the runner, its worker or a protocol peer, and graders run several), so on a small machine
-they spin on the cores the others need: the protocol path ran 10% slower for it (benchmarks/bench_startup.py).
+they spin on the cores the others need: the protocol path ran about 10% slower for it (benchmarks/bench_startup.py).
 Nothing the suite runs needs a parallel BLAS: an embedding's gather, scatter-add and tables make no BLAS call.
 Processes the runner starts inherit the setting through the environment; a count the user set (for OpenBLAS,
 or through OMP_NUM_THREADS, which OpenBLAS also reads) is left as it is.
