@@ -31,8 +31,8 @@ class EncodingError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class PinnedRows:
-    """Some rows (axis 0) of an output, in the order listed: all that a protocol peer sends of an output when
-    the runner asks only for the rows it judges (the rows the golden pins; protocol minor 4)."""
+    """Some rows (axis 0) of an output, in the order listed: all that the worker or a protocol peer sends of an
+    output when the runner asks only for the rows it judges (the rows the golden pins; protocol minor 4)."""
 
     shape: tuple[int, ...]  # the whole output's
     rows: tuple[int, ...]
@@ -68,13 +68,25 @@ def rows_only(value: Any, rows: Sequence[int] | None) -> Any:
     return PinnedRows(tuple(value.shape), tuple(rows), value[np.asarray(rows, dtype=np.intp)])
 
 
-def pinned_rows_problem(value: PinnedRows, asked: Sequence[int] | None) -> str:
-    """Why ``value`` (read from a process the runner does not trust) is not the ``asked`` rows of an output, in
-    a few words; "" when it is."""
+_OTHER_ROWS = "it holds other rows than the ones asked for"
+
+
+def rows_problem(rows: Any, asked: Sequence[int] | None) -> str:
+    """Why an output sent as ``rows`` alone (a list on the wire) is not what was asked for (``asked``: the rows
+    asked for, None for the whole output), in a few words; "" when it is."""
     if asked is None:
         return "it holds only some rows, but the whole output was asked for"
-    if not isinstance(value.rows, tuple) or value.rows != tuple(asked):
-        return "it holds other rows than the ones asked for"
+    if not isinstance(rows, (list, tuple)) or list(rows) != list(asked):
+        return _OTHER_ROWS
+    return ""
+
+
+def pinned_rows_problem(value: PinnedRows, asked: Sequence[int] | None) -> str:
+    """Why ``value`` (read from the worker, which the runner does not trust) is not the ``asked`` rows of an
+    output, in a few words; "" when it is."""
+    problem = rows_problem(value.rows, asked)
+    if problem or asked is None or not isinstance(value.rows, tuple):  # the worker's rows are a tuple
+        return problem or _OTHER_ROWS
     shape, values = value.shape, value.values
     if not (
         isinstance(shape, tuple)

@@ -18,6 +18,7 @@ from embconf.model.encoding import (
     encode_array,
     holds_rows,
     non_finite_name,
+    rows_problem,
 )
 
 PROTOCOL_VERSION = 1
@@ -59,9 +60,8 @@ def from_wire(value: Any, rows: tuple[int, ...] | None = None) -> Any:
     if isinstance(value, dict):
         if "rows" not in value:
             return decode_array(value)
-        if rows is None:
-            raise EncodingError("it holds 'rows', but the request asked for the whole output")
-        if value["rows"] != list(rows):
-            raise EncodingError(f"it holds rows {str(value['rows'])[:60]}, not the rows the request asked for")
-        return PinnedRows(tuple(value["shape"]), rows, decode_array(value))
+        problem = rows_problem(value["rows"], rows)  # in the words the worker's replies get
+        if problem:
+            raise EncodingError(problem)
+        return PinnedRows(tuple(value["shape"]), tuple(value["rows"]), decode_array(value))
     raise TypeError(f"an output must be an array, a number or null, got {type(value).__name__} {value!r:.60}")

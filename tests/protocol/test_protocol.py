@@ -391,6 +391,7 @@ def test_rows_no_request_asked_for_make_the_reply_malformed(tmp_path):
     case = report_cases(report)["pos.forward.batch1"]
     assert result.returncode == 1
     assert case["outcome"] == "error" and "malformed array in output 'output'" in case["message"]
+    assert "it holds only some rows, but the whole output was asked for" in case["message"]  # as from the worker
 
 
 def test_an_older_peer_is_never_asked_for_rows(tmp_path):
