@@ -131,7 +131,8 @@ def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
 
 
 def _read_back(text: str) -> dict[str, Any]:
-    """A fixture file's document as any YAML reader reads it (the JSON form holds exactly that)."""
+    """A fixture file's document as any YAML reader reads it (the JSON form holds exactly that; --check compares
+    cases so)."""
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -151,8 +152,6 @@ def write(directory: Path = FIXTURES_DIR) -> dict[str, str]:
 
 def differences(directory: Path = FIXTURES_DIR) -> list[str]:
     """What differs between a fresh generation and ``directory``: one line per file or case."""
-    import yaml
-
     problems: list[str] = []
     fresh = render_all()
     for name, text in fresh.items():
@@ -166,9 +165,9 @@ def differences(directory: Path = FIXTURES_DIR) -> list[str]:
         if not name.endswith(".yaml"):
             problems.append(f"{name}: differs")
             continue
-        fresh_cases = {c["id"]: c for c in yaml.load(text, Loader=yaml.CSafeLoader)["cases"]}
+        fresh_cases = {c["id"]: c for c in _read_back(text)["cases"]}
         try:
-            old_cases = {c["id"]: c for c in yaml.load(committed, Loader=yaml.CSafeLoader)["cases"]}
+            old_cases = {c["id"]: c for c in _read_back(committed)["cases"]}
         except Exception as exc:  # a hand-broken file is itself the difference
             problems.append(f"{name}: unreadable ({exc.__class__.__name__})")
             continue

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from embconf.model.encoding import is_array
+
 SECONDS_PER_UNIT = 0.5e-6  # 2 M units a second: TensorFlow.js's large backward (11 s measured) gets 16 s more
 TABLES = ("weight", "token_weight")  # the inputs that are an embedding table (V, D)
 IDS = ("ids", "tokens")
@@ -41,7 +43,7 @@ def _shape(value: Any) -> tuple[int, ...] | None:
     """The shape of an array, or of an encoded one (``{dtype, shape, ...}``, embconf.model.encoding)."""
     if isinstance(value, np.ndarray):
         return tuple(value.shape)
-    if isinstance(value, Mapping) and "dtype" in value and isinstance(value.get("shape"), list):
+    if is_array(value) and isinstance(value["shape"], list):
         return tuple(int(n) for n in value["shape"])
     return None
 

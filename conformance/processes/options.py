@@ -6,12 +6,8 @@ parser is built before the runner imports NumPy (a protocol peer starts meanwhil
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from embconf.processes.limits import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_limits(

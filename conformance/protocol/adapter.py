@@ -255,7 +255,7 @@ class SubprocessAdapter(AdapterBase):
 def _request_inputs(planned: Planned) -> Mapping[str, Any]:
     """The inputs a request carries: an array the fixture holds base64-encoded goes as it is (the wire's own
     encoding, spec/PROTOCOL.md section 2: not decoded to be encoded again), the rest as the runner makes them."""
-    if not any(is_array(value) and "base64" in value for value in planned.encoded.values()):
+    if not planned.encoded:
         return planned.inputs()
     return {
         name: value if is_array(value) and "base64" in value else decode_value(value)
