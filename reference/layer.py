@@ -7,15 +7,15 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
-from embconf.model.dtypes import round_once
 from embconf.model.rope import Pairing, pairing_of
 from embconf.model.sinusoid import SinusoidProfile
+from embconf.reference.arithmetic import active
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.lookup import validate_ids
 from embconf.reference.options import resolve_padding_idx
 from embconf.reference.positions import check_start_pos
-from embconf.reference.rope import rope_backward, rope_forward
-from embconf.reference.sinusoid import CANONICAL, sinusoidal_table
+from embconf.reference.rope import rotated
+from embconf.reference.sinusoid import CANONICAL, as_profile, family_rows
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")  # every layer's (EMB-LAY-7)
 WITH_ROPE = POS_ENCODINGS + ("rope",)  # a layer with the feature rope-layer (EMB-LAY-10)
@@ -69,9 +69,24 @@ def rope_settings(cfg: Mapping[str, Any], start_pos: int, seq_len: int) -> dict[
     }
 
 
-def token_scale(embed_dim: int, scale_embeddings: bool) -> float:
-    """c = sqrt(D) when scaling, else 1 (applied to the token part only)."""
-    return math.sqrt(embed_dim) if scale_embeddings else 1.0
+def token_scale(embed_dim: int, scale_embeddings: bool) -> Any:
+    """c = sqrt(D) when scaling, else 1 (applied to the token part only), in the active arithmetic."""
+    ar = active()
+    return ar.sqrt(ar.number(embed_dim)) if scale_embeddings else ar.number(1)
+
+
+def _rotate_layer(values: np.ndarray, cfg: Mapping[str, Any], start_pos: int, sign: float) -> np.ndarray:
+    """A rope layer's rotation (EMB-LAY-10; sign -1: its backward) of ``values`` (B, T, D), unrounded."""
+    settings = rope_settings(cfg, start_pos, values.shape[1])
+    return rotated(
+        values,
+        settings["position_ids"],
+        cfg["embed_dim"],
+        ROPE_BASE,
+        settings["scaling"],
+        pairing_of(settings["pairing"]),
+        sign,
+    )
 
 
 def check_layer_inputs(
@@ -105,12 +120,13 @@ def _positions(
     seq_len: int,
     convention: Union[str, SinusoidProfile] = CANONICAL,
 ) -> np.ndarray:
+    """Rows s .. s+T-1 of the positions, unrounded in the active arithmetic."""
     if cfg["pos_encoding"] == "learned":
         assert position_table is not None  # check_layer_inputs requires it
-        return position_table[s : s + seq_len].astype(np.float64)
+        return active().array(position_table[s : s + seq_len])
     if cfg["pos_encoding"] == "sinusoidal":
-        return sinusoidal_table(s + seq_len, cfg["embed_dim"], "float64", convention)[s:]
-    return np.zeros((seq_len, cfg["embed_dim"]))
+        return family_rows(range(s, s + seq_len), cfg["embed_dim"], as_profile(convention))
+    return active().zeros((seq_len, cfg["embed_dim"]))
 
 
 def embedding_layer_forward(
@@ -122,18 +138,18 @@ def embedding_layer_forward(
     convention: Union[str, SinusoidProfile] = CANONICAL,
     rope_layer: bool = False,
 ) -> np.ndarray:
-    """W[tokens] * c + positions[s:s+T], computed in float64 and rounded once (EMB-LAY-2..4); sinusoidal
+    """W[tokens] * c + positions[s:s+T], computed in the active arithmetic and rounded once (EMB-LAY-2..4); sinusoidal
     positions are the rows of ``convention``'s table (the canonical one unless a profile's case says); a rope
     layer rotates W[tokens] * c instead (EMB-LAY-10), with ``rope_layer`` (the feature rope-layer); without it
     'rope' is an unknown pos_encoding (EMB-LAY-7), the answer of every implementation that does not claim it."""
     cfg, batched, index, s = check_layer_inputs(config, token_weight, position_table, tokens, start_pos, rope_layer)
-    c = token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
-    tokens_part = token_weight[index].astype(np.float64) * c
+    ar = active()
+    tokens_part = ar.array(token_weight[index]) * token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
     if cfg["pos_encoding"] == "rope":
-        out = rope_forward(tokens_part, **rope_settings(cfg, s, batched.shape[1]))
+        out = _rotate_layer(tokens_part, cfg, s, 1.0)
     else:
         out = tokens_part + _positions(cfg, position_table, s, batched.shape[1], convention)[None]
-    out = round_once(out, token_weight.dtype)
+    out = ar.round(out, token_weight.dtype)
     return out if tokens.ndim == 2 else out[0]
 
 
@@ -153,17 +169,18 @@ def embedding_layer_backward(
     grad = grad_output if tokens.ndim == 2 else grad_output[None]
     if grad.shape != batched.shape + (cfg["embed_dim"],):
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}")
-    grad = grad.astype(np.float64)
+    ar = active()
+    grad = ar.array(grad)
     if cfg["pos_encoding"] == "rope":
-        grad = rope_backward(grad, grad_output=grad, **rope_settings(cfg, s, batched.shape[1]))
-    grad_w = np.zeros(token_weight.shape, dtype=np.float64)
+        grad = _rotate_layer(grad, cfg, s, -1.0)
+    grad_w = ar.zeros(token_weight.shape)
     np.add.at(grad_w, index.reshape(-1), grad.reshape(-1, cfg["embed_dim"]))
-    grad_w *= token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
+    grad_w = grad_w * token_scale(cfg["embed_dim"], cfg["scale_embeddings"])
     if cfg["padding_idx"] is not None:
-        grad_w[cfg["padding_idx"]] = 0.0
+        grad_w[cfg["padding_idx"]] = 0
     if cfg["pos_encoding"] != "learned":
-        return round_once(grad_w, token_weight.dtype), None
+        return ar.round(grad_w, token_weight.dtype), None
     assert position_table is not None  # check_layer_inputs requires it
-    grad_p = np.zeros(position_table.shape, dtype=np.float64)
+    grad_p = ar.zeros(position_table.shape)
     grad_p[s : s + batched.shape[1]] = grad.sum(axis=0)
-    return round_once(grad_w, token_weight.dtype), round_once(grad_p, position_table.dtype)
+    return ar.round(grad_w, token_weight.dtype), ar.round(grad_p, position_table.dtype)

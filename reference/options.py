@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.model.dtypes import round_once
+from embconf.reference.arithmetic import active
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.ids import distinct
 
@@ -70,8 +70,15 @@ def check_renorm_args(max_norm: Any, norm_type: Any) -> tuple[float, float]:
 
 
 def row_norms(rows: np.ndarray, norm_type: float) -> np.ndarray:
-    """The p-norm of each row, in float64."""
-    return np.linalg.norm(rows.astype(np.float64), ord=norm_type, axis=-1)
+    """The p-norm of each row, (sum |w|^p)^(1/p), in the active arithmetic."""
+    ar = active()
+    magnitudes = np.abs(ar.array(rows))
+    if norm_type == 1:
+        return magnitudes.sum(axis=-1)
+    if norm_type == 2:
+        return ar.sqrt((magnitudes * magnitudes).sum(axis=-1))
+    p = ar.number(norm_type)
+    return ar.power(ar.power(magnitudes, p).sum(axis=-1), 1 / p)
 
 
 def renormed(weight: np.ndarray, index: np.ndarray, max_norm: float, norm_type: float) -> np.ndarray:
@@ -80,8 +87,9 @@ def renormed(weight: np.ndarray, index: np.ndarray, max_norm: float, norm_type: 
     rows = distinct(index)
     if not rows.size:
         return after
+    ar = active()
     norms = row_norms(weight[rows], norm_type)
-    over = rows[norms > max_norm]
-    scale = max_norm / (norms[norms > max_norm] + RENORM_EPSILON)
-    after[over] = round_once(weight[over].astype(np.float64) * scale[:, None], weight.dtype)
+    exceeds = np.asarray(norms > max_norm, dtype=bool)
+    scale = max_norm / (norms[exceeds] + ar.number(repr(RENORM_EPSILON)))  # the decimal 1e-7
+    after[rows[exceeds]] = ar.round(ar.array(weight[rows[exceeds]]) * scale[:, None], weight.dtype)
     return after

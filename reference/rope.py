@@ -1,4 +1,4 @@
-"""Rotary position embeddings (EMB-ROPE, spec section 14), in float64 and rounded once.
+"""Rotary position embeddings (EMB-ROPE, spec section 14), in the active arithmetic and rounded once.
 
 r = rotary_dim (even, 2 <= r <= d), h = r/2, k = 0..h-1. The frequencies theta_k = base^(-2k/r), changed
 by the scaling family (linear, dynamic NTK, YaRN, llama3: Hugging Face's formulas, restated in SPEC.md section 14);
@@ -15,8 +15,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from embconf.model.dtypes import round_once
 from embconf.model.rope import YARN_BETA_FAST, YARN_BETA_SLOW, Pairing, RopeScaling, RopeType, pairing_of
+from embconf.reference.arithmetic import active
 from embconf.reference.errors import EmbeddingError
 
 TABLE_DTYPES = ("float32", "float64", "float16", "bfloat16")
@@ -47,79 +47,90 @@ def _positions(position_ids: Any) -> np.ndarray:
     return ids.astype(np.int64)
 
 
-def _yarn(r: int, base: float, s: RopeScaling) -> tuple[np.ndarray, float]:
+def _frequencies(r: int, base: Any) -> Any:
+    """theta_k = base^(-2k/r), k = 0..r/2-1, in the active arithmetic."""
+    ar = active()
+    return ar.power(base, -2 * ar.array(np.arange(r // 2)) / r)
+
+
+def _yarn(r: int, base: Any, s: RopeScaling) -> tuple[Any, Any]:
     """YaRN (SPEC.md EMB-ROPE-9): a ramp between interpolated and original frequencies, and an attention factor."""
-    factor, original = float(s.factor or 1.0), float(s.original_max_position_embeddings or 1)
-    exponents = 2.0 * np.arange(r // 2, dtype=np.float64) / r
-    extrapolation = base**-exponents
+    ar = active()
+    factor, original = ar.number(s.factor or 1.0), ar.number(s.original_max_position_embeddings or 1)
+    extrapolation = _frequencies(r, base)
     interpolation = extrapolation / factor
 
-    def correction_dim(rotations: float) -> float:
-        return r * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+    def correction_dim(rotations: float) -> Any:
+        return r * ar.log(original / (rotations * 2 * ar.pi)) / (2 * ar.log(base))
 
     low, high = correction_dim(s.beta_fast or YARN_BETA_FAST), correction_dim(s.beta_slow or YARN_BETA_SLOW)
     if s.truncate is not False:
-        low, high = math.floor(low), math.ceil(high)
+        low, high = ar.floor(low), ar.ceil(high)
     low, high = max(low, 0), min(high, r - 1)
     if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(r // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
-    keep = 1.0 - ramp  # the share of the original (extrapolated) frequency
-    inv_freq = interpolation * (1.0 - keep) + extrapolation * keep
+        high += ar.number("0.001")
+    ramp = np.clip((ar.array(np.arange(r // 2)) - low) / (high - low), 0, 1)
+    keep = 1 - ramp  # the share of the original (extrapolated) frequency
+    inv_freq = interpolation * (1 - keep) + extrapolation * keep
 
-    def mscale(scale: float, m: float = 1.0) -> float:
-        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+    def mscale(scale: Any, m: float = 1.0) -> Any:
+        return ar.number(1) if scale <= 1 else ar.number("0.1") * m * ar.log(scale) + 1
 
     if s.attention_factor is not None:
-        attention = s.attention_factor
+        attention = ar.number(s.attention_factor)
     elif s.mscale and s.mscale_all_dim:
         attention = mscale(factor, s.mscale) / mscale(factor, s.mscale_all_dim)
     else:
         attention = mscale(factor)
-    return inv_freq, float(attention)
+    return inv_freq, attention
 
 
 def _llama3(inv_freq: np.ndarray, s: RopeScaling) -> np.ndarray:
     """llama3 (SPEC.md EMB-ROPE-9): long wavelengths divided by factor, short ones kept, a smooth ramp between."""
-    factor, original = float(s.factor or 1.0), float(s.original_max_position_embeddings or 1)
-    low, high = float(s.low_freq_factor or 1.0), float(s.high_freq_factor or 1.0)
-    wavelen = 2 * math.pi / inv_freq
-    scaled = np.where(wavelen > original / low, inv_freq / factor, inv_freq)
+    ar = active()
+    factor, original = ar.number(s.factor or 1.0), ar.number(s.original_max_position_embeddings or 1)
+    low, high = ar.number(s.low_freq_factor or 1.0), ar.number(s.high_freq_factor or 1.0)
+    wavelen = 2 * ar.pi / inv_freq
+    long = np.asarray(wavelen > original / low, dtype=bool)
+    scaled = np.where(long, inv_freq / factor, inv_freq)
     smooth = (original / wavelen - low) / (high - low)
     smoothed = (1 - smooth) * scaled / factor + smooth * scaled
-    medium = ~(wavelen < original / high) & ~(wavelen > original / low)
+    medium = ~np.asarray(wavelen < original / high, dtype=bool) & ~long
     return np.where(medium, smoothed, scaled)
 
 
 def inverse_frequencies(
     rotary_dim: int, base: float, scaling: Optional[Mapping[str, Any]], max_position: int
-) -> tuple[np.ndarray, float]:
-    """(theta_k for k = 0..h-1 in float64, the attention factor a) of a configuration; ``max_position`` is
-    max(position_ids), which only dynamic scaling reads."""
-    r, b, s = _config(rotary_dim, base, scaling)
+) -> tuple[np.ndarray, Any]:
+    """(theta_k for k = 0..h-1, the attention factor a) of a configuration, in the active arithmetic (float64
+    unless exact); ``max_position`` is max(position_ids), which only dynamic scaling reads."""
+    ar = active()
+    r, number, s = _config(rotary_dim, base, scaling)
+    b = ar.number(number)
     if s.rope_type is RopeType.DYNAMIC:
         length, original, factor = (
             max_position + 1,
-            float(s.original_max_position_embeddings or 1),
-            float(s.factor or 1),
+            ar.number(s.original_max_position_embeddings or 1),
+            ar.number(s.factor or 1),
         )
         if length > original:
-            b = b * ((factor * length / original) - (factor - 1)) ** (r / (r - 2))
+            b = b * ar.power((factor * length / original) - (factor - 1), ar.number(r) / (r - 2))
     if s.rope_type is RopeType.YARN:
         return _yarn(r, b, s)
-    inv_freq = b ** (-2.0 * np.arange(r // 2, dtype=np.float64) / r)
+    inv_freq = _frequencies(r, b)
     if s.rope_type is RopeType.LINEAR:
-        inv_freq = inv_freq / float(s.factor or 1.0)
+        inv_freq = inv_freq / ar.number(s.factor or 1.0)
     elif s.rope_type is RopeType.LLAMA3:
         inv_freq = _llama3(inv_freq, s)
-    return inv_freq, 1.0
+    return inv_freq, ar.number(1)
 
 
 def _cos_sin(position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Any) -> tuple[np.ndarray, np.ndarray]:
-    """a*cos(angle), a*sin(angle) of shape (T, h) in float64."""
+    """a*cos(angle), a*sin(angle) of shape (T, h), unrounded in the active arithmetic."""
+    ar = active()
     inv_freq, attention = inverse_frequencies(rotary_dim, base, scaling, int(position_ids.max(initial=0)))
-    angles = position_ids.astype(np.float64)[:, None] * inv_freq[None, :]
-    return attention * np.cos(angles), attention * np.sin(angles)
+    angles = ar.array(position_ids)[:, None] * inv_freq[None, :]
+    return attention * ar.cos(angles), attention * ar.sin(angles)
 
 
 def rope_tables(
@@ -135,7 +146,7 @@ def rope_tables(
     if dtype not in TABLE_DTYPES:
         raise EmbeddingError("invalid_config", f"unknown dtype {dtype!r} (known: {', '.join(TABLE_DTYPES)})")
     cos, sin = _cos_sin(ids, rotary_dim, base, scaling)
-    return round_once(cos, dtype), round_once(sin, dtype)
+    return active().round(cos, dtype), active().round(sin, dtype)
 
 
 def pair_columns(rotary_dim: int, pairing: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -163,17 +174,30 @@ def check_call(x: np.ndarray, position_ids: Any, rotary_dim: Any, base: Any, sca
     return ids
 
 
+def rotated(
+    wide: np.ndarray, ids: np.ndarray, rotary_dim: int, base: float, scaling: Any, pairing: Pairing, sign: float
+) -> np.ndarray:
+    """``wide`` (in the active arithmetic) with each pair rotated by sign * angle, unrounded; other columns as
+    they are."""
+    cos, sin = _cos_sin(ids, rotary_dim, base, scaling)
+    i, j = pair_columns(rotary_dim, pairing)
+    xi, xj = wide[..., i], wide[..., j]
+    out = wide.copy()
+    out[..., i] = xi * cos - sign * xj * sin
+    out[..., j] = xj * cos + sign * xi * sin
+    return out
+
+
 def _rotate(
     values: np.ndarray, ids: np.ndarray, rotary_dim: int, base: float, scaling: Any, pairing: Pairing, sign: float
 ) -> np.ndarray:
-    """``values`` with each pair rotated by sign * angle, in float64, rounded once; other columns copied."""
-    cos, sin = _cos_sin(ids, rotary_dim, base, scaling)
+    """``values`` with each pair rotated by sign * angle, rounded once to their dtype; other columns copied."""
+    ar = active()
+    turned = rotated(ar.array(values), ids, rotary_dim, base, scaling, pairing, sign)
     i, j = pair_columns(rotary_dim, pairing)
-    wide = values.astype(np.float64)
-    xi, xj = wide[..., i], wide[..., j]
     out = values.copy()
-    out[..., i] = round_once(xi * cos - sign * xj * sin, values.dtype)
-    out[..., j] = round_once(xj * cos + sign * xi * sin, values.dtype)
+    out[..., i] = ar.round(turned[..., i], values.dtype)
+    out[..., j] = ar.round(turned[..., j], values.dtype)
     return out
 
 

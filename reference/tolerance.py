@@ -258,7 +258,7 @@ def _rope_parts(inputs: dict[str, Any]) -> tuple[float, float]:
     ids = np.asarray(inputs["position_ids"])
     top = int(ids.max(initial=0))
     inv_freq, attention = inverse_frequencies(inputs["rotary_dim"], inputs["base"], inputs["scaling"], top)
-    return attention, top * float(inv_freq.max())
+    return float(attention), top * float(inv_freq.max())
 
 
 def _pair_magnitude(values: np.ndarray, inputs: dict[str, Any]) -> float:

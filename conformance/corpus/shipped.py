@@ -19,28 +19,28 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "embedding_layer.yaml": "519535d86d8ee397a6de04649d76280c0a151ee8add05abc93dd581e3adbea53",
-    "half_precision.yaml": "3a108d17cccb2590b1f6d02edbd58aa56914591b1c33437e41ac354296be06f0",
-    "learned_positions.yaml": "16abb18ad4574d2a7064b226819003e7f5dd0a8dafb0702ad01bb5aef1c9f381",
-    "lookup_options.yaml": "37dd73b8699b40bb3b36b60f9e63dd6e50c281ebd8558e73fc9eff9fe5b6d73a",
-    "memory.yaml": "a8a79b61b28308c6b698e38bda852aad256dd00ea4e50af0b25f8439e2619db5",
-    "rope.yaml": "cec75de9b980f46dd27fbbe611601d7192d49c368cb88d659f3c4f8adf1fc549",
-    "sinusoidal.yaml": "18f4974ffdd4be639a0ce6516be7c19c92b181761e68e59757a37ccbfb39802e",
-    "token_lookup.yaml": "d16993ef68a559ca83ef7f90a214dffd4a37068b0721b68599ca3551f6e892b0",
+    "embedding_layer.yaml": "8d612ab94d48e1e9404bd843d763c0521d629df97e1ed8f6cb9d66c6b4462de2",
+    "half_precision.yaml": "8754e02548bbc0a8cb940afe711b0c436ade4cc3c1911534dcd598ab5ca50495",
+    "learned_positions.yaml": "db1b26c2a5becfdaae26813cea62070f5c2f9391c4c38ae113139f1fddcf9d65",
+    "lookup_options.yaml": "acdfe3be8d86ff4cf6fdd1df29d3351f7ec1c67b3ad1750bab41b913ecd81612",
+    "memory.yaml": "e5b51f7914b665c1a9d2ce422c3afd1b2bb4e0a706875c720d7b20b86787794a",
+    "rope.yaml": "038c25dae9ba0df655468bea0aaa6054377bd4b19b57c62a97971892c44ea1e7",
+    "sinusoidal.yaml": "a7f5be8a32a76ad1c1a114267c7cca33c9f125f42655b068847eddc047af876c",
+    "token_lookup.yaml": "8091e50a613e34f8a83ef6c1b7abc37e6529f698a32886f96ab790c85e716ee1",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "embedding_layer.json": "f31efe88fdeea6b54c1df0e752bd519026d3c61bab4492142917ab844649156a",
-    "half_precision.json": "8260465d613233f99180a78516ca02269f432d85e11e28ffcfa4aeb93bbb327c",
-    "learned_positions.json": "92c7cd40d02b38df738f9cf24d45a2ff49e49ea764d779837c88631dfacff445",
-    "lookup_options.json": "342ac7ce32278d2a545d814624345ba9d3b3e236f7c9a8a65e4e23900c7fc52e",
-    "memory.json": "dbec6e75ffabf65fe663328fffb7cfc0b68c5914844595d73d527416a155b8ab",
-    "rope.json": "5f2912ed5c20edaf4371b4a4b9c62d1a0649cabe427d1adc44287974bc2dbe0b",
-    "sinusoidal.json": "de23224a0197e952d2cb566b6fcd0bb5801ca40b687723fcf40868faa26768c6",
-    "token_lookup.json": "cfe89189d406e03a99df39893f7bfb91271850dc8f507f675859272ae6c12b6f",
+    "embedding_layer.json": "14051d1ac87df8a239c26b39226830bfe19d2370ce7c9f73ee5cb559a4c53b43",
+    "half_precision.json": "261c086f9f9f81ab25eca769b0d7bdd160cca8becd57be6b8e1dd224d71b1eec",
+    "learned_positions.json": "c569975ba3f8e8b4d791c00e58f51683ee8cf3581180eaaab5e0a68023ced426",
+    "lookup_options.json": "f56a80eeae8311433f66776cee23895e70fba0edba9f8d6b2801ee2060821642",
+    "memory.json": "9213472506300b874f207d0cccc2565ac4ebce2e3389067eceac74ce222dac65",
+    "rope.json": "066a44933c84c9c64bb1430c8165d0eda0415a91668e305f6ba11413141bfea8",
+    "sinusoidal.json": "7c32a432f2b656b4bfb97600384fc2511816054796efdc824249c10d8e7ec52f",
+    "token_lookup.json": "9462e0aee13831cb8c589fd74be94f53f931e8bbaf029e6b5ad11ba49cab9e40",
 }
 
 
