@@ -24,7 +24,7 @@ import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 
@@ -187,12 +187,13 @@ FORMATS: dict[str, tuple[int, int, float]] = {
     "bfloat16": (8, -133, (2.0 - 2.0**-7) * 2.0**127),
 }
 
-_ACTIVE: ContextVar[Union[Float64, Exact]] = ContextVar("embconf_reference_arithmetic", default=Float64())
+FLOAT64 = Float64()
+_ACTIVE: ContextVar[Optional[Exact]] = ContextVar("embconf_reference_arithmetic", default=None)
 
 
 def active() -> Union[Float64, Exact]:
-    """The arithmetic the reference computes in now."""
-    return _ACTIVE.get()
+    """The arithmetic the reference computes in now (float64 outside :func:`exact`)."""
+    return _ACTIVE.get() or FLOAT64
 
 
 @lru_cache(maxsize=None)

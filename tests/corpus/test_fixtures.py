@@ -22,9 +22,8 @@ MIN_CASES = 150
 
 
 def test_regenerating_is_byte_identical_to_the_committed_corpus():
-    first, second = generate.render_all(), generate.render_all()
-    assert first == second
-    for name, text in first.items():
+    # in other processes and under every NumPy dispatch setting too: tests/corpus/test_exact_goldens.py
+    for name, text in generate.render_all().items():
         assert (FIXTURES_DIR / name).read_text() == text, f"{name} differs from a fresh generation"
 
 
