@@ -29,6 +29,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
+from helpers import outcomes, run_cli  # noqa: E402
 
 from embconf.cli import main  # noqa: E402
 
@@ -82,7 +83,7 @@ def _course(folder: Path, package: Path, module: Path, default_exp: str) -> None
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Every release in its own layout, graded by one run: (gradebook rows, records by name)."""
+    """Every release in its own layout, graded by one run: (gradebook rows, records by name, submissions folder)."""
     folder = tmp_path_factory.mktemp("releases")
     for release in ("autumn2025", "late2025"):
         shutil.copytree(RELEASES / release, folder / release, ignore=shutil.ignore_patterns("__pycache__"))
@@ -102,12 +103,12 @@ def graded(tmp_path_factory):
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
         rows = {row["name"]: row for row in csv.DictReader(handle)}
     records = {name: json.loads((out / "records" / f"{name}.json").read_text("utf-8")) for name in rows}
-    return rows, records
+    return rows, records, folder
 
 
 @pytest.mark.parametrize("release", sorted(IMPLEMENTS))
 def test_each_release_earns_full_marks_for_what_it_implements(graded, release):
-    rows, _ = graded
+    rows = graded[0]
     row = rows[release]
     assert row["reason"] == "", row["reason"]
     assert row["kind"] in ("package", "ipynb")
@@ -169,7 +170,7 @@ def test_each_known_gap_is_one_entry_holding_every_case_it_breaks(graded, releas
 
 
 def test_which_file_was_graded_and_why_follows_the_layout_rule(graded):
-    rows, _ = graded
+    rows = graded[0]
     assert rows["autumn2025"]["graded"].startswith(
         "graded tinytorch/text/embeddings.py (the student's tinytorch package"
     )
@@ -181,3 +182,19 @@ def test_which_file_was_graded_and_why_follows_the_layout_rule(graded):
         assert graded_as.startswith(f"graded modules/11_embeddings/embeddings.ipynb (the notebook exporting {export}")
         assert "embeddings.py beside it is not graded" in graded_as
         assert "run in the student's own tinytorch package" in graded_as
+
+
+@pytest.mark.parametrize("release", ["autumn2025", "late2025", "today"])
+def test_tinytorch_on_the_release_folder_agrees_with_the_grade(graded, release):
+    """``--impl tinytorch:FOLDER`` (a fresh interpreter) finds the same module and gives every graded case the same
+    outcome and the run the same verdict."""
+    record = graded[1][release]
+    done = run_cli("run", "--impl", f"tinytorch:{graded[2] / release}", "--report-json", "-")
+    assert done.returncode == (0 if release == "today" else 1), done.stderr
+    report = json.loads(done.stdout)
+    assert report["implementation"]["name"].endswith(record["graded"].split()[1])
+    ran = outcomes(report)
+    assert {c["id"]: ran[c["id"]] for c in record["cases"]} == {c["id"]: c["outcome"] for c in record["cases"]}
+    assert [m["title"] for m in report["verdict"]["mistakes"]] == [
+        m["title"] for m in record["verdict"]["mistakes"] if m["id"]
+    ]
