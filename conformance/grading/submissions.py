@@ -137,7 +137,8 @@ def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: st
     sub.package = layouts.own_package(folder) if course else None
     if course:
         home = ", run in the student's own tinytorch package" if sub.package else ""
-        choice = replace(choice, why=f"{choice.why}, in the course repository's module folder{home}")
+        rule_said, beside, skipped = choice.why.partition(";")
+        choice = replace(choice, why=f"{rule_said} in the course repository's module folder{home}{beside}{skipped}")
     sub.graded = describe(choice, folder, origin)
 
 
@@ -212,7 +213,6 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
                 f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
             )
         _copy_package(base, work)
-        _place_helpers(sub.helpers, work)
         if sub.kind == "module":
             shutil.copyfile(sub.source, target)
         else:
@@ -222,6 +222,7 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
                 raise SubmissionProblem(str(exc)) from None
             target = _exported_module(work, exported)
             target.write_text(exported.source, encoding="utf-8")
+        _place_helpers(sub.helpers, target.parent, work)
     return target, exported
 
 
@@ -234,13 +235,13 @@ def _exported_module(work: Path, exported: Exported) -> Path:
     return target
 
 
-def _place_helpers(helpers: tuple[Path, ...], work: Path) -> None:
+def _place_helpers(helpers: tuple[Path, ...], beside: Path, work: Path) -> None:
     """Each helper module beside the graded one (``from .utils import f``) and at the package root
     (``import utils``), never over a file the base package has."""
     for helper in helpers:
         if helper.stem == "tinytorch":
             continue
-        for folder in (work / MODULE_PATH.parent, work):
+        for folder in (beside, work):
             if not (folder / helper.name).exists():
                 shutil.copyfile(helper, folder / helper.name)
 

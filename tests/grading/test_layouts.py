@@ -83,7 +83,7 @@ def test_the_course_source_folder_is_graded_as_the_notebook_it_is(graded):
     row = graded["src-only"]
     assert row["kind"] == "percent"
     assert row["graded"] == (
-        "graded src/11_embeddings/11_embeddings.py (the notebook exporting core.embeddings, "
+        "graded src/11_embeddings/11_embeddings.py (the notebook exporting core.embeddings "
         "in the course repository's module folder)"
     )
     assert "indexed assignment" in row["top_mistake"]
@@ -127,3 +127,20 @@ def test_the_rule_orders_layouts(tmp_path):
     text_package(tmp_path / "two" / "b")
     with pytest.raises(layouts.LayoutProblem, match="ambiguous: 2 tinytorch packages"):
         layouts.find_package(tmp_path / "two")
+
+
+def test_an_export_goes_where_its_default_exp_says_with_its_helpers_beside_it(tmp_path):
+    from embconf.grading.submissions import classify, stage
+
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    samples.write(upload, "embeddings", "ipynb", source=samples.module_text(), default_exp="text.embeddings")
+    (upload / "embedding_helpers.py").write_text("CHECKED = True\n", encoding="utf-8")
+    sub = classify(upload)
+    module, exported = stage(sub, tmp_path / "work", samples.EXAMPLE)
+    assert exported is not None and exported.module == "text.embeddings"
+    assert module == tmp_path / "work" / "tinytorch" / "text" / "embeddings.py"
+    assert (module.parent / "__init__.py").is_file() and (module.parent / "embedding_helpers.py").is_file()
+    assert (
+        sub.graded == "graded embeddings.ipynb (the notebook exporting text.embeddings); helpers: embedding_helpers.py"
+    )
