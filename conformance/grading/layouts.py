@@ -70,14 +70,18 @@ class Package:
         return f"the student's tinytorch package; {WHY_EXPORT[export]}"
 
 
+def package_at(root: Path) -> Optional[Package]:
+    """The tinytorch package ``root/tinytorch`` (one with ``core/``), its module 11 found by the rule, or None."""
+    if not (root / "tinytorch" / "core").is_dir():
+        return None
+    modules = [module_path(e) for e in EXPORT_NAMES if (root / module_path(e)).is_file()]
+    return Package(root, modules[0] if modules else None)
+
+
 def packages(folder: Path) -> list[Package]:
-    """Every tinytorch package in ``folder`` (a ``tinytorch/`` with ``core/``), its module 11 found by the rule."""
-    found = []
-    for package in _folders(folder, "tinytorch"):
-        if (package / "core").is_dir():
-            modules = [module_path(e) for e in EXPORT_NAMES if (package.parent / module_path(e)).is_file()]
-            found.append(Package(package.parent, modules[0] if modules else None))
-    return found
+    """Every tinytorch package in ``folder``, at most MAX_DEPTH folders down."""
+    found = (package_at(package.parent) for package in _folders(folder, "tinytorch"))
+    return [package for package in found if package is not None]
 
 
 def find_package(folder: Path) -> Optional[Package]:
@@ -119,9 +123,9 @@ def paired_notebooks(exporting: list[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def module_of(folder: Path) -> Optional[Path]:
-    """Module 11 of the package in ``folder`` (the folder holding ``tinytorch/``, or ``tinytorch/`` itself)."""
-    search = folder.parent if folder.name == "tinytorch" and (folder / INIT).is_file() else folder
-    found = find_package(search)
+    """Module 11 of the package ``folder`` is (a ``tinytorch/``) or holds (directly, else by :func:`find_package`)."""
+    found = package_at(folder.parent) if folder.name == "tinytorch" else None
+    found = found or package_at(folder) or find_package(folder)
     return found.root / found.module if found is not None and found.module is not None else None
 
 
