@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from embconf.reference.errors import ERROR_KINDS, EmbeddingError
-from embconf.reference.layer import embedding_layer_backward, embedding_layer_forward
+from embconf.reference.layer import embedding_layer_backward, embedding_layer_forward, embedding_layer_own_backward
 from embconf.reference.lookup import (
     embedding_backward,
     embedding_backward_sparse,
@@ -40,6 +40,7 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
         rope_tables,
         rope_forward,
         rope_backward,
+        embedding_layer_own_backward,
     )
 }
 

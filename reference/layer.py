@@ -184,3 +184,20 @@ def embedding_layer_backward(
     grad_p = ar.zeros(position_table.shape)
     grad_p[s : s + batched.shape[1]] = grad.sum(axis=0)
     return ar.round(grad_w, token_weight.dtype), ar.round(grad_p, position_table.dtype)
+
+
+def own_tables(config: Mapping[str, Any], rope_layer: bool = False) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """Float32 tables of a layer's shapes (EMB-LAY-12): the token table, and the learned position table or None."""
+    cfg = resolve_config(config, rope_layer)
+    learned = cfg["pos_encoding"] == "learned"
+    tokens = np.zeros((cfg["vocab_size"], cfg["embed_dim"]), dtype=np.float32)
+    return tokens, (np.zeros((cfg["max_seq_len"], cfg["embed_dim"]), dtype=np.float32) if learned else None)
+
+
+def embedding_layer_own_backward(
+    config: Mapping[str, Any], tokens: np.ndarray, start_pos: int, grad_output: np.ndarray, rope_layer: bool = False
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """What the parameters a freshly constructed layer made itself receive from its own forward and backward
+    (EMB-LAY-12): the gradients of EMB-LAY-5/6/11, which do not depend on the parameters' values."""
+    token_weight, position_table = own_tables(config, rope_layer)
+    return embedding_layer_backward(config, token_weight, position_table, tokens, start_pos, grad_output, rope_layer)

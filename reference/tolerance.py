@@ -226,6 +226,16 @@ def _layer_backward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str
     return result
 
 
+def _own_backward(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """EMB-LAY-12: the rule of the layer's backward, on tables of the layer's own shapes."""
+    from embconf.reference.layer import own_tables
+
+    token_weight, position_table = own_tables(
+        inputs["config"], rope_layer=inputs["config"].get("pos_encoding") == "rope"
+    )
+    return _layer_backward({**inputs, "token_weight": token_weight, "position_table": position_table}, outputs)
+
+
 def _sinusoid_table(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     return {"table": sinusoid(inputs.get("dtype", "float32"), 0, 0)}
 
@@ -333,4 +343,5 @@ _RULES = {
     "rope_tables": _rope_tables,
     "rope_forward": _rope_rotation,
     "rope_backward": _rope_rotation,
+    "embedding_layer_own_backward": _own_backward,
 }

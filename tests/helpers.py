@@ -24,16 +24,17 @@ PYTHON = shlex.quote(sys.executable)
 SPEC_1_1_FEATURES = frozenset(
     {"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"}
 )
-# spec 1.3's operations (rotary position embeddings): not provided by the implementations written before them
-SPEC_1_3_OPERATIONS = frozenset({"rope_tables", "rope_forward", "rope_backward"})
+# spec 1.3's operations (rotary position embeddings) and 2.0's (the layer's own parameters, EMB-LAY-12): not
+# provided by the implementations written before them
+LATER_OPERATIONS = frozenset({"rope_tables", "rope_forward", "rope_backward", "embedding_layer_own_backward"})
 
 
 def declined_for_a_later_addition(case: dict) -> bool:
     """Whether a not_applicable case of a report is one of the additions after spec 1.0 that the example
     implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation
-    or rope layer (feature ``rope-layer``, with its pairing)."""
+    or rope layer (feature ``rope-layer``, with its pairing), or spec 2.0's layer of its own (EMB-LAY-12)."""
     features = case["features"]
-    return case["operation"] in SPEC_1_3_OPERATIONS or any(
+    return case["operation"] in LATER_OPERATIONS or any(
         f.startswith(("sinusoid-", "rope-")) or f in SPEC_1_1_FEATURES for f in features
     )
 

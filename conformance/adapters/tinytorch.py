@@ -4,7 +4,8 @@ The adapter drives the student's public API (``Embedding``, ``PositionalEncoding
 ``_compute_sinusoidal_table`` / ``create_sinusoidal_embeddings``, ``EmbeddingLayer``)
 the way the module's own tests do: it builds fresh objects for every case,
 replaces their tables with the fixture's (as the student's ``Tensor`` with
-``requires_grad=True``), runs ``forward``, calls ``backward`` on the output with
+``requires_grad=True``; only ``embedding_layer_own_backward``, EMB-LAY-12, keeps the tables the student's
+constructor built, to see that they receive gradients), runs ``forward``, calls ``backward`` on the output with
 the fixture's upstream gradient (a float32 ndarray, as TinyTorch's autograd
 takes it) and reads ``.grad``. Outputs are the student's arrays as produced
 (a float64 result is judged wrong, not cast); a missing ``.grad`` is reported
@@ -64,6 +65,7 @@ REQUIRES: dict[str, tuple[str, ...]] = {
     "embedding_layer_forward": ("EmbeddingLayer",),
     "embedding_layer_backward": ("EmbeddingLayer",),
     "parameter_count": ("EmbeddingLayer",),
+    "embedding_layer_own_backward": ("EmbeddingLayer",),
 }
 # operation -> the class whose forward(x) / forward(tokens) has no start_pos in the older published API
 OLDER_API = {
@@ -71,6 +73,7 @@ OLDER_API = {
     "learned_positions_backward": "PositionalEncoding",
     "embedding_layer_forward": "EmbeddingLayer",
     "embedding_layer_backward": "EmbeddingLayer",
+    "embedding_layer_own_backward": "EmbeddingLayer",
 }
 CONSTANT_MARKED_TRAINABLE = "requires_grad=True on the sinusoidal table (a constant)"
 
@@ -254,6 +257,20 @@ class TinyTorchAdapter(InProcessAdapter):
         self._backward(output, grad_output)
         return grad_of(weight), (grad_of(table) if table is not None else self._constant_grad(layer))
 
+    def embedding_layer_own_backward(
+        self, config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray
+    ) -> tuple[Any, Any]:
+        """EMB-LAY-12: the layer as the student's constructor builds it (its own tables, none replaced), its own
+        forward and backward, and what its own token table and learned position table received."""
+        layer = self._api("EmbeddingLayer")(**student_kwargs(config))
+        output = _forward(layer, self._hand("tokens", self.Tensor(tokens)), start_pos)
+        if getattr(output, "requires_grad", True) is not False:  # else no backward can reach its tables: None
+            self._backward(output, grad_output)
+        weight = grad_of(_get(layer, "token_embedding", "weight"))
+        if dict(config).get("pos_encoding", "learned") != "learned":
+            return weight, self._constant_grad(layer)
+        return weight, grad_of(_get(layer, "pos_encoding", "position_embeddings"))
+
     def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Sizes of parameters(), and of a stored position table that is not among them."""
         layer = self._api("EmbeddingLayer")(**student_kwargs(config))
@@ -375,6 +392,14 @@ def grad_of(tensor: Any) -> Any:
 
 def _size(value: Any) -> int:
     return int(np.size(as_numpy(value)))
+
+
+def _get(owner: Any, child: str, attribute: str) -> Any:
+    """``owner.child.attribute``, with a clear message when the API's attribute is missing."""
+    target = getattr(owner, child, None)
+    if target is None or not hasattr(target, attribute):
+        raise ApiMismatch(f"{type(owner).__name__} has no {child}.{attribute}")
+    return getattr(target, attribute)
 
 
 def _set(owner: Any, child: str, attribute: str, value: Any) -> None:

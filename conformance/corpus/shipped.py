@@ -19,7 +19,7 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "embedding_layer.yaml": "8d612ab94d48e1e9404bd843d763c0521d629df97e1ed8f6cb9d66c6b4462de2",
+    "embedding_layer.yaml": "73365d38a605174d1aa593928fcde77e436c71878a5afeda897ce68be9bf2cb2",
     "half_precision.yaml": "8754e02548bbc0a8cb940afe711b0c436ade4cc3c1911534dcd598ab5ca50495",
     "learned_positions.yaml": "db1b26c2a5becfdaae26813cea62070f5c2f9391c4c38ae113139f1fddcf9d65",
     "lookup_options.yaml": "acdfe3be8d86ff4cf6fdd1df29d3351f7ec1c67b3ad1750bab41b913ecd81612",
@@ -33,7 +33,7 @@ SHIPPED_SHA256: dict[str, str] = {
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "embedding_layer.json": "14051d1ac87df8a239c26b39226830bfe19d2370ce7c9f73ee5cb559a4c53b43",
+    "embedding_layer.json": "fcdaf18f60be6b97fca1763d4c46a3f0196efccb2452c91f2e44a93f33545b8e",
     "half_precision.json": "261c086f9f9f81ab25eca769b0d7bdd160cca8becd57be6b8e1dd224d71b1eec",
     "learned_positions.json": "c569975ba3f8e8b4d791c00e58f51683ee8cf3581180eaaab5e0a68023ced426",
     "lookup_options.json": "f56a80eeae8311433f66776cee23895e70fba0edba9f8d6b2801ee2060821642",

@@ -31,6 +31,9 @@ DEPENDS: dict[str, frozenset[str]] = {
         {"embedding_forward", "sinusoidal_table", "learned_positions_forward", "rope_forward"}
     ),
     "embedding_layer_backward": frozenset({"embedding_backward", "learned_positions_backward", "rope_backward"}),
+    "embedding_layer_own_backward": frozenset(
+        {"embedding_layer_backward", "embedding_backward", "learned_positions_backward", "rope_backward"}
+    ),
 }
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from embconf.model.dtypes import round_once
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
-from embconf.reference.layer import check_layer_inputs, rope_settings, token_scale
+from embconf.reference.layer import check_layer_inputs, own_tables, rope_settings, token_scale
 from embconf.reference.lookup import validate_ids
 
 F64 = np.float64
@@ -38,6 +38,7 @@ class Implementation:
             "embedding_backward_sparse": partial(backward_sparse, self),
             "embedding_layer_forward": partial(layer_forward, self),
             "embedding_layer_backward": partial(layer_backward, self),
+            "embedding_layer_own_backward": partial(own_backward, self),
         }
         if rope_layer:  # a rope layer stores no table: the reference counts it so when asked (EMB-LAY-10)
             composed["parameter_count"] = partial(OPERATIONS["parameter_count"], rope_layer=True)
@@ -151,6 +152,14 @@ def layer_backward(
     assert position_table is not None  # the layer's checks require a table for learned positions
     grad_p = impl["learned_positions_backward"](position_table.astype(F64), np.zeros(grad.shape), start, grad)[1]
     return round_once(grad_w, token_weight.dtype), round_once(grad_p, position_table.dtype)
+
+
+def own_backward(
+    impl: Implementation, config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """This implementation's layer backward on tables of the layer's own shapes (EMB-LAY-12)."""
+    token_weight, position_table = own_tables(config, impl.rope_layer)
+    return impl["embedding_layer_backward"](config, token_weight, position_table, tokens, start_pos, grad_output)
 
 
 BASE = Implementation()  # the reference's parts, composed: what a mutant of the layer builds on

@@ -249,3 +249,37 @@ register(
         mistake="rope.backward_rotates_forward",
     )
 )
+
+# The layer's own parameters (EMB-LAY-12): tables built without gradient tracking never learn.
+OWN = "embedding_layer_own_backward"
+
+
+def _untracked_tables(
+    config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray
+) -> tuple[None, None]:
+    BASE[OWN](config, tokens, start_pos, grad_output)  # its checks run; its own tables never see the gradient
+    return None, None
+
+
+def _untracked_positions(
+    config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any, grad_output: np.ndarray
+) -> tuple[np.ndarray, None]:
+    return BASE[OWN](config, tokens, start_pos, grad_output)[0], None
+
+
+layer(
+    "layer.untracked_tables",
+    "builds its own token and position tables without gradient tracking: after backward their gradient is None, "
+    "so the layer never learns",
+    "create the tables as trainable parameters (TinyTorch: Tensor(data, requires_grad=True)) (EMB-LAY-12)",
+    OWN,
+    _untracked_tables,
+)
+layer(
+    "layer.untracked_positions",
+    "builds its own learned position table without gradient tracking: after backward its gradient is None, "
+    "so the positions never learn",
+    "create the learned position table as a trainable parameter (TinyTorch: Tensor(data, requires_grad=True)) (EMB-LAY-12)",
+    OWN,
+    _untracked_positions,
+)

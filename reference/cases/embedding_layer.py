@@ -156,5 +156,30 @@ def rope_cases() -> list[CaseSpec]:
     ]
 
 
+def _own(case_id: str, description: str, config: dict[str, Any], tokens_shape: tuple[int, ...], start_pos: int = 0,
+         features: tuple[str, ...] = (), reqs: tuple[str, ...] = ()) -> CaseSpec:
+    """An embedding_layer_own_backward case: the layer's own tables, so no table among the inputs (EMB-LAY-12)."""
+    ids = token_ids(case_id, config["vocab_size"], tokens_shape)
+    inputs: dict[str, Any] = {"config": config, "tokens": ids, "start_pos": start_pos,
+                              "grad_output": values(case_id, ids.shape + (config["embed_dim"],), "float32", "grad")}
+    return CaseSpec(case_id, description, ("EMB-LAY-12",) + reqs, "embedding_layer_own_backward", inputs, features)
+
+
+def own_parameter_cases() -> list[CaseSpec]:
+    """Spec 2.0.0: a freshly constructed layer's own parameters receive the gradients of its backward
+    (EMB-LAY-12), so that the layer can learn; an implementation that builds its tables without gradient
+    tracking leaves them None."""
+    half = (LAYER_FEATURE, Pairing.HALF_SPLIT.feature)
+    return [
+        _own("layer.own_backward.learned.scaled", "Its own tables, learned positions, scaled: both receive their gradients.", _config("learned", True), (3, 6), reqs=("EMB-LAY-5", "EMB-LAY-6")),
+        _own("layer.own_backward.learned.start_pos", "Its own tables from start_pos 5: rows 5..8 of its position table get the batch sum.", _config("learned", False), (2, 4), start_pos=5, reqs=("EMB-LAY-6",)),
+        _own("layer.own_backward.defaults", "Only vocab_size and embed_dim: its own 512-row learned table gets the gradient.", {"vocab_size": 10, "embed_dim": 4}, (2, 5), reqs=("EMB-LAY-1", "EMB-LAY-6")),
+        _own("layer.own_backward.sinusoidal.scaled", "Its own token table with sinusoidal positions (a constant: no gradient).", _config("sinusoidal", True), (2, 4), start_pos=3, reqs=("EMB-LAY-5",)),
+        _own("layer.own_backward.none.tokens_1d", "Its own token table, no positions, 1-D tokens.", _config("none", False), (6,), reqs=("EMB-LAY-4", "EMB-LAY-5")),
+        _own("layer.own_backward.rope.half_split", "A rope layer's own token table receives c times the scatter-add of G rotated back.", _rope("half_split", True), (2, 5), start_pos=2, features=half, reqs=("EMB-LAY-11",)),
+        _own("layer.own_backward.padding_idx", "Its own tables with padding_idx 3: the padding row's gradient is exactly zero.", {**_config("learned", True), "padding_idx": 3}, (2, 5), features=("padding_idx",), reqs=("EMB-PAD-5",)),
+    ]
+
+
 def cases() -> list[CaseSpec]:
-    return combination_cases() + edge_cases() + error_cases() + profile_cases() + rope_cases()
+    return combination_cases() + edge_cases() + error_cases() + profile_cases() + rope_cases() + own_parameter_cases()

@@ -74,9 +74,31 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     return found
 
 
+OWN_BACKWARD = "embedding_layer_own_backward"
+
+
+def _untrained(name: str) -> Symptom:
+    """EMB-LAY-12: a table the layer built itself got no gradient from the layer's own forward and backward."""
+    owner = OWNER.get(name, f"'{name}'")
+    said = (
+        f"{owner} the layer built itself received no gradient ('{name}' is None) after the layer's own forward and "
+        "backward, so training would never change it"
+    )
+    return symptom(
+        f"no_gradient:{OWN_BACKWARD}:{name}",
+        said,
+        "make the layer's tables trainable parameters that its forward builds the output from "
+        "(TinyTorch: Tensor(data, requires_grad=True))",
+        title=said,
+        mistake=f"untrained:{PARAMETER.get(name, name)}",
+    )
+
+
 def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: Any) -> list[Symptom]:
     if got is None and not name.startswith("grad"):
         return [symptom(f"none:{case.operation}:{name}", f"'{name}' is None: the operation returned no value for it")]
+    if got is None and case.operation == OWN_BACKWARD:
+        return [_untrained(name)]
     if got is None:
         owner = OWNER.get(name, f"'{name}'")
         return [

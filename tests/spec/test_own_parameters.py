@@ -1,0 +1,53 @@
+"""The layer's own parameters (EMB-LAY-12): a freshly constructed layer's tables receive the gradients of its own
+backward. A TinyTorch student who builds them without requires_grad=True passes every case that hands the layer
+its tables, and fails exactly the cases of its own, with a verdict that says the tables never learn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, run_report
+
+from embconf.reference import OPERATIONS, embedding_layer_backward
+
+
+def _outcomes(report: dict) -> dict[str, str]:
+    return {case["id"]: case["outcome"] for case in report["cases"]}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("own")
+    return {
+        name: run_report(tmp, f"tinytorch:{path.relative_to(ROOT)}", "-k", "layer.*", "-q", name=f"{name}.json")
+        for name, path in (("untrained", IMPLS / "tinytorch_untrained_tables.py"), ("example", EXAMPLE_STUDENT))
+    }
+
+
+def test_a_student_whose_tables_do_not_require_grad_fails_only_its_own_layer_cases(reports):
+    result, report = reports["untrained"]
+    assert result.returncode == 1
+    failed = {cid for cid, outcome in _outcomes(report).items() if outcome not in ("pass", "not_applicable")}
+    assert failed and all(cid.startswith("layer.own_backward.") for cid in failed), failed
+    assert "layer.own_backward.learned.scaled" in failed
+    assert "received no gradient" in result.stdout and "training would never change it" in result.stdout
+    assert "requires_grad=True" in result.stdout
+
+
+def test_the_example_student_passes_its_own_layer_cases(reports):
+    result, report = reports["example"]
+    assert result.returncode == 0, result.stdout[-2000:]
+    seen = _outcomes(report)
+    assert seen["layer.own_backward.learned.scaled"] == seen["layer.own_backward.sinusoidal.scaled"] == "pass"
+
+
+def test_the_golden_is_the_layer_backward_whatever_the_tables_hold():
+    """The gradients of EMB-LAY-5/6 do not depend on the parameters' values, so one golden fits any init."""
+    config = {"vocab_size": 7, "embed_dim": 4, "max_seq_len": 6, "pos_encoding": "learned", "scale_embeddings": True}
+    tokens, grad = np.array([[1, 3, 1]]), np.random.default_rng(0).standard_normal((1, 3, 4)).astype(np.float32)
+    own = OPERATIONS["embedding_layer_own_backward"](config, tokens, 2, grad)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        tables = rng.standard_normal((7, 4)).astype(np.float32), rng.standard_normal((6, 4)).astype(np.float32)
+        given = embedding_layer_backward(config, *tables, tokens, 2, grad)
+        assert all(np.array_equal(a, b) for a, b in zip(own, given))
