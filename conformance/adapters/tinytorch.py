@@ -36,7 +36,6 @@ import inspect
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional
 
@@ -52,7 +51,6 @@ from embconf.reference.layer import embedding_layer_forward
 from embconf.run.guard import describe_change
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
-TEXT_TARGET = "tinytorch.text.embeddings"  # where TinyTorch exported module 11 until late 2025
 FEATURES = frozenset({"float_ids", "int32_ids"})
 
 # operation -> the module names it needs (any one of them)
@@ -86,7 +84,10 @@ class TinyTorchAdapter(InProcessAdapter):
     kind = "tinytorch"
 
     def __init__(self, target: str = DEFAULT_TARGET) -> None:
-        target = module_target(target)
+        try:
+            target = layouts.module_target(target, [*sys.path, os.getcwd()])
+        except layouts.LayoutProblem as exc:
+            raise ImplementationError(f"{target!r}: {exc}") from None
         self.module = load_module(target)
         self.Tensor = student_tensor(self.module, target)
         enable_autograd(self.module, self.Tensor)
@@ -278,28 +279,6 @@ class TinyTorchAdapter(InProcessAdapter):
         stored = getattr(layer, "pos_encoding", None)
         constant = isinstance(stored, self.Tensor) and not any(p is stored for p in params)
         return {"trainable": sum(_size(p) for p in params), "non_trainable": _size(stored) if constant else 0}
-
-
-def module_target(target: str) -> str:
-    """The module 11 a target names, by the layout rule of :mod:`embconf.grading.layouts`: a folder names its
-    package's module 11; the default (no target, or ``tinytorch.core.embeddings``) is ``tinytorch.text.embeddings``
-    when the importable tinytorch holds only that one (its export until late 2025). Anything else is itself."""
-    if target in ("", DEFAULT_TARGET):
-        found = layouts.importable_module([*sys.path, os.getcwd()])
-        return TEXT_TARGET if found is not None and found.parent.name == "text" else DEFAULT_TARGET
-    folder = Path(target).expanduser()
-    if not folder.is_dir():
-        return target
-    try:
-        module = layouts.module_of(folder.resolve())
-    except layouts.LayoutProblem as exc:
-        raise ImplementationError(f"{target!r}: {exc}") from None
-    if module is None:
-        raise ImplementationError(
-            f"{target!r}: no tinytorch package holding module 11 in it "
-            f"({' or '.join(str(layouts.module_path(e)) for e in layouts.EXPORT_NAMES)})"
-        )
-    return str(module)
 
 
 def student_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -160,3 +160,21 @@ def importable_module(search: list[str]) -> Optional[Path]:
         if found is not None:
             return found
     return None
+
+
+def module_target(target: str, search: list[str]) -> str:
+    """What ``--impl tinytorch:TARGET`` runs: a folder names its package's module 11; the default (no target, or
+    ``tinytorch.core.embeddings``) is ``tinytorch.text.embeddings`` when the tinytorch found on ``search`` holds
+    only that one. Anything else is itself. LayoutProblem for a folder without module 11, or with two."""
+    default, text = (f"tinytorch.{name}" for name in EXPORT_NAMES)
+    if target in ("", default):
+        found = importable_module(search)
+        return text if found is not None and found.parent.name == "text" else default
+    folder = Path(target).expanduser()
+    if not folder.is_dir():
+        return target
+    module = module_of(folder.resolve())
+    if module is None:
+        paths = " or ".join(str(module_path(name)) for name in EXPORT_NAMES)
+        raise LayoutProblem(f"no tinytorch package holding module 11 in it ({paths})")
+    return str(module)
