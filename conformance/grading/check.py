@@ -148,7 +148,7 @@ def _run(
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):
     """(--impl string, isolation options, notebook export) for the target."""
     if target is None:
-        return "tinytorch:tinytorch.core.embeddings", options, None
+        return "tinytorch:", options, None  # the importable tinytorch's module 11 (core/, else text/)
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
         return _namespace(target), IsolationOptions(in_process=True), None
     if isinstance(target, types.ModuleType):

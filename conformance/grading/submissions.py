@@ -1,7 +1,8 @@
 """What a folder of submissions holds: one submission per entry, named by its file or folder name,
 and each one laid out as a ``tinytorch`` package ready to run (:func:`stage`).
 
-Kinds: ``package`` (a folder holding ``tinytorch/core/embeddings.py``, used whole), ``module`` (a single
+Kinds: ``package`` (a folder holding a tinytorch package with module 11, used whole: :mod:`.layouts`
+says where module 11 may be), ``module`` (a single
 ``embeddings.py``), ``percent`` (a jupytext percent-format ``.py`` notebook) and ``ipynb`` (a Jupyter
 notebook). A folder or a zip (unpacked safely, :mod:`.uploads`) counts as the package it holds, else
 as the file the upload rule grades, with its other modules as helpers. Modules and notebooks are
@@ -16,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import shutil
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Optional
 
+from embconf.grading import layouts
 from embconf.grading.notebook import Exported, NotebookError, export, is_percent_notebook
 from embconf.grading.uploads import (
     DEFAULT_RULE,
@@ -68,10 +70,12 @@ class Submission:
     note: str = ""
     graded: str = ""  # which file is graded and why ("graded hw/embeddings.py (the module named embeddings.py)")
     helpers: tuple[Path, ...] = ()  # the upload's other modules, placed beside the graded one
+    module: Path = MODULE_PATH  # where module 11 is in the (staged) package
+    package: Optional[Path] = None  # the student's own package a module or notebook is graded in (layouts rule 2)
 
     @property
     def needs_base(self) -> bool:
-        return self.kind in BASED_KINDS
+        return self.kind in BASED_KINDS and self.package is None
 
 
 def default_base() -> Optional[Path]:
@@ -105,7 +109,7 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
         else:
             _classify_file(sub, entry)
             sub.graded = f"graded {entry.name}"
-    except UploadProblem as exc:
+    except (UploadProblem, layouts.LayoutProblem) as exc:
         sub.kind, sub.source, sub.problem = "", None, str(exc)
     except PermissionError as exc:
         raise UnreadableSubmission(
@@ -115,16 +119,13 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
 
 
 def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: str = "") -> None:
-    roots = sorted(
-        {p.parents[2] for p in folder.glob("**/tinytorch/core/embeddings.py") if len(p.relative_to(folder).parts) <= 5}
-    )
-    if len(roots) > 1:
-        raise UploadProblem(f"ambiguous: {len(roots)} tinytorch packages in the folder")
-    if roots:
-        sub.kind, sub.source = "package", roots[0]
-        sub.graded = f"graded {(roots[0] / MODULE_PATH).relative_to(folder).as_posix()}{origin} (a tinytorch package)"
+    found = layouts.find_package(folder)
+    if found is not None and found.module is not None:
+        sub.kind, sub.source, sub.module = "package", found.root, Path(found.module)
+        sub.graded = f"graded {(found.root / found.module).relative_to(folder).as_posix()}{origin} ({found.why})"
         return
-    top = content_root(folder)
+    course = layouts.course_folder(folder)
+    top = course or content_root(folder)
     archives = [f for f in visible(top) if f.is_file() and f.suffix.lower() == ".zip"]
     if not origin and len(archives) == 1 and not any(f.suffix in SOURCE_SUFFIXES for f in visible(top)):
         inner = unzip(archives[0], rule, f"{sub.entry.name}-{archives[0].name}")  # Gradescope keeps a zip as uploaded
@@ -133,6 +134,11 @@ def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: st
     choice = choose(top, rule)
     _classify_file(sub, choice.file)
     sub.helpers = choice.helpers
+    sub.package = layouts.own_package(folder) if course else None
+    if course:
+        home = ", run in the student's own tinytorch package" if sub.package else ""
+        rule_said, beside, skipped = choice.why.partition(";")
+        choice = replace(choice, why=f"{rule_said} in the course repository's module folder{home}{beside}{skipped}")
     sub.graded = describe(choice, folder, origin)
 
 
@@ -197,16 +203,16 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
     if work.exists():
         shutil.rmtree(work)
     exported = None
+    target = work / sub.module
     if sub.kind == "package":
         _copy_package(sub.source, work)
     else:
+        base = sub.package or base
         if base is None:
             raise SubmissionProblem(
                 f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
             )
         _copy_package(base, work)
-        target = work / MODULE_PATH
-        _place_helpers(sub.helpers, work)
         if sub.kind == "module":
             shutil.copyfile(sub.source, target)
         else:
@@ -214,17 +220,28 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
                 exported = export(sub.source)
             except NotebookError as exc:
                 raise SubmissionProblem(str(exc)) from None
+            target = _exported_module(work, exported)
             target.write_text(exported.source, encoding="utf-8")
-    return work / MODULE_PATH, exported
+        _place_helpers(sub.helpers, target.parent, work)
+    return target, exported
 
 
-def _place_helpers(helpers: tuple[Path, ...], work: Path) -> None:
+def _exported_module(work: Path, exported: Exported) -> Path:
+    """Where nbdev would write the export in the staged package (its folder made a package if it is not one)."""
+    target = work / layouts.module_path(exported.module)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not (target.parent / layouts.INIT).exists():
+        (target.parent / layouts.INIT).write_text("", encoding="utf-8")
+    return target
+
+
+def _place_helpers(helpers: tuple[Path, ...], beside: Path, work: Path) -> None:
     """Each helper module beside the graded one (``from .utils import f``) and at the package root
     (``import utils``), never over a file the base package has."""
     for helper in helpers:
         if helper.stem == "tinytorch":
             continue
-        for folder in (work / MODULE_PATH.parent, work):
+        for folder in (beside, work):
             if not (folder / helper.name).exists():
                 shutil.copyfile(helper, folder / helper.name)
 
