@@ -3,7 +3,7 @@ did not. Each test reproduces one original misbehaviour through the command line
 
 from __future__ import annotations
 
-from helpers import peer, report_cases, run_report
+from helpers import PYTHON, peer, report_cases, run_report
 
 BACKWARD = [
     "lookup.backward.module_example_020",
@@ -31,5 +31,15 @@ def test_a_reply_over_the_value_limit_is_one_error_per_case_never_a_restart_stor
     cases = report_cases(report)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert {cases[case]["outcome"] for case in BACKWARD} == {"error"}
-    assert all("reply refused" in cases[case]["message"] and "(at most 4194304" in cases[case]["message"] for case in BACKWARD)
+    assert all(
+        "reply refused" in cases[case]["message"] and "(at most 4194304" in cases[case]["message"] for case in BACKWARD
+    )
     assert cases[FORWARD]["outcome"] == "pass"
+
+
+def test_the_old_reference_peer_command_says_in_one_line_where_it_went(tmp_path):
+    """``python -m embconf.reference.serve``, documented by earlier releases, moved to embconf.protocol."""
+    result, report = run_report(tmp_path, f"subprocess:{PYTHON} -m embconf.reference.serve", "-q")
+    assert result.returncode == 2 and report is None and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "failed the protocol handshake" in line and "python -m embconf.protocol.reference_peer" in line
