@@ -171,10 +171,16 @@ class SubprocessAdapter(AdapterBase):
         process.send(RunRequest(self._seq, planned.operation, inputs, self._rows(planned)))
 
     def close(self) -> None:
+        """End the process: asked to stop when idle; killed at once while a request is outstanding (the run was
+        interrupted mid-call: a peer busy on it would not read the stop request within its grace)."""
+        busy = bool(self._inflight)
         self._planned.clear()
         self._inflight.clear()
         if self._process is not None:
-            self._process.stop()
+            if busy:
+                self._process.kill()
+            else:
+                self._process.stop()
             self._process = None
 
     # --- processes

@@ -3,7 +3,14 @@ did not. Each test reproduces one original misbehaviour through the command line
 
 from __future__ import annotations
 
-from helpers import PYTHON, peer, report_cases, run_report
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import PYTHON, ROOT, peer, report_cases, run_report
 
 BACKWARD = [
     "lookup.backward.module_example_020",
@@ -43,3 +50,39 @@ def test_the_old_reference_peer_command_says_in_one_line_where_it_went(tmp_path)
     assert result.returncode == 2 and report is None and "Traceback" not in result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert "failed the protocol handshake" in line and "python -m embconf.protocol.reference_peer" in line
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals a running command (POSIX)")
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_run_on_a_hung_peer_ends_within_2_s_of_a_signal(tmp_path, signum, code):
+    """A peer busy on a request does not read the stop request: it is killed at once, not after a grace spent
+    twice (a wait on its exit, then the same wait again: 4 s)."""
+    marker = tmp_path / "hanging"
+    argv = [sys.executable, "-m", "embconf", "run", "-q", "--case-timeout", "60", "--impl", peer("hang", str(marker))]
+    argv += ["--select", FORWARD, "--select", BACKWARD[0]]
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        signalled = time.monotonic()
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+        took = time.monotonic() - signalled
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert marker.exists() and process.returncode == code, err[-2000:]
+    assert took < 2.0, f"the run took {took:.2f} s to end after {signum.name}"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a POSIX command that ignores its stdin")
+def test_a_peer_that_ignores_stop_is_killed_after_one_grace_not_two():
+    from embconf.protocol.peer import STOP_GRACE, Peer
+
+    process = Peer(["sleep", "60"], max_line=2**20)
+    started = time.monotonic()
+    process.stop()
+    took = time.monotonic() - started
+    assert process.popen.returncode is not None and STOP_GRACE <= took < STOP_GRACE + 0.5, took
