@@ -86,3 +86,17 @@ def test_a_peer_that_ignores_stop_is_killed_after_one_grace_not_two():
     process.stop()
     took = time.monotonic() - started
     assert process.popen.returncode is not None and STOP_GRACE <= took < STOP_GRACE + 0.5, took
+
+
+def test_control_sequences_an_implementation_writes_reach_no_console_or_report_raw(tmp_path):
+    """An exception reply full of escape sequences (a clear-screen, a fake green "373 pass"), a skip reason, a
+    name and a documented claim with them: shown escaped (``\\x1b[2J``) on the console, in JUnit and in JSON."""
+    junit = tmp_path / "junit.xml"
+    select = ["lookup.backward.module_example_020", "lookup.sparse.module_example", FORWARD]
+    result, report = run_report(tmp_path, peer("escapes"), "--junit", str(junit), select=select)
+    console = result.stdout + result.stderr
+    assert result.returncode == 1 and "\x1b" not in console and "\x1b" not in junit.read_text()
+    assert "\\x1b[2J\\x1b[H\\x1b[32m373 pass" in console and "\\u202e" in console
+    texts = [case["message"] for case in report["cases"]] + [report["implementation"]["name"]]
+    assert not any(ch in text for text in texts for ch in "\x1b\x9b\u202e\r\x07")
+    assert report_cases(report)["lookup.sparse.module_example"]["outcome"] == "not_applicable"
