@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from helpers import PYTHON, ROOT, peer, report_cases, run_report
+from helpers import HOSTILE, PYTHON, ROOT, outcomes, peer, report_cases, run_report
 
 BACKWARD = [
     "lookup.backward.module_example_020",
@@ -100,3 +100,17 @@ def test_control_sequences_an_implementation_writes_reach_no_console_or_report_r
     texts = [case["message"] for case in report["cases"]] + [report["implementation"]["name"]]
     assert not any(ch in text for text in texts for ch in "\x1b\x9b\u202e\r\x07")
     assert report_cases(report)["lookup.sparse.module_example"]["outcome"] == "not_applicable"
+
+
+@pytest.mark.parametrize("mode", [(), ("--in-process",)], ids=["worker", "in-process"])
+def test_state_set_at_import_is_the_baseline_and_a_call_s_change_is_still_blamed(tmp_path, mode):
+    """A module that moves to the temporary directory and sets np.seterr(all="raise") at import is innocent: its
+    calls are held to the state after its import (and, in-process, the runner keeps its own); a call that moves
+    the directory is still that call's error."""
+    result, report = run_report(tmp_path, f"functions:{HOSTILE / 'import_state.py'}", *mode, "-k", "lookup.*")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stdout[-2000:] + result.stderr[-2000:]
+    assert set(outcomes(report).values()) == {"pass", "not_applicable"} and report["summary"]["pass"] > 30
+    result, report = run_report(tmp_path, f"functions:{HOSTILE / 'chdir.py'}", select=[FORWARD, BACKWARD[0]])
+    moved = report_cases(report)[FORWARD]
+    assert moved["outcome"] == "error" and "changed the working directory from" in moved["message"]
+    assert report_cases(report)[BACKWARD[0]]["outcome"] == "pass"

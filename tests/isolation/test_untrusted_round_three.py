@@ -194,5 +194,7 @@ def test_a_long_line_of_json_numbers_is_refused_before_it_is_parsed(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     bad = cases["lookup.backward.module_example_020"]
     assert bad["outcome"] == "error" and "\n" not in bad["message"].split("\ninputs:")[0]
-    assert "reply refused: a line of 10485799 bytes holding about 5242885 JSON values (at most 4194304" in bad["message"]
+    assert (
+        "reply refused: a line of 10485799 bytes holding about 5242885 JSON values (at most 4194304" in bad["message"]
+    )
     assert cases[FORWARD]["outcome"] == "pass"
