@@ -19,8 +19,8 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 - has stdin from /dev/null, and its stdout and stderr (the file descriptors, so C code too)
   captured; the runner keeps only the tail;
 - checks after each call that the working directory, Python's recursion limit, numpy's error handling and print options are
-  as it found them (else the case is an ``error`` and the worker is replaced), and restores the
-  legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
+  as it found them once the implementation was loaded (what its import set is the baseline; else the case is an
+  ``error`` and the worker is replaced), and restores the legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
 
 Messages are pickles over a socket pair, arrays out of band (no copies but the kernel's). When the
 caller announces its next calls (``plan``; :func:`embconf.session.plan` does), they go to the worker in batches and

@@ -18,7 +18,7 @@ from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.options import DEFAULTS, IsolationOptions
 from embconf.isolation.shared import Placed
-from embconf.isolation.worker import _fork_worker, _spawn_worker, load_guarded
+from embconf.isolation.worker import _fork_worker, _spawn_worker, load_in_process
 from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
@@ -62,7 +62,7 @@ def open_adapter(impl: str, options: IsolationOptions = DEFAULTS, **adapter_opti
             )
         )
     if options.in_process:
-        return load_guarded(impl, adapter_options)
+        return load_in_process(impl, adapter_options)
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
     try:
         adapter.start()
@@ -289,6 +289,7 @@ class IsolatedAdapter(AdapterBase):
             raise ImplementationError(
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
+        worker.loaded()  # what the import did is the baseline its calls are held to
         if self._loaded is None:
             try:  # the capabilities arrive as plain values: rebuilt here, checked as they are
                 caps = Capabilities.from_plain(hello[1])

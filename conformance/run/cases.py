@@ -19,7 +19,7 @@ from embconf.model.record import RunRecord
 from embconf.run.compare import compare_outputs
 from embconf.run.kept import kept_outputs
 from embconf.run.messages import mismatch_headline, reproduction, returned_summary
-from embconf.untrusted.text import bounded_description, bounded_reply
+from embconf.untrusted.text import bounded_description, bounded_reply, escaped_result
 
 Progress = Callable[[int, int, CaseResult], None]
 
@@ -100,7 +100,7 @@ def judge(case: Case, reply: Reply, caps: Optional[Capabilities]) -> CaseResult:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     if result.outcome in (FAIL, ERROR) and caps is not None:
         result.documented = caps.documented_choice(case.id, case.requirements)
-    return result
+    return escaped_result(result)
 
 
 def _expected_bytes(case: Case) -> dict[str, int]:

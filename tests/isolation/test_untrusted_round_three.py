@@ -189,10 +189,12 @@ def test_the_shipped_hashes_are_the_manifest_s():
 def test_a_long_line_of_json_numbers_is_refused_before_it_is_parsed(tmp_path):
     """Read as Python objects it would cost many times its size (benchmarks/bench_reply_memory.py measures it)."""
     select = (FORWARD, "lookup.backward.module_example_020")
-    result, report = run_report(tmp_path, peer("huge_line", "numbers", "4"), "-q", select=select)
+    result, report = run_report(tmp_path, peer("huge_line", "numbers", "10"), "-q", select=select)
     cases = report_cases(report)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     bad = cases["lookup.backward.module_example_020"]
     assert bad["outcome"] == "error" and "\n" not in bad["message"].split("\ninputs:")[0]
-    assert "protocol error: a line of 4194343 bytes holding about 2097157 JSON values (at most 100000" in bad["message"]
+    assert (
+        "reply refused: a line of 10485799 bytes holding about 5242885 JSON values (at most 4194304" in bad["message"]
+    )
     assert cases[FORWARD]["outcome"] == "pass"
