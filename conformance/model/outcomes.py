@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 if TYPE_CHECKING:
     from embconf.model.contract import DocumentedChoice, Reason
@@ -37,8 +37,25 @@ PROBLEMS = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run fail
 DIAGNOSED = frozenset({FAIL, ERROR})  # what diagnosis explains (a crash or a timeout has no values to measure)
 
 
+class Freezable:
+    """A record that can be frozen: once :meth:`freeze` is called, setting any attribute raises
+    ``dataclasses.FrozenInstanceError`` (a finished run's record is read, never edited)."""
+
+    _frozen: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._frozen:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}: the record is frozen")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+
 @dataclass
-class CaseResult:
+class CaseResult(Freezable):
+    """One case's result: its outcome, why, and what diagnosis found (frozen when its run finishes)."""
+
     id: str
     requirements: tuple[str, ...]
     features: tuple[str, ...]
@@ -47,15 +64,20 @@ class CaseResult:
     message: str = ""
     duration: float = 0.0
     expectation: Optional[str] = None  # the reason an expectations file gave
-    causes: list[Cause] = field(default_factory=list)  # why it failed, best first (diagnosis)
+    causes: Sequence[Cause] = field(default_factory=list)  # why it failed, best first (diagnosis)
     stderr: str = ""
-    mismatches: list[Any] = field(default_factory=list, repr=False)
+    mismatches: Sequence[Any] = field(default_factory=list, repr=False)
     actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
     error_kind: Optional[str] = None  # the error kind the implementation raised, kept for diagnosis
     decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged
     reason: Optional[Reason] = None  # why the runner stopped the call (a timeout's cause)
     declined: bool = False  # not_applicable because the implementation skipped it, within its capabilities
     documented: Optional[DocumentedChoice] = None  # a problem the framework documents as its design (still a problem)
+
+    def freeze(self) -> None:
+        object.__setattr__(self, "causes", tuple(self.causes))
+        object.__setattr__(self, "mismatches", tuple(self.mismatches))
+        super().freeze()
 
     @property
     def is_problem(self) -> bool:

@@ -10,10 +10,11 @@ import platform
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, Optional, Sequence
 
 from embconf.model.contract import Capabilities
-from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Outcome
+from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Freezable, Outcome
 from embconf.model.version import __version__
 
 REPORT_FORMAT = 1
@@ -115,18 +116,30 @@ NO_FAILURES = Verdict("no failures", (), 0, 0)
 
 
 @dataclass
-class RunRecord:
-    """One run of one implementation over a selection of cases."""
+class RunRecord(Freezable):
+    """One run of one implementation over a selection of cases. A :class:`~embconf.session.Session` builds it
+    and freezes it when it finishes: from then on it is read, never edited."""
 
-    results: list[CaseResult]
+    results: Sequence[CaseResult]
     capabilities: Capabilities
-    implementation: dict[str, Any]  # the adapter's description: name, version, language
-    unmatched_expectations: list[str] = field(default_factory=list)
+    implementation: Mapping[str, Any]  # the adapter's description: name, version, language
+    unmatched_expectations: Sequence[str] = field(default_factory=list)
     duration: float = 0.0
     impl: str = ""  # the KIND:TARGET string that named it
     verdict: Verdict = NO_FAILURES  # set by diagnosis (embconf.session)
-    fixtures: dict[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
-    nondeterministic: dict[str, str] = field(default_factory=dict)  # case id -> what changed under --repeat
+    fixtures: Mapping[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
+    nondeterministic: Mapping[str, str] = field(default_factory=dict)  # case id -> what changed under --repeat
+
+    def freeze(self) -> None:
+        """No field of the record or of its results can be set again; its lists become tuples and its
+        mappings read-only."""
+        for result in self.results:
+            result.freeze()
+        for name in ("results", "unmatched_expectations"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("implementation", "fixtures", "nondeterministic"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        super().freeze()
 
     def summary(self) -> dict[str, int]:
         counts = dict.fromkeys((o.value for o in OUTCOMES), 0)
@@ -169,11 +182,11 @@ class RunRecord:
                 "platform": platform.platform(),
                 "executable": sys.executable,
             },
-            "fixtures": self.fixtures,
+            "fixtures": dict(self.fixtures),
             "duration_s": round(self.duration, 6),
             "summary": self.summary(),
             "declined": len(self.declined),
-            "unmatched_expectations": self.unmatched_expectations,
+            "unmatched_expectations": list(self.unmatched_expectations),
             "verdict": self.verdict.to_json(),
             "cases": [result.to_json() for result in self.results],
         }

@@ -13,7 +13,7 @@ from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
 from embconf.mutants.kills import kill_matrix, kill_rate
-from embconf.run.cases import run_cases
+from embconf.run.cases import run_case
 
 
 def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
@@ -106,4 +106,4 @@ def _explain_case(case: Case, out: TextIO) -> None:
 
 
 def _kills(case: Case, mutant: Mutant) -> bool:
-    return run_cases(MutantAdapter(mutant.id), [case]).results[0].outcome in PROBLEMS
+    return run_case(MutantAdapter(mutant.id), case).outcome in PROBLEMS

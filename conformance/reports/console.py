@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.model.record import RunRecord
@@ -135,7 +135,7 @@ def headline(run: RunRecord) -> str:
     return f"embconf {__version__} (spec {spec_version()}) against {name}{language}: {len(run.results)} cases in {run.duration:.2f}s"
 
 
-def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
+def not_applicable_reasons(results: Sequence[CaseResult]) -> list[tuple[str, int]]:
     """Why cases did not apply, most common first."""
     counts: dict[str, int] = defaultdict(int)
     for result in results:
@@ -144,7 +144,7 @@ def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def by_requirement(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+def by_requirement(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(OUTCOMES, 0))
     for result in results:
         for req in result.requirements:

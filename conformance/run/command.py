@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from embconf.corpus.command import add_selection
 from embconf.model.errors import UserError
-from embconf.processes.options import add_limits
+from embconf.processes.options import REPEAT, add_limits
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -61,13 +61,7 @@ def register(sub: Any) -> None:
         help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*",
     )
     add_limits(run)
-    run.add_argument(
-        "--repeat",
-        type=int,
-        default=1,
-        metavar="N",
-        help="run every case N times and report cases whose result changes (a failure with --strict)",
-    )
+    run.add_argument(*REPEAT[0], **REPEAT[1])
     run.set_defaults(handler=run_command)
 
 
@@ -136,7 +130,8 @@ def run_command(args: argparse.Namespace) -> int:
             "differs_from_shipped": corpus.unshipped_files,
             "cases": len(cases),
         }
-        record = session.run(adapter, cases, options, impl, console.progress, fixtures)
+        run = session.Session(adapter, cases, options, impl, fixtures, owns_adapter=True)
+        record = run.run(console.progress)
     finally:
         adapter.close()
     notes, write_errors = targets.write(record)  # before the console, which may have no reader
