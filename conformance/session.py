@@ -100,6 +100,13 @@ class Session:
             adapter.close()
             raise
 
+    def header(self) -> RunRecord:
+        """The record as it stands before any case: what a report says first (no results; ``planned`` cases)."""
+        description = bounded_description(self.adapter.describe())
+        return RunRecord(
+            [], self.capabilities, description, impl=self.impl, fixtures=self.fixtures, planned=len(self.cases)
+        )
+
     def keep(self, case_ids: Iterable[str]) -> None:
         """Run only these of the planned cases (the pytest plugin's deselection); before the run starts."""
         if self._started is not None:
@@ -145,6 +152,7 @@ class Session:
                 time.perf_counter() - self._started,
                 self.impl,
                 fixtures=self.fixtures,
+                planned=len(self.cases),
             )
             self._repeat(record, notes)
             for result in record.results:

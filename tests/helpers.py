@@ -3,7 +3,6 @@ cases through the pipeline (:mod:`embconf.session`) as every entry point does.""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shlex
@@ -115,12 +114,19 @@ def run_report(
     )
     if not report.exists():
         return result, None
-    document = json.loads(report.read_text())
+    document = read_report(report)
     from embconf.model.schemas import validator
 
     errors = [error.message for error in validator("report").iter_errors(document)]
     assert not errors, errors[:3]
     return result, document
+
+
+def read_report(path: Path) -> Any:
+    """The report document of a file ``embconf run --report-json`` wrote (its JSON lines assembled)."""
+    from embconf.reports.json_report import read
+
+    return read(path)
 
 
 def report_cases(report: Any) -> dict[str, dict]:

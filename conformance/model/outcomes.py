@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
@@ -105,4 +106,34 @@ class CaseResult(Freezable):
             record["declined"] = True
         if self.documented is not None:
             record["documented"] = self.documented.to_json()
+        if self.error_kind is not None:
+            record["error_kind"] = self.error_kind
+        if self.actual is not None and self.outcome in DIAGNOSED:
+            record["returned"] = True  # it returned outputs (kept for diagnosis, not written)
         return record
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> CaseResult:
+        """The result a report's case entry (:meth:`to_json`) describes; what a report does not hold (the outputs
+        themselves, the mismatches) stays empty."""
+        from embconf.model.contract import DocumentedChoice
+        from embconf.model.record import Cause
+
+        documented = raw.get("documented")
+        return cls(
+            str(raw["id"]),
+            tuple(raw.get("requirements", ())),
+            tuple(raw.get("features", ())),
+            str(raw.get("operation", "")),
+            Outcome(raw["outcome"]),
+            str(raw.get("message", "")),
+            float(raw.get("duration_s", 0.0)),
+            raw.get("expectation"),
+            [Cause.from_json(entry) for entry in raw.get("diagnosis", ())],
+            str(raw.get("stderr", "")),
+            actual={} if raw.get("returned") else None,
+            error_kind=raw.get("error_kind"),
+            decided_by=str(raw.get("decided_by", "")),
+            declined=bool(raw.get("declined", False)),
+            documented=DocumentedChoice.from_plain(documented) if documented is not None else None,
+        )

@@ -32,7 +32,10 @@ def register(sub: Any) -> None:
         help="write the cases that failed in this run as an expectations file (listed reasons are kept)",
     )
     run.add_argument(
-        "--report-json", type=Path, help="write the JSON report here (- for stdout; the console then goes to stderr)"
+        "--report-json",
+        type=Path,
+        help="write the JSON report here as the run goes, one JSON object a line (- for stdout; the console then "
+        "goes to stderr); embconf report FILE renders it",
     )
     run.add_argument("--junit", type=Path, help="write JUnit XML here (- for stdout)")
     run.add_argument(
@@ -131,10 +134,21 @@ def run_command(args: argparse.Namespace) -> int:
             "cases": len(cases),
         }
         run = session.Session(adapter, cases, options, impl, fixtures, owns_adapter=True)
-        record = run.run(console.progress)
+        live = targets.live_json()
+        if live is not None:
+            live.header(run.header())
+        for number, result in enumerate(run, 1):
+            console.progress(number, len(run.cases), result)
+            if live is not None:
+                live.case(result)
+        record = run.finish()
+        if live is not None:
+            live.footer(record)
     finally:
         adapter.close()
     notes, write_errors = targets.write(record)  # before the console, which may have no reader
+    if live is not None and live.error:
+        write_errors.insert(0, live.error)
     note = "\n".join(
         line
         for line in (
@@ -149,8 +163,7 @@ def run_command(args: argparse.Namespace) -> int:
         if line
     )
     console.report(record, note)
-    for case_id, change in record.nondeterministic.items():
-        print(f"note: {case_id}: {change}", file=out)
+    console.notes(record)
     for line in notes:
         print(line, file=out)
     for line in write_errors:
