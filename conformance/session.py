@@ -26,6 +26,7 @@ from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
 from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
+from embconf.model.impl import ImplLike
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
 from embconf.model.record import RunRecord
 from embconf.run.cases import Progress, run_case
@@ -48,7 +49,7 @@ class RunOptions:
     diagnose: bool = True
 
 
-def open_implementation(impl: str, options: RunOptions = RunOptions()) -> Adapter:
+def open_implementation(impl: ImplLike, options: RunOptions = RunOptions()) -> Adapter:
     """The implementation ``impl`` names (``KIND:TARGET``), started as ``options`` say; ImplementationError
     (one line) when it cannot be loaded."""
     return open_adapter(
@@ -69,11 +70,11 @@ class Session:
         adapter: Adapter,
         cases: Sequence[Case],
         options: RunOptions = RunOptions(),
-        impl: str = "",
+        impl: ImplLike = "",
         fixtures: Optional[dict[str, Any]] = None,
         owns_adapter: bool = False,
     ) -> None:
-        self.adapter, self.options, self.impl = adapter, options, impl
+        self.adapter, self.options, self.impl = adapter, options, str(impl)
         self.fixtures = dict(fixtures or {})
         self.capabilities = adapter.capabilities()
         selection = list(cases)
@@ -86,7 +87,7 @@ class Session:
     @classmethod
     def open(
         cls,
-        impl: str,
+        impl: ImplLike,
         cases: Sequence[Case],
         options: RunOptions = RunOptions(),
         fixtures: Optional[dict[str, Any]] = None,
@@ -252,7 +253,7 @@ def run(
     adapter: Adapter,
     cases: Sequence[Case],
     options: RunOptions = RunOptions(),
-    impl: str = "",
+    impl: ImplLike = "",
     progress: Optional[Progress] = None,
     fixtures: Optional[dict[str, Any]] = None,
 ) -> RunRecord:
@@ -261,7 +262,7 @@ def run(
 
 
 def run_implementation(
-    impl: str,
+    impl: ImplLike,
     cases: Sequence[Case],
     options: RunOptions = RunOptions(),
     progress: Optional[Progress] = None,

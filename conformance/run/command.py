@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from embconf.corpus.command import add_selection
 from embconf.model.errors import UserError
+from embconf.model.impl import Impl
 from embconf.processes.options import REPEAT, add_limits
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -101,11 +102,22 @@ def loaded(step: Callable[[], Any], default: bool = False) -> Any:
         raise
 
 
+def implementation_named(text: str) -> Impl:
+    """``--impl`` parsed (ImplementationError, one line, naming the kinds, when it names none)."""
+    try:
+        return Impl.parse(text)
+    except ValueError:
+        from embconf.adapters import parse_impl
+
+        return parse_impl(text)  # raises, saying which kinds there are
+
+
 def run_command(args: argparse.Namespace) -> int:
     from embconf.adapters import DEFAULT_IMPL
     from embconf.protocol.early import start_early
 
-    start_early(DEFAULT_IMPL if args.impl is None else args.impl)  # a protocol peer starts beside what follows
+    impl = implementation_named(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
+    start_early(impl)  # a protocol peer starts beside what follows
     from embconf import session
     from embconf.corpus.command import selected
     from embconf.corpus.expectations import Expectations
@@ -116,7 +128,6 @@ def run_command(args: argparse.Namespace) -> int:
 
     targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)  # before anything runs
     out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
-    impl = DEFAULT_IMPL if args.impl is None else args.impl
     options = run_options(args)
     adapter = loaded(
         lambda: session.open_implementation(impl, options), args.impl is None

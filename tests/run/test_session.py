@@ -45,3 +45,40 @@ def test_keep_runs_only_the_cases_left_and_only_before_the_run(corpus):
     assert [r.id for r in session.run().results] == [cases[0].id, cases[1].id]
     with pytest.raises(RuntimeError):
         session.keep([cases[0].id])
+
+
+def test_the_hang_policy_implements_the_protocols_of_what_it_wraps(tmp_path):
+    """Wrapped, an adapter that plans nothing does not claim to plan (the session then sends it no plan); the
+    worker plans, forgets and prepares; a protocol peer plans and forgets (issue 33, item 4)."""
+    from helpers import peer
+
+    from embconf.isolation import IsolationOptions, open_adapter
+    from embconf.isolation.hangs import with_hang_policy
+    from embconf.model.contract import Forgetting, Planning, Preparing
+
+    def claims(adapter):
+        return {p.__name__ for p in (Planning, Forgetting, Preparing) if isinstance(adapter, p)}
+
+    assert claims(with_hang_policy(create_adapter("reference"))) == set()
+    worker = open_adapter("reference", IsolationOptions())
+    over_the_wire = open_adapter(peer("raises"), IsolationOptions())
+    try:
+        assert claims(worker) == {"Planning", "Forgetting", "Preparing"}
+        assert claims(over_the_wire) == {"Planning", "Forgetting"}
+    finally:
+        worker.close()
+        over_the_wire.close()
+
+
+def test_an_impl_is_parsed_once_into_a_value_every_entry_point_takes(corpus):
+    from embconf.adapters import ImplementationError, parse_impl
+    from embconf.model.impl import Impl
+    from embconf.session import run_implementation
+
+    name = Impl.parse(" subprocess: python peer.py --flag ")
+    assert name == Impl("subprocess", "python peer.py --flag") and str(name) == "subprocess:python peer.py --flag"
+    assert Impl.parse(name) is name and parse_impl(name) is name and str(Impl("reference")) == "reference"
+    with pytest.raises(ImplementationError, match="expected KIND:TARGET, KIND one of"):
+        parse_impl(":x")
+    record = run_implementation(Impl("mutant", "bwd.overwrite"), select(corpus.cases, ["lookup.backward.*"]))
+    assert record.impl == "mutant:bwd.overwrite" and record.problems
