@@ -7,8 +7,9 @@ the outcomes and causes are the same. Items are named by case id, so a project's
 ``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed (fail, error, crash, timeout, and
 under --embconf-strict an xpass or a case the implementation declined that no expectation lists), skipped
 (not_applicable) and xfailed. The session runs when the first item runs and finishes before any item
-reports, so each failing item shows the causes of the whole run's diagnosis. Without --embconf-impl the
-plugin does nothing. SIGTERM ends the session cleanly. The verdict at the end is the run record's.
+reports, so each failing item shows the causes of the whole run's diagnosis (under pytest-xdist each worker
+would run the whole session). Without --embconf-impl the plugin does nothing. SIGTERM ends the session
+cleanly. The verdict at the end is the run record's.
 """
 
 from __future__ import annotations

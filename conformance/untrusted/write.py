@@ -50,6 +50,13 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def write_error(name: str, exc: OSError) -> OutputError:
+    """A failed write to ``name`` in one line (a reader that went away said so)."""
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return OutputError(f"cannot write {name}: its reader went away")
+    return OutputError(f"cannot write {name}: {_reason(exc)}")
+
+
 @dataclass(frozen=True)
 class OutputTarget:
     """A checked output path: where and how :meth:`write_text` will write."""
@@ -107,9 +114,7 @@ class OutputTarget:
             else:
                 _write_atomic(self.path, data)
         except OSError as exc:
-            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
-                raise OutputError(f"cannot write {self.name}: its reader went away") from None
-            raise OutputError(f"cannot write {self.name}: {_reason(exc)}") from None
+            raise write_error(self.name, exc) from None
 
     def open_lines(self) -> "LineWriter":
         """A writer of lines that reach the target as they are written (a report written as the run goes): the
@@ -307,9 +312,7 @@ class LineWriter:
             else:
                 _write_fd(self.fd, data)
         except OSError as exc:
-            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
-                raise OutputError(f"cannot write {self.target.name}: its reader went away") from None
-            raise OutputError(f"cannot write {self.target.name}: {_reason(exc)}") from None
+            raise write_error(self.target.name, exc) from None
 
     def close(self) -> None:
         if self.fd is not None and self.own:
