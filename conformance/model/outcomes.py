@@ -53,6 +53,20 @@ class Freezable:
         object.__setattr__(self, "_frozen", True)
 
 
+class FrozenDict(dict):
+    """A dict that cannot be changed (a frozen record's mappings); it pickles, as a record sent between
+    processes must."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("the record is frozen")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return FrozenDict, (dict(self),)
+
+
 @dataclass
 class CaseResult(Freezable):
     """One case's result: its outcome, why, and what diagnosis found (frozen when its run finishes)."""

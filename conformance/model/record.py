@@ -10,11 +10,10 @@ import platform
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any, Optional, Sequence
 
 from embconf.model.contract import Capabilities
-from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Freezable, Outcome
+from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Freezable, FrozenDict, Outcome
 from embconf.model.version import __version__
 
 REPORT_FORMAT = 2  # 2: written as JSON lines as the run goes (a header, one case a line, a footer)
@@ -177,8 +176,15 @@ class RunRecord(Freezable):
         for name in ("results", "unmatched_expectations"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in ("implementation", "fixtures", "nondeterministic"):
-            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+            object.__setattr__(self, name, FrozenDict(getattr(self, name)))
         super().freeze()
+
+    def named(self, name: str) -> RunRecord:
+        """The same record with the implementation called ``name`` (a new frozen record: a finished one is never
+        edited)."""
+        renamed = replace(self, implementation={**self.implementation, "name": name})
+        renamed.freeze()
+        return renamed
 
     def summary(self) -> dict[str, int]:
         counts = dict.fromkeys((o.value for o in OUTCOMES), 0)

@@ -82,3 +82,15 @@ def test_an_impl_is_parsed_once_into_a_value_every_entry_point_takes(corpus):
         parse_impl(":x")
     record = run_implementation(Impl("mutant", "bwd.overwrite"), select(corpus.cases, ["lookup.backward.*"]))
     assert record.impl == "mutant:bwd.overwrite" and record.problems
+
+
+def test_a_frozen_record_travels_between_processes_and_stays_frozen(corpus):
+    import pickle
+
+    record = Session(create_adapter("mutant:bwd.overwrite"), select(corpus.cases, ["lookup.backward.*"])).run()
+    copied = pickle.loads(pickle.dumps(record))
+    assert copied.to_json() == record.to_json()
+    with pytest.raises(TypeError):
+        copied.fixtures["cases"] = 1  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copied.impl = "other"
