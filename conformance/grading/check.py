@@ -111,7 +111,7 @@ def check(
             record = {"name": "check", "entry": entry, "kind": "", "status": "problem", "reason": str(exc)}
             return CheckResult(None, {**record, "summary": {}, "verdict": {}, "cases": []}, score(record, chosen))
         if target is not None and not isinstance(target, Mapping):  # name what the student gave, not the staged copy
-            run.implementation = {**run.implementation, "name": entry}
+            run = run.named(entry)
         record = {
             "name": "check",
             "entry": entry,

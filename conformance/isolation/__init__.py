@@ -49,7 +49,8 @@ The package, one job a module:
   :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
 - :mod:`.answers`: what the runner makes of a worker's messages and last output (a reply's rows checked, a
   directory that moved, why a worker failed, in words);
-- :mod:`.hangs`: the hang policy (:class:`HangPolicy`), which wraps the worker and protocol peers alike;
+- :mod:`.hangs`: the hang policy (:func:`with_hang_policy`: the wrapper implementing the Protocols of what it
+  wraps), which wraps the worker and protocol peers alike;
 - :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
 - :mod:`.shared`: the input arrays on memory shared with a forked worker, compared by the runner;
 - :mod:`.channel`: what crosses between the two: the socket channel, the captured output, and the

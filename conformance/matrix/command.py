@@ -1,6 +1,6 @@
 """``embconf matrix``: several implementations run one after another through :mod:`embconf.session`, each
 isolated as ``embconf run`` runs it, laid side by side (:mod:`embconf.matrix.model`); or, with ``--merge``,
-the columns of matrix files measured in other environments laid side by side (:mod:`embconf.matrix.merge`)."""
+the columns of matrix files (or run reports) measured in other environments laid side by side (:mod:`embconf.matrix.merge`)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def register(sub: Any) -> None:
         action="append",
         type=Path,
         metavar="FILE",
-        help="instead of running: a matrix JSON measured elsewhere (embconf matrix --json), repeatable; "
+        help="instead of running: a matrix JSON measured elsewhere (embconf matrix --json) or a run's report "
+        "(embconf run --report-json), repeatable; "
         "their columns side by side, each with the environment it was measured in",
     )
     add_selection(matrix)

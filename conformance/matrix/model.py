@@ -34,7 +34,7 @@ def build(
 ) -> dict[str, Any]:
     """The matrix document of the run records (one column each, named by ``record.impl``)."""
     environment = this_environment()
-    columns = [{**_implementation(r), "environment": environment} for r in runs]
+    columns = [{**_implementation(r), "environment": _measured_in(r) or environment} for r in runs]
     return matrix_document(columns, _sections(runs, columns), fixtures, command, generated)
 
 
@@ -67,6 +67,12 @@ def this_environment() -> dict[str, str]:
     import numpy
 
     return {"python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform()}
+
+
+def _measured_in(run: RunRecord) -> dict[str, str]:
+    """Where a record read back from a report was measured ({} for a run of this process)."""
+    found = run.origin["environment"] if run.origin else {}
+    return {key: str(found[key]) for key in ("python", "numpy", "platform") if key in found}
 
 
 def _implementation(run: RunRecord) -> dict[str, Any]:

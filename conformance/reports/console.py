@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.model.record import RunRecord
@@ -101,6 +101,11 @@ class Console:
             write(f"\nwarning: expectation matches no case: {entry}\n")
         write("\n" + self.summary_line(run) + "\n")
 
+    def notes(self, run: RunRecord) -> None:
+        """A line for each case whose answers differed (under --repeat, or asked again whole)."""
+        for case_id, change in run.nondeterministic.items():
+            self.stream.write(f"note: {case_id}: {change}\n")
+
     def summary_line(self, run: RunRecord) -> str:
         """'120 pass, 30 not_applicable (22 declined within its declared capabilities)'."""
         summary = run.summary()
@@ -132,10 +137,16 @@ def headline(run: RunRecord) -> str:
     impl = run.implementation
     name = " ".join(part for part in (impl.get("name", ""), impl.get("version", "")) if part)
     language = f" [{impl['language']}]" if impl.get("language") else ""
-    return f"embconf {__version__} (spec {spec_version()}) against {name}{language}: {len(run.results)} cases in {run.duration:.2f}s"
+    version, spec = (
+        (run.origin["suite"]["version"], run.origin["spec_version"]) if run.origin else (__version__, spec_version())
+    )
+    unfinished = (
+        "" if run.complete else f" (INCOMPLETE: the run stopped after {len(run.results)} of {run.planned} cases)"
+    )
+    return f"embconf {version} (spec {spec}) against {name}{language}: {len(run.results)} cases in {run.duration:.2f}s{unfinished}"
 
 
-def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
+def not_applicable_reasons(results: Sequence[CaseResult]) -> list[tuple[str, int]]:
     """Why cases did not apply, most common first."""
     counts: dict[str, int] = defaultdict(int)
     for result in results:
@@ -144,7 +155,7 @@ def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def by_requirement(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+def by_requirement(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(OUTCOMES, 0))
     for result in results:
         for req in result.requirements:
