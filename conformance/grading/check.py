@@ -43,7 +43,8 @@ from embconf.model.vocabulary import FIXTURES_DIR
 
 _names = itertools.count()
 MAX_HELPERS = 50
-Target = Union[str, "os.PathLike[str]", types.ModuleType, Mapping[str, Any], None]
+PathLike = Union[str, "os.PathLike[str]"]
+Target = Union[PathLike, types.ModuleType, Mapping[str, Any], None]
 
 
 class CheckError(Exception):
@@ -88,21 +89,22 @@ class CheckResult:
 def check(
     target: Target = None,
     *,
-    rubric: Optional[Path] = None,
-    base: Optional[Path] = None,
+    rubric: Optional[PathLike] = None,
+    base: Optional[PathLike] = None,
     options: Optional[IsolationOptions] = None,
 ) -> CheckResult:
     """Run the suite on ``target`` (default: the module ``tinytorch.core.embeddings``) and score it; ``options``
-    default to a worker process with the default limits."""
+    default to a worker process with the default limits. ``rubric`` and ``base`` are a ``str`` or a ``Path``."""
     options = options or IsolationOptions()
     corpus = load_corpus(FIXTURES_DIR)
-    chosen = load(rubric, corpus.cases)
+    chosen = load(Path(rubric) if rubric is not None else None, corpus.cases)
+    base_folder = Path(base).expanduser() if base is not None else None
     by_id = corpus.by_id()
     case_ids = tuple(by_id[case_id].id for case_id in chosen.case_ids(corpus.cases))
     entry = _entry(target)
     with tempfile.TemporaryDirectory(prefix="embconf-check-") as tmp:
         try:
-            impl, options, exported = _impl(target, Path(tmp), base, options)
+            impl, options, exported = _impl(target, Path(tmp), base_folder, options)
             if options.in_process:
                 run = _run(impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported)
             else:  # a fresh interpreter: nothing the caller imported (another tinytorch) leaks into the worker
