@@ -39,11 +39,12 @@ MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
 BASED_KINDS = ("module", "percent", "ipynb")  # graded on a copy of the base package
 MAX_BYTES = 50 * 2**20  # a submission larger than this is not copied (a data file was uploaded with it)
 _PACKAGE = Path(__file__).resolve().parents[1]  # embconf: conformance/ in a checkout, site-packages/embconf in a wheel
+INSTALLED_EXAMPLE = _PACKAGE / "example_student_data"  # where a wheel carries the example student
 # the suite's example student: beside the package in a checkout, inside it (embconf/example_student_data) in a wheel
 EXAMPLE_BASE = next(
     (
         base
-        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", _PACKAGE / "example_student_data")
+        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", INSTALLED_EXAMPLE)
         if (base / MODULE_PATH).is_file()
     ),
     _PACKAGE.parent / "examples" / "tinytorch_student",
