@@ -31,6 +31,7 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.loading import package_location
 from embconf.corpus.fixtures import load_corpus
 from embconf.grading import check_text, fresh
+from embconf.grading.feedback import declined_note
 from embconf.grading.job import cases_of, load_reason, run_fields, run_submission
 from embconf.grading.notebook import Exported
 from embconf.grading.rubric import load
@@ -63,14 +64,24 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        return self.problem or self.record["verdict"]["summary"]
+        return self.problem or self.record["verdict"]["summary"] + declined_note(self.score)
 
     @property
     def passed(self) -> bool:
         return not self.problem and not self.failures()
 
     def failures(self) -> list[dict[str, Any]]:
-        return [c for c in self.record["cases"] if c["outcome"] in ("fail", "error", "crash", "timeout")]
+        """The failing cases, and the declined ones the rubric counts as failed (as ``embconf grade`` scores them)."""
+        counted = {id(case) for item in self.score.items for case in item.failed}
+        return [
+            c
+            for c in self.record["cases"]
+            if c["outcome"] in ("fail", "error", "crash", "timeout") or (c.get("declined") and id(c) in counted)
+        ]
+
+    def declined(self) -> list[str]:
+        """The ids of the cases the submission declined that the rubric counts as failed."""
+        return [c["id"] for c in self.failures() if c.get("declined")]
 
     def unwritten(self) -> list[str]:
         """What the submission has not written yet (an API name missing, or raising NotImplementedError)."""

@@ -41,6 +41,12 @@ def text(result: CheckResult) -> str:
     todo = result.unwritten()
     if todo:
         lines.append(f"Not written yet: {', '.join(todo)}.")
+    declined = result.declined()
+    if declined:
+        lines.append(
+            f"Declined: {len(declined)} case{'s' if len(declined) != 1 else ''} the rubric requires, counted as "
+            f"failed (e.g. {declined[0]}); handle these inputs instead of raising embconf.Decline."
+        )
     lines.append("")
     width = max(len(s.item.name) for s in score.items)
     for item in score.items:

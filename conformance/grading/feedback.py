@@ -29,7 +29,7 @@ def feedback(score: Score, title: str) -> str:
         lines += [f"Note: {record['note']}.", ""]
     if record["status"] != "graded":
         return "\n".join(lines + [f"**Not graded: {record['reason']}.** Every item scores 0.", ""])
-    lines += [f"Verdict: {short_verdict(record)}.", ""]
+    lines += [f"Verdict: {short_verdict(record)}{declined_note(score)}.", ""]
     losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
     if losing:
         lines += ["## What lost points", ""]
@@ -100,6 +100,8 @@ class Mistake:
     frame: tuple[str, int, str] = ("", 0, "")  # (file, line, function) of the student's code in a traceback
 
 
+DECLINED = "declines (embconf.Decline) inputs the rubric requires: a declined case counts as failed"
+DECLINED_HINT = "handle these inputs instead of declining them (repeated ids, empty batches, ... are valid input)"
 FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
 
 
@@ -110,6 +112,8 @@ def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
         cause = case.get("cause")
         if cause:
             key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
+        elif case.get("declined"):
+            key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"
             title, hint = (
@@ -176,7 +180,13 @@ def result_output(
 def record_output(record: Mapping[str, Any], score: Score) -> str:
     if record["status"] != "graded":
         return f"Not graded: {record['reason']}."
-    return f"{score.total:g} / {score.max:g}. {short_verdict(record)}."
+    return f"{score.total:g} / {score.max:g}. {short_verdict(record)}{declined_note(score)}."
+
+
+def declined_note(score: Score) -> str:
+    """'; 12 declined cases count as failed' when the rubric counts declined cases as failed, else ''."""
+    declined = {case["id"] for item in score.items for case in item.failed if case.get("declined")}
+    return f"; {len(declined)} declined case{'s' if len(declined) != 1 else ''} count as failed" if declined else ""
 
 
 def short_verdict(record: Mapping[str, Any]) -> str:
