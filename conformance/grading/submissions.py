@@ -51,6 +51,9 @@ EXAMPLE_BASE = next(
 )
 
 
+DANGLING = "a link to a file not handed in"
+
+
 class SubmissionProblem(Exception):
     """A submission that cannot be graded: its one-line reason goes into the gradebook."""
 
@@ -97,8 +100,10 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
     """What one entry of the folder is (a problem, not an exception, when it is not a submission);
     UnreadableSubmission when the grader may not read it."""
     is_zip = entry.is_file() and (entry.suffix.lower() == ".zip" or zipfile.is_zipfile(entry))
-    sub = Submission(entry.stem if entry.is_file() else entry.name, entry)
+    sub = Submission(entry.stem if not entry.is_dir() else entry.name, entry)
     try:
+        if entry.is_symlink() and not entry.exists():
+            raise UploadProblem(f"{DANGLING}: {entry.name}")
         if entry.is_dir():
             _classify_folder(sub, entry, rule)
         elif is_zip:
@@ -112,7 +117,17 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
         raise UnreadableSubmission(
             f"cannot read the submission {entry} ({exc.strerror or exc}): give the grader read access"
         ) from None
+    _note_dangling(sub)
     return sub
+
+
+def _note_dangling(sub: Submission) -> None:
+    """A package's links that point nowhere are left out of its copy; its note names them, in one line."""
+    dangling = _dangling(sub.source / "tinytorch") if sub.kind == "package" and sub.source is not None else []
+    if dangling:
+        names = ", ".join(path.relative_to(sub.source).as_posix() for path in dangling[:3])
+        links = "a link" if len(dangling) == 1 else f"{len(dangling)} links"
+        sub.note = f"ignored {links} to {DANGLING.removeprefix('a link to ')}: {names}"
 
 
 def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: str = "") -> None:
@@ -185,6 +200,11 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not _ignored(p.relative_to(root).parts))
 
 
+def _dangling(folder: Path) -> list[Path]:
+    """The symbolic links under ``folder`` that point nowhere (a data file that was not uploaded)."""
+    return sorted(p for p in folder.rglob("*") if p.is_symlink() and not p.exists())
+
+
 def _ignored(parts: tuple[str, ...]) -> bool:
     return any(part in SKIPPED_NAMES or part.endswith(".pyc") for part in parts)
 
@@ -240,6 +260,9 @@ def _copy_package(root: Path, work: Path) -> None:
         raise SubmissionProblem(
             f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)"
         )
-    shutil.copytree(
-        package, work / "tinytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    shutil.copytree(  # a dangling link is left out (the submission's note names it)
+        package,
+        work / "tinytorch",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"),
+        ignore_dangling_symlinks=True,
     )
