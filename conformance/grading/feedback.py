@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, MutableMapping, Optional
 
+from embconf.grading import markdown as md
 from embconf.grading.score import ItemScore, Score
 
 SHOWN_CASES = 5  # failing cases listed per item
@@ -19,16 +20,16 @@ DETAILED, DETAIL_LINES = 2, 6  # of which the first are shown with their message
 def feedback(score: Score, title: str) -> str:
     record = score.record
     lines = [
-        f"# {record['name']}: {score.total:g} / {score.max:g}",
+        f"# {md.text(record['name'])}: {score.total:g} / {score.max:g}",
         "",
-        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'})"
-        + (f"; {record['graded']}." if record.get("graded") else "."),
+        f"{md.text(title)}. Submission: {md.code(record['entry'])} ({record['kind'] or 'unknown kind'})"
+        + (f"; {md.text(record['graded'])}." if record.get("graded") else "."),
         "",
     ]
     if record.get("note"):
-        lines += [f"Note: {record['note']}.", ""]
+        lines += [f"Note: {md.text(record['note'])}.", ""]
     if record["status"] != "graded":
-        return "\n".join(lines + [f"**Not graded: {record['reason']}.** Every item scores 0.", ""])
+        return "\n".join(lines + [f"**Not graded: {md.text(record['reason'])}.** Every item scores 0.", ""])
     lines += [f"Verdict: {short_verdict(record)}{declined_note(score)}.", ""]
     losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
     if losing:
@@ -75,17 +76,17 @@ def _lost(
         hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
         where = _where(mistake.frame, with_lines)
         lines.append(
-            f"- Likely mistake ({cases}): {mistake.title}{hint}" + (f"\n  Where to look: {where}" if where else "")
+            f"- Likely mistake ({cases}): {md.text(mistake.title)}{hint}" + (f"\n  Where to look: {where}" if where else "")
         )
     lines.append("")
     for number, case in enumerate(item_score.failed[:SHOWN_CASES]):
         message = case.get("message") or (
             "not provided: the submission lacks this operation" if not case.get("provided", True) else case["outcome"]
         )
-        lines.append(f"- `{case['id']}` ({case['outcome']}): {_first_line(case['id'], message)}")
+        lines.append(f"- {md.code(case['id'])} ({case['outcome']}): {md.text(_first_line(case['id'], message))}")
         detail = message.splitlines()[1 : DETAIL_LINES + 1] if number < DETAILED else []
         if detail:
-            lines += ["", "  ```", *(f"  {line[:400]}" for line in detail), "  ```"]
+            lines += ["", *md.block([line[:400] for line in detail], "  ")]
     if len(item_score.failed) > SHOWN_CASES:
         lines.append(f"- ... and {len(item_score.failed) - SHOWN_CASES} more (`embconf show CASE` prints a case)")
     return lines + [""]
@@ -179,7 +180,7 @@ def result_output(
 
 def record_output(record: Mapping[str, Any], score: Score) -> str:
     if record["status"] != "graded":
-        return f"Not graded: {record['reason']}."
+        return f"Not graded: {md.text(record['reason'])}."
     return f"{score.total:g} / {score.max:g}. {short_verdict(record)}{declined_note(score)}."
 
 
