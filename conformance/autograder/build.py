@@ -137,7 +137,9 @@ def build(recipe: Recipe) -> bytes:
         _add(archive, "rubric.yaml", recipe.rubric_text.encode())
         for path in base_files(recipe.base) if recipe.base is not None else ():
             relative = path.relative_to(recipe.base)
-            _add(archive, f"base/{relative.as_posix()}", STUB.encode() if relative == MODULE_PATH else path.read_bytes())
+            _add(
+                archive, f"base/{relative.as_posix()}", STUB.encode() if relative == MODULE_PATH else path.read_bytes()
+            )
         if recipe.wheel is not None:
             _add(archive, recipe.wheel.name, without_solution(recipe.wheel.read_bytes()))
     return buffer.getvalue()

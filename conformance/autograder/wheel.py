@@ -31,7 +31,15 @@ EXAMPLE_MODULE = "embconf/example_student_data/tinytorch/core/embeddings.py"
 STAMP = (1980, 1, 1, 0, 0, 0)
 # PEP 427: name-version(-build)?-python-abi-platform.whl, each part without '-' or anything a shell reads
 VALID_NAME = re.compile(r"[A-Za-z0-9_.]+-[A-Za-z0-9_.!+]+(-[0-9][A-Za-z0-9_.]*)?(-[A-Za-z0-9_.]+){3}\.whl")
-CHECKOUT_PARTS = ("pyproject.toml", "README.md", "conformance", "reference", "spec", "fixtures", "examples/tinytorch_student")
+CHECKOUT_PARTS = (
+    "pyproject.toml",
+    "README.md",
+    "conformance",
+    "reference",
+    "spec",
+    "fixtures",
+    "examples/tinytorch_student",
+)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
 
 
@@ -55,7 +63,9 @@ def running_suite(folder: Path) -> Path:
     members = {
         str(name): Path(str(distribution.locate_file(name))).read_bytes()
         for name in distribution.files or ()
-        if not str(name).startswith("..") and "__pycache__" not in str(name) and not str(name).endswith(".pyc")
+        if not str(name).startswith("..")
+        and "__pycache__" not in str(name)
+        and not str(name).endswith(".pyc")
         and Path(str(name)).name not in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
     }
     if "embconf/cli.py" not in members:

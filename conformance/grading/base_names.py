@@ -70,7 +70,10 @@ def _missing(base: Path, module: tuple[str, ...], names: list[str], own: set[str
     return [
         name
         for name in names
-        if name not in defined and name not in own and not (folder / f"{name}.py").is_file() and not (folder / name).is_dir()
+        if name not in defined
+        and name not in own
+        and not (folder / f"{name}.py").is_file()
+        and not (folder / name).is_dir()
     ]
 
 

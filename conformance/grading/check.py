@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import os
+import shlex
 import sys
 import tempfile
 import types
@@ -36,7 +37,14 @@ from embconf.grading.job import cases_of, load_reason, run_fields, run_submissio
 from embconf.grading.notebook import Exported
 from embconf.grading.rubric import load
 from embconf.grading.score import Score, score
-from embconf.grading.submissions import SubmissionProblem, UnreadableSubmission, classify, default_base, stage
+from embconf.grading.submissions import (
+    MODULE_PATH,
+    SubmissionProblem,
+    UnreadableSubmission,
+    classify,
+    default_base,
+    stage,
+)
 from embconf.grading.uploads import UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.record import RunRecord
@@ -57,6 +65,7 @@ class CheckResult:
     run: Optional[RunRecord]  # None when the target could not be run (``problem`` says why)
     record: dict[str, Any]
     score: Score
+    command: str = ""  # the embconf run command that shows every failure in full, as it runs ("" when none does)
 
     @property
     def problem(self) -> str:
@@ -115,7 +124,7 @@ def check(
     entry = _entry(target)
     with tempfile.TemporaryDirectory(prefix="embconf-check-") as tmp:
         try:
-            impl, options, exported = _impl(target, Path(tmp), base_folder, options)
+            impl, options, exported, command = _impl(target, Path(tmp), base_folder, options)
             if options.in_process:
                 run = _run(impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported)
             else:  # a fresh interpreter: nothing the caller imported (another tinytorch) leaks into the worker
@@ -131,9 +140,9 @@ def check(
             "kind": "",
             "status": "graded",
             "reason": "",
-            **run_fields(run, Path(tmp)),
+            **run_fields(run, Path(tmp) / "work"),
         }
-    return CheckResult(run, record, score(record, chosen))
+    return CheckResult(run, record, score(record, chosen), command)
 
 
 def _entry(target: Target) -> str:
@@ -155,24 +164,24 @@ def _run(
     try:
         return run_submission(impl, cases_of(fixtures, case_ids), options)
     except ImplementationError as exc:
-        raise CheckError(load_reason(str(exc), tmp, exported)) from None
+        raise CheckError(load_reason(str(exc), tmp / "work", exported)) from None
 
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):
-    """(--impl string, isolation options, notebook export) for the target."""
+    """(--impl string, isolation options, notebook export, the embconf run command) for the target."""
     if target is None:
-        return "tinytorch:tinytorch.core.embeddings", options, None
+        return "tinytorch:tinytorch.core.embeddings", options, None, run_command("tinytorch.core.embeddings")
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
-        return _namespace(target), IsolationOptions(in_process=True), None
+        return _namespace(target), IsolationOptions(in_process=True), None, ""
     if isinstance(target, types.ModuleType):
-        return f"tinytorch:{target.__file__}", options, None
+        return f"tinytorch:{target.__file__}", options, None, run_command(str(target.__file__))
     if not isinstance(target, (str, os.PathLike)):
         raise CheckError(f"cannot check a {type(target).__name__}: give a path, a module or globals()")
     path = Path(target).expanduser().resolve()
     if not path.exists():
         raise CheckError(f"{os.fspath(target)}: no such file or folder")
     if path.is_file() and path.suffix == ".py" and package_location(path)[1] is not None:
-        return f"tinytorch:{path}", options, None  # in the student's own package, on the student's own Tensor
+        return f"tinytorch:{path}", options, None, run_command(str(path))  # in the student's own package
     sub = classify(path, UploadRule(scratch=tmp / "upload"))
     if path.is_file() and sub.kind == "module":  # the student's modules beside it, importable as they are at home
         sub.helpers = tuple(sorted(p for p in path.parent.glob("*.py") if p != path))[:MAX_HELPERS]
@@ -186,7 +195,19 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
         module, exported = stage(sub, tmp / "work", base)
     except SubmissionProblem as exc:
         raise CheckError(str(exc)) from None
-    return f"tinytorch:{module}", options, exported
+    if sub.kind == "package" and sub.source is not None:
+        command = run_command(str(sub.source / MODULE_PATH))
+    elif sub.kind == "module" and path.is_file() and base is not None:  # on the base it was staged on
+        command = run_command(str(path), base if base != importable_base() else None)
+    else:
+        command = ""  # a notebook, or an upload of several files: no embconf run command runs it as it is
+    return f"tinytorch:{module}", options, exported, command
+
+
+def run_command(module: str, base: Optional[Path] = None) -> str:
+    """``embconf run --impl tinytorch:MODULE``, quoted, with ``PYTHONPATH=BASE`` when the module needs that base."""
+    command = f"embconf run --impl {shlex.quote('tinytorch:' + module)}"
+    return f"PYTHONPATH={shlex.quote(str(base))} {command}" if base is not None else command
 
 
 def importable_base() -> Optional[Path]:

@@ -15,10 +15,10 @@ from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import (
     GradeUsageError,
     Options,
+    check_base,
     default_jobs,
     grade_folder,
     merge,
-    check_base,
     parse_shard,
 )
 from embconf.grading.submissions import classify, content_hash, default_base

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
-SPECIAL = re.compile(r"([\\`*<>&])|(?<=\])(\()|(!)(?=\[)")  # HTML, an entity, a code span, emphasis; a link's ( or image's !
+SPECIAL = re.compile(
+    r"([\\`*<>&])|(?<=\])(\()|(!)(?=\[)"
+)  # HTML, an entity, a code span, emphasis; a link's ( or image's !
 ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash escape, as CommonMark reads it
 
 

@@ -21,7 +21,9 @@ ACCUMULATE = "        np.add.at(grad_weight, self.ids, grad_output)  # repeated 
 
 
 def _unsafe(markdown: str) -> list[str]:
-    """Markup that is not backslash-escaped: raw HTML, a javascript: link or autolink."""
+    """Markup that is not backslash-escaped, outside fenced code (closed by its own fence only): raw HTML, a
+    javascript: link or autolink."""
+    markdown = re.sub(r"(?ms)^ *(`{3,}) *$.*?^ *\1 *$", "", markdown)
     return re.findall(r"(?<!\\)<script|(?<!\\)\]\(javascript:|(?<!\\)<javascript:", markdown)
 
 
