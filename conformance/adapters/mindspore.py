@@ -1,7 +1,7 @@
 """``mindspore``: MindSpore's ``nn.Embedding`` on its CPU device (PyNative mode), with its own autodiff.
 
-MindSpore 2.10 needs NumPy < 2, so it runs in an environment of its own (``pip install
-'embedding-conformance[mindspore]' 'numpy<2' 'ml_dtypes<0.5'``), not beside the other frameworks.
+MindSpore 2.10 needs NumPy < 2, so it runs in an environment of its own (from a checkout
+``pip install -e '.[mindspore]'``), not beside the other frameworks.
 What is MindSpore's and what is the adapter's:
 
 - The lookup is ``nn.Embedding(V, D, embedding_table=table, padding_idx=...)``; the gradient is
