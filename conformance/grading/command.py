@@ -6,6 +6,7 @@ import argparse
 import re
 import sys
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,11 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         check_base([sub], options)
         digest = content_hash(sub, options.base, "")
         job = Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)
-        record = record_of(sub, digest, reason=sub.problem) if sub.problem else next(run_jobs([job], 1))
+        if sub.problem:
+            record = record_of(sub, digest, reason=sub.problem)
+        else:
+            with closing(run_jobs([job], 1)) as graded:  # the pool shut down here, not when collected
+                record = next(graded)
     if options.default_base and sub.needs_base and DEFAULT_BASE_LACKS.match(record.get("reason", "")):
         raise GradeUsageError(f"the submission {record['reason']} on the default base package: {BASE_HINT}")
     result = score(record, options.rubric)

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -175,8 +176,9 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
     try:
         for record in problems:
             records[record["name"]] = _finish(options, record, say, progress, ran=False)
-        for record in run_jobs(jobs, options.jobs):
-            records[record["name"]] = _finish(options, record, say, progress)
+        with closing(run_jobs(jobs, options.jobs)) as graded:  # an interrupt here shuts the pool down at once
+            for record in graded:
+                records[record["name"]] = _finish(options, record, say, progress)
     except KeyboardInterrupt:
         say(progress.interrupted(options.out))
         raise
