@@ -22,7 +22,7 @@ from embconf.grading.session import (
     merge,
     parse_shard,
 )
-from embconf.grading.submissions import classify, content_hash, default_base
+from embconf.grading.submissions import BASED_KINDS, classify, content_hash, default_base
 from embconf.grading.uploads import MODULE_NAME
 from embconf.isolation import IsolationOptions, isolation_options
 from embconf.processes.options import add_limits
@@ -175,6 +175,16 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     print(
         f"{len(records)} submissions, {problems} not gradable: {args.out / 'gradebook.csv'}, {args.out / 'report.html'}"
     )
+    lacking = [
+        r["name"]
+        for r in records
+        if options.default_base and r["kind"] in BASED_KINDS and DEFAULT_BASE_LACKS.match(r.get("reason", ""))
+    ]
+    if lacking:  # what the reading of the sources could not see: said once for the class, exit 2
+        names = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")
+        raise GradeUsageError(
+            f"{len(lacking)} submission(s) ({names}) cannot import from the default base package what they name: {BASE_HINT}"
+        )
     return 0
 
 

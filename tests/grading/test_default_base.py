@@ -85,3 +85,13 @@ def test_lacking_reads_absolute_relative_and_helper_imports(tmp_path):
         "Nope from tinytorch.core.autograd",
         "module tinytorch.core.missing",
     ]
+
+
+def test_grade_says_an_import_only_the_run_reveals_once_too(tmp_path, capsys):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("ada", "bo"):
+        _module(folder, name, '\nexec("from tinytorch.core.tensor import Function")\n')
+    assert main(["grade", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "2 submission(s) (ada, bo)" in err and "--base" in err, err
