@@ -135,11 +135,8 @@ def build(recipe: Recipe) -> bytes:
         for name, text in scripts(recipe).items():
             _add(archive, name, text.encode(), executable=True)
         _add(archive, "rubric.yaml", recipe.rubric_text.encode())
-        for path in base_files(recipe.base) if recipe.base is not None else ():
-            relative = path.relative_to(recipe.base)
-            _add(
-                archive, f"base/{relative.as_posix()}", STUB.encode() if relative == MODULE_PATH else path.read_bytes()
-            )
+        if recipe.base is not None:
+            _add_base(archive, recipe.base)
         if recipe.wheel is not None:
             _add(archive, recipe.wheel.name, without_solution(recipe.wheel.read_bytes()))
     return buffer.getvalue()
@@ -151,6 +148,13 @@ def write(path: Path, data: bytes) -> None:
         OutputTarget.check(path).write_bytes(data)
     except OutputError as exc:
         raise AutograderError(f"--out {exc}") from None
+
+
+def _add_base(archive: zipfile.ZipFile, base: Path) -> None:
+    """The base package under ``base/``, its graded module replaced by the stub."""
+    for path in base_files(base):
+        relative = path.relative_to(base)
+        _add(archive, f"base/{relative.as_posix()}", STUB.encode() if relative == MODULE_PATH else path.read_bytes())
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:

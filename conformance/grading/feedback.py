@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, MutableMapping, Optional
+from typing import Any, MutableMapping, Optional, Sequence
 
 from embconf.grading import markdown as md
 from embconf.grading.score import ItemScore, Score
@@ -109,7 +109,7 @@ DECLINED_HINT = "handle these inputs instead of declining them (repeated ids, em
 FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
 
 
-def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
+def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
     """The mistakes behind failed cases, one per cause (grouped by the cause's id), most cases first."""
     found: dict[str, list] = {}
     for case in cases:

@@ -23,7 +23,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Generator, Iterator, Sequence
 
 from embconf.grading.job import Job, grade, record_of
 
@@ -63,7 +63,7 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
-def run_jobs(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+def run_jobs(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, None]:
     """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
     if not jobs:
         return

@@ -123,9 +123,10 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
 
 def _note_dangling(sub: Submission) -> None:
     """A package's links that point nowhere are left out of its copy; its note names them, in one line."""
-    dangling = _dangling(sub.source / "tinytorch") if sub.kind == "package" and sub.source is not None else []
-    if dangling:
-        names = ", ".join(path.relative_to(sub.source).as_posix() for path in dangling[:3])
+    root = sub.source
+    dangling = _dangling(root / "tinytorch") if sub.kind == "package" and root is not None else []
+    if dangling and root is not None:
+        names = ", ".join(path.relative_to(root).as_posix() for path in dangling[:3])
         links = "a link" if len(dangling) == 1 else f"{len(dangling)} links"
         sub.note = f"ignored {links} to {DANGLING.removeprefix('a link to ')}: {names}"
 
