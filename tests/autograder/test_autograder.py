@@ -54,18 +54,18 @@ def test_a_bad_recipe_is_one_line_and_writes_nothing(tmp_path, args, says):
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+def _prints(python: Path, code: str, cwd: Path) -> str:
+    """What ``python -c code`` prints."""
+    return subprocess.run([str(python), "-c", code], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
 def fresh_venv(folder: Path) -> Path:
     """A fresh virtual environment whose only borrowed packages are the suite's dependencies (numpy, PyYAML,
     jsonschema, read from this interpreter's site-packages by a path line, so pip installs offline) and pip
     itself (``python -m pip`` installs into the environment it runs in; ensurepip would take seconds)."""
     venv.create(folder, with_pip=False)
     python = folder / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    purelib = _prints(python, "import sysconfig; print(sysconfig.get_paths()['purelib'])", folder)
     import jsonschema
     import numpy
     import pip
@@ -104,12 +104,7 @@ def test_the_autograder_grades_in_a_simulated_gradescope_tree(tmp_path):
     if setup.returncode != 0 and "No matching distribution" in setup.stderr + setup.stdout:
         pytest.skip("pip cannot install offline here")
     assert setup.returncode == 0, (setup.stdout + setup.stderr)[-3000:]
-    located = subprocess.run(
-        [str(python), "-c", "import embconf.grading.submissions as s; print(s.EXAMPLE_BASE)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    located = _prints(python, "import embconf.grading.submissions as s; print(s.EXAMPLE_BASE)", tmp_path)
     assert str(tmp_path / "venv") in located and str(ROOT) not in located  # the wheel, not this checkout
     shipped = Path(located, "tinytorch", "core", "embeddings.py").read_text(encoding="utf-8")
     assert "np.add.at" not in shipped  # no solution installed where a submission could read it
