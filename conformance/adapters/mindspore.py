@@ -35,7 +35,7 @@ from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "mindspore"
-NEEDS = " 'numpy<2' 'ml_dtypes<0.5' (in an environment of its own: MindSpore needs NumPy < 2)"
+NEEDS = " (in an environment of its own: MindSpore needs NumPy < 2)"  # the extra's line names numpy<2 itself
 OUT_OF_RANGE = re.compile(r"For 'Gather', the 'input_indices' should be in the range \[0, \d+\)")
 PADDING_RANGE = re.compile(r"For 'Embedding', the 'padding_idx' must be in range of")
 SENS_SHAPE = re.compile(r"^The shape should be .*sens gradient", re.S)

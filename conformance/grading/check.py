@@ -198,7 +198,7 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
     if sub.kind == "package" and sub.source is not None:
         command = run_command(str(sub.source / MODULE_PATH))
     elif sub.kind == "module" and path.is_file() and base is not None:  # on the base it was staged on
-        command = run_command(str(path), base if base != importable_base() else None)
+        command = run_command(str(path), base)  # PYTHONPATH: a shell may not import what this Python imports
     else:
         command = ""  # a notebook, or an upload of several files: no embconf run command runs it as it is
     return f"tinytorch:{module}", options, exported, command
