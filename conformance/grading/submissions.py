@@ -41,15 +41,19 @@ MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
 BASED_KINDS = ("module", "percent", "ipynb")  # graded on a copy of the base package
 MAX_BYTES = 50 * 2**20  # a submission larger than this is not copied (a data file was uploaded with it)
 _PACKAGE = Path(__file__).resolve().parents[1]  # embconf: conformance/ in a checkout, site-packages/embconf in a wheel
+INSTALLED_EXAMPLE = _PACKAGE / "example_student_data"  # where a wheel carries the example student
 # the suite's example student: beside the package in a checkout, inside it (embconf/example_student_data) in a wheel
 EXAMPLE_BASE = next(
     (
         base
-        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", _PACKAGE / "example_student_data")
+        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", INSTALLED_EXAMPLE)
         if (base / MODULE_PATH).is_file()
     ),
     _PACKAGE.parent / "examples" / "tinytorch_student",
 )
+
+
+DANGLING = "a link to a file not handed in"
 
 
 class SubmissionProblem(Exception):
@@ -100,8 +104,10 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
     """What one entry of the folder is (a problem, not an exception, when it is not a submission);
     UnreadableSubmission when the grader may not read it."""
     is_zip = entry.is_file() and (entry.suffix.lower() == ".zip" or zipfile.is_zipfile(entry))
-    sub = Submission(entry.stem if entry.is_file() else entry.name, entry)
+    sub = Submission(entry.stem if not entry.is_dir() else entry.name, entry)
     try:
+        if entry.is_symlink() and not entry.exists():
+            raise UploadProblem(f"{DANGLING}: {entry.name}")
         if entry.is_dir():
             _classify_folder(sub, entry, rule)
         elif is_zip:
@@ -115,7 +121,18 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
         raise UnreadableSubmission(
             f"cannot read the submission {entry} ({exc.strerror or exc}): give the grader read access"
         ) from None
+    _note_dangling(sub)
     return sub
+
+
+def _note_dangling(sub: Submission) -> None:
+    """A package's links that point nowhere are left out of its copy; its note names them, in one line."""
+    root = sub.source
+    dangling = _dangling(root / "tinytorch") if sub.kind == "package" and root is not None else []
+    if dangling and root is not None:
+        names = ", ".join(path.relative_to(root).as_posix() for path in dangling[:3])
+        links = "a link" if len(dangling) == 1 else f"{len(dangling)} links"
+        sub.note = f"ignored {links} to {DANGLING.removeprefix('a link to ')}: {names}"
 
 
 def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: str = "") -> None:
@@ -190,6 +207,11 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not _ignored(p.relative_to(root).parts))
 
 
+def _dangling(folder: Path) -> list[Path]:
+    """The symbolic links under ``folder`` that point nowhere (a data file that was not uploaded)."""
+    return sorted(p for p in folder.rglob("*") if p.is_symlink() and not p.exists())
+
+
 def _ignored(parts: tuple[str, ...]) -> bool:
     return any(part in SKIPPED_NAMES or part.endswith(".pyc") for part in parts)
 
@@ -256,6 +278,9 @@ def _copy_package(root: Path, work: Path) -> None:
         raise SubmissionProblem(
             f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)"
         )
-    shutil.copytree(
-        package, work / "tinytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    shutil.copytree(  # a dangling link is left out (the submission's note names it)
+        package,
+        work / "tinytorch",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"),
+        ignore_dangling_symlinks=True,
     )

@@ -60,6 +60,9 @@ def register(sub: Any) -> None:
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     run.add_argument(
+        "-v", "--verbose", action="store_true", help="list every requirement, those with no applicable case too"
+    )
+    run.add_argument(
         "--validate-protocol",
         action="store_true",
         help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*",
@@ -137,7 +140,7 @@ def run_command(args: argparse.Namespace) -> int:
         expectations = Expectations.load(args.expectations) if args.expectations else None
         loaded(adapter.capabilities, args.impl is None)
         options = dataclasses.replace(options, expectations=expectations)
-        console = Console(out, colour=args.colour, quiet=args.quiet)
+        console = Console(out, colour=args.colour, quiet=args.quiet, verbose=args.verbose)
         fixtures = {
             "manifest_sha256": corpus.manifest_sha256,
             "modified": corpus.modified_files,

@@ -103,7 +103,10 @@ class OutputTarget:
 
     def write_text(self, text: str) -> None:
         """Write ``text`` (UTF-8; characters UTF-8 cannot carry are backslash-escaped) by the rules above."""
-        data = text.encode("utf-8", "backslashreplace")
+        self.write_bytes(text.encode("utf-8", "backslashreplace"))
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write ``data`` by the rules above (a symlink written through, a regular file atomically)."""
         try:
             if self.stream_fd is not None:
                 _write_fd(self.stream_fd, data)
