@@ -118,7 +118,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             key, title, hint = f"unwritten:{case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
         elif cause:
             key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
-        elif case.get("declined"):
+        elif case.get("declined") and case.get("decided_by") != "glue":
             key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"

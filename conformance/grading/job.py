@@ -24,7 +24,7 @@ from embconf.isolation import IsolationOptions
 from embconf.model.record import RunRecord
 
 RECORD_FORMAT = 5  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded;
-# 5: a case the implementation declined says so ("declined": true)
+# 5: a case the implementation declined says so ("declined": true; "decided_by": "glue" when the adapter skipped it)
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
 
 
@@ -116,6 +116,7 @@ def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
             "message": _clean(r.message, work)[:MESSAGE_CHARS],
             "cause": case_cause(run, r),
             **({"declined": True} if r.declined else {}),
+            **({"decided_by": r.decided_by} if r.declined and r.decided_by else {}),  # the adapter's skip (glue)
         }
         for r in run.results
     ]

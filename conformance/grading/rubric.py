@@ -8,7 +8,9 @@ as ``not_applicable`` says (``exclude``: left out of the fraction, ``pass``, ``f
 operation the submission does not provide at all counts as ``missing`` says (``fail`` or ``exclude``).
 A case the submission declined (``embconf.Decline``, or a peer's ``skipped`` reply) within what the item
 grades counts as failed, unless it matches one of the rubric's ``allowed_declines`` (case-id or requirement
-globs, at the top or per item): then it is left out like a case outside the features. An item none of whose
+globs, at the top or per item): then it is left out like a case outside the features. A case the adapter's own
+rule skipped (``decided_by: glue``: an older TinyTorch API without start_pos, say) is no decline of the
+submission's: it counts as ``not_applicable`` says. An item none of whose
 cases counts earns nothing. Settings at the top are defaults for every item.
 """
 
@@ -59,7 +61,7 @@ class Item:
     def counts(self, case: Mapping[str, Any]) -> Optional[bool]:
         """Whether a recorded case counts as passed for this item; None when it is left out."""
         outcome = case["outcome"]
-        if outcome == NOT_APPLICABLE and case.get("declined"):
+        if outcome == NOT_APPLICABLE and case.get("declined") and case.get("decided_by") != "glue":
             return None if self.allows_decline(case) else False
         if outcome == NOT_APPLICABLE:
             policy = self.not_applicable if case.get("provided", True) else self.missing

@@ -51,7 +51,7 @@ class Reply:
     message: str = ""
     detail: str = ""  # a traceback tail, or what a crashed process printed
     violations: list[str] = field(default_factory=list)  # rules broken though the call succeeded (run.guard): a fail
-    decided_by: str = ""  # "glue": the adapter's own code, not the implementation, raised this typed error
+    decided_by: str = ""  # "glue": the adapter's own code, not the implementation, raised this typed error or skipped
     reason: Optional[Reason] = None  # set when the runner stopped the call (status STOPPED or DIED)
 
 

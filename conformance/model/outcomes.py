@@ -84,7 +84,7 @@ class CaseResult(Freezable):
     mismatches: Sequence[Any] = field(default_factory=list, repr=False)
     actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
     error_kind: Optional[str] = None  # the error kind the implementation raised, kept for diagnosis
-    decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged
+    decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged or skipped
     reason: Optional[Reason] = None  # why the runner stopped the call (a timeout's cause)
     declined: bool = False  # not_applicable because the implementation skipped it, within its capabilities
     documented: Optional[DocumentedChoice] = None  # a problem the framework documents as its design (still a problem)

@@ -43,11 +43,9 @@ def judge(case: Case, reply: Reply, caps: Optional[Capabilities]) -> CaseResult:
     ):  # e.g. it modified an input: wrong whatever it returned
         result.outcome, result.message = FAIL, reproduction(case, "; ".join(reply.violations))
     elif reply.status == Status.SKIPPED:
-        result.outcome, result.message, result.declined = (
-            NOT_APPLICABLE,
-            f"skipped by the implementation: {reply.message}",
-            True,
-        )
+        who = "the adapter" if reply.decided_by else "the implementation"
+        result.outcome, result.message, result.declined = NOT_APPLICABLE, f"skipped by {who}: {reply.message}", True
+        result.decided_by = reply.decided_by
     elif reply.status == Status.STOPPED:
         result.outcome, result.message = (
             TIMEOUT_OUTCOME,
