@@ -42,6 +42,8 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     found: dict[str, np.ndarray] = {}
     if rope_type in ("llama3", "yarn") and isinstance(factor, (int, float)) and factor > 0:
         found["every_band"] = base ** (-2.0 * k / r) / float(factor)
+    if rope_type in ("linear", "llama3", "yarn") and isinstance(factor, (int, float)) and factor not in (0, 1):
+        found["scaling_ignored"] = base ** (-2.0 * k / r)  # the case's scaling left out altogether
     if rope_type == "default":
         if r > 2:
             found["d_minus_1"] = base ** (-2.0 * k / (r - 1))
@@ -65,6 +67,7 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
     ("frequencies", "", "step_1"): "rope.frequencies_step_1",
     ("frequencies", "", "base_10000"): "rope.base_ignored",
     ("frequencies", "", "every_band"): "rope.scaling_every_band",
+    ("amplitude", "", "missing"): "rope.yarn_attention_factor_missing",
     ("angle_precision", "", "angles:bfloat16"): "rope.angles_bfloat16",
     ("angle_precision", "", "angles:float16"): "rope.angles_float16",
     ("angle_precision", "", "float16_overflow"): "rope.angles_float16",
@@ -82,8 +85,6 @@ def identified(found: Cause) -> Cause:
     parts = found.key.split(":")
     if len(parts) < 3 or parts[0] != "rope":
         return found
-    if parts[1] == "combined":  # several mistakes at once: one identity for the combination
-        return replace(found, mistake="rope:combined:" + ":".join(parts[3:]))
     kind, operation, detail = parts[1], parts[2], ":".join(parts[3:])
     if kind == "pairing":
         detail = ""

@@ -8,13 +8,16 @@ explained by the next; a case two named causes are true of is explained.
 
 One mistake is one entry: causes that share an identity (``Cause.identity``: the mutants of one mistake in
 several operations, a symptom that the named mutant itself shows on its case) are grouped before choosing, and
-the entry lists the ids merged into it (``also``).
+the entry lists the ids merged into it (``also``). An entry's title is true of every case it cites: when its cases
+measured different things (other numbers, other words), the title says each with how many cases show it
+(``titles.merged_title``), never the first case's alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from embconf.diagnosis.titles import merged_title
 from embconf.model.record import Cause, RunRecord, Verdict
 
 MAX_MISTAKES = 5
@@ -29,10 +32,12 @@ def run_verdict(run: RunRecord) -> Verdict:
     member_cases: dict[tuple[str, str], set[str]] = {}  # (identity, cause id) -> the cases it explains
     explains: dict[str, list[str]] = {}
     wholly: dict[str, set[str]] = {}  # the cases a mistake explains on its own (it is complete on them)
+    said: dict[str, dict[str, str]] = {}  # identity -> case -> what the case measured (the title of its reading)
     for result in failing:
         for cause in result.causes:
             for reading in cause.readings():
                 key = reading.identity
+                said.setdefault(key, {}).setdefault(result.id, reading.title)
                 members.setdefault(key, {}).setdefault(reading.id, reading)
                 member_cases.setdefault((key, reading.id), set()).add(result.id)
                 cases = explains.setdefault(key, [])
@@ -52,7 +57,8 @@ def run_verdict(run: RunRecord) -> Verdict:
             break
         cause = candidates.pop(best)
         also = tuple(i for i in members[best] if i != cause.id)
-        chosen.append(replace(cause, cases=tuple(explains[best]), measured={}, alternatives={}, also=also))
+        title = merged_title([said[best][case_id] for case_id in explains[best]])
+        chosen.append(replace(cause, title=title, cases=tuple(explains[best]), measured={}, alternatives={}, also=also))
         left -= wholly.get(best, set())
         for case_id in explains[best]:
             named[case_id] = named.get(case_id, 0) + 1

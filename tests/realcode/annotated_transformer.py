@@ -17,13 +17,19 @@ MISTAKES = [
     {
         "phrase": ["sqrt(D) times", "even when"],
         "mutants": ["layer.scale_always"],
+        "claims": [
+            "symptom:token_scale:sqrt(D)",
+            "symptom:factor:gradient:token_table:sqrt(D)",
+            "symptom:factor:embedding_layer_forward:output:sqrt(D)",
+        ],
     },  # lut(x) * sqrt(d_model) whatever scale_embeddings says
     {
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
-        "mutants": ["layer.start_pos_ignored"],
+        "mutants": ["layer.start_pos_ignored", "pos.grad_start_ignored"],
     },  # x + pe[:, :T]: always positions 0..T-1
     {"phrase": "max_seq_len", "mutants": []},  # no length check: T > max_len is a broadcast ValueError
 ]
+FACTS = {"length_check": "none"}
 
 
 def sinusoidal_table(max_len, embed_dim, dtype="float32"):

@@ -4,6 +4,7 @@ a sinusoid table fitted to its family."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.sinusoid_fit import fit_table
-from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.diagnosis.symptoms.base import OWNER, PARAMETER, Symptom, symptom
 
 
 def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> Symptom:
@@ -19,7 +20,10 @@ def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> S
         got.shape == want.shape
         and (want.dtype.kind == "f" or want.dtype.name == "bfloat16")
         and got.dtype.kind in "fiu"
-        and close_in_ulps(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
+        and (
+            np.array_equal(got.astype(want.dtype), want, equal_nan=True)  # bitwise equal once cast (inf included)
+            or close_in_ulps(got.astype(want.dtype).astype(np.float64), want.astype(np.float64), want.dtype)
+        )
     )
     values = "cast to " + str(want.dtype) + ", the values are right" if same else "the values differ as well"
     return symptom(
@@ -52,12 +56,15 @@ def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> 
         relation = f"the last axis is {got.shape[-1] // want.shape[-1]} times as wide"
     elif got.ndim == want.ndim and got.shape[:-1] == want.shape[:-1]:
         more = got.shape[-1] - want.shape[-1]
-        relation = f"the last axis has {abs(more)} column{'s' if abs(more) != 1 else ''} {'too many' if more > 0 else 'too few'}"
+        unit = "element" if got.ndim == 1 else "column"
+        relation = f"{abs(more)} {unit}{'s' if abs(more) != 1 else ''} {'too many' if more > 0 else 'too few'}"
+        relation += "" if got.ndim == 1 else " in the last axis"
     if not relation:
         return []
+    head = re.sub(r"\b\d+\b", "N", relation.split(":")[0].split(",")[0])  # one key whatever the sizes
     return [
         symptom(
-            f"shape:{case.operation}:{relation}",
+            f"shape:{case.operation}:{head}",
             f"'{name}' has shape {list(got.shape)} for {list(want.shape)}: {relation}",
             title=f"'{name}' has the wrong shape: {relation}",
         )
@@ -70,16 +77,26 @@ def _odd_width(case: Case, want: np.ndarray, got: np.ndarray) -> str:
     if case.operation != "sinusoidal_table" or dim % 2 == 0 or got.shape[:-1] != want.shape[:-1]:
         return ""
     common = min(dim, got.shape[-1])
-    right = bool(np.allclose(got[:, :common].astype(np.float64), want[:, :common].astype(np.float64), atol=1e-5))
+    with np.errstate(all="ignore"):
+        right = bool(np.allclose(got[:, :common].astype(np.float64), want[:, :common].astype(np.float64), atol=1e-5))
     if got.shape[-1] == dim + 1:
-        return "D + 1 columns for odd D: the table of the next even width" + (
-            ", its extra last column not dropped (the first D are right)" if right else ""
+        if right:
+            return "D + 1 columns for odd D, its extra last column not dropped (the first D are right)"
+        return "D + 1 columns for odd D" + (
+            ": the spec's table of width D + 1" if _is_table(got, want.shape[0], dim + 1) else ""
         )
     if got.shape[-1] == dim - 1:
-        return "D - 1 columns for odd D: only 2 * (D // 2)" + (
-            ", the last (sine) column missing (the others are right)" if right else ""
-        )
+        return "D - 1 columns for odd D" + (", the last (sine) column missing" if right else "")
     return ""
+
+
+def _is_table(got: np.ndarray, max_len: int, dim: int) -> bool:
+    """Whether ``got`` is the spec's canonical table of that size (within float32's rounding)."""
+    from embconf.reference.sinusoid import sinusoidal_table
+
+    with np.errstate(all="ignore"):
+        table = np.asarray(sinusoidal_table(max_len, dim, "float64"), dtype=np.float64)
+        return bool(np.allclose(got.astype(np.float64), table, atol=1e-5))
 
 
 def epsilon(dtype: np.dtype) -> float:
@@ -126,7 +143,8 @@ def constant_factor(
     names = factor_names(ratio, sizes)
     text = f"'{name}' is exactly {ratio:.6g}{equals_text(names, sizes)} times the expected value"
     if name.startswith("grad"):  # one scaled gradient shows in every backward that reaches it: one mistake
-        prefix, what = "factor:gradient", "the gradient"
+        parameter = PARAMETER.get(name, name)
+        prefix, what = f"factor:gradient:{parameter}", f"the gradient of {OWNER.get(name, repr(name))}"
     else:
         prefix, what = f"factor:{case.operation}:{name}", f"'{name}' ({case.operation})"
     readings = {f"{prefix}:{n}": f"{what} is {n} times the expected value" for n in names}
