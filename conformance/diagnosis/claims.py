@@ -22,6 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.difference import plain_key
 from embconf.model.outcomes import PASS
 from embconf.model.record import Cause, RunRecord
 
@@ -36,6 +37,7 @@ GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a for
     "layer.scale_divided": "token_scale",
     "layer.scale_bfloat16": "token_scale",
     "layer.scale_sum": "position_scale",
+    "rope.partial_rotates_all": "rope:passthrough",
     "rope.angles_bfloat16": "rope:precision",
     "rope.angles_float16": "rope:precision",
     "rope.inv_freq_bfloat16": "rope:precision",
@@ -48,6 +50,7 @@ FAMILIES = (  # a symptom key's pattern -> the identity of the mistake it states
     (re.compile(r"^factor:gradient:"), None),
     (re.compile(r"^(repeated_rows|repeated_rows_differ):token_table$"), "repeated_rows:token_table"),
     (re.compile(r"^rope:(angle|table)_precision:"), "rope:precision"),
+    (re.compile(r"^rope:passthrough:"), "rope:passthrough"),
 )
 OUTPUT_OF = {
     "grad_token_weight": "token_scale",
@@ -62,6 +65,7 @@ def disciplined(run: RunRecord, by_id: Mapping[str, Case]) -> None:
     off_by_one = _off_by_one_measured(run, by_id)
     last_row_used = _last_row_passed(run, by_id)
     precisions = _sinusoid_precisions(run, by_id)
+    fits = _sinusoid_fits(run, by_id)
     for result in run.results:
         kept = []
         for cause in result.causes:
@@ -69,10 +73,30 @@ def disciplined(run: RunRecord, by_id: Mapping[str, Case]) -> None:
                 continue
             if not cause.is_mutant and cause.key == "boundary:rejects_id_V-1" and result.operation in last_row_used:
                 continue
-            kept.append(_identity(_precision_said(cause, precisions)))
+            kept.append(_identity(_fit_or_plain(_precision_said(cause, precisions), fits)))
         result.causes = kept
     _same_symptom_same_mistake(run)
     _backward_of_its_forward(run)
+    _alike_as_present(run)
+
+
+def _alike_as_present(run: RunRecord) -> None:
+    """Frequencies two readings give alike on a case ("step_1|head_dim") are the reading the run shows elsewhere
+    on its own, when it shows one: the same mistake, not another."""
+    alone = {c.key.rsplit(":", 1)[-1]: c.identity for r in run.results for c in r.causes if _frequency_reading(c)}
+    for result in run.results:
+        result.causes = [_as_present(c, alone) for c in result.causes]
+
+
+def _frequency_reading(cause: Cause) -> bool:
+    return not cause.is_mutant and cause.key.startswith("rope:frequencies:") and "|" not in cause.key
+
+
+def _as_present(cause: Cause, alone: Mapping[str, str]) -> Cause:
+    if cause.is_mutant or not cause.key.startswith("rope:frequencies:") or "|" not in cause.key:
+        return cause
+    present = [alone[part] for part in cause.key.rsplit(":", 1)[-1].split("|") if part in alone]
+    return replace(cause, mistake=present[0]) if present else cause
 
 
 def _same_symptom_same_mistake(run: RunRecord) -> None:
@@ -125,7 +149,7 @@ def _identity(cause: Cause) -> Cause:
         if pattern.search(cause.key):
             named = family or OUTPUT_OF.get(_output_named(cause.summary) or "")
             return replace(cause, mistake=named) if named else cause
-    zeros = re.match(r"^(zero_rows|zeros):(\w+):(\w+)", cause.key)
+    zeros = re.match(r"^(zero_rows|zeros|zero_values):(\w+):(\w+)", cause.key)
     if zeros:
         return replace(cause, mistake=f"zeros:{zeros.group(2)}:{zeros.group(3)}")
     return cause
@@ -179,6 +203,33 @@ def _last_row_passed(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:
 
 
 PRECISION = re.compile(r"[;,]? ?computed in (float16|float32)")
+IDENTIFYING_WIDTH = 8  # a table this wide (4 pairs) identifies a fit on its own
+
+
+def _sinusoid_fits(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:
+    """The sinusoid fits (keys, without precision) the run identifies: shown by two sizes, or by a wide table."""
+    sizes: dict[str, set[tuple[Any, Any]]] = {}
+    for result in run.results:
+        case = by_id.get(result.id)
+        for cause in result.causes:
+            if case is not None and cause.key.startswith("sinusoid:") and not cause.is_mutant:
+                inputs = case.inputs()
+                width = inputs.get("embed_dim")  # the width is what tells fits apart
+                key = PRECISION.sub("", cause.key)
+                sizes.setdefault(key, set()).add((width,))
+                if isinstance(width, int) and width >= IDENTIFYING_WIDTH:
+                    sizes[key].add(("wide",))
+    return {key for key, seen in sizes.items() if len(seen) >= 2}
+
+
+def _fit_or_plain(cause: Cause, fits: set[str]) -> Cause:
+    """A sinusoid fit the run does not identify is said as what was measured (``measured['plain']``)."""
+    plain = cause.measured.get("plain")
+    if cause.is_mutant or not cause.key.startswith("sinusoid:") or PRECISION.sub("", cause.key) in fits or not plain:
+        return cause
+    kept = {k: v for k, v in cause.measured.items() if k == "plain"}
+    key = plain_key("sinusoidal_table", "table", str(plain))
+    return replace(cause, key=key, title=str(plain), summary=str(plain), measured=kept)
 
 
 def _sinusoid_precisions(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:

@@ -52,7 +52,20 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
             found["head_dim"] = base ** (-2.0 * k / d)
         if base != 10000.0:
             found["base_10000"] = 10000.0 ** (-2.0 * k / r)
-    return found
+    return _alike(found)
+
+
+def _alike(found: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Candidates whose frequencies are equal on this case under one name ("head_dim|step_1"): the case cannot
+    tell them apart, so neither is said alone."""
+    out: dict[str, np.ndarray] = {}
+    for name, freq in found.items():
+        same = next((n for n, f in out.items() if f.shape == freq.shape and np.allclose(f, freq, rtol=1e-12)), None)
+        if same is None:
+            out[name] = freq
+        else:
+            out[f"{same}|{name}"] = out.pop(same)
+    return out
 
 
 MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a symptom is the effect of
@@ -74,6 +87,9 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
     ("angle_precision", "", "inv_freq:bfloat16"): "rope.inv_freq_bfloat16",
     ("angle_precision", "", "positions:bfloat16"): "rope.positions_in_activation_dtype",
     ("angle_precision", "", "positions:float16"): "rope.positions_in_activation_dtype",
+    ("angle_precision", "", "positions:half"): "rope.positions_in_activation_dtype",
+    ("angle_precision", "", "angles:half"): "rope.angles_float16",
+    ("angle_precision", "", "inv_freq:half"): "rope.inv_freq_bfloat16",
     ("table_precision", "", ""): "rope.cos_sin_bfloat16",
     ("passthrough", "", "rotated"): "rope.partial_rotates_all",
 }

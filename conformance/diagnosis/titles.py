@@ -2,7 +2,7 @@
 
 Each case states its cause in words measured on that case; the entry's title must not carry one case's words to
 all. Titles that agree are said once; titles that differ only in their numbers are said once with each number as
-the measured range ("1.33 to 2.83 times"); titles that differ in words are each said with how many of the cases
+the measured range ("1.33 to 2.83 times"), or a few whole numbers each ("D = 1, 3, 7"); titles that differ in words are each said with how many of the cases
 show them ("...: in 5 of 6 cases; ...: in 1 of 6 cases").
 """
 
@@ -13,6 +13,7 @@ from collections import Counter
 
 NUMBER = re.compile(r"(?<![\w.:])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
 SHOWN = 3  # distinct readings a title lists at most
+LISTED = 5  # distinct whole numbers (sizes) a title lists one by one instead of as a range
 
 
 def merged_title(per_case: list[str]) -> str:
@@ -42,7 +43,12 @@ def _ranged(titles: list[str]) -> str:
     out = pieces[0]
     for values, piece in zip(columns, pieces[1:]):
         numbers = sorted({float(v) for v in values})
-        out += values[0] if len(numbers) == 1 else f"{_plain(numbers[0])} to {_plain(numbers[-1])}"
+        if len(numbers) == 1:
+            out += values[0]
+        elif all(n.is_integer() for n in numbers) and len(numbers) <= LISTED:  # sizes: each one, not a range
+            out += ", ".join(_plain(n) for n in numbers)
+        else:
+            out += f"{_plain(numbers[0])} to {_plain(numbers[-1])}"
         out += piece
     return out
 

@@ -146,6 +146,7 @@ MEASURED = (
     "symptom:boundary:accepts_s+T=L+1",
     "symptom:rejects_empty_sequence",
     "symptom:unexplained:*",
+    "symptom:zero_values:*",
 )
 
 
@@ -282,7 +283,8 @@ def duplicates(report: Mapping[str, Any], truth: Truth) -> list[str]:
             continue
         ids = [entry["id"], *entry.get("also", ())]
         keys = [f"id {entry['id']}", f"title {entry['title']}"]
-        keys += [f"mistake {n}" for n, m in enumerate(truth.mistakes) if m.named_by(ids)]
+        named = [n for n, m in enumerate(truth.mistakes) if m.named_by(ids)]
+        keys += [f"mistake {n}" for n in named] if len(named) == 1 else []  # an entry of two mistakes repeats neither
         twice = [k for k in keys if k in seen]
         if twice:
             out.append(f"{entry['id']} repeats {seen[twice[0]]} ({twice[0]})")

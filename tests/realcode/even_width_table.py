@@ -11,7 +11,7 @@ MISTAKES = [
     {
         "phrase": ["D + 1 columns", "1 column too many"],
         "mutants": [],
-        "claims": ["symptom:shape:sinusoidal_table:D + N columns for odd D"],
+        "claims": ["symptom:shape:sinusoidal_table:D + N columns for D = N"],
     },  # odd D: d_model + 1 columns returned
     {
         "phrase": ["counted from 1", "from 1"],

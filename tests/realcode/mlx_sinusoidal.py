@@ -24,7 +24,7 @@ MISTAKES = [
     {
         "phrase": "shape",
         "mutants": [],
-        "claims": ["symptom:shape:sinusoidal_table:D - N columns for odd D"],
+        "claims": ["symptom:shape:sinusoidal_table:D - N columns for D = N"],
     },  # odd D: 2 * (D // 2) columns, one short
     {"phrase": "nan", "mutants": ["sin.small_dim_nan"]},  # D = 2, 3: one_zero = 1 - 0/0
 ]

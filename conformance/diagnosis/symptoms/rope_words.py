@@ -18,7 +18,8 @@ FIX_PRECISION = (
     "compute positions, inv_freq and their product in float32 (or wider) and round only cos/sin, once, to the "
     "activation dtype (the precision ruling of EMB-ROPE)"
 )
-POSITIONS_EXACT_UP_TO = {"bfloat16": 256, "float16": 2048}  # every integer up to here is exact in that precision
+POSITIONS_EXACT_UP_TO = {"bfloat16": 256, "float16": 2048, "half": 256}  # integers exact up to here
+PRECISION_WORDS = {"half": "float16 or bfloat16 (these cases cannot tell which)"}
 
 
 def scaling_of(inputs: Mapping[str, Any]) -> tuple[str, Any]:
@@ -75,11 +76,12 @@ def departure(case: Case, inputs: Mapping[str, Any], name: str) -> Symptom:
     if name.startswith("frequencies:"):
         return frequencies(case, inputs, {"candidate": name.removeprefix("frequencies:")})
     part, precision = name.split(":")
+    said = PRECISION_WORDS.get(precision, precision)
     what = {
-        "inv_freq": f"inv_freq was rounded to {precision} before multiplying by the positions",
-        "positions": f"the positions were made in {precision} (arange in the activations' dtype), not exact above "
+        "inv_freq": f"inv_freq was rounded to {said} before multiplying by the positions",
+        "positions": f"the positions were made in {said} (arange in the activations' dtype), not exact above "
         f"{POSITIONS_EXACT_UP_TO[precision]}",
-    }.get(part, f"the angles were computed in {precision} (positions, inv_freq and their product)")
+    }.get(part, f"the angles were computed in {said} (positions, inv_freq and their product)")
     return symptom(
         f"rope:angle_precision:{op}:{name}",
         f"{what}: the angle error grows with the position",
@@ -122,6 +124,13 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
         )
     if candidate in CANDIDATE_WORDS:
         return symptom(f"{key}:{candidate}", CANDIDATE_WORDS[candidate], FREQUENCY_FIX)
+    if candidate and all(part in CANDIDATE_WORDS for part in candidate.split("|")):  # alike on this case
+        readings = " or ".join(CANDIDATE_WORDS[part] for part in candidate.split("|"))
+        return symptom(
+            f"{key}:{candidate}",
+            f"the frequencies are those of either reading, which give the same frequencies here: {readings}",
+            FREQUENCY_FIX,
+        )
     spec = f"the spec's theta_k{_scaling_words(inputs)}"
     if "ratio" in p:
         ratio = float(p["ratio"])
@@ -130,6 +139,12 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
             f"every frequency is {ratio:.6g} times {spec}",
             "theta_k = base^(-2k/rotary_dim), angle = position * theta_k (with the scaling the case asks for)",
             ratio=ratio,
+        )
+    if "base" in p and rope_type == "default" and abs(float(p["base"]) - 1.0) < 1e-3:
+        return symptom(
+            f"{key}:one",
+            "every frequency is 1: the exponent evaluates to 0 (e.g. integer division arange(0, r, 2) // r)",
+            FREQUENCY_FIX,
         )
     if "base" in p and rope_type == "default":
         return symptom(
@@ -209,7 +224,8 @@ def passthrough(
     unrotated = [c for c in range(r) if same_as_input[c] and moved[c]]
     whole = rotation(source, got, d, pairing)
     rotated = whole.residual <= RESIDUAL and not np.allclose(whole.phi[:, r // 2 :], 0.0, atol=noise)
-    said = "rotated" if rotated and len(changed) == d - r else "changed"
+    zeroed = bool(changed) and not np.any(wide[:, changed])
+    said = "set to zero" if zeroed else ("rotated" if rotated and len(changed) == d - r else "changed")
     text = (
         f"features {column_ranges(changed)} (of the pass-through features {r}..{d - 1}, rotary_dim = {r}) are "
         f"{said}; partial rotary passes them through unchanged"
@@ -217,7 +233,7 @@ def passthrough(
     if unrotated:
         text += f"; features {column_ranges(unrotated)}, which rotate, are left as they came in"
     return symptom(
-        f"rope:passthrough:{case.operation}:{'rotated' if said == 'rotated' else 'changed'}",
+        f"rope:passthrough:{case.operation}:{ {'rotated': 'rotated', 'set to zero': 'zeroed'}.get(said, 'changed') }",
         text,
         "rotate only x[..., :rotary_dim] and concatenate x[..., rotary_dim:] back unchanged",
         title=f"pass-through features (past rotary_dim) are {said}; partial rotary passes them through unchanged",
