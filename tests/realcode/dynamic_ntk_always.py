@@ -19,9 +19,17 @@ MISTAKES = [
             "symptom:rope:frequencies:rope_tables",
             "symptom:rope:frequencies:rope_backward",
         ],
-    },
+    },  # the base rescaled below original_max_position_embeddings too
+    {
+        "phrase": ["length", "row"],
+        "mutants": [],
+        "claims": [
+            "symptom:rope:frequencies:rope_forward",
+            "symptom:rope:frequencies:rope_tables",
+            "symptom:rope:frequencies:rope_backward",
+        ],
+    },  # the length from the call's rows, not max(position_ids) + 1
 ]
-MISTAKES.append({"phrase": ["length", "row"], "mutants": []})
 
 
 class Port(Rope):

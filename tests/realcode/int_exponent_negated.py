@@ -14,7 +14,7 @@ MISTAKES = [
     {"phrase": ["frequency 1", "frequenc"], "mutants": [], "claims": ["symptom:rope:frequencies:*:one"]},
     {
         "phrase": ["negative angle", "sign"],
-        "mutants": ["rope.rotate_half_sign", "rope.tables.rotate_half_sign"],
+        "mutants": ["rope.rotate_half_sign"],
         "claims": ["symptom:rope:negated:*"],
     },
 ]

@@ -14,7 +14,7 @@ EMBCONF_FEATURES = FEATURES + SCALED
 MISTAKES = [
     {
         "phrase": ["negative angle", "conjugate"],
-        "mutants": ["rope.rotate_half_sign", "rope.tables.rotate_half_sign", "rope.backward_rotates_forward"],
+        "mutants": ["rope.rotate_half_sign", "rope.backward_rotates_forward"],
         "claims": ["symptom:rope:negated:*"],
     },
     {"phrase": ["llama3", "scaling"], "mutants": [], "claims": ["symptom:rope:frequencies:*:scaling_ignored"]},
