@@ -208,17 +208,16 @@ IDENTIFYING_WIDTH = 8  # a table this wide (4 pairs) identifies a fit on its own
 
 def _sinusoid_fits(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:
     """The sinusoid fits (keys, without precision) the run identifies: shown by two sizes, or by a wide table."""
-    sizes: dict[str, set[tuple[Any, Any]]] = {}
+    sizes: dict[str, set[Any]] = {}
     for result in run.results:
         case = by_id.get(result.id)
         for cause in result.causes:
             if case is not None and cause.key.startswith("sinusoid:") and not cause.is_mutant:
-                inputs = case.inputs()
-                width = inputs.get("embed_dim")  # the width is what tells fits apart
+                width = case.inputs().get("embed_dim")  # the width is what tells fits apart
                 key = PRECISION.sub("", cause.key)
-                sizes.setdefault(key, set()).add((width,))
+                sizes.setdefault(key, set()).add(width)
                 if isinstance(width, int) and width >= IDENTIFYING_WIDTH:
-                    sizes[key].add(("wide",))
+                    sizes[key].add("wide")
     return {key for key, seen in sizes.items() if len(seen) >= 2}
 
 

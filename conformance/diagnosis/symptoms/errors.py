@@ -188,8 +188,8 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         entered = (own or frames)[0]
         if entered is not frames[-1]:
             where += f", reached from {_frame_text(entered)}"
-    own = bool(frames) and frames[-1].group(4).strip().startswith(("raise ", "assert "))
-    if case.expected_error and own:  # refused before use, by its own check, with another exception
+    checked = bool(frames) and frames[-1].group(4).strip().startswith(("raise ", "assert "))
+    if case.expected_error and checked:  # refused before use, by its own check, with another exception
         should = f"; its own check refuses this input, with {raised.group(1)} where the spec's error is {case.expected_error}"
     elif case.expected_error:
         should = f"; this input should be rejected with {case.expected_error} before it is used"
@@ -202,7 +202,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             f"raised {raised.group(1)}{where}{culprit}{should}",
             (
                 f"raise the spec's {case.expected_error} from that check"
-                if own
+                if checked
                 else f"check the input first and raise the spec's {case.expected_error}"
             )
             + " (EMB-ERR-1)"
