@@ -4,7 +4,8 @@ Chosen greedily from the causes of the failing results: the cause (a catalogue m
 symptom, under any of its readings) that explains the most failures not yet explained comes first; a
 mutant wins a tie, because it carries the exact fix. A cause that is not complete (a dtype not cast back
 when the values differ as well, a mistake that explains part of a case) is named but leaves its cases to be
-explained by the next; a case two named causes are true of is explained.
+explained by the next; a case two named causes are true of is explained (a case that measured
+several mistakes at once, each a part of it, once all its parts are named).
 
 One mistake is one entry: causes that share an identity (``Cause.identity``: the mutants of one mistake in
 several operations, a symptom that the named mutant itself shows on its case) are grouped before choosing, and
@@ -45,6 +46,7 @@ def run_verdict(run: RunRecord) -> Verdict:
                     cases.append(result.id)
                 if reading.complete:
                     wholly.setdefault(key, set()).add(result.id)
+    needed = {r.id: max([2] + [int(c.measured.get("parts", 2)) for c in r.causes if not c.complete]) for r in failing}
     candidates = {key: _representative(key, found, member_cases) for key, found in members.items()}
     chosen: list[Cause] = []
     left = {r.id for r in failing}
@@ -62,7 +64,7 @@ def run_verdict(run: RunRecord) -> Verdict:
         left -= wholly.get(best, set())
         for case_id in explains[best]:
             named[case_id] = named.get(case_id, 0) + 1
-            if named[case_id] > 1:  # two mistakes named, each true of it: the case is explained
+            if named[case_id] >= needed[case_id]:  # two mistakes named (or all the parts it measured): explained
                 left.discard(case_id)
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))

@@ -174,8 +174,8 @@ def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sympt
     """The symptoms that state ``reading`` for this operation: one per mistake it shows (each not complete when
     there are several)."""
     found = _stated(case, inputs, reading)
-    if len(found) > 1:
-        found = [replace(f, complete=False) for f in found]
+    if len(found) > 1:  # one mistake each: the case is explained once all of them are named
+        found = [replace(f, complete=False, measured={**f.measured, "parts": len(found)}) for f in found]
     if not reading.params.get("rough"):
         return found
     besides = "; a smaller error besides (cos/sin or the angles in a lower precision)"
