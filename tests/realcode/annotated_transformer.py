@@ -13,7 +13,11 @@ import numpy as np
 from _spec import SpecError, check_grad_shape, check_ids, layer_config, scatter_add
 
 MISTAKES = [
-    {"phrase": "odd", "mutants": []},  # pe[:, 1::2] = cos(position * div_term) fails for odd D
+    {
+        "phrase": "odd",
+        "mutants": [],
+        "claims": ["symptom:untyped:ValueError:None"],
+    },  # pe[:, 1::2] = cos(position * div_term) fails for odd D
     {
         "phrase": ["sqrt(D) times", "even when"],
         "mutants": ["layer.scale_always"],
@@ -27,7 +31,11 @@ MISTAKES = [
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
         "mutants": ["layer.start_pos_ignored", "pos.grad_start_ignored"],
     },  # x + pe[:, :T]: always positions 0..T-1
-    {"phrase": "max_seq_len", "mutants": []},  # no length check: T > max_len is a broadcast ValueError
+    {
+        "phrase": "max_seq_len",
+        "mutants": [],
+        "claims": ["symptom:untyped:ValueError:sequence_too_long", "symptom:boundary:accepts_s+T=L+1"],
+    },  # no length check: T > max_len is a broadcast ValueError
 ]
 FACTS = {"length_check": "none"}
 

@@ -19,8 +19,16 @@ MISTAKES = [
         "mutants": ["fwd.negative_wraps", "bwd.negative_wraps"],
         "claims": ["symptom:ids_wrapped", "symptom:ids_wrapped_or_clamped"],
     },  # W[-1] is the last row
-    {"phrase": "IndexError", "mutants": []},  # an id >= V is NumPy's IndexError, not index_out_of_range
-    {"phrase": "shape", "mutants": []},  # grad_output's shape is never checked: a wrong one is NumPy's ValueError
+    {
+        "phrase": "IndexError",
+        "mutants": [],
+        "claims": ["symptom:untyped:IndexError:index_out_of_range"],
+    },  # an id >= V is NumPy's IndexError, not index_out_of_range
+    {
+        "phrase": "shape",
+        "mutants": [],
+        "claims": ["symptom:untyped:ValueError:shape_mismatch"],
+    },  # grad_output's shape is never checked: a wrong one is NumPy's ValueError
 ]
 FACTS = {"forward_ids": "none", "backward_ids": "none"}
 

@@ -20,7 +20,11 @@ MISTAKES = [
         "mutants": ["sin.tensor2tensor", "sin.odd_last_zero"],
         "claims": ["symptom:zeros:sinusoidal_table:table"],
     },  # k/(h-1) frequencies, [sin | cos] blocks, zero column
-    {"phrase": ["ZeroDivision", "by zero"], "mutants": []},  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
+    {
+        "phrase": ["ZeroDivision", "by zero"],
+        "mutants": [],
+        "claims": ["symptom:untyped:ZeroDivisionError:None"],
+    },  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
     {
         "phrase": "by 2",
         "mutants": [],

@@ -14,7 +14,11 @@ MISTAKES = [
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
         "mutants": ["layer.start_pos_ignored", "pos.start_ignored", "pos.grad_start_ignored"],
     },  # pos = arange(0, t)
-    {"phrase": "AssertionError", "mutants": []},  # too long is an assert, not sequence_too_long
+    {
+        "phrase": "AssertionError",
+        "mutants": [],
+        "claims": ["symptom:untyped:AssertionError:sequence_too_long"],
+    },  # too long is an assert, not sequence_too_long
     {
         "phrase": ["by 1 instead", "never scales"],
         "mutants": ["layer.scale_missing"],
