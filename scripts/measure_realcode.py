@@ -16,7 +16,11 @@ phrase in its summary, description or alternatives).
 Printed per module and in total: whether it is caught (some case fails), how many of its mistakes the verdict
 names, how many some case's diagnosis names, the verdict entries that name none of its mistakes (candidate wrong
 or misleading statements, for a person to review; ``--all-entries`` lists every entry with the mistake it names, since
-a wrong statement can contain a phrase too) and the seconds the whole command took. The exit status is 1
+a wrong statement can contain a phrase too) and the seconds the whole command took. From the truth audit
+(``tests/realcode/_truth.py``, the one tests/diagnosis/test_realcode.py runs): whether the verdict names the
+module's mistakes strictly (each by a typed id: a mutant or a recorded claim), partly, or not at all; every printed
+sentence the module's recorded truth contradicts (untrue statements); and verdict entries that repeat another
+(duplicates). The exit status is 1
 only when something is broken (a module whose MISTAKES cannot be read, a run that exits 2, a missing or unreadable
 report), never because a figure is low: this script measures.
 """
@@ -32,12 +36,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from embconf.reports.json_report import read as read_report  # JSON lines since report format 2
 
 ROOT = Path(__file__).resolve().parents[1]
 FAILING = ("fail", "error", "crash", "timeout")
+sys.path.insert(0, str(ROOT / "tests" / "realcode"))
+from _truth import Truth, audit, duplicates, naming, read_truth  # noqa: E402  (the corpus's audit, beside it)
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,16 @@ class Outcome:
     diagnosis_named: list[bool] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
+    truth: Optional[Truth] = None
+    strict: list[bool] = field(default_factory=list)  # per mistake: a verdict entry names it by a typed id
+    untrue: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+    @property
+    def naming(self) -> str:
+        """'strictly' (every mistake by a typed id), 'partly' (some), 'not'."""
+        named = sum(self.strict)
+        return "strictly" if named == len(self.strict) else ("partly" if named else "not")
 
 
 def read_module(path: Path) -> tuple[str, list[Mistake]]:
@@ -107,6 +123,17 @@ def judge(outcome: Outcome, report: dict[str, Any]) -> None:
     outcome.verdict_named = [any(m.named_by(v["id"], [v["title"]]) for v in verdict) for m in outcome.mistakes]
     diagnoses = [diagnosis_texts(d) for c in cases for d in (c.get("diagnosis") or [])]
     outcome.diagnosis_named = [any(m.named_by(i, t) for i, t in diagnoses) for m in outcome.mistakes]
+    if outcome.truth is not None:
+        from embconf.mutants import registry
+
+        identity = {key: m.mistake or key for key, m in registry().items()}
+        outcome.strict = naming(report, outcome.truth)[0]
+        outcome.untrue = [
+            f"{v.claim.where}: {v.problem}: {v.claim.text[:160]}"
+            for v in audit(report, outcome.truth, identity)
+            if v.problem
+        ]
+        outcome.duplicates = duplicates(report, outcome.truth)
     for v in verdict:
         text = f"{v['id']}: {v['title']} ({len(v['cases'])} cases)"
         names = [m.phrases[0] for m in outcome.mistakes if m.named_by(v["id"], [v["title"]])]
@@ -121,6 +148,11 @@ def measure(path: Path, command: list[str], reports: Path) -> Outcome:
     except (OSError, SyntaxError, ValueError) as exc:
         return Outcome(path.name, "?", [], broken=f"cannot read MISTAKES: {exc}")
     outcome = Outcome(path.name, kind, mistakes)
+    try:
+        outcome.truth = read_truth(path)
+    except ValueError as exc:
+        outcome.broken = f"cannot read the recorded truth: {exc}"
+        return outcome
     report_path = reports / f"{path.stem}.json"
     report_path.unlink(missing_ok=True)
     argv = command + ["run", "--impl", f"{kind}:{path}", "-q", "--report-json", str(report_path)]
@@ -156,6 +188,13 @@ def show(outcome: Outcome, all_entries: bool) -> None:
                 f"    not in the verdict: {' / '.join(mistake.phrases)!r}"
                 + (f" {list(mistake.mutants)}" if mistake.mutants else "")
             )
+    print(
+        f"    named {outcome.naming} ({sum(outcome.strict)}/{n} by typed id); untrue statements {len(outcome.untrue)}; duplicates {len(outcome.duplicates)}"
+    )
+    for text in outcome.untrue:
+        print(f"    UNTRUE {text}")
+    for text in outcome.duplicates:
+        print(f"    DUPLICATE {text}")
     for text in outcome.unmatched:
         print(f"    names no true mistake: {text}")
     for text in outcome.entries if all_entries else ():
@@ -179,6 +218,15 @@ def summary(outcomes: list[Outcome], elapsed: float) -> None:
         )
         print(f"modules whose verdict names every mistake: {sum(all(o.verdict_named) for o in good)} of {len(good)}")
     print(f"verdict entries naming no true mistake: {unmatched} in {sum(bool(o.unmatched) for o in good)} modules")
+    wrong = [o for o in good if o.failures]
+    print(
+        "wrong modules named strictly {}, partly {}, not {} (of {}); untrue statements {}; duplicate entries {}".format(
+            *(sum(o.naming == k for o in wrong) for k in ("strictly", "partly", "not")),
+            len(wrong),
+            sum(len(o.untrue) for o in good),
+            sum(len(o.duplicates) for o in good),
+        )
+    )
     print(f"time: {sum(o.seconds for o in outcomes):.1f} s in embconf runs, {elapsed:.1f} s in all")
 
 

@@ -193,16 +193,17 @@ def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
     is refused that the same check on T alone would accept; a check that leaves start_pos out when every refused
     window is longer than the table by itself and every window that fits by itself is accepted."""
     key = "boundary:accepts_s+T=L+1"
-    refused, accepted = [], []  # (start_pos, T, max_len) of each window past the end refused / answered
+    refused: dict[tuple[str, Any], list[tuple[int, int, int]]] = {}  # each window past the end refused, by check
+    accepted: dict[tuple[str, Any], list[tuple[int, int, int]]] = {}  # ... and answered
     for result in run.results:
         case = by_id.get(result.id)
         if case is None or case.expected_error != "sequence_too_long":
             continue
         window = _integer_window(case.inputs())
         if window is not None and result.outcome == PASS:
-            refused.append(window)
+            refused.setdefault(_check_of(case), []).append(window)
         elif window is not None and result.outcome == FAIL and result.error_kind is None and result.actual:
-            accepted.append(window)
+            accepted.setdefault(_check_of(case), []).append(window)
     for result in run.results:
         case = by_id.get(result.id)
         if case is None or not any(c.key == key and not c.is_mutant for c in result.causes):
@@ -210,12 +211,19 @@ def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
         window = _integer_window(case.inputs())
         if window is None:
             continue
-        said = _boundary_reading(window[0] > 0, refused, accepted)
+        check = _check_of(case)  # only windows the same check judged say how it counts
+        said = _boundary_reading(window[0] > 0, refused.get(check, []), accepted.get(check, []))
         if said:
             result.causes = [
                 replace(c, title=c.title + said, summary=c.summary + said) if c.key == key and not c.is_mutant else c
                 for c in result.causes
             ]
+
+
+def _check_of(case: Case) -> tuple[str, Any]:
+    """Which length check judges a window: the operation's, and in the layer the position encoding's."""
+    config = case.inputs().get("config")
+    return case.operation, config.get("pos_encoding", "learned") if isinstance(config, Mapping) else None
 
 
 def _boundary_reading(moved: bool, refused: list[tuple[int, int, int]], accepted: list[tuple[int, int, int]]) -> str:

@@ -153,6 +153,8 @@ def read(
 
 
 MAX_DEPARTURES = 3
+GROWTH = 4.0  # a precision error at the largest angle is at least this many times the one at the smaller angles
+UNWRAPPED = 1.0  # radians: an angle error below this has not wrapped, so a frequency change shows as p * delta
 POSITIONS = ("", "shifted:1", "rows")
 COMPUTATIONS = (
     "",
@@ -224,20 +226,46 @@ def _first_model(
 ) -> Optional[Reading]:
     """The simplest model that explains every valid angle within ``bound`` (not ``exact``: and that differs from
     the spec's angles by more than that bound on most of them)."""
+    fits = {d: a for d, a in models}
     for departures, angles in models:
         if _explains(phi, angles, valid, bound) and (exact or _distinct(angles, want, valid, bound)):
-            return Reading(Kind.MODEL, {"departures": list(departures)})
+            return Reading(
+                Kind.MODEL, {"departures": [_told(d, departures, fits, phi, valid, bound) for d in departures]}
+            )
     return None
+
+
+def _told(
+    departure: str,
+    departures: tuple[str, ...],
+    fits: Mapping[tuple[str, ...], np.ndarray],
+    phi: np.ndarray,
+    valid: np.ndarray,
+    bound: np.ndarray,
+) -> str:
+    """A float16 departure as ``PART:half`` when the same model in bfloat16 explains the angles too (the cases
+    cannot tell the two precisions apart)."""
+    if not departure.endswith(":float16"):
+        return departure
+    other = tuple(d.replace(":float16", ":bfloat16") if d == departure else d for d in departures)
+    angles = fits.get(other)
+    if angles is not None and _explains(phi, angles, valid, bound):
+        return departure.replace(":float16", ":half")
+    return departure
 
 
 def _linear_in_position(phi: np.ndarray, want: np.ndarray, valid: np.ndarray, p: np.ndarray, tight: np.ndarray) -> bool:
     """Whether the angle error is position * (a constant per pair): a frequency that differs, which rounding of
     positions or of their product is not (rounding inv_freq alone is, and is a candidate of its own)."""
-    error = np.where(valid, wrap(phi - want), 0.0)
-    weight = np.where(valid, p, 0.0)
+    error = wrap(phi - want)
+    unwrapped = valid & (np.abs(error) < UNWRAPPED)  # where the error has not yet wrapped around pi
+    if np.sum(unwrapped) * 2 < np.sum(valid):
+        return False
+    error = np.where(unwrapped, error, 0.0)
+    weight = np.where(unwrapped, p, 0.0)
     denominator = np.sum(weight**2, axis=0)
     delta = np.sum(weight * error, axis=0) / np.where(denominator == 0, 1.0, denominator)
-    return _explains(phi, want + p * delta, valid, tight)
+    return _explains(phi, want + p * delta, unwrapped, tight) and bool(np.any(np.abs(delta) > 0))
 
 
 def _distinct(model: np.ndarray, want: np.ndarray, valid: np.ndarray, bound: np.ndarray) -> bool:
@@ -280,6 +308,8 @@ def _precision(
         if measurable.any() and bool(np.all(error[valid] <= bound[valid])) and (beyond & measurable).any():
             worst = np.unravel_index(int(np.argmax(np.where(valid, error, -1.0))), error.shape)
             small = valid & (magnitude <= np.median(magnitude[valid]))
+            if np.max(error[small], initial=0.0) * GROWTH > error[worst]:
+                return None  # as large at the small angles: an error that does not grow is no rounding of the angle
             return Reading(
                 Kind.ANGLE_PRECISION,
                 {

@@ -42,6 +42,8 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     found: dict[str, np.ndarray] = {}
     if rope_type in ("llama3", "yarn") and isinstance(factor, (int, float)) and factor > 0:
         found["every_band"] = base ** (-2.0 * k / r) / float(factor)
+    if rope_type in ("linear", "llama3", "yarn") and isinstance(factor, (int, float)) and factor not in (0, 1):
+        found["scaling_ignored"] = base ** (-2.0 * k / r)  # the case's scaling left out altogether
     if rope_type == "default":
         if r > 2:
             found["d_minus_1"] = base ** (-2.0 * k / (r - 1))
@@ -50,7 +52,20 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
             found["head_dim"] = base ** (-2.0 * k / d)
         if base != 10000.0:
             found["base_10000"] = 10000.0 ** (-2.0 * k / r)
-    return found
+    return _alike(found)
+
+
+def _alike(found: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Candidates whose frequencies are equal on this case under one name ("head_dim|step_1"): the case cannot
+    tell them apart, so neither is said alone."""
+    out: dict[str, np.ndarray] = {}
+    for name, freq in found.items():
+        same = next((n for n, f in out.items() if f.shape == freq.shape and np.allclose(f, freq, rtol=1e-12)), None)
+        if same is None:
+            out[name] = freq
+        else:
+            out[f"{same}|{name}"] = out.pop(same)
+    return out
 
 
 MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a symptom is the effect of
@@ -65,12 +80,16 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
     ("frequencies", "", "step_1"): "rope.frequencies_step_1",
     ("frequencies", "", "base_10000"): "rope.base_ignored",
     ("frequencies", "", "every_band"): "rope.scaling_every_band",
+    ("amplitude", "", "missing"): "rope.yarn_attention_factor_missing",
     ("angle_precision", "", "angles:bfloat16"): "rope.angles_bfloat16",
     ("angle_precision", "", "angles:float16"): "rope.angles_float16",
     ("angle_precision", "", "float16_overflow"): "rope.angles_float16",
     ("angle_precision", "", "inv_freq:bfloat16"): "rope.inv_freq_bfloat16",
     ("angle_precision", "", "positions:bfloat16"): "rope.positions_in_activation_dtype",
     ("angle_precision", "", "positions:float16"): "rope.positions_in_activation_dtype",
+    ("angle_precision", "", "positions:half"): "rope.positions_in_activation_dtype",
+    ("angle_precision", "", "angles:half"): "rope.angles_float16",
+    ("angle_precision", "", "inv_freq:half"): "rope.inv_freq_bfloat16",
     ("table_precision", "", ""): "rope.cos_sin_bfloat16",
     ("passthrough", "", "rotated"): "rope.partial_rotates_all",
 }
@@ -82,8 +101,6 @@ def identified(found: Cause) -> Cause:
     parts = found.key.split(":")
     if len(parts) < 3 or parts[0] != "rope":
         return found
-    if parts[1] == "combined":  # several mistakes at once: one identity for the combination
-        return replace(found, mistake="rope:combined:" + ":".join(parts[3:]))
     kind, operation, detail = parts[1], parts[2], ":".join(parts[3:])
     if kind == "pairing":
         detail = ""

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.claims import disciplined
 from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
 from embconf.diagnosis.identity import merge_shown
@@ -55,6 +56,10 @@ def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET
         off_by_one(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no condition analysis: %s: %s", type(exc).__name__, exc)
+    try:
+        disciplined(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no claim discipline: %s: %s", type(exc).__name__, exc)
     run.verdict = run_verdict(run)
 
 

@@ -4,17 +4,21 @@ Chosen greedily from the causes of the failing results: the cause (a catalogue m
 symptom, under any of its readings) that explains the most failures not yet explained comes first; a
 mutant wins a tie, because it carries the exact fix. A cause that is not complete (a dtype not cast back
 when the values differ as well, a mistake that explains part of a case) is named but leaves its cases to be
-explained by the next; a case two named causes are true of is explained.
+explained by the next; a case two named causes are true of is explained (a case that measured
+several mistakes at once, each a part of it, once all its parts are named).
 
 One mistake is one entry: causes that share an identity (``Cause.identity``: the mutants of one mistake in
 several operations, a symptom that the named mutant itself shows on its case) are grouped before choosing, and
-the entry lists the ids merged into it (``also``).
+the entry lists the ids merged into it (``also``). An entry's title is true of every case it cites: when its cases
+measured different things (other numbers, other words), the title says each with how many cases show it
+(``titles.merged_title``), never the first case's alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from embconf.diagnosis.titles import merged_title
 from embconf.model.record import Cause, RunRecord, Verdict
 
 MAX_MISTAKES = 5
@@ -29,10 +33,12 @@ def run_verdict(run: RunRecord) -> Verdict:
     member_cases: dict[tuple[str, str], set[str]] = {}  # (identity, cause id) -> the cases it explains
     explains: dict[str, list[str]] = {}
     wholly: dict[str, set[str]] = {}  # the cases a mistake explains on its own (it is complete on them)
+    said: dict[str, dict[str, str]] = {}  # identity -> case -> what the case measured (the title of its reading)
     for result in failing:
         for cause in result.causes:
             for reading in cause.readings():
                 key = reading.identity
+                said.setdefault(key, {}).setdefault(result.id, reading.title)
                 members.setdefault(key, {}).setdefault(reading.id, reading)
                 member_cases.setdefault((key, reading.id), set()).add(result.id)
                 cases = explains.setdefault(key, [])
@@ -40,6 +46,7 @@ def run_verdict(run: RunRecord) -> Verdict:
                     cases.append(result.id)
                 if reading.complete:
                     wholly.setdefault(key, set()).add(result.id)
+    needed = {r.id: max([2] + [int(c.measured.get("parts", 2)) for c in r.causes if not c.complete]) for r in failing}
     candidates = {key: _representative(key, found, member_cases) for key, found in members.items()}
     chosen: list[Cause] = []
     left = {r.id for r in failing}
@@ -52,11 +59,12 @@ def run_verdict(run: RunRecord) -> Verdict:
             break
         cause = candidates.pop(best)
         also = tuple(i for i in members[best] if i != cause.id)
-        chosen.append(replace(cause, cases=tuple(explains[best]), measured={}, alternatives={}, also=also))
+        title = merged_title([said[best][case_id] for case_id in explains[best]])
+        chosen.append(replace(cause, title=title, cases=tuple(explains[best]), measured={}, alternatives={}, also=also))
         left -= wholly.get(best, set())
         for case_id in explains[best]:
             named[case_id] = named.get(case_id, 0) + 1
-            if named[case_id] > 1:  # two mistakes named, each true of it: the case is explained
+            if named[case_id] >= needed[case_id]:  # two mistakes named (or all the parts it measured): explained
                 left.discard(case_id)
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))

@@ -40,7 +40,7 @@ def _missing_id_zero_row(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
 @mutant(
     "bwd.drops_missing_ids",
     "silently drops the gradient of an id that indexes no row instead of raising",
-    RANGE + "; the backward checks the ids as the forward does",
+    RANGE + "; the backward checks the ids too",
     BWD,
     source="JAX/Flax: the scatter behind jnp.take's gradient drops out-of-bounds updates (mode='fill' / 'drop')",
 )

@@ -290,7 +290,7 @@ def _padding_row_zeroed(weight: np.ndarray, ids: np.ndarray, grad_output: np.nda
 @mutant(
     "bwd.negative_wraps",
     "the backward skips the id check, so a negative id scatters into a row counted from the end",
-    "validate ids in the backward exactly as in the forward: id < 0 or >= V is index_out_of_range (EMB-IDX-1/2)",
+    "validate ids in the backward too: id < 0 or >= V is index_out_of_range (EMB-IDX-1/2)",
     BWD,
     mistake="fwd.negative_wraps",
 )

@@ -13,6 +13,7 @@ from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, OUTCOMES, PASS, 
 from embconf.model.record import RunRecord
 from embconf.model.vocabulary import requirement_order
 
+PLAIN = ("unexplained:", "zero_values:")  # keys of a difference said in plain words (diagnosis.difference)
 COLOURS = {
     "pass": "32",
     "fail": "31",
@@ -162,6 +163,12 @@ def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
     lines = [
         f"  {'likely cause' if cause.is_mutant else 'measured'}: {cause.summary}\n" for cause in result.causes[:limit]
     ]
+    if (
+        result.causes
+        and all(c.key.startswith(PLAIN) for c in result.causes if not c.is_mutant)
+        and not any(c.is_mutant for c in result.causes)
+    ):  # only a difference said in plain words: no mistake is named
+        lines.insert(0, "  likely cause: no known mistake matches; what was measured:\n")
     if (
         not lines
         and result.outcome in (FAIL, ERROR)

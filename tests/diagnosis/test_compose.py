@@ -22,7 +22,8 @@ def cases(corpus) -> list[Case]:
 
 
 def _verdict_ids(run) -> list[str]:
-    return [cause.id for cause in run.verdict.causes]
+    """The ids each verdict entry names: its own and the forms of the same mistake merged into it."""
+    return [i for cause in run.verdict.causes for i in (cause.id, *cause.also)]
 
 
 def _only(cases: list[Case], *operations: str) -> list[Case]:

@@ -1,10 +1,14 @@
-"""The real-code corpus (tests/realcode/, several mistakes per module) stays caught, and what its modules
-declare about their mistakes stays true of the catalogue. How well the verdict names the mistakes is measured by
-scripts/measure_realcode.py, not asserted here: the corpus is held out from tuning."""
+"""The real-code corpus (tests/realcode/, several mistakes per module) stays caught, what its modules declare
+about their mistakes stays true of the catalogue, and every sentence the console prints about a module is true of
+it (the truth audit, tests/realcode/_truth.py: each verdict entry and each case's diagnosis line is a typed claim,
+checked against the module's recorded MISTAKES and FACTS and on every case it cites), with no verdict entry
+repeating another. How many mistakes the verdict names is measured by scripts/measure_realcode.py, not asserted
+here: the corpus is held out from tuning."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,8 @@ from embconf.mutants import registry
 
 CORPUS = ROOT / "tests" / "realcode"
 MODULES = sorted(CORPUS.glob("[a-z]*.py"))
+sys.path.insert(0, str(CORPUS))
+from _truth import audit, duplicates, read_truth  # noqa: E402  (the corpus's own helper, beside its modules)
 
 
 def _mistakes(path: Path) -> list[dict]:
@@ -46,3 +52,44 @@ def test_every_real_code_module_is_caught(path: Path, tmp_path: Path) -> None:
     assert done.returncode == 1, (done.returncode, done.stderr[-500:])
     verdict = read_report(report)["verdict"]
     assert verdict["failures"] > 0, verdict["summary"]  # exit 1 with failures: loaded, judged and caught
+    untrue = [
+        f"{v.claim.where}: {v.problem}: {v.claim.text[:200]}"
+        for v in audit(read_report(report), read_truth(path), IDENTITY)
+        if v.problem
+    ]
+    assert not untrue, "\n".join(untrue)
+    repeated = duplicates(read_report(report), read_truth(path))
+    assert not repeated, repeated
+
+
+IDENTITY = {key: m.mistake or key for key, m in registry().items()}  # a mutant's id -> its mistake's primary id
+
+
+def test_the_audit_fails_an_untrue_sentence() -> None:
+    """A claim the module's truth contradicts, or that names none of its mistakes, or that cites a case the
+    measurement does not hold on, is found (the audit is no check that cannot fail)."""
+    truth = read_truth(CORPUS / "dlfs2_embedding.py")
+    case = {
+        "id": "c",
+        "outcome": "error",
+        "message": 'raised IndexError: x\n  File "/a/dlfs2_embedding.py", line 20, in f',
+    }
+    entry = {
+        "id": "fwd.range_check_off_by_one",
+        "title": "checks id > vocab_size instead of id >= vocab_size",
+        "cases": ["c"],
+    }
+    report = {"verdict": {"mistakes": [entry]}, "cases": [case]}
+    (found,) = audit(report, truth, IDENTITY)
+    assert "off-by-one" in found.problem  # dlfs2 has no range check at all
+    entry = {
+        "id": "symptom:untyped:IndexError:index_out_of_range",
+        "title": "raised IndexError at dlfs2_embedding.py:25 in g",
+        "cases": ["c"],
+    }
+    (found,) = audit({"verdict": {"mistakes": [entry]}, "cases": [case]}, truth, IDENTITY)
+    assert "not raised there" in found.problem
+    entry = {"id": "symptom:zeros:embedding_forward:output", "title": "'output' is all zeros", "cases": ["c"]}
+    found = audit({"verdict": {"mistakes": [entry]}, "cases": [case]}, truth, IDENTITY)[0]
+    assert "no recorded mistake" in found.problem
+    assert duplicates({"verdict": {"mistakes": [entry, dict(entry)]}, "cases": [case]}, truth)

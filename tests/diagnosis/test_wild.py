@@ -107,7 +107,7 @@ def test_one_column_too_many_for_odd_d_is_said_as_such(cases):
     run = run_diagnosed(ImplementationAdapter(Implementation({"sinusoidal_table": _next_even_width}), "even"), chosen)
     assert len(run.verdict.causes) == 1, run.verdict.summary
     title = run.verdict.causes[0].title
-    assert "D + 1 columns for odd D" in title and "the first D are right" in title, title
+    assert "D + 1 columns for D = " in title and "the first D are right" in title, title
     assert all(c.inputs()["embed_dim"] % 2 for c in chosen if c.id in run.verdict.causes[0].cases)
 
 

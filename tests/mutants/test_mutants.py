@@ -111,9 +111,11 @@ def test_unknown_mistake_says_so(cases: list[Case]) -> None:
     odd = Implementation({"embedding_forward": lambda weight, ids: embedding_forward(weight, ids) + np.float32(1000)})
     chosen = [c for c in cases if c.id == "lookup.forward.module_example"]
     run = run_diagnosed(ImplementationAdapter(odd, "unknown mistake"), chosen)
-    assert run.results[0].outcome == FAIL and not run.results[0].causes
+    (cause,) = run.results[0].causes  # no mistake named: only what was measured, in plain words
+    assert run.results[0].outcome == FAIL and cause.key == "unexplained:embedding_forward:output", cause
+    assert "first differs at [0, 0]" in cause.summary and "values differ" in cause.summary, cause.summary
     out = _console_text(run)
-    assert "no known mistake matches" in out
+    assert "no known mistake matches; what was measured:" in out and "first differs at [0, 0]" in out
 
 
 def _console_text(run: RunRecord) -> str:

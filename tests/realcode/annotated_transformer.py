@@ -13,17 +13,31 @@ import numpy as np
 from _spec import SpecError, check_grad_shape, check_ids, layer_config, scatter_add
 
 MISTAKES = [
-    {"phrase": "odd", "mutants": []},  # pe[:, 1::2] = cos(position * div_term) fails for odd D
+    {
+        "phrase": "odd",
+        "mutants": [],
+        "claims": ["symptom:untyped:ValueError:None"],
+    },  # pe[:, 1::2] = cos(position * div_term) fails for odd D
     {
         "phrase": ["sqrt(D) times", "even when"],
         "mutants": ["layer.scale_always"],
+        "claims": [
+            "symptom:token_scale:sqrt(D)",
+            "symptom:factor:gradient:token_table:sqrt(D)",
+            "symptom:factor:embedding_layer_forward:output:sqrt(D)",
+        ],
     },  # lut(x) * sqrt(d_model) whatever scale_embeddings says
     {
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
-        "mutants": ["layer.start_pos_ignored"],
+        "mutants": ["layer.start_pos_ignored", "pos.grad_start_ignored"],
     },  # x + pe[:, :T]: always positions 0..T-1
-    {"phrase": "max_seq_len", "mutants": []},  # no length check: T > max_len is a broadcast ValueError
+    {
+        "phrase": "max_seq_len",
+        "mutants": [],
+        "claims": ["symptom:untyped:ValueError:sequence_too_long", "symptom:boundary:accepts_s+T=L+1"],
+    },  # no length check: T > max_len is a broadcast ValueError
 ]
+FACTS = {"length_check": "none"}
 
 
 def sinusoidal_table(max_len, embed_dim, dtype="float32"):

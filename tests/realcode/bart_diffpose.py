@@ -18,9 +18,14 @@ MISTAKES = [
     {
         "phrase": ["[sin | cos]", "concatenat"],
         "mutants": ["sin.concatenated"],
+        "claims": ["symptom:sinusoid:layout [[]sin | cos[]] instead of interleaved (sin at 2k, cos at 2k+1);"],
     },  # [sin | cos] blocks instead of interleaved columns
     {"phrase": "odd", "mutants": []},  # ceil(D/2) sines into a D//2-wide block: ValueError for odd D
-    {"phrase": "one row", "mutants": []},  # table[start_pos + T] (an index, not a slice) added at every position
+    {
+        "phrase": "one row",
+        "mutants": [],
+        "claims": ["symptom:positions_one_row"],
+    },  # table[start_pos + T] (an index, not a slice) added at every position
 ]
 
 

@@ -16,8 +16,16 @@ EMBCONF_FEATURES = ["rope-half_split", "rope-positions", "bfloat16"]
 MODEL_DTYPE = ml_dtypes.bfloat16
 
 MISTAKES = [
-    {"phrase": "bfloat16", "mutants": ["rope.angles_bfloat16", "rope.tables.angles_bfloat16", "rope.cos_sin_bfloat16"]},
-    {"phrase": ["pairs", "pairing"], "mutants": ["rope.pairing_swapped"]},
+    {
+        "phrase": "bfloat16",
+        "mutants": ["rope.angles_bfloat16", "rope.tables.angles_bfloat16", "rope.cos_sin_bfloat16"],
+        "claims": ["symptom:rope:angle_precision:*", "symptom:rope:table_precision:*"],
+    },
+    {
+        "phrase": ["pairs", "pairing"],
+        "mutants": ["rope.pairing_swapped"],
+        "claims": ["symptom:rope:pairing:*:interleaved"],
+    },
 ]
 
 

@@ -9,11 +9,28 @@ gradient's shape.
 import numpy as np
 
 MISTAKES = [
-    {"phrase": "accumulat", "mutants": ["bwd.overwrite"]},  # dW[idx] = dout: a repeated id keeps one gradient
-    {"phrase": "negative", "mutants": ["fwd.negative_wraps", "bwd.negative_wraps"]},  # W[-1] is the last row
-    {"phrase": "IndexError", "mutants": []},  # an id >= V is NumPy's IndexError, not index_out_of_range
-    {"phrase": "shape", "mutants": []},  # grad_output's shape is never checked: a wrong one is NumPy's ValueError
+    {
+        "phrase": "accumulat",
+        "mutants": ["bwd.overwrite"],
+        "claims": ["symptom:repeated_rows:token_table"],
+    },  # dW[idx] = dout: a repeated id keeps one gradient
+    {
+        "phrase": "negative",
+        "mutants": ["fwd.negative_wraps", "bwd.negative_wraps"],
+        "claims": ["symptom:ids_wrapped", "symptom:ids_wrapped_or_clamped"],
+    },  # W[-1] is the last row
+    {
+        "phrase": "IndexError",
+        "mutants": [],
+        "claims": ["symptom:untyped:IndexError:index_out_of_range"],
+    },  # an id >= V is NumPy's IndexError, not index_out_of_range
+    {
+        "phrase": "shape",
+        "mutants": [],
+        "claims": ["symptom:untyped:ValueError:shape_mismatch"],
+    },  # grad_output's shape is never checked: a wrong one is NumPy's ValueError
 ]
+FACTS = {"forward_ids": "none", "backward_ids": "none"}
 
 
 def embedding_forward(weight, ids):

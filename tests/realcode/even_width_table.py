@@ -8,8 +8,16 @@ d_model + 1)`` so that ``pe[:, 1::2] = cos`` fits, slicing back to ``d_model`` f
 import numpy as np
 
 MISTAKES = [
-    {"phrase": ["D + 1 columns", "1 column too many"], "mutants": []},  # odd D: d_model + 1 columns returned
-    {"phrase": ["counted from 1", "from 1"], "mutants": ["sin.positions_from_1"]},  # arange(1, L + 1)
+    {
+        "phrase": ["D + 1 columns", "1 column too many"],
+        "mutants": [],
+        "claims": ["symptom:shape:sinusoidal_table:D + N columns for D = N"],
+    },  # odd D: d_model + 1 columns returned
+    {
+        "phrase": ["counted from 1", "from 1"],
+        "mutants": ["sin.positions_from_1"],
+        "claims": ["symptom:sinusoid:positions counted from 1 instead of 0;"],
+    },  # arange(1, L + 1)
 ]
 
 

@@ -17,10 +17,19 @@ PADDING_IDX = 1  # fairseq's dictionary puts <pad> at 1
 MISTAKES = [
     {
         "phrase": ["k/(h-1)", "tensor2tensor"],
-        "mutants": ["sin.tensor2tensor"],
+        "mutants": ["sin.tensor2tensor", "sin.odd_last_zero"],
+        "claims": ["symptom:zeros:sinusoidal_table:table"],
     },  # k/(h-1) frequencies, [sin | cos] blocks, zero column
-    {"phrase": ["ZeroDivision", "by zero"], "mutants": []},  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
-    {"phrase": "by 2", "mutants": []},  # make_positions: position t is numbered padding_idx + 1 + t
+    {
+        "phrase": ["ZeroDivision", "by zero"],
+        "mutants": [],
+        "claims": ["symptom:untyped:ZeroDivisionError:None"],
+    },  # half_dim - 1 == 0 for D = 2, 3: ZeroDivisionError
+    {
+        "phrase": "by 2",
+        "mutants": [],
+        "claims": ["symptom:positions_shifted:2"],
+    },  # make_positions: position t is numbered padding_idx + 1 + t
 ]
 
 

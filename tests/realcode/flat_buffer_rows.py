@@ -14,9 +14,15 @@ MISTAKES = [
     {
         "phrase": ["no row of the table", "outside the table"],
         "mutants": [],
+        "claims": ["symptom:ids_read_outside_table"],
     },  # an id outside [0, V) reads whatever lies past the table (no range check)
-    {"phrase": "accumulat", "mutants": ["bwd.overwrite"]},  # grad[ids] += g: a repeated id adds one gradient
+    {
+        "phrase": "accumulat",
+        "mutants": ["bwd.overwrite"],
+        "claims": ["symptom:repeated_rows:token_table"],
+    },  # grad[ids] += g: a repeated id adds one gradient
 ]
+FACTS = {"forward_ids": "none"}
 
 SCRATCH = 4096  # elements of other data that follow the table in the buffer
 

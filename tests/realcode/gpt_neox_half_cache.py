@@ -15,10 +15,15 @@ from _spec import check_grad, check_rope
 EMBCONF_FEATURES = ["rope-half_split", "rope-partial", "rope-positions", "float16"]
 
 MISTAKES = [
-    {"phrase": "float16", "mutants": ["rope.angles_float16", "rope.tables.angles_float16"]},
+    {
+        "phrase": "float16",
+        "mutants": ["rope.angles_float16", "rope.tables.angles_float16"],
+        "claims": ["symptom:rope:angle_precision:*:angles:float16"],
+    },
     {
         "phrase": ["position_ids are ignored", "ignores position_ids"],
         "mutants": ["rope.position_ids_ignored", "rope.tables.position_ids_ignored"],
+        "claims": ["symptom:rope:rows:*"],
     },
 ]
 

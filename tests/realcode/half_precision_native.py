@@ -17,7 +17,11 @@ EMBCONF_FEATURES = ["float16", "bfloat16"]
 DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 MISTAKES = [
-    {"phrase": "accumulat", "mutants": ["half.sequential_accumulation"]},  # np.add.at in the half dtype, term by term
+    {
+        "phrase": "accumulat",
+        "mutants": ["half.sequential_accumulation"],
+        "claims": ["symptom:factor:gradient:token_table:0.995208"],
+    },  # np.add.at in the half dtype, term by term
     {
         "phrase": ["position", "angle"],
         "mutants": ["half.positions_in_dtype"],

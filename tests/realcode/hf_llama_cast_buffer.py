@@ -17,8 +17,18 @@ EMBCONF_FEATURES = ["rope-half_split", "rope-positions", "bfloat16"]
 BF16 = ml_dtypes.bfloat16
 
 MISTAKES = [
-    {"phrase": "bfloat16", "mutants": ["rope.angles_bfloat16", "rope.tables.angles_bfloat16"]},
-    {"phrase": ["base 10000", "base argument"], "mutants": ["rope.base_ignored", "rope.tables.base_ignored"]},
+    {
+        "phrase": "bfloat16",
+        "mutants": ["rope.angles_bfloat16", "rope.tables.angles_bfloat16"],
+        "claims": [
+            "symptom:rope:angle_precision:*:angles:bfloat16",
+        ],
+    },
+    {
+        "phrase": ["base 10000", "base argument"],
+        "mutants": ["rope.base_ignored", "rope.tables.base_ignored"],
+        "claims": ["symptom:rope:frequencies:*:base_10000"],
+    },
 ]
 
 

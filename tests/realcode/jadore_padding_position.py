@@ -16,11 +16,17 @@ MISTAKES = [
     {
         "phrase": ["row 0", "position 0"],
         "mutants": [],
+        "claims": ["symptom:zero_rows:sinusoidal_table:table:0", "symptom:zeros:sinusoidal_table:table"],
     },  # sinusoid_table[padding_idx] = 0: position 0 is all zeros, not [0, 1, 0, 1, ...]
-    {"phrase": "float64", "mutants": []},  # the NumPy table is never cast: float64 for a float32 request
+    {
+        "phrase": "float64",
+        "mutants": [],
+        "claims": ["symptom:dtype:sinusoidal_table:float64->float32"],
+    },  # the NumPy table is never cast: float64 for a float32 request
     {
         "phrase": ["start_pos+1", "shifted by 1", "counted from 1"],
         "mutants": ["pos.slice_off_by_one"],
+        "claims": ["symptom:positions_shifted:1"],
     },  # position ids 1..T
 ]
 

@@ -14,8 +14,16 @@ EMBCONF_FEATURES = ["float_ids", "int32_ids"]
 
 MISTAKES = [
     {"phrase": "int32", "mutants": ["fwd.int32_wrap"]},  # cast(ids, int32) before the range check: 2^32 wraps to 0
-    {"phrase": "truncat", "mutants": ["fwd.float_truncated", "bwd.float_truncated"]},  # 0.5 -> row 0, 2.7 -> row 2
-    {"phrase": "concatenat", "mutants": ["sin.concatenated"]},  # [sin | cos] blocks, not interleaved
+    {
+        "phrase": "truncat",
+        "mutants": ["fwd.float_truncated", "bwd.float_truncated"],
+        "claims": ["symptom:ids_rounded_or_truncated", "symptom:ids_truncated"],
+    },  # 0.5 -> row 0, 2.7 -> row 2
+    {
+        "phrase": "concatenat",
+        "mutants": ["sin.concatenated"],
+        "claims": ["symptom:sinusoid:layout [[]sin | cos[]] instead of interleaved (sin at 2k, cos at 2k+1);"],
+    },  # [sin | cos] blocks, not interleaved
 ]
 
 

@@ -17,10 +17,17 @@ MISTAKES = [
     {
         "phrase": ["zeros", "zero row"],
         "mutants": ["fwd.id0_zero_row", "bwd.padding_row_zeroed"],
+        "claims": [
+            "symptom:ids_zeroed_row",
+            "symptom:zeros:embedding_forward:output",
+            "symptom:no_gradient_rows:token_table",
+            "symptom:zeros:embedding_backward:grad_weight",
+        ],
     },  # zero_pad: row 0 is a constant zero
     {
         "phrase": "positions",
         "mutants": ["layer.scale_sum"],
+        "claims": ["symptom:factor:gradient:position_table:sqrt(D)", "symptom:position_scale:sqrt(D)"],
     },  # scale=True on the positions too: (tokens + positions) * sqrt(D)
 ]
 

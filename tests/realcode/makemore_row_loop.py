@@ -9,7 +9,11 @@ import numpy as np
 from _spec import check_grad_shape, check_ids
 
 MISTAKES = [
-    {"phrase": "repeated", "mutants": []},  # dC[Xb[k]] += demb[k]: repeats within one sequence count once
+    {
+        "phrase": "repeated",
+        "mutants": [],
+        "claims": ["symptom:repeated_rows_differ:token_table"],
+    },  # dC[Xb[k]] += demb[k]: repeats within one sequence count once
     {"phrase": "0-d", "mutants": []},  # Xb.shape[0] of a 0-d id array is an IndexError
 ]
 

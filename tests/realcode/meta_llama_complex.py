@@ -15,9 +15,21 @@ from _spec import check_grad, check_rope
 EMBCONF_FEATURES = ["rope-interleaved", "rope-positions"]
 
 MISTAKES = [
-    {"phrase": ["k/d", "without step 2"], "mutants": ["rope.frequencies_step_1", "rope.tables.frequencies_step_1"]},
-    {"phrase": ["from 1", "position_ids +1"], "mutants": ["rope.positions_from_1", "rope.tables.positions_from_1"]},
-    {"phrase": ["+pos*theta", "+angle", "transpose"], "mutants": ["rope.backward_rotates_forward"]},
+    {
+        "phrase": ["k/d", "without step 2"],
+        "mutants": ["rope.frequencies_step_1", "rope.tables.frequencies_step_1"],
+        "claims": ["symptom:rope:frequencies:*:step_1"],
+    },
+    {
+        "phrase": ["from 1", "position_ids +1"],
+        "mutants": ["rope.positions_from_1", "rope.tables.positions_from_1"],
+        "claims": ["symptom:rope:shifted:*:1"],
+    },
+    {
+        "phrase": ["+pos*theta", "+angle", "transpose"],
+        "mutants": ["rope.backward_rotates_forward"],
+        "claims": ["symptom:rope:negated:rope_backward"],
+    },
 ]
 
 

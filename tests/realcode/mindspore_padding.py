@@ -13,7 +13,11 @@ from _spec import SpecError, check_grad_shape
 EMBCONF_FEATURES = ["padding_idx"]
 
 MISTAKES = [
-    {"phrase": "padding", "mutants": ["opt.padding_grad_kept"]},  # the padding row keeps its gradient
+    {
+        "phrase": "padding",
+        "mutants": ["opt.padding_grad_kept"],
+        "claims": ["symptom:repeated_rows_differ:token_table"],
+    },  # the padding row keeps its gradient
     {
         "phrase": ["negative padding", "padding_idx -1"],
         "mutants": [],
@@ -21,6 +25,7 @@ MISTAKES = [
     {
         "phrase": ["negative id", "wraps"],
         "mutants": ["fwd.negative_wraps", "bwd.drops_missing_ids"],
+        "claims": ["symptom:ids_wrapped", "symptom:ids_wrapped_or_clamped"],
     },  # -1 wraps; backward drops it
 ]
 

@@ -14,9 +14,18 @@ MISTAKES = [
     {
         "phrase": ["k/(h-1)", "tensor2tensor"],
         "mutants": ["sin.tensor2tensor"],
+        "claims": ["symptom:sinusoid:exponent k/(h-1) instead of 2k/D;layout [[]sin | cos[]] instead of interleaved*"],
     },  # 10000^(-k/(h-1)) frequencies, [sin | cos] blocks
-    {"phrase": ["sqrt(2/D)", "multiplied"], "mutants": []},  # the whole table times sqrt(2/D)
-    {"phrase": "shape", "mutants": []},  # odd D: 2 * (D // 2) columns, one short
+    {
+        "phrase": ["sqrt(2/D)", "multiplied"],
+        "mutants": [],
+        "claims": ["symptom:sinusoid:*every value multiplied by sqrt(2/D);"],
+    },  # the whole table times sqrt(2/D)
+    {
+        "phrase": "shape",
+        "mutants": [],
+        "claims": ["symptom:shape:sinusoidal_table:D - N columns for D = N"],
+    },  # odd D: 2 * (D // 2) columns, one short
     {"phrase": "nan", "mutants": ["sin.small_dim_nan"]},  # D = 2, 3: one_zero = 1 - 0/0
 ]
 

@@ -16,14 +16,20 @@ from _spec import check_grad, check_rope
 EMBCONF_FEATURES = ["rope-half_split", "bfloat16"]
 
 MISTAKES = [
-    {"phrase": "bfloat16", "mutants": ["rope.cos_sin_bfloat16", "rope.tables.cos_sin_bfloat16"]},
+    {
+        "phrase": "bfloat16",
+        "mutants": ["rope.cos_sin_bfloat16", "rope.tables.cos_sin_bfloat16"],
+        "claims": ["symptom:rope:table_precision:*"],
+    },
     {
         "phrase": ["negative angle", "+pos*theta", "+angle"],
         "mutants": ["rope.rotate_half_sign", "rope.backward_rotates_forward"],
+        "claims": ["symptom:rope:negated:*"],
     },
     {
         "phrase": ["position_ids are ignored", "ignores position_ids"],
         "mutants": ["rope.position_ids_ignored", "rope.tables.position_ids_ignored"],
+        "claims": ["symptom:rope:rows:*"],
     },
 ]
 

@@ -12,15 +12,21 @@ from _spec import check_grad_shape, check_ids, layer_config, scatter_add
 MISTAKES = [
     {
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
-        "mutants": ["layer.start_pos_ignored"],
+        "mutants": ["layer.start_pos_ignored", "pos.start_ignored", "pos.grad_start_ignored"],
     },  # pos = arange(0, t)
-    {"phrase": "AssertionError", "mutants": []},  # too long is an assert, not sequence_too_long
+    {
+        "phrase": "AssertionError",
+        "mutants": [],
+        "claims": ["symptom:untyped:AssertionError:sequence_too_long"],
+    },  # too long is an assert, not sequence_too_long
     {
         "phrase": ["by 1 instead", "never scales"],
         "mutants": ["layer.scale_missing"],
+        "claims": ["symptom:token_scale:1.0"],
     },  # scale_embeddings is ignored: never times sqrt(D)
     {"phrase": "trainable", "mutants": ["mem.learned_not_counted"]},  # get_num_params subtracts wpe
 ]
+FACTS = {"length_check": "untyped"}
 
 
 def _forward_parts(config, tokens):

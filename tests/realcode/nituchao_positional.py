@@ -12,7 +12,11 @@ from _spec import check_grad_shape, check_start, check_x
 
 MISTAKES = [
     {"phrase": "column", "mutants": ["sin.column_exponent"]},  # 2 * i / d_model with i the column index
-    {"phrase": ["row 0", "position 0"], "mutants": []},  # position 0 is all zeros (cos(0) = 1 is never written)
+    {
+        "phrase": ["row 0", "position 0"],
+        "mutants": [],
+        "claims": ["symptom:zero_rows:sinusoidal_table:table:0", "symptom:zeros:sinusoidal_table:table"],
+    },  # position 0 is all zeros (cos(0) = 1 is never written)
     {"phrase": "modif", "mutants": []},  # x += table[...]: the input x is modified and returned
 ]
 

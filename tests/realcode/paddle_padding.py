@@ -13,8 +13,15 @@ from _spec import SpecError, check_grad_shape, check_ids, scatter_add
 EMBCONF_FEATURES = ["padding_idx"]
 
 MISTAKES = [
-    {"phrase": "zero", "mutants": ["opt.padding_zeroed_forward"]},  # the padding id's output row is zeros
-    {"phrase": "range", "mutants": []},  # padding_idx < -V accepted and ignored instead of invalid_config
+    {
+        "phrase": "zero",
+        "mutants": ["opt.padding_zeroed_forward"],
+        "claims": ["symptom:ids_zeroed_row"],
+    },  # the padding id's output row is zeros
+    {
+        "phrase": "range",
+        "mutants": ["opt.padding_range_unchecked"],
+    },  # padding_idx < -V accepted and ignored instead of invalid_config
 ]
 
 

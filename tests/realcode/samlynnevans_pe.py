@@ -18,12 +18,18 @@ Embedding = solution.Embedding
 MISTAKES = [
     {
         "phrase": ["exponent", "frequenc"],
-        "mutants": [],
+        "mutants": ["sin.column_exponent"],
     },  # sin uses 2i/D with i the even column (4k/D), cos uses 2(i+1)/D
     {"phrase": "odd", "mutants": []},  # pe[pos, i + 1] is out of bounds for odd D: IndexError
     {
         "phrase": ["sqrt(D) times", "scaled by D instead"],
         "mutants": [],
+        "claims": [
+            "symptom:factor:gradient:token_table:sqrt(D)",
+            "symptom:factor:gradient:grad_x:sqrt(D)",
+            "symptom:token_scale:D",
+            "symptom:token_scale:sqrt(D)",
+        ],
     },  # the positional encoder multiplies x by sqrt(D) before adding positions
 ]
 

@@ -25,12 +25,18 @@ MISTAKES = [
     {
         "phrase": ["every band", "every frequency"],
         "mutants": ["rope.scaling_every_band", "rope.tables.scaling_every_band"],
+        "claims": ["symptom:rope:frequencies:*:every_band"],
     },
     {
         "phrase": "attention factor",
         "mutants": ["rope.yarn_attention_factor_missing", "rope.tables.yarn_attention_factor_missing"],
+        "claims": ["symptom:rope:amplitude:*:missing"],
     },
-    {"phrase": ["every feature", "features rotary_dim"], "mutants": ["rope.partial_rotates_all"]},
+    {
+        "phrase": ["every feature", "features rotary_dim"],
+        "mutants": ["rope.partial_rotates_all"],
+        "claims": ["symptom:rope:passthrough:*:rotated"],
+    },
 ]
 
 

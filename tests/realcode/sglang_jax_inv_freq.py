@@ -16,7 +16,11 @@ from _spec import check_grad, check_rope
 EMBCONF_FEATURES = ["rope-half_split", "rope-positions", "rope-dynamic", "rope-linear"]
 
 MISTAKES = [
-    {"phrase": "bfloat16", "mutants": ["rope.inv_freq_bfloat16", "rope.tables.inv_freq_bfloat16"]},
+    {
+        "phrase": "bfloat16",
+        "mutants": ["rope.inv_freq_bfloat16", "rope.tables.inv_freq_bfloat16"],
+        "claims": ["symptom:rope:angle_precision:*:inv_freq:bfloat16"],
+    },
     {"phrase": ["frequenc", "base"], "mutants": []},  # dynamic NTK from the call's length, not max(position_ids)
 ]
 

@@ -15,9 +15,18 @@ MISTAKES = [
     {
         "phrase": ["d-1", "d - 1"],
         "mutants": ["rope.frequencies_over_d_minus_1", "rope.tables.frequencies_over_d_minus_1"],
+        "claims": ["symptom:rope:frequencies:*:d_minus_1"],
     },
-    {"phrase": ["cos and sin swapped"], "mutants": ["rope.cos_sin_swapped", "rope.tables.cos_sin_swapped"]},
-    {"phrase": ["from 1", "position_ids +1"], "mutants": ["rope.positions_from_1", "rope.tables.positions_from_1"]},
+    {
+        "phrase": ["cos and sin swapped"],
+        "mutants": ["rope.cos_sin_swapped", "rope.tables.cos_sin_swapped"],
+        "claims": ["symptom:rope:swapped:*"],
+    },
+    {
+        "phrase": ["from 1", "position_ids +1"],
+        "mutants": ["rope.positions_from_1", "rope.tables.positions_from_1"],
+        "claims": ["symptom:rope:shifted:*:1"],
+    },
 ]
 
 

@@ -15,7 +15,12 @@ MISTAKES = [
     {"phrase": ["megabytes", "MiB"], "mutants": ["mem.mb_as_mib"]},  # megabytes = bytes / 2**20 (that is MiB)
     {
         "phrase": ["4 bytes", "bytes per element"],
-        "mutants": ["mem.unknown_dtype_default", "mem.every_dtype_float32", "mem.adam_float32_moments"],
+        "mutants": [
+            "mem.unknown_dtype_default",
+            "mem.every_dtype_float32",
+            "mem.adam_float32_moments",
+            "mem.bfloat16_as_float32",
+        ],
     },  # int8, float16, float64 ... all 4 bytes
     {"phrase": "Adam", "mutants": ["mem.adam_with_params"]},  # parameters + m + v: 3 copies instead of the 2 moments
 ]

@@ -14,10 +14,15 @@ EMBCONF_FEATURES = ["row_sparse_grad"]
 _GRAD = {}  # one .grad per table shape, as a parameter would hold it
 
 MISTAKES = [
-    {"phrase": "earlier", "mutants": []},  # .grad accumulates across backward calls, never zeroed
+    {
+        "phrase": "earlier",
+        "mutants": [],
+        "claims": ["symptom:stale_buffer:*", "symptom:untouched_rows:embedding_backward:grad_weight"],
+    },  # .grad accumulates across backward calls, never zeroed
     {
         "phrase": "coalesce",
         "mutants": ["bwd.sparse_uncoalesced"],
+        "claims": ["symptom:shape:embedding_backward_sparse:*"],
     },  # one sparse entry per occurrence, unsorted, repeated
 ]
 

@@ -15,13 +15,18 @@ from _tt import Function, Tensor, solution
 PositionalEncoding = solution.PositionalEncoding
 
 MISTAKES = [
-    {"phrase": "accumulat", "mutants": ["bwd.overwrite"]},  # grad_weight[indices] += grad_output
+    {
+        "phrase": "accumulat",
+        "mutants": ["bwd.overwrite"],
+        "claims": ["symptom:repeated_rows:token_table", "symptom:repeated_rows_differ:token_table"],
+    },  # grad_weight[indices] += grad_output
     {
         "phrase": [">=", "index_out_of_range"],
-        "mutants": ["fwd.range_check_off_by_one"],
+        "mutants": ["fwd.range_check_off_by_one", "layer.ids_unchecked"],
     },  # indices > vocab_size: id V reaches weight[V]
     {"phrase": "odd", "mutants": []},  # cos(position * div_term) into floor(D/2) columns: a ValueError for odd D
 ]
+FACTS = {"forward_ids": "off_by_one", "backward_ids": "off_by_one"}
 
 
 class EmbeddingFunction(Function):

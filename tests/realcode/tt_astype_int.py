@@ -14,8 +14,16 @@ from _tt import Tensor, solution
 _compute_sinusoidal_table = solution._compute_sinusoidal_table
 
 MISTAKES = [
-    {"phrase": "truncat", "mutants": ["fwd.float_truncated", "bwd.float_truncated"]},  # 0.5 -> row 0, 2.7 -> row 2
-    {"phrase": "no gradient", "mutants": []},  # Tensor(table.data[...]) cuts the learned positions out of the graph
+    {
+        "phrase": "truncat",
+        "mutants": ["fwd.float_truncated", "bwd.float_truncated", "fwd.saturating_cast"],
+        "claims": ["symptom:ids_rounded_or_truncated", "symptom:ids_truncated"],
+    },  # 0.5 -> row 0, 2.7 -> row 2
+    {
+        "phrase": "no gradient",
+        "mutants": [],
+        "claims": ["symptom:no_gradient:*"],
+    },  # Tensor(table.data[...]) cuts the learned positions out of the graph
     {"phrase": "sinusoid", "mutants": ["layer.sinusoid_grad"]},  # the sinusoid table requires grad and receives one
 ]
 

@@ -14,12 +14,18 @@ _compute_sinusoidal_table = solution._compute_sinusoidal_table
 Tensor = solution.Tensor
 
 MISTAKES = [
-    {"phrase": "clamp", "mutants": ["fwd.clamped"]},  # np.clip(ids, 0, V - 1) instead of rejecting
+    {
+        "phrase": "clamp",
+        "mutants": ["fwd.clamped"],
+        "claims": ["symptom:ids_clamped", "symptom:ids_wrapped_or_clamped"],
+    },  # np.clip(ids, 0, V - 1) instead of rejecting
     {
         "phrase": "last",
         "mutants": ["pos.grad_last_batch"],
+        "claims": ["symptom:position_grad_sequence:last"],
     },  # grad_table[s:s+T] = grad_output[b] for each b: the last wins
 ]
+FACTS = {"forward_ids": "clamps", "backward_ids": "clamps"}
 
 
 class Embedding(solution.Embedding):

@@ -16,13 +16,21 @@ from _tt import Tensor, solution
 Embedding, PositionalEncoding = solution.Embedding, solution.PositionalEncoding
 
 MISTAKES = [
-    {"phrase": "sign", "mutants": ["sin.exponent_sign"]},  # exp(+2k ln(10000) / D)
+    {
+        "phrase": "sign",
+        "mutants": ["sin.exponent_sign"],
+        "claims": [
+            "symptom:sinusoid:the exponent's sign flipped (base^(+s_k): frequencies grow with k);",
+            "symptom:sinusoid:the exponent's sign flipped (base^(+s_k): frequencies grow with k);computed in float32",
+        ],
+    },  # exp(+2k ln(10000) / D)
     {
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
         "mutants": ["layer.start_pos_ignored"],
     },  # sinusoid: table[:T]
     {"phrase": "trainable", "mutants": ["mem.sinusoidal_trainable"]},  # parameters() lists the sinusoid table
 ]
+FACTS = {"length_check": "ignores_start"}
 
 
 def _compute_sinusoidal_table(max_len, embed_dim):

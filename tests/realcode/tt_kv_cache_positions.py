@@ -16,14 +16,23 @@ Embedding, _compute_sinusoidal_table = solution.Embedding, solution._compute_sin
 MISTAKES = [
     {
         "phrase": ["ignores start_pos", "rows 0..T-1", "start at 0"],
-        "mutants": ["pos.start_ignored"],
+        "mutants": ["pos.start_ignored", "pos.grad_start_ignored"],
+        "claims": ["symptom:positions_shifted:-*"],
     },  # learned positions: always rows 0..T-1
-    {"phrase": "positions", "mutants": ["layer.scale_sum"]},  # (tokens + positions) * sqrt(D)
+    {
+        "phrase": "positions",
+        "mutants": ["layer.scale_sum"],
+        "claims": ["symptom:position_scale:sqrt(D)", "symptom:factor:gradient:position_table:sqrt(D)"],
+    },  # (tokens + positions) * sqrt(D)
     {
         "phrase": "squeez",
         "mutants": ["layer.no_squeeze"],
+        "claims": [
+            "symptom:shape:embedding_layer_forward:an extra leading axis of length N (a batch of one was not squeezed)"
+        ],
     },  # 1-D tokens give (1, T, D): the batch axis is never squeezed
 ]
+FACTS = {"length_check": "ignores_start"}
 
 
 class PositionalEncoding(solution.PositionalEncoding):

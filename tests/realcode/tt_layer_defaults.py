@@ -20,6 +20,7 @@ MISTAKES = [
     {
         "phrase": "pos_encoding",
         "mutants": ["mem.unknown_pos_as_none"],
+        "claims": ["symptom:position_scale:0"],
     },  # "rope" means no positions, "Learned" means learned
     {
         "phrase": "max_seq_len",

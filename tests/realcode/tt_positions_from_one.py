@@ -13,8 +13,16 @@ from _tt import Tensor, solution
 Embedding, PositionalEncoding = solution.Embedding, solution.PositionalEncoding
 
 MISTAKES = [
-    {"phrase": "from 1", "mutants": ["sin.positions_from_1"]},  # position = arange(1, max_len + 1)
-    {"phrase": "frequency 1", "mutants": []},  # (2 * k) // embed_dim == 0: 10000 ** 0 for every pair
+    {
+        "phrase": "from 1",
+        "mutants": ["sin.positions_from_1"],
+        "claims": ["symptom:sinusoid:positions counted from 1 instead of 0;"],
+    },  # position = arange(1, max_len + 1)
+    {
+        "phrase": "frequency 1",
+        "mutants": [],
+        "claims": ["symptom:sinusoid:every pair has frequency 1 (the exponent evaluates to 0*"],
+    },  # (2 * k) // embed_dim == 0: 10000 ** 0 for every pair
 ]
 
 

@@ -15,8 +15,20 @@ _compute_sinusoidal_table = solution._compute_sinusoidal_table
 Tensor = solution.Tensor
 
 MISTAKES = [
-    {"phrase": "repeated", "mutants": []},  # grad[row] += g[i] per sequence: an id repeated in a sequence counts once
-    {"phrase": ["averag", "1/B"], "mutants": ["pos.grad_averaged"]},  # grad_table rows = grad_output.mean(axis=0)
+    {
+        "phrase": "repeated",
+        "mutants": [],
+        "claims": ["symptom:repeated_rows:token_table", "symptom:repeated_rows_differ:token_table"],
+    },  # grad[row] += g[i] per sequence: an id repeated in a sequence counts once
+    {
+        "phrase": ["averag", "1/B"],
+        "mutants": ["pos.grad_averaged"],
+        "claims": [
+            "symptom:factor:gradient:position_table:1/B",
+            "symptom:factor:gradient:position_table:1/sqrt(D)",
+            "symptom:factor:gradient:position_table:sqrt(2/D)",
+        ],
+    },  # grad_table rows = grad_output.mean(axis=0); with B = 2 the factor 1/B is 1/sqrt(D) or sqrt(2/D) too, and the sentence says both
     {"phrase": "trainable", "mutants": ["mem.learned_not_counted"]},  # parameters() leaves out the position table
 ]
 

@@ -17,9 +17,18 @@ PositionalEncoding, _compute_sinusoidal_table = solution.PositionalEncoding, sol
 Tensor = solution.Tensor
 
 MISTAKES = [
-    {"phrase": "gradient", "mutants": ["layer.scale_missing_grad"]},  # .data *= sqrt(D): the backward is not scaled
-    {"phrase": "negative", "mutants": ["fwd.negative_wraps", "bwd.negative_wraps"]},  # -1 reads and trains the last row
+    {
+        "phrase": "gradient",
+        "mutants": ["layer.scale_missing_grad"],
+        "claims": ["symptom:token_scale:1.0"],
+    },  # .data *= sqrt(D): the backward is not scaled
+    {
+        "phrase": "negative",
+        "mutants": ["fwd.negative_wraps", "bwd.negative_wraps", "layer.ids_unchecked"],
+        "claims": ["symptom:ids_wrapped", "symptom:ids_wrapped_or_clamped"],
+    },  # -1 reads and trains the last row
 ]
+FACTS = {"forward_ids": "upper_only", "backward_ids": "upper_only"}
 
 
 class EmbeddingFunction(Function):

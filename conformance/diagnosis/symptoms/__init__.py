@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.difference import described, plain_key
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
 from embconf.diagnosis.symptoms.rope import rotation_symptoms, table_symptoms
@@ -149,7 +150,10 @@ def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, 
         found = detector(case, inputs, name, want, got)
         if found:
             return found
-    return []
+    if case.operation in OWN_FACTORS:  # a rotation is read by its angles, or not at all
+        return []
+    plain = described(name, want, got)  # nothing fitted: what was measured, in plain words, never a guess
+    return [symptom(plain_key(case.operation, name, plain), plain, complete=False)] if plain else []
 
 
 OWN_FACTORS = ("rope_forward", "rope_backward")

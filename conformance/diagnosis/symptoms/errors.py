@@ -159,7 +159,7 @@ def _unrefused(case: Case) -> Symptom:
     kind = case.expected_error
     return symptom(
         f"accepts:{case.operation}:{kind}",
-        f"returns a result where the spec raises {kind}: {case.description.rstrip('.')}",
+        f"returns a result where the spec raises {kind}{_culprit(case, case.inputs())}",
         f"check the input before computing and raise {kind} (EMB-ERR-1)",
         title=f"{case.operation} returns a result where the spec raises {kind}: its check is missing or too lenient",
     )
@@ -188,19 +188,27 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         entered = (own or frames)[0]
         if entered is not frames[-1]:
             where += f", reached from {_frame_text(entered)}"
-    should = (
-        f"; this input should be rejected with {case.expected_error} before it is used"
-        if case.expected_error
-        else "; this input is valid"
-    )
+    checked = bool(frames) and frames[-1].group(4).strip().startswith(("raise ", "assert "))
+    if case.expected_error and checked:  # refused before use, by its own check, with another exception
+        should = f"; its own check refuses this input, with {raised.group(1)} where the spec's error is {case.expected_error}"
+    elif case.expected_error:
+        should = f"; this input should be rejected with {case.expected_error} before it is used"
+    else:
+        should = "; this input is valid"
     culprit = _culprit(case, inputs)
     return [
         symptom(
             f"untyped:{raised.group(1)}:{case.expected_error}",
             f"raised {raised.group(1)}{where}{culprit}{should}",
-            f"check the input first and raise the spec's {case.expected_error} (EMB-ERR-1)"
+            (
+                f"raise the spec's {case.expected_error} from that check"
+                if checked
+                else f"check the input first and raise the spec's {case.expected_error}"
+            )
+            + " (EMB-ERR-1)"
             if case.expected_error
             else "",
+            title=f"raised {raised.group(1)}{where}{should}",  # the input shown belongs to the case, not the entry
             exception=raised.group(1),
         )
     ]
@@ -232,5 +240,8 @@ def _culprit(case: Case, inputs: Mapping[str, Any]) -> str:
     if name is None or name not in inputs:
         return ""
     value = inputs[name]
-    shown = repr(value) if not isinstance(value, np.ndarray) else np.array2string(value.reshape(-1)[:6], separator=", ")
-    return f" on {name} = {shown}"
+    if not isinstance(value, np.ndarray):
+        return f" on {name} = {value!r}"
+    if value.size <= 16:
+        return f" on {name} = {np.array2string(value, separator=', ', threshold=16)}"
+    return f" on {name} of shape {list(value.shape)}"

@@ -30,17 +30,20 @@ from embconf.diagnosis.rope_fit import (
 )
 from embconf.diagnosis.rope_models import identified, mistaken, spec_frequencies
 from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.diagnosis.symptoms.rope_words import (
+    FIX_PRECISION,
+    RESIDUAL,
+    amplitude,
+    departure,
+    frequencies,
+    passthrough,
+)
 from embconf.diagnosis.symptoms.values import epsilon
 
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
 MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
 COARSER = {"float16": "float16 or bfloat16", "bfloat16": "bfloat16 or coarser"}  # what a bound cannot tell apart
-RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
 LENGTH_SLACK = 2.0**-6  # a pair's length may change this much (cos/sin rounded to bfloat16 change it by ~2^-9)
-FIX_PRECISION = (
-    "compute positions, inv_freq and their product in float32 (or wider) and round only cos/sin, once, to the "
-    "activation dtype (the precision ruling of EMB-ROPE)"
-)
 
 
 def _rotation_symptoms(
@@ -54,7 +57,7 @@ def _rotation_symptoms(
     noise = NOISE_ULPS * epsilon(want.dtype)
     sign = -1.0 if case.operation == "rope_backward" else 1.0
     if r < d and not np.array_equal(got[..., r:].astype(np.float64), source[..., r:].astype(np.float64)):
-        return [_passthrough(case, inputs, source, want, got, noise)]
+        return [passthrough(case, inputs, source, want, got, noise)]
     positions = np.asarray(inputs["position_ids"], dtype=np.int64)
     overflow = _float16_overflow(case, positions, got[..., :r].reshape((-1,) + got.shape[-2:-1] + (r,)), axis=(0, 2))
     if overflow:
@@ -67,7 +70,7 @@ def _rotation_symptoms(
         swapped = rotation(source, got, r, other)
         if _is_rotation(swapped, expected, scale):
             also = _reading(swapped, expected, positions, noise, inputs, sign)
-            return [_other_pairing(case, pairing, other, also)] + ([_said(case, inputs, also)] if also else [])
+            return [_other_pairing(case, pairing, other, also)] + (_said(case, inputs, also) if also else [])
         return []
     if not _is_rotation(actual, expected, scale):
         return []
@@ -79,7 +82,7 @@ def _rotation_symptoms(
     ):
         return _with_tables(case, inputs, _reading(actual, expected, positions, noise, inputs, sign))
     reading = _reading(actual, expected, positions, noise, inputs, sign)
-    return [] if reading is None else [_said(case, inputs, reading)]
+    return [] if reading is None else _said(case, inputs, reading)
 
 
 def rotation_symptoms(
@@ -106,10 +109,10 @@ def _is_rotation(actual: Rotation, expected: Rotation, tolerance: float) -> bool
 
 def _with_tables(case: Case, inputs: Mapping[str, Any], reading: Optional[Reading]) -> list[Symptom]:
     """cos/sin rounded to bfloat16, and the mistake the angles show besides it (read within that rounding)."""
-    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION))
+    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION, {"grows": reading is not None}))
     if reading is None or not reading.params.get("rough"):
-        return [tables]
-    return [replace(tables, complete=False), _said(case, inputs, reading)]
+        return tables
+    return [replace(t, complete=False) for t in tables] + _said(case, inputs, reading)
 
 
 def _table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
@@ -131,7 +134,7 @@ def _table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, 
     reading = _reading(table_rotation(got_cos, got_sin), expected, positions, noise, inputs, 1.0)
     if want_cos.dtype.itemsize >= 4 and table_precision(got_cos) and table_precision(got_sin):
         return _with_tables(case, inputs, reading)
-    return [] if reading is None else [_said(case, inputs, reading)]
+    return [] if reading is None else _said(case, inputs, reading)
 
 
 FLOAT16_LARGEST = 65504
@@ -167,181 +170,59 @@ def _reading(
     return read(actual, expected, positions, noise, signed, mistaken(inputs), base, int(inputs.get("rotary_dim") or 0))
 
 
-POSITIONS_EXACT_UP_TO = {"bfloat16": 256, "float16": 2048}  # every integer up to here is exact in that precision
-
-
-def _angle_words(case: Case) -> str:
-    return "the angle -pos*theta_k" if case.operation == "rope_backward" else "the angle pos*theta_k"
-
-
-def _departure(case: Case, inputs: Mapping[str, Any], departure: str) -> Symptom:
-    """One departure of a model from the spec's computation (``rope_fit.family``), said for this operation."""
-    op = case.operation
-    if departure == "negated" and op == "rope_backward":
-        return symptom(
-            f"rope:negated:{op}",
-            "the backward rotates by +pos*theta_k, the forward's own angle: the gradient of a rotation is the "
-            "rotation by the negative angle (its transpose)",
-            "rotate grad_output by -pos*theta_k: out_i = g_i*cos + g_j*sin, out_j = g_j*cos - g_i*sin",
-        )
-    if departure == "negated":
-        return symptom(
-            f"rope:negated:{op}",
-            "rotates by the negative angle -pos*theta_k: rotate_half's sign flipped (cat(x2, -x1)) or sin negated",
-            "rotate_half(x) = cat(-x2, x1) and out = x*cos + rotate_half(x)*sin: out_i = x_i*cos - x_j*sin",
-        )
-    if departure == "swapped":
-        return symptom(
-            f"rope:swapped:{op}",
-            f"cos and sin swapped: each pair is rotated by pi/2 minus {_angle_words(case)}",
-            "multiply x by cos(angle) and rotate_half(x) by sin(angle), not the other way round",
-        )
-    if departure == "shifted:1":
-        return symptom(
-            f"rope:shifted:{op}:1",
-            "the angles are those of position_ids +1: positions counted from 1",
-            "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
-        )
-    if departure == "rows":
-        return symptom(
-            f"rope:rows:{op}",
-            "the angles are those of positions 0..T-1 (the row numbers): position_ids are ignored (a cache offset "
-            "or packed restarts lost)",
-            "index cos/sin by position_ids, not by the row number",
-        )
-    if departure.startswith("frequencies:"):
-        return _frequencies(case, inputs, {"candidate": departure.removeprefix("frequencies:")})
-    part, precision = departure.split(":")
-    what = {
-        "inv_freq": f"inv_freq was rounded to {precision} before multiplying by the positions",
-        "positions": f"the positions were made in {precision} (arange in the activations' dtype), not exact above "
-        f"{POSITIONS_EXACT_UP_TO[precision]}",
-    }.get(part, f"the angles were computed in {precision} (positions, inv_freq and their product)")
-    return symptom(
-        f"rope:angle_precision:{op}:{departure}",
-        f"{what}: the angle error grows with the position",
-        FIX_PRECISION,
-        precision=precision,
-    )
-
-
-def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
-    """The symptom that states ``reading`` for this operation."""
+def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Symptom]:
+    """The symptoms that state ``reading`` for this operation: one per mistake it shows (each not complete when
+    there are several)."""
     found = _stated(case, inputs, reading)
+    if len(found) > 1:  # one mistake each: the case is explained once all of them are named
+        found = [replace(f, complete=False, measured={**f.measured, "parts": len(found)}) for f in found]
     if not reading.params.get("rough"):
         return found
     besides = "; a smaller error besides (cos/sin or the angles in a lower precision)"
-    return replace(found, title=found.title + besides, summary=found.summary + besides, complete=False)
+    return [replace(f, title=f.title + besides, summary=f.summary + besides, complete=False) for f in found]
 
 
-def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> Symptom:
+def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Symptom]:
     op, kind, p = case.operation, reading.kind, reading.params
     key = f"rope:{kind.value}:{op}"
     if kind is Kind.MODEL:
-        said = [_departure(case, inputs, d) for d in p["departures"]]
-        said += [_amplitude(case, inputs, float(p["factor"]))] if "factor" in p else []
-        if len(said) == 1:
-            return said[0]
-        return symptom(
-            f"rope:combined:{op}:{'+'.join(p['departures'] + (['amplitude'] if 'factor' in p else []))}",
-            "; and ".join(s.summary for s in said),
-            "; and ".join(s.hint for s in said),
-            title="; and ".join(s.title for s in said),
-        )
+        said = [departure(case, inputs, d) for d in p["departures"]]
+        return said + ([amplitude(case, inputs, float(p["factor"]))] if "factor" in p else [])
+    if kind is Kind.FREQUENCIES and p.get("negative"):  # two mistakes: the sense, and the frequencies
+        return [departure(case, inputs, "negated"), frequencies(case, inputs, {**p, "negative": False})]
     if kind is Kind.ANGLE_PRECISION:
         precision = p["precision"]
-        return symptom(
-            f"{key}:{precision}",
-            f"the angles are wrong by an error that grows with the position (up to {p['max_error']:.3g} rad, "
-            f"{p['small_angle_error']:.2g} rad at the case's smaller angles), within {precision}'s rounding of the "
-            f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in "
-            f"{COARSER[precision]}",
-            FIX_PRECISION,
-            title=f"the angles were computed in {COARSER[precision]} (positions, inv_freq or their product): the "
-            "error grows with the position",
-            precision=precision,
-            max_error=p["max_error"],
+        return [
+            symptom(
+                f"{key}:{precision}",
+                f"the angles are wrong by an error that grows with the position (up to {p['max_error']:.3g} rad, "
+                f"{p['small_angle_error']:.2g} rad at the case's smaller angles), within {precision}'s rounding of the "
+                f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in "
+                f"{COARSER[precision]}",
+                FIX_PRECISION,
+                title=f"the angles were computed in {COARSER[precision]} (positions, inv_freq or their product): the "
+                "error grows with the position",
+                precision=precision,
+                max_error=p["max_error"],
+            )
+        ]
+    if kind is Kind.TABLE_PRECISION:  # that the error does not grow is said only when no angle reading was found
+        still = (
+            ""
+            if p.get("grows")
+            else " (the tables' precision, not the angles': the error does not grow with the position)"
         )
-    if kind is Kind.TABLE_PRECISION:
-        return symptom(
-            key,
-            "cos and sin were rounded to bfloat16 before rotating a float32 x (the tables' precision, not the "
-            "angles': the error does not grow with the position)",
-            "keep cos/sin in float32 (or x's dtype when x is float32); round to bfloat16 only for a bfloat16 x",
-        )
+        return [
+            symptom(
+                key,
+                f"cos and sin were rounded to bfloat16 before rotating a float32 x: every cos and sin the output implies is a bfloat16 number{still}",
+                "keep cos/sin in float32 (or x's dtype when x is float32); round to bfloat16 only for a bfloat16 x",
+                title="cos and sin were rounded to bfloat16 before rotating a float32 x",
+            )
+        ]
     if kind is Kind.AMPLITUDE:
-        return _amplitude(case, inputs, float(p["factor"]))
-    return _frequencies(case, inputs, p)
-
-
-CANDIDATE_WORDS = {
-    "d_minus_1": "the exponent is 2k/(d-1), not 2k/d (frequencies over d-1)",
-    "step_1": "the exponent is k/d, not 2k/d (arange(0, d) without step 2)",
-    "head_dim": "the exponent divides by the head dim d, not rotary_dim (partial rotary's frequencies over d)",
-    "base_10000": "base 10000 instead of the case's base: the base argument is ignored",
-    "every_band": "the scaling factor divides every frequency band (llama3 and yarn scale only the low-frequency ones)",
-}
-FREQUENCY_FIX = (
-    "theta_k = base^(-2k/rotary_dim) for pair k = 0 .. rotary_dim/2 - 1 "
-    "(inv_freq = 1 / base ** (arange(0, rotary_dim, 2) / rotary_dim))"
-)
-
-
-def _frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> Symptom:
-    key = f"rope:frequencies:{case.operation}"
-    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
-    rope_type = str((scaling or {}).get("rope_type", "default"))
-    factor = (scaling or {}).get("factor")
-    sign = "negated, and " if p.get("negative") else ""
-    if p.get("candidate") == "every_band":
-        return symptom(
-            f"{key}:every_band",
-            f"every frequency is divided by the scaling factor {factor}: {rope_type} scales only the "
-            "low-frequency bands (the high-frequency ones keep theta_k), so the factor was applied to every band",
-            f"apply {rope_type}'s band rule: wavelengths below the high-frequency cutoff keep theta_k, those above "
-            "the low-frequency cutoff get theta_k / factor, the band between is interpolated",
-        )
-    if p.get("candidate") in CANDIDATE_WORDS:
-        return symptom(f"{key}:{p['candidate']}", CANDIDATE_WORDS[p["candidate"]], FREQUENCY_FIX)
-    if "ratio" in p:
-        ratio = float(p["ratio"])
-        return symptom(
-            f"{key}:ratio",
-            f"{sign}every frequency is {ratio:.6g} times the spec's theta_k",
-            "theta_k = base^(-2k/rotary_dim), angle = position * theta_k (with the scaling the case asks for)",
-            ratio=ratio,
-        )
-    if "base" in p:
-        return symptom(
-            f"{key}:base",
-            f"{sign}the frequencies follow base {float(p['base']):.6g} instead of {float(inputs['base']):g}",
-            FREQUENCY_FIX,
-            base=float(p["base"]),
-        )
-    return symptom(
-        key,
-        f"{sign}the frequencies differ from theta_k = base^(-2k/rotary_dim): every pair is a rotation by position "
-        "times a frequency of its own",
-        FREQUENCY_FIX,
-    )
-
-
-def _amplitude(case: Case, inputs: Mapping[str, Any], factor: float) -> Symptom:
-    scaling = inputs.get("scaling") if isinstance(inputs.get("scaling"), Mapping) else {}
-    if (scaling or {}).get("rope_type") == "yarn":
-        return symptom(
-            f"rope:amplitude:{case.operation}:yarn",
-            f"cos and sin are {factor:.6g} times the expected: yarn's attention factor is not applied as the spec "
-            "applies it (cos and sin are each multiplied by it once)",
-            "multiply cos and sin by the attention factor (scaling['attention_factor'], or 0.1*ln(factor) + 1)",
-            factor=factor,
-        )
-    return symptom(
-        f"rope:amplitude:{case.operation}",
-        f"cos and sin are {factor:.6g} times the expected: a rotation must keep each pair's length",
-        "cos(angle) and sin(angle) themselves (times yarn's attention factor only)",
-        factor=factor,
-    )
+        return [amplitude(case, inputs, float(p["factor"]))]
+    return [frequencies(case, inputs, p)]
 
 
 def _other_pairing(case: Case, pairing: str, other: str, also: Optional[Reading]) -> Symptom:
@@ -353,20 +234,6 @@ def _other_pairing(case: Case, pairing: str, other: str, also: Optional[Reading]
         f"pair features as {pairing} does, or declare the feature rope-{other} (the pairing you implement) instead "
         f"of rope-{pairing}",
         complete=not extra,
-    )
-
-
-def _passthrough(
-    case: Case, inputs: Mapping[str, Any], source: np.ndarray, want: np.ndarray, got: np.ndarray, noise: float
-) -> Symptom:
-    d, r, pairing = want.shape[-1], int(inputs["rotary_dim"]), str(inputs["pairing"])
-    whole = rotation(source, got, d, pairing)
-    rotated = whole.residual <= RESIDUAL and not np.allclose(whole.phi[:, r // 2 :], 0.0, atol=noise)
-    said = "rotated as well: every feature is rotated" if rotated else "changed"
-    return symptom(
-        f"rope:passthrough:{case.operation}:{'rotated' if rotated else 'changed'}",
-        f"features rotary_dim..d-1 ({r}..{d - 1}) are {said}; partial rotary passes them through unchanged",
-        "rotate only x[..., :rotary_dim] and concatenate x[..., rotary_dim:] back unchanged",
     )
 
 

@@ -123,7 +123,7 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
     for label, rule, text in rules:
         if rule is None:  # "shifted": one offset for every id, measured rather than tested
             if (
-                len(wrong) > 1
+                len({a for a, _ in wrong}) > 1  # one offset said of every id needs two ids that show it
                 and len(shifts) == 1
                 and all(isinstance(t, int) for _, t in wrong)
                 and (shift := next(iter(shifts))) != 0
@@ -318,6 +318,9 @@ def position_gradient(
     return []
 
 
+ZERO_FACTOR = 1e-6  # a fitted factor this small is 0: the part is not there
+
+
 def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
     """actual = a * token rows + b * position rows: the factors each part received."""
     config, weight, tokens = inputs.get("config"), inputs.get("token_weight"), inputs.get("tokens")
@@ -335,6 +338,7 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
         return []
     basis = np.stack([rows.reshape(-1), positions.reshape(-1)], axis=1)
     (a, b), *_ = np.linalg.lstsq(basis, got.astype(np.float64).reshape(-1), rcond=None)
+    a, b = (0.0 if abs(v) < ZERO_FACTOR else float(v) for v in (a, b))  # a fit of 1e-9 is a part left out
     if not close_in_ulps(got.astype(np.float64), a * rows + b * positions, want.dtype, ulps=64.0) or (
         math.isclose(a, c, rel_tol=1e-5) and math.isclose(b, 1.0, rel_tol=1e-5)
     ):
@@ -348,7 +352,10 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
             + (" (sqrt(D))" if c != 1 else "")
         )
         keys.append(f"token_scale:{token_names[0] if token_names else round(a, 4)}")
-    if not math.isclose(b, 1.0, rel_tol=1e-5):
+    if b == 0.0:
+        parts.append("the positions are not added (their factor is 0)")
+        keys.append("position_scale:0")
+    elif not math.isclose(b, 1.0, rel_tol=1e-5):
         parts.append(f"the positions are multiplied by {b:.6g}{equals_text(position_names, sizes)} instead of 1")
         keys.append(f"position_scale:{position_names[0] if position_names else round(b, 4)}")
     expected = "sqrt(D)" if c != 1 else "1 (scale_embeddings is false)"

@@ -1,0 +1,66 @@
+"""What was measured when no known mistake and no fitted symptom explains an output: the difference in plain words.
+
+Where the first difference is and its size, how many elements differ, which rows and columns, and the pattern
+when one holds on every differing element (zeros, NaN, one constant factor, a permutation of the expected rows).
+Never a cause: only what the numbers show.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SHOWN = 6  # rows or columns listed at most
+
+
+def _listed(indices: np.ndarray, total: int) -> str:
+    values = [int(i) for i in indices]
+    shown = ", ".join(map(str, values[:SHOWN])) + (", ..." if len(values) > SHOWN else "")
+    return f"{len(values)} of {total} ({shown})"
+
+
+def pattern(want: np.ndarray, got: np.ndarray, differs: np.ndarray) -> str:
+    """The one pattern every differing element shares, or ""."""
+    w, g = want[differs], got[differs]
+    if np.all(g == 0):
+        return "every differing value is 0"
+    if np.all(np.isnan(g)):
+        return "every differing value is NaN"
+    with np.errstate(all="ignore"):
+        ratio = g / np.where(w == 0, np.nan, w)
+    if w.size and np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio[0], rtol=1e-5):
+        return f"every differing value is {float(ratio[0]):.6g} times the expected"
+    if want.ndim == 2 and got.shape == want.shape:
+        rows = np.flatnonzero(np.any(differs, axis=1))
+        matched = [np.flatnonzero(np.all(np.isclose(want, got[r], rtol=1e-5, atol=1e-6), axis=1)) for r in rows]
+        if rows.size > 1 and all(m.size == 1 for m in matched):
+            sources = sorted(int(m[0]) for m in matched)
+            if sources == sorted(int(r) for r in rows):
+                return "the differing rows are the expected rows in another order (a permutation)"
+    return ""
+
+
+def described(name: str, want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6) -> str:
+    """``name``'s difference from the expected, in plain words (same shapes)."""
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    with np.errstate(all="ignore"):
+        differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+    if not differs.any():
+        return ""
+    first = tuple(int(i) for i in np.argwhere(differs)[0])
+    text = (
+        f"'{name}' first differs at {list(first)}: expected {w[first]:.6g}, got {g[first]:.6g}; "
+        f"{int(differs.sum())} of {differs.size} values differ"
+    )
+    if w.ndim == 2:
+        rows = np.flatnonzero(np.any(differs, axis=1))
+        columns = np.flatnonzero(np.any(differs, axis=0))
+        text += f", in rows {_listed(rows, w.shape[0])} and columns {_listed(columns, w.shape[1])}"
+    found = pattern(w, g, differs)
+    return text + (f"; {found}" if found else "")
+
+
+def plain_key(operation: str, name: str, text: str) -> str:
+    """The key of a plain-words difference: a zeros pattern is the zeros family's (one mistake with an all-zero
+    output of the same operation), anything else what was measured, unexplained."""
+    family = "zero_values" if text.endswith("every differing value is 0") else "unexplained"
+    return f"{family}:{operation}:{name}"
