@@ -15,13 +15,14 @@ every case reported, and the slow correct run passing.
 from __future__ import annotations
 
 import collections
-import json
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from embconf.reports.json_report import read as read_report  # JSON lines since report format 2
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPLS, HOSTILE, PEERS = ROOT / "benchmarks" / "impls", ROOT / "tests" / "hostile", ROOT / "tests" / "peers"
@@ -55,7 +56,7 @@ def timed_run(impl: str, report: Path) -> tuple[float, int, dict]:
         text=True,
         cwd=ROOT,
     )
-    return time.perf_counter() - started, done.returncode, json.loads(report.read_text()) if report.exists() else {}
+    return time.perf_counter() - started, done.returncode, read_report(report) if report.exists() else {}
 
 
 def main() -> int:

@@ -1,22 +1,30 @@
-"""pytest plugin: ``pytest --embconf-impl=KIND:TARGET`` collects every golden case as a test item.
+"""pytest plugin: ``pytest --embconf-impl=KIND:TARGET`` collects every case as a test item.
 
-Items are named by case id, so a project's existing pytest run and its
-``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed
-(fail, error, crash, timeout, and under --embconf-strict an xpass or a case the implementation declined
-that no expectation lists), skipped (not_applicable) and xfailed. Without --embconf-impl the plugin does nothing. The implementation
-runs through :mod:`embconf.session` as under ``embconf run``: in a worker process (or its own, for
-``subprocess:``) with the same case timeout, run timeout, memory limit and hang policy, the calls planned
-ahead, and SIGTERM ends the session cleanly. The verdict at the end is the run record's.
+The plugin translates its options into ``embconf run``'s and maps each case of one
+:class:`embconf.session.Session` to a test item; it runs nothing of its own. The session plans every case
+(the computed sinusoid-family cases too), runs, repeats and diagnoses exactly as under ``embconf run``, so
+the outcomes and causes are the same. Items are named by case id, so a project's existing pytest run and its
+``--junitxml`` gate on the suite. Outcomes map onto pytest's: pass, failed (fail, error, crash, timeout, and
+under --embconf-strict an xpass or a case the implementation declined that no expectation lists), skipped
+(not_applicable) and xfailed. The session runs when the first item runs and finishes before any item
+reports, so each failing item shows the causes of the whole run's diagnosis (under pytest-xdist each worker
+would run the whole session). Without --embconf-impl the plugin does nothing. SIGTERM ends the session
+cleanly. The verdict at the end is the run record's.
 """
 
 from __future__ import annotations
 
+import argparse
 from typing import Any, Iterator, Optional
 
 import pytest
 
+PREFIX = "embconf_"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from embconf.processes.options import REPEAT, limit_options
+
     group = parser.getgroup("embconf", "embedding-conformance")
     group.addoption(
         "--embconf-impl", metavar="KIND:TARGET", help="run the embedding conformance cases against this implementation"
@@ -24,89 +32,63 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--embconf-select", action="append", default=[], metavar="GLOB", help="only case ids matching GLOB")
     group.addoption("--embconf-expectations", metavar="FILE", help="YAML file of cases known to fail")
     group.addoption(
-        "--embconf-strict", action="store_true", help="an xpass, and a declined case no expectation lists, fail"
+        "--embconf-strict",
+        action="store_true",
+        help="an xpass, a declined case no expectation lists, and a case whose result changes under "
+        "--embconf-repeat fail",
     )
     group.addoption(
         "--embconf-allow-modified-fixtures", action="store_true", help="accept fixture files edited by hand"
     )
-    group.addoption(
-        "--embconf-case-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds each case may take (default 10)",
-    )
-    group.addoption(
-        "--embconf-run-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds the whole session's cases may take (default 1800)",
-    )
-    group.addoption(
-        "--embconf-memory-limit",
-        type=int,
-        default=None,
-        metavar="MB",
-        help="resident memory of the implementation's processes in MB, 0 for none (default 4096)",
-    )
+    for flags, keywords in [*limit_options(run_scope="the whole session's cases"), REPEAT]:
+        group.addoption(
+            "--embconf-" + flags[0][2:], **{**keywords, "dest": PREFIX + keywords["dest"]}
+        )  # the defaults and help of `embconf run`'s own options
 
 
 class EmbconfFailure(Exception):
     """A case that did not conform; its message is the reproduction."""
 
 
-class Session:
-    """One implementation, opened through the pipeline, and one expectations object for the whole pytest session."""
+class PluginRun:
+    """The session the options give (opened at collection), and its record once the first item asks for it."""
 
-    def __init__(self, config: pytest.Config) -> None:
-        from embconf import session
+    def __init__(self, config: pytest.Config, cases: list[Any], fixtures: dict[str, Any]) -> None:
         from embconf.corpus.expectations import Expectations
+        from embconf.run.command import run_options
+        from embconf.session import Session
 
-        self.impl = config.getoption("embconf_impl")
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
-        self.expectations = Expectations.load(path) if path else None
-        self.options = session.RunOptions(
-            options(config), config.getoption("embconf_case_timeout"), expectations=self.expectations
-        )
-        self.adapter = session.open_implementation(self.impl, self.options)  # as `embconf run` does
-        self.capabilities = self.adapter.capabilities()
-        self.results: list[Any] = []  # every case's result, for the run's verdict
-        self.cases: list[Any] = []
-        self._verdict: Any = None  # diagnosed once, when the session ends
+        options = run_options(as_run_arguments(config), Expectations.load(path) if path else None)
+        self.session = Session.open(config.getoption("embconf_impl"), cases, options, fixtures)
+        self._results: Optional[dict[str, Any]] = None
+        self.record: Any = None
+
+    def result(self, case_id: str) -> Any:
+        """The case's result in the finished record (the session runs and finishes on the first call)."""
+        if self._results is None:
+            self.record = self.session.run()
+            self._results = {result.id: result for result in self.record.results}
+        return self._results[case_id]
 
     def verdict(self) -> Any:
-        """The run record's verdict over the cases run so far (None when none ran)."""
-        from embconf.model.record import RunRecord
-        from embconf.session import diagnose
-
-        if not self.results:
-            return None
-        if self._verdict is None:  # asked by the JUnit hook and by the terminal summary: the run is over by then
-            record = RunRecord(self.results, self.capabilities, self.adapter.describe(), impl=self.impl)
-            self._verdict = diagnose(record, self.cases).verdict
-        return self._verdict
+        """The run record's verdict (None when no item ran)."""
+        return self.record.verdict if self.record is not None else None
 
 
-def options(config: pytest.Config):
-    """The isolation options the plugin's flags give; LimitError (one line) for unusable values."""
-    from embconf.isolation import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT, IsolationOptions
+def as_run_arguments(config: pytest.Config) -> argparse.Namespace:
+    """The plugin's options as ``embconf run``'s parsed arguments (for :func:`embconf.run.command.run_options`)."""
+    from embconf.processes.options import REPEAT, limit_options
 
-    def given(name: str, default: Any) -> Any:
-        value = config.getoption(name)
-        return default if value is None else value
-
-    return IsolationOptions(
-        False,
-        given("embconf_case_timeout", DEFAULT_CASE_TIMEOUT),
-        given("embconf_run_timeout", DEFAULT_RUN_TIMEOUT),
-        given("embconf_memory_limit", DEFAULT_MEMORY_LIMIT_MB),
+    names = [keywords["dest"] for _, keywords in [*limit_options(), REPEAT]]
+    return argparse.Namespace(
+        strict=config.getoption("embconf_strict"), **{name: config.getoption(PREFIX + name) for name in names}
     )
 
 
 class CaseItem(pytest.Item):
-    def __init__(self, *, case: Any, state: Session, **kwargs: Any) -> None:
+    def __init__(self, *, case: Any, state: PluginRun, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.state = state
@@ -115,26 +97,19 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         from embconf.model.outcomes import NOT_APPLICABLE, PROBLEMS, XFAIL, XPASS
-        from embconf.session import run_case
+        from embconf.reports.console import diagnosis_lines
 
-        case, state = self.case, self.state
-        result = run_case(state.adapter, case, state.expectations, state.capabilities)
-        state.results.append(result)
-        state.cases.append(case)
+        result, strict = self.state.result(self.case.id), self.state.strict
         if result.outcome == NOT_APPLICABLE:
-            if result.declined and state.strict and result.expectation is None:
+            if result.declined and strict and result.expectation is None:
                 raise EmbconfFailure(
-                    f"[declined] {case.id}: {result.message} (--embconf-strict: a conformance claim cannot rest on "
+                    f"[declined] {result.id}: {result.message} (--embconf-strict: a conformance claim cannot rest on "
                     "declined cases)"
                 )
             pytest.skip(f"not_applicable: {result.message}")
         if result.outcome == XFAIL:
             pytest.xfail(result.expectation or "expected to fail")
-        if result.outcome in PROBLEMS or (result.outcome == XPASS and state.strict):
-            from embconf.diagnosis.run import diagnose_case
-            from embconf.reports.console import diagnosis_lines
-
-            result.causes = diagnose_case(case, result)
+        if result.outcome in PROBLEMS or (result.outcome == XPASS and strict):
             causes = diagnosis_lines(result).rstrip("\n")
             raise EmbconfFailure(
                 f"[{result.outcome}] {result.message}"
@@ -152,16 +127,23 @@ class CaseItem(pytest.Item):
 
 
 class CaseCollector(pytest.Collector):
-    def __init__(self, *, state: Session, cases: list, **kwargs: Any) -> None:
+    def __init__(self, *, state: PluginRun, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.state, self.cases = state, cases
+        self.state = state
 
     def collect(self) -> Iterator[CaseItem]:
-        for case in self.cases:
+        for case in self.state.session.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case, state=self.state)
 
 
-_STATE = pytest.StashKey["Session"]()
+_STATE = pytest.StashKey["PluginRun"]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The session runs the cases whose items are left after deselection (-k, -m), in their order."""
+    state = session.config.stash.get(_STATE, None)
+    if state is not None:
+        state.session.keep(item.case.id for item in session.items if isinstance(item, CaseItem))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -193,28 +175,22 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption("embconf_impl"):
         return
-    from embconf.adapters import ImplementationError
-    from embconf.corpus.expectations import ExpectationsError
-    from embconf.corpus.fixtures import FixtureError, load_corpus
+    from embconf.corpus.fixtures import load_corpus
     from embconf.corpus.select import select
+    from embconf.model.errors import UserError
     from embconf.processes.lifetime import terminating_cleanly
-    from embconf.processes.limits import LimitError
 
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))
-        state = Session(config)
-    except (FixtureError, ImplementationError, ExpectationsError, LimitError) as exc:
+        cases = select(corpus.cases, config.getoption("embconf_select"))
+        fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+        state = PluginRun(config, cases, fixtures)
+    except UserError as exc:  # fixtures, the implementation, the expectations, a limit: one line
         raise pytest.UsageError(f"embconf: {exc}") from None
-    config.add_cleanup(state.adapter.close)
+    config.add_cleanup(state.session.close)
     config.stash[_STATE] = state
     signals = terminating_cleanly()  # SIGTERM: pytest's interrupt path, which closes the adapter
     signals.__enter__()
     config.add_cleanup(lambda: None if signals.__exit__(None, None, None) else None)
-    cases = select(corpus.cases, config.getoption("embconf_select"))
-    collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state, cases=cases)
-    collected = list(collector.collect())
-    items.extend(collected)
-    from embconf.session import plan
-
-    # run ahead, as `embconf run` does (another order voids it), for whole outputs: each item is diagnosed alone
-    plan(state.adapter, [item.case for item in collected], pinned=False)
+    collector = CaseCollector.from_parent(session, name="embconf", nodeid="embconf", state=state)
+    items.extend(collector.collect())

@@ -1,15 +1,24 @@
-"""The run pipeline, the one every entry point uses: open an implementation, plan, run, repeat, diagnose,
-close, and return one :class:`~embconf.model.record.RunRecord`.
+"""The run pipeline, the one every entry point uses: a :class:`Session` opens an implementation, plans every
+case (the computed sinusoid-family cases included), runs them, repeats, diagnoses, and finishes into one
+frozen :class:`~embconf.model.record.RunRecord`.
 
 ``embconf run``, ``embconf matrix``, grading (``grade``, ``gradescope``, ``embconf.check``), ``embconf
-bench``'s conformance pass and the pytest plugin all run cases through here, so the same implementation gets
-the same outcomes and the same causes whichever of them ran it. Reports are derived from the record.
+bench``'s conformance pass, ``embconf mutants`` and the pytest plugin all run cases through a session, so the
+same implementation gets the same outcomes and the same causes whichever of them ran it. The session is the
+only code that builds the record (diagnosis fills in its causes while the session finishes); once finished
+the record is frozen, and reports are derived from it.
+
+An outcome comes from the implementation's first answer to the case. A later answer (the whole output asked
+for again so that a failure judged on pinned rows is diagnosed whole, or a run of ``--repeat``) can add a
+finding, that the implementation answered differently (nondeterminism), but never turns a failure into a
+pass or a not_applicable (spec/PROTOCOL.md section 3, "Rows the runner judges"; EMB-GEN-2).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
@@ -17,12 +26,14 @@ from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
 from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
-from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT
+from embconf.model.impl import ImplLike
+from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
 from embconf.model.record import RunRecord
-from embconf.run.cases import Progress, run_case, run_cases
-from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic
+from embconf.run.cases import Progress, run_case
+from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
+from embconf.untrusted.text import bounded_description
 
-__all__ = ["RunOptions", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
+__all__ = ["RunOptions", "Session", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +49,7 @@ class RunOptions:
     diagnose: bool = True
 
 
-def open_implementation(impl: str, options: RunOptions = RunOptions()) -> Adapter:
+def open_implementation(impl: ImplLike, options: RunOptions = RunOptions()) -> Adapter:
     """The implementation ``impl`` names (``KIND:TARGET``), started as ``options`` say; ImplementationError
     (one line) when it cannot be loaded."""
     return open_adapter(
@@ -46,41 +57,220 @@ def open_implementation(impl: str, options: RunOptions = RunOptions()) -> Adapte
     )
 
 
+class Session:
+    """One run of one implementation over a selection of cases: iterate it for each case's first result as it
+    is judged, then :meth:`finish` it for the frozen record.
+
+    ``cases`` are the selection; the session adds the cases of a declared sinusoid point no named profile is
+    (:mod:`embconf.corpus.family`), so :attr:`cases` is everything it will run. With ``owns_adapter`` the
+    session closes the adapter when it finishes (or on :meth:`close`)."""
+
+    def __init__(
+        self,
+        adapter: Adapter,
+        cases: Sequence[Case],
+        options: RunOptions = RunOptions(),
+        impl: ImplLike = "",
+        fixtures: Optional[dict[str, Any]] = None,
+        owns_adapter: bool = False,
+    ) -> None:
+        self.adapter, self.options, self.impl = adapter, options, str(impl)
+        self.fixtures = dict(fixtures or {})
+        self.capabilities = adapter.capabilities()
+        selection = list(cases)
+        self.cases: list[Case] = selection + family_cases(self.capabilities.sinusoid, selection)
+        self._owns = owns_adapter
+        self._results: list[CaseResult] = []
+        self._started: Optional[float] = None
+        self._record: Optional[RunRecord] = None
+
+    @classmethod
+    def open(
+        cls,
+        impl: ImplLike,
+        cases: Sequence[Case],
+        options: RunOptions = RunOptions(),
+        fixtures: Optional[dict[str, Any]] = None,
+    ) -> Session:
+        """A session on the implementation ``impl`` names, opened here and closed when it finishes
+        (ImplementationError, one line, when it cannot load)."""
+        adapter = open_implementation(impl, options)
+        try:
+            return cls(adapter, cases, options, impl, fixtures, owns_adapter=True)
+        except BaseException:
+            adapter.close()
+            raise
+
+    def header(self) -> RunRecord:
+        """The record as it stands before any case: what a report says first (no results; ``planned`` cases)."""
+        description = bounded_description(self.adapter.describe())
+        return RunRecord(
+            [], self.capabilities, description, impl=self.impl, fixtures=self.fixtures, planned=len(self.cases)
+        )
+
+    def keep(self, case_ids: Iterable[str]) -> None:
+        """Run only these of the planned cases (the pytest plugin's deselection); before the run starts."""
+        if self._started is not None:
+            raise RuntimeError("a session's cases are fixed once it has started")
+        wanted = set(case_ids)
+        self.cases = [case for case in self.cases if case.id in wanted]
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        """Each case's result as its first answer is judged, in order (the run's first pass)."""
+        if self._started is not None:
+            raise RuntimeError("a session is run once")
+        self._started = time.perf_counter()
+        plan(self.adapter, self.cases)
+        for case in self.cases:
+            result = run_case(self.adapter, case, self.options.expectations, self.capabilities)
+            self._results.append(result)
+            yield result
+
+    def run(self, progress: Optional[Progress] = None) -> RunRecord:
+        """Every case run, then :meth:`finish`: the frozen record (``progress`` told of each first result)."""
+        for number, result in enumerate(self, 1):
+            if progress:
+                progress(number, len(self.cases), result)
+        return self.finish()
+
+    def finish(self) -> RunRecord:
+        """The frozen record: what the first pass left unrun is run, each failure judged on pinned rows asked
+        for again whole, ``options.repeat`` runs, the diagnosis. Finishing twice gives the same record."""
+        if self._record is not None:
+            return self._record
+        try:
+            if self._started is None or len(self._results) < len(self.cases):
+                for _ in self._rest():
+                    pass
+            assert self._started is not None
+            notes: dict[str, str] = {}
+            results = self._whole_outputs(self._results, notes)
+            record = RunRecord(
+                results,
+                self.capabilities,
+                bounded_description(self.adapter.describe()),
+                self.options.expectations.unmatched() if self.options.expectations is not None else [],
+                time.perf_counter() - self._started,
+                self.impl,
+                fixtures=self.fixtures,
+                planned=len(self.cases),
+            )
+            self._repeat(record, notes)
+            for result in record.results:
+                if result.id in notes:
+                    mark_nondeterministic(result, notes[result.id], self.options.strict)
+            record.nondeterministic = notes
+            if self.options.diagnose:
+                diagnose(record, self.cases)
+            record.freeze()
+            self._record = record
+            return record
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the adapter if the session opened it (harmless twice)."""
+        if self._owns:
+            self.adapter.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _rest(self) -> Iterator[CaseResult]:
+        """The first pass, from where iteration stopped (or from the start)."""
+        if self._started is None:
+            yield from self
+            return
+        done = len(self._results)
+        for case in self.cases[done:]:
+            result = run_case(self.adapter, case, self.options.expectations, self.capabilities)
+            self._results.append(result)
+            yield result
+
+    def _pass(self) -> list[CaseResult]:
+        """One more pass over every case (a run of ``--repeat``), planned ahead."""
+        plan(self.adapter, self.cases)
+        results = [run_case(self.adapter, case, self.options.expectations, self.capabilities) for case in self.cases]
+        return self._whole_outputs(results, {})
+
+    def _whole_outputs(self, results: list[CaseResult], notes: dict[str, str]) -> list[CaseResult]:
+        """Each failure that got only the pinned rows of an output (from the worker or a protocol peer) asked for
+        again whole, so that it is diagnosed as the same output run in-process would be. The whole answer
+        replaces the first only when it is the same answer (the same outcome, the same pinned rows): else the
+        first stands and ``notes`` says the two answers differ."""
+        rows_only = {
+            result.id
+            for result in results
+            if result.outcome in DIAGNOSED and any(isinstance(v, PinnedRows) for v in (result.actual or {}).values())
+        }
+        if not rows_only:
+            return results
+        again = [case for case in self.cases if case.id in rows_only]
+        plan(self.adapter, again, pinned=False)
+        whole = {case.id: run_case(self.adapter, case, self.options.expectations, self.capabilities) for case in again}
+        kept = []
+        for result in results:
+            second = whole.get(result.id)
+            change = whole_difference(result, second) if second is not None else ""
+            if change:
+                notes[result.id] = (
+                    f"nondeterministic: {change} between the answer judged and the whole output asked again"
+                )
+            kept.append(second if second is not None and not change else result)
+        return kept
+
+    def _repeat(self, record: RunRecord, notes: dict[str, str]) -> None:
+        """Runs 2..N of ``--repeat``: a case whose outcome or outputs change is noted (failed under strict). The
+        run timeout holds across the repetitions: a case it cuts off in a later one is a ``timeout`` (not a
+        change), and no further repetition starts."""
+        times = self.options.repeat
+        if times < 2:
+            return
+        seen = {result.id: fingerprint(result) for result in record.results}
+        for number in range(2, times + 1):
+            started = time.perf_counter()
+            again = self._pass()
+            record.duration += time.perf_counter() - started
+            cut = {result.id: result for result in again if cut_off(result)}
+            for result in again:
+                change = (
+                    "" if result.id in notes or result.id in cut else difference(seen[result.id], fingerprint(result))
+                )
+                if change:
+                    notes[result.id] = f"nondeterministic: {change} between run 1 and run {number} of {times}"
+            for result in record.results:
+                if result.id in cut and result.outcome not in PROBLEMS:
+                    result.outcome, result.reason = TIMEOUT, cut[result.id].reason
+                    result.message = f"{cut[result.id].message}\n(in run {number} of {times} of --repeat)"
+            if cut:
+                break
+
+
 def run(
     adapter: Adapter,
     cases: Sequence[Case],
     options: RunOptions = RunOptions(),
-    impl: str = "",
+    impl: ImplLike = "",
     progress: Optional[Progress] = None,
     fixtures: Optional[dict[str, Any]] = None,
 ) -> RunRecord:
-    """Every case run on an open adapter (``options.repeat`` times), diagnosed, as one record. The run timeout
-    holds across the repetitions: a case it cuts off in a later one is a ``timeout`` (not a change), and no
-    further repetition starts. The adapter stays open. A declared point of the sinusoid family that no named
-    profile is brings its own cases, computed for it (:mod:`embconf.corpus.family`)."""
-    cases = list(cases)
-    cases += family_cases(adapter.capabilities().sinusoid, cases)
-    record = _run_once(adapter, cases, options, progress)
-    record.impl, record.fixtures = impl, dict(fixtures or {})
-    _repeat(adapter, cases, options, record)
-    if options.diagnose:
-        diagnose(record, cases)
-    return record
+    """A :class:`Session` on an open adapter (which stays open), run and finished: the frozen record."""
+    return Session(adapter, cases, options, impl, fixtures).run(progress)
 
 
 def run_implementation(
-    impl: str,
+    impl: ImplLike,
     cases: Sequence[Case],
     options: RunOptions = RunOptions(),
     progress: Optional[Progress] = None,
     fixtures: Optional[dict[str, Any]] = None,
 ) -> RunRecord:
-    """Open ``impl``, run the cases, close it: the whole pipeline (ImplementationError when it cannot load)."""
-    adapter = open_implementation(impl, options)
-    try:
-        return run(adapter, cases, options, impl, progress, fixtures)
-    finally:
-        adapter.close()
+    """A :class:`Session` that opens ``impl``, runs the cases and closes it (ImplementationError when it
+    cannot load)."""
+    return Session.open(impl, cases, options, fixtures).run(progress)
 
 
 def diagnose(record: RunRecord, cases: Iterable[Case]) -> RunRecord:
@@ -109,56 +299,3 @@ def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:
         adapter.plan(
             [Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS, c.raw_inputs) for c in applicable]
         )
-
-
-def _run_once(
-    adapter: Adapter, cases: list[Case], options: RunOptions, progress: Optional[Progress] = None
-) -> RunRecord:
-    """One pass over the cases, announced ahead, each failure on pinned rows only run again for its whole output."""
-    plan(adapter, cases)
-    record = run_cases(adapter, cases, options.expectations, progress)
-    _whole_outputs(adapter, cases, options, record)
-    return record
-
-
-def _whole_outputs(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
-    """A failing case that got only the pinned rows of an output (from the worker or a protocol peer) is run again
-    for the whole output, so that it is diagnosed and reported as the same output run in-process would be."""
-    rows_only = {
-        result.id
-        for result in record.results
-        if result.outcome in DIAGNOSED and any(isinstance(v, PinnedRows) for v in (result.actual or {}).values())
-    }
-    if not rows_only:
-        return
-    again = [case for case in cases if case.id in rows_only]
-    plan(adapter, again, pinned=False)
-    whole = {result.id: result for result in run_cases(adapter, again, options.expectations).results}
-    record.results = [whole.get(result.id, result) for result in record.results]
-
-
-def _repeat(adapter: Adapter, cases: list[Case], options: RunOptions, record: RunRecord) -> None:
-    """Runs 2..N of ``--repeat``: a case whose outcome or outputs change is noted (failed under strict)."""
-    times = options.repeat
-    if times < 2:
-        return
-    seen = {result.id: fingerprint(result) for result in record.results}
-    notes: dict[str, str] = {}
-    for number in range(2, times + 1):
-        again = _run_once(adapter, cases, options)
-        record.duration += again.duration
-        cut = {result.id: result for result in again.results if cut_off(result)}
-        for result in again.results:
-            change = "" if result.id in notes or result.id in cut else difference(seen[result.id], fingerprint(result))
-            if change:
-                notes[result.id] = f"nondeterministic: {change} between run 1 and run {number} of {times}"
-        for result in record.results:
-            if result.id in cut and result.outcome not in PROBLEMS:
-                result.outcome, result.reason = TIMEOUT, cut[result.id].reason
-                result.message = f"{cut[result.id].message}\n(in run {number} of {times} of --repeat)"
-        if cut:
-            break
-    for result in record.results:
-        if result.id in notes:
-            mark_nondeterministic(result, notes[result.id], options.strict)
-    record.nondeterministic = notes

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import shutil
 import subprocess
 import sys
@@ -34,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from embconf.reports.json_report import read as read_report  # JSON lines since report format 2
 
 ROOT = Path(__file__).resolve().parents[1]
 FAILING = ("fail", "error", "crash", "timeout")
@@ -131,7 +132,7 @@ def measure(path: Path, command: list[str], reports: Path) -> Outcome:
         outcome.broken = f"embconf exited {done.returncode}: {tail[0][:200]}"
         return outcome
     try:
-        report = json.loads(report_path.read_text(encoding="utf-8"))
+        report = read_report(report_path)
         judge(outcome, report)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         outcome.broken = f"report {report_path} missing or unreadable: {exc!r}"

@@ -19,6 +19,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from embconf.reports.json_report import read as read_report  # JSON lines since report format 2
+
 ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ["torch", "flax", "keras", "tinygrad", "transformers:marian"]
 
@@ -49,7 +51,7 @@ def snapshot(impl: str) -> dict:
         )
         if not report.exists():
             return {"exit": done.returncode, "error": done.stderr.strip()[-300:]}
-        data = json.loads(report.read_text())
+        data = read_report(report)
     return {
         "exit": done.returncode,
         "outcomes": {c["id"]: c["outcome"] for c in data["cases"]},

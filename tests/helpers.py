@@ -3,7 +3,6 @@ cases through the pipeline (:mod:`embconf.session`) as every entry point does.""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shlex
@@ -27,6 +26,37 @@ SPEC_1_1_FEATURES = frozenset(
 # spec 1.3's operations (rotary position embeddings) and 2.0's (the layer's own parameters, EMB-LAY-12): not
 # provided by the implementations written before them
 LATER_OPERATIONS = frozenset({"rope_tables", "rope_forward", "rope_backward", "embedding_layer_own_backward"})
+
+
+# A declared point of the sinusoid family no named profile is (EMB-SIN-6): MLX's cos-first table in turns.
+MLX_OPTIONS = {
+    "layout": "cos_sin",
+    "spacing": "k/(h-1)",
+    "amplitude": "sqrt(2/D)",
+    "odd_d": "refused",
+    "angle_unit": "turns",
+}
+
+MLX_COS_FIRST_FULL_TURNS = """
+import numpy as np
+
+EMBCONF_SINUSOID_PARAMETERS = {parameters!r}
+
+
+class Refused(ValueError):
+    kind = "invalid_config"
+
+
+def sinusoidal_table(max_len, embed_dim, dtype):  # MLX SinusoidalPositionalEncoding(cos_first=True, full_turns=True)
+    if embed_dim % 2:
+        raise Refused("odd dims")
+    half = embed_dim // 2
+    one_zero = 1.0 - np.arange(half, dtype=np.float32) / max(half - 1, 1)
+    freqs = np.exp(one_zero * np.log(1.0) + (1 - one_zero) * np.log(1e-4)).astype(np.float32)
+    angles = np.arange(max_len, dtype=np.float32)[:, None] * freqs[None] * np.float32(2 * np.pi)
+    table = np.concatenate([np.cos(angles), np.sin(angles)], axis=1) * np.float32(np.sqrt(2.0 / embed_dim))
+    return table.astype(dtype)
+"""
 
 
 def declined_for_a_later_addition(case: dict) -> bool:
@@ -85,12 +115,19 @@ def run_report(
     )
     if not report.exists():
         return result, None
-    document = json.loads(report.read_text())
+    document = read_report(report)
     from embconf.model.schemas import validator
 
     errors = [error.message for error in validator("report").iter_errors(document)]
     assert not errors, errors[:3]
     return result, document
+
+
+def read_report(path: Path) -> Any:
+    """The report document of a file ``embconf run --report-json`` wrote (its JSON lines assembled)."""
+    from embconf.reports.json_report import read
+
+    return read(path)
 
 
 def report_cases(report: Any) -> dict[str, dict]:

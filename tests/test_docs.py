@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, run_cli
 
 FIGURES = ROOT / "scripts" / "docs_figures.py"
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -72,3 +72,61 @@ def test_an_unknown_figure_name_is_refused(tmp_path):
     (tmp_path / "README.md").write_text("There are <!-- figure:unicorns -->3<!-- /figure --> of them.\n")
     done = _figures("--check", "--root", str(tmp_path))
     assert done.returncode == 1 and "unknown figure 'unicorns'" in done.stdout
+
+
+TEMPORARY = re.compile(r"(?<![\w.])(/tmp/|/var/tmp/|/var/folders/|/private/var/folders/)")
+
+
+def test_no_doc_names_a_temporary_path():
+    """A path in a temporary folder exists only on the machine that wrote it: no reader can follow it."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "docs").rglob("*")) + [ROOT / "README.md"]
+        if path.is_file()
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if TEMPORARY.search(line)
+    ]
+    assert found == []
+
+
+def test_a_generated_matrix_names_the_command_that_regenerates_it(tmp_path):
+    out = tmp_path / "m.md"
+    command = "bash docs/regenerate-matrix.sh"
+    done = run_cli(
+        "matrix", "--impl", "reference", "-k", "lookup.forward.*", "--markdown", str(out), "--regenerate-with", command
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"```\n{command}\n```" in out.read_text(encoding="utf-8") and str(tmp_path) not in out.read_text(
+        encoding="utf-8"
+    )
+    script = (ROOT / "docs" / "regenerate-matrix.sh").read_text(encoding="utf-8")
+    assert f'--regenerate-with "{command}"' in script
+
+
+def test_every_docs_file_named_exists():
+    """A docs page, script or document named in the docs, the READMEs or the suite's messages is there."""
+    sources = [*DOCUMENTS, *ROOT.glob("examples/*/README.md"), *ROOT.glob("conformance/**/*.py")]
+    named = {
+        (path.relative_to(ROOT), name)
+        for path in sources
+        for name in re.findall(r"(?<![\w/.])docs/[\w./-]+\.(?:md|html|json|sh)", path.read_text(encoding="utf-8"))
+    }
+    assert sorted((str(path), name) for path, name in named if not (ROOT / name).exists()) == []
+
+
+def test_no_install_hint_asks_an_index_for_the_suite():
+    """The suite is on no package index: every install hint works from a checkout or a wheel, and torch's names its
+    CPU build."""
+    from embconf.adapters.frameworks import install_line
+
+    sources = [*DOCUMENTS, *ROOT.glob("conformance/**/*.py")]
+    asking = [
+        str(path.relative_to(ROOT))
+        for path in sources
+        if re.search(r"pip install '?embedding-conformance\b", path.read_text(encoding="utf-8"))
+    ]
+    assert asking == []
+    assert install_line("torch").startswith("pip install torch --index-url https://download.pytorch.org/whl/cpu")
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in (
+        ROOT / "docs" / "running-and-ci.md"
+    ).read_text(encoding="utf-8")

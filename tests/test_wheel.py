@@ -3,8 +3,9 @@ command run from a temporary directory outside any checkout, so that nothing can
 
 Slow (a wheel build and a venv, then each command in a fresh interpreter). The clean environment sees the
 dependencies of the test's own interpreter (numpy, PyYAML, jsonschema) through a ``.pth`` file, so that no
-network is needed; the suite itself comes only from the wheel (checked first). Skips, saying why, when the
-wheel cannot be built offline (no setuptools in this interpreter) or no venv can be made.
+network is needed to install; the suite itself comes only from the wheel (checked first), built as ``embconf
+autograder`` builds it (offline with this interpreter's setuptools, else in pip's isolated build). Skips, saying
+why, when no wheel can be built or no venv can be made.
 """
 
 from __future__ import annotations
@@ -34,20 +35,18 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> tuple[Path, Path]:
     """(the clean environment's bin directory, an empty working directory outside any checkout)."""
-    pytest.importorskip("setuptools", reason="building the wheel offline needs setuptools in this interpreter")
     pip_version = tuple(int(part) for part in version("pip").split(".")[:2] if part.isdigit())
     if pip_version < (22, 3):
         pytest.skip(
             f"installing into another environment needs pip >= 22.3 (pip --python); this is pip {version('pip')}"
         )
+    from embconf.autograder.wheel import WheelError, running_suite
+
     base = tmp_path_factory.mktemp("wheel")
-    built = _run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(base), str(ROOT)],
-        cwd=base,
-    )
-    wheels = list(base.glob("embedding_conformance-*.whl"))
-    if built.returncode != 0 or not wheels:
-        pytest.skip(f"the wheel cannot be built offline here: {built.stderr.strip().splitlines()[-1:]}")
+    try:  # as embconf autograder builds it: offline with this Python's setuptools, else in pip's isolated build
+        wheels = [running_suite(base)]
+    except WheelError as exc:
+        pytest.skip(str(exc))
     venv = base / "venv"
     made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=base)
     if made.returncode != 0:
@@ -145,3 +144,19 @@ def test_grade_a_single_module_with_the_default_base(installed):
     rows = list(csv.DictReader((work / "graded" / "gradebook.csv").read_text().splitlines()))
     assert [(row["name"], row["kind"]) for row in rows] == [("ada", "module")], rows
     assert rows[0]["score"] == rows[0]["max"] and int(rows[0]["score"]) > 0, rows  # graded on the wheel's base
+
+
+def test_autograder_bundles_the_installed_suite_without_the_solution(installed):
+    import io
+    import zipfile
+
+    work = installed[1]
+    done = _embconf(installed, "autograder", "--out", "autograder.zip")
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    with zipfile.ZipFile(work / "autograder.zip") as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".whl")]
+        wheel = zipfile.ZipFile(io.BytesIO(archive.read(name)))
+    members = wheel.namelist()
+    assert "embconf/cli.py" in members and any(m.endswith(".dist-info/entry_points.txt") for m in members)
+    example = wheel.read("embconf/example_student_data/tinytorch/core/embeddings.py").decode()
+    assert "np.add.at" not in example  # packed again from the installed files, the solution replaced by the stub

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from embconf.model.contract import Adapter
 from embconf.model.errors import UserError
+from embconf.model.impl import Impl, ImplLike
 
 ENTRY_POINT_GROUP = "embconf.adapters"
 DEFAULT_IMPL = "tinytorch:tinytorch.core.embeddings"
@@ -42,12 +43,14 @@ class ImplementationError(UserError):
     """The implementation cannot be named, found or loaded (exit code 2, one line)."""
 
 
-def parse_impl(spec: str) -> tuple[str, str]:
-    kind, _, target = spec.partition(":")
-    kind = kind.strip()
-    if not kind:
-        raise ImplementationError(f"bad --impl {spec!r}: expected KIND:TARGET, KIND one of {', '.join(known_kinds())}")
-    return kind, target.strip()
+def parse_impl(spec: ImplLike) -> Impl:
+    """The :class:`Impl` an ``--impl`` string names (an Impl as it is); ImplementationError without a kind."""
+    try:
+        return Impl.parse(spec)
+    except ValueError:
+        raise ImplementationError(
+            f"bad --impl {str(spec)!r}: expected KIND:TARGET, KIND one of {', '.join(known_kinds())}"
+        ) from None
 
 
 def known_kinds() -> list[str]:
@@ -60,12 +63,13 @@ def _entry_points() -> dict[str, Callable[[str], Adapter]]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}  # type: ignore[misc]
 
 
-def create_adapter(spec: str, **options: Any) -> Adapter:
+def create_adapter(spec: ImplLike, **options: Any) -> Adapter:
     """The adapter an ``--impl`` string names, loaded and ready; ImplementationError otherwise.
 
     ``options`` (e.g. timeout) reach only adapters that list them in an ``options`` attribute.
     """
     kind, target = parse_impl(spec)
+    spec = str(spec)  # as the user wrote it, for messages
     if kind in BUILTIN:
         module_name, class_name, needs_target = BUILTIN[kind]
         if needs_target and not target:

@@ -12,6 +12,7 @@ mindspore) share.
 from __future__ import annotations
 
 import importlib
+import shlex
 from collections.abc import Mapping
 from contextlib import contextmanager
 from types import ModuleType
@@ -28,8 +29,27 @@ from embconf.reference.errors import EmbeddingError
 GLUE = "glue"
 
 
+TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/cpu"  # PyTorch's own CPU-only index
+
+
 def install_line(extra: str) -> str:
-    return f"pip install 'embedding-conformance[{extra}]'"
+    """The pip line that installs the extra's packages, from a checkout and from a wheel alike (the suite is on no
+    package index: ``embedding-conformance[EXTRA]`` would not resolve); torch's CPU build first where it is needed."""
+    from importlib import metadata
+
+    try:
+        listed = metadata.requires("embedding-conformance") or []
+    except metadata.PackageNotFoundError:
+        listed = []
+    marker = f'extra == "{extra}"'
+    packages = [line.split(";")[0].strip() for line in listed if marker in line]
+    if not packages:
+        return f"from a checkout: pip install -e '.[{extra}]'"
+    others = [p for p in packages if not p.startswith("torch")]
+    line = "pip install " + " ".join(shlex.quote(p) for p in others)
+    if len(others) == len(packages):
+        return line
+    return f"{TORCH_CPU} (the CPU build is enough)" + (f", then {line}" if others else "")
 
 
 def import_framework(module: str, extra: str, needs: str = "") -> ModuleType:

@@ -1,7 +1,7 @@
 """``mindspore``: MindSpore's ``nn.Embedding`` on its CPU device (PyNative mode), with its own autodiff.
 
-MindSpore 2.10 needs NumPy < 2, so it runs in an environment of its own (``pip install
-'embedding-conformance[mindspore]' 'numpy<2' 'ml_dtypes<0.5'``), not beside the other frameworks.
+MindSpore 2.10 needs NumPy < 2, so it runs in an environment of its own (from a checkout
+``pip install -e '.[mindspore]'``), not beside the other frameworks.
 What is MindSpore's and what is the adapter's:
 
 - The lookup is ``nn.Embedding(V, D, embedding_table=table, padding_idx=...)``; the gradient is
@@ -35,7 +35,7 @@ from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "mindspore"
-NEEDS = " 'numpy<2' 'ml_dtypes<0.5' (in an environment of its own: MindSpore needs NumPy < 2)"
+NEEDS = " (in an environment of its own: MindSpore needs NumPy < 2)"  # the extra's line names numpy<2 itself
 OUT_OF_RANGE = re.compile(r"For 'Gather', the 'input_indices' should be in the range \[0, \d+\)")
 PADDING_RANGE = re.compile(r"For 'Embedding', the 'padding_idx' must be in range of")
 SENS_SHAPE = re.compile(r"^The shape should be .*sens gradient", re.S)

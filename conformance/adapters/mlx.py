@@ -48,7 +48,7 @@ class MlxAdapter(FrameworkAdapter):
     def __init__(self, target: str = "") -> None:
         if target:
             raise ImplementationError(f"the mlx adapter takes no target (got {target!r}); use --impl mlx")
-        self.mx = import_framework("mlx.core", EXTRA, " (on Linux: pip install 'mlx[cpu]')")
+        self.mx = import_framework("mlx.core", EXTRA)  # the extra's line names mlx[cpu]
         self.nn = import_framework("mlx.nn", EXTRA)
         handlers: dict[str, Handler] = {
             "embedding_forward": self.embedding_forward,

@@ -62,7 +62,9 @@ from embconf.reference.positions import (
     check_start_pos,
 )  # the spec's start_pos rules (EMB-POS-6/7), as a user's module would check them
 
-INSTALL_HINT = "torch is not installed; pip install 'embedding-conformance[torch]'"
+INSTALL_HINT = (
+    "torch is not installed; pip install torch --index-url https://download.pytorch.org/whl/cpu (its CPU build)"
+)
 NO_SINUSOID = "PyTorch provides no sinusoidal table"
 OPERATIONS = (
     "embedding_forward",

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
+import sys
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, Optional
@@ -42,6 +44,7 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
 from embconf.adapters.loading import load_module
+from embconf.grading import layouts
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.reference.layer import embedding_layer_forward
@@ -81,7 +84,10 @@ class TinyTorchAdapter(InProcessAdapter):
     kind = "tinytorch"
 
     def __init__(self, target: str = DEFAULT_TARGET) -> None:
-        target = target or DEFAULT_TARGET
+        try:
+            target = layouts.module_target(target, [*sys.path, os.getcwd()])
+        except layouts.LayoutProblem as exc:
+            raise ImplementationError(f"{target!r}: {exc}") from None
         self.module = load_module(target)
         self.Tensor = student_tensor(self.module, target)
         enable_autograd(self.module, self.Tensor)

@@ -6,21 +6,29 @@ expected in ``/autograder/results/results.json``). Both scripts read ``$AUTOGRAD
 ``/autograder``) and ``$EMBCONF_PYTHON`` (default ``python3``), so the same zip runs in a simulated tree.
 Everything is checked before the zip is written: the base holds ``tinytorch/core``, the rubric loads
 against the fixtures, the wheel is a wheel of this suite. The zip is the same bytes for the same inputs.
+
+No solution travels in it: the base's graded module and the bundled wheel's example module are the stub
+(:mod:`.stub`), ``setup.sh`` puts the stub in the installed example's place too, and ``run_autograder`` asks
+``embconf gradescope`` to withhold the text of every file of the autograder's own tree from results.json.
+Everything written into the two scripts is shell-quoted. Without a course base no base is shipped: the
+installed suite's example student is the default base, and ``embconf gradescope`` checks it as such.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import shlex
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from embconf import __version__
+from embconf.autograder.stub import STUB
+from embconf.autograder.wheel import is_valid_name, without_solution
+from embconf.grading.submissions import MODULE_PATH
 from embconf.model.errors import UserError
+from embconf.untrusted.write import OutputError, OutputTarget
 
 STAMP = (2020, 1, 1, 0, 0, 0)  # every member's time: the same inputs give the same zip
 SKIPPED = frozenset({"__pycache__", ".ipynb_checkpoints"})
@@ -37,6 +45,7 @@ fi
 export PIP_BREAK_SYSTEM_PACKAGES=1  # Gradescope's image is the autograder's alone
 "$PYTHON" -m pip install {suite}
 "$PYTHON" -m embconf --help >/dev/null
+"$PYTHON" -c 'from embconf.autograder.stub import strip_installed_example; strip_installed_example()'
 echo "embconf autograder: the suite is installed ($("$PYTHON" -c 'import embconf; print(embconf.__version__)'))"
 """
 
@@ -49,7 +58,7 @@ PYTHON="${{EMBCONF_PYTHON:-python3}}"
 exec "$PYTHON" -m embconf gradescope \\
   --submission "$AUTOGRADER/submission" \\
   --results "$AUTOGRADER/results/results.json" \\
-  --base "$AUTOGRADER/source/base" \\
+  --withhold "$AUTOGRADER/source" \\{base}
   --rubric "$AUTOGRADER/source/rubric.yaml" \\
   --module-name {module_name}{limits}
 """
@@ -63,7 +72,7 @@ class AutograderError(UserError):
 class Recipe:
     """What goes into the zip: the base package folder, the rubric's text, the suite (a wheel or a requirement)."""
 
-    base: Path
+    base: Optional[Path]  # None: no base shipped, the installed suite's example student is the default
     rubric_text: str
     suite: str
     module_name: str = "embeddings.py"
@@ -75,7 +84,12 @@ class Recipe:
 
 
 def check_wheel(path: Path) -> None:
-    """AutograderError unless ``path`` is a readable wheel of this suite (it holds ``embconf/cli.py``)."""
+    """AutograderError unless ``path`` is a readable wheel of this suite (it holds ``embconf/cli.py``) with a
+    valid wheel name."""
+    if not is_valid_name(path.name):
+        raise AutograderError(
+            f"--suite {path.name!r}: not a valid wheel file name (NAME-VERSION-PYTHON-ABI-PLATFORM.whl, as pip wheel writes it)"
+        )
     try:
         with zipfile.ZipFile(path) as wheel:
             names = set(wheel.namelist())
@@ -103,11 +117,14 @@ def base_files(base: Path) -> list[Path]:
 def scripts(recipe: Recipe) -> dict[str, str]:
     """setup.sh and run_autograder for ``recipe``."""
     wheel = recipe.wheel
-    suite = f'"$AUTOGRADER/source/{wheel.name}"' if wheel is not None else shlex.quote(recipe.suite)
-    limits = f" \\\n  --run-timeout {recipe.run_timeout:g}" if recipe.run_timeout else ""
+    suite = f'"$AUTOGRADER/source/"{shlex.quote(wheel.name)}' if wheel is not None else shlex.quote(recipe.suite)
+    limits = f" \\\n  --run-timeout {shlex.quote(repr(recipe.run_timeout))}" if recipe.run_timeout else ""
+    base = '\n  --base "$AUTOGRADER/source/base" \\' if recipe.base is not None else ""
     return {
         "setup.sh": SETUP.format(version=__version__, suite=suite),
-        "run_autograder": RUN.format(version=__version__, module_name=shlex.quote(recipe.module_name), limits=limits),
+        "run_autograder": RUN.format(
+            version=__version__, module_name=shlex.quote(recipe.module_name), limits=limits, base=base
+        ),
     }
 
 
@@ -118,28 +135,26 @@ def build(recipe: Recipe) -> bytes:
         for name, text in scripts(recipe).items():
             _add(archive, name, text.encode(), executable=True)
         _add(archive, "rubric.yaml", recipe.rubric_text.encode())
-        for path in base_files(recipe.base):
-            _add(archive, f"base/{path.relative_to(recipe.base).as_posix()}", path.read_bytes())
+        if recipe.base is not None:
+            _add_base(archive, recipe.base)
         if recipe.wheel is not None:
-            _add(archive, recipe.wheel.name, recipe.wheel.read_bytes())
+            _add(archive, recipe.wheel.name, without_solution(recipe.wheel.read_bytes()))
     return buffer.getvalue()
 
 
 def write(path: Path, data: bytes) -> None:
-    """Write the zip atomically (a temporary file beside it, renamed onto it)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise AutograderError(f"--out {path}: the folder {folder} does not exist")
-    temporary = ""
+    """Write the zip atomically, through a symlink to where it points (:mod:`embconf.untrusted.write`)."""
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except OSError as exc:
-        if temporary:
-            Path(temporary).unlink(missing_ok=True)
-        raise AutograderError(f"--out {path}: cannot write it ({exc.strerror or exc})") from None
+        OutputTarget.check(path).write_bytes(data)
+    except OutputError as exc:
+        raise AutograderError(f"--out {exc}") from None
+
+
+def _add_base(archive: zipfile.ZipFile, base: Path) -> None:
+    """The base package under ``base/``, its graded module replaced by the stub."""
+    for path in base_files(base):
+        relative = path.relative_to(base)
+        _add(archive, f"base/{relative.as_posix()}", STUB.encode() if relative == MODULE_PATH else path.read_bytes())
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from embconf import __version__
 from embconf.autograder.build import AutograderError, Recipe, base_files, build, check_wheel, write
-
-DEFAULT_SUITE = f"embedding-conformance=={__version__}"
+from embconf.processes.limits import LimitError, checked_seconds
+from embconf.untrusted.write import OutputError, OutputTarget
 
 
 def register(sub: Any) -> None:
@@ -19,13 +20,13 @@ def register(sub: Any) -> None:
     parser.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
     parser.add_argument(
         "--suite",
-        default=DEFAULT_SUITE,
-        help=f"a wheel of this suite (put into the zip) or a pip requirement (default {DEFAULT_SUITE})",
+        help="a wheel of this suite or a pip requirement (default: a wheel of the running suite, put into the zip)",
     )
     parser.add_argument(
         "--base",
         type=Path,
-        help="folder holding the tinytorch/ package modules and notebooks are graded on (default: the suite's example student, in a checkout)",
+        help="folder holding the course's tinytorch/ package modules and notebooks are graded on "
+        "(default: none shipped; the installed suite's example student, checked as a default base)",
     )
     parser.add_argument("--rubric", type=Path, help="YAML rubric (default: the suite's TinyTorch module 11 rubric)")
     parser.add_argument(
@@ -41,12 +42,24 @@ def register(sub: Any) -> None:
 
 
 def autograder(args: argparse.Namespace) -> int:
+    try:
+        OutputTarget.check(args.out)
+    except OutputError as exc:
+        raise AutograderError(f"--out {exc}") from None
     recipe = _recipe(args)
-    data = build(recipe)
+    with tempfile.TemporaryDirectory(prefix="embconf-autograder-") as tmp:
+        if args.suite is None:
+            from embconf.autograder.wheel import running_suite
+
+            wheel = running_suite(Path(tmp))  # WheelError (one line) when none can be made
+            check_wheel(wheel)
+            recipe = replace(recipe, suite=str(wheel))
+        data = build(recipe)
     write(args.out, data)
     print(
         f"wrote {args.out} ({len(data) // 1024 + 1} kB): suite {Path(recipe.suite).name if recipe.wheel else recipe.suite}, "
-        f"base {recipe.base}, rubric {args.rubric or 'the default'}; upload it as the Gradescope autograder (docs/autograder.md)"
+        f"base {recipe.base or 'the example student (no --base)'}, rubric {args.rubric or 'the default'}; "
+        "upload it as the Gradescope autograder (docs/autograder.md)"
     )
     return 0
 
@@ -55,20 +68,29 @@ def _recipe(args: argparse.Namespace) -> Recipe:
     """Everything checked before anything is written: AutograderError (one line, exit 2) otherwise."""
     from embconf.corpus.fixtures import load_corpus
     from embconf.grading.rubric import DEFAULT_RUBRIC, load
-    from embconf.grading.submissions import default_base
 
-    base = args.base if args.base is not None else default_base()
-    if base is None:
-        raise AutograderError("no base package: give --base PATH (a folder holding the course's tinytorch/ package)")
-    base_files(base)
+    base = args.base
+    if base is not None:
+        base_files(base)
     rubric = args.rubric or DEFAULT_RUBRIC
     load(rubric, load_corpus().cases)  # RubricError (one line) when it does not load
-    suite = args.suite
+    suite = args.suite or ""  # "": a wheel of the running suite, made once everything else is checked
+    if suite.startswith("-"):
+        raise AutograderError(f"--suite {suite!r}: expected a wheel or a requirement, not a pip option")
     if suite.endswith(".whl"):
         check_wheel(Path(suite))
         suite = str(Path(suite).resolve())
     if "/" in args.module_name or not args.module_name.endswith(".py"):
         raise AutograderError(f"--module-name {args.module_name!r}: expected a file name ending in .py")
-    if args.run_timeout is not None and args.run_timeout <= 0:
-        raise AutograderError("--run-timeout must be positive")
-    return Recipe(base.resolve(), Path(rubric).read_text(encoding="utf-8"), suite, args.module_name, args.run_timeout)
+    if args.run_timeout is not None:
+        try:
+            checked_seconds("--run-timeout", args.run_timeout)  # what embconf gradescope accepts
+        except LimitError as exc:
+            raise AutograderError(str(exc)) from None
+    return Recipe(
+        base.resolve() if base is not None else None,
+        Path(rubric).read_text(encoding="utf-8"),
+        suite,
+        args.module_name,
+        args.run_timeout,
+    )

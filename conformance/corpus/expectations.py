@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from embconf.model.errors import UserError
 from embconf.model.outcomes import PASS, PROBLEMS, XFAIL, XPASS, CaseResult
@@ -114,7 +114,7 @@ def _parse_entries(document: Any, path: Path) -> list[Entry]:
     return entries
 
 
-def write_from_run(target: Union[PathLike, OutputTarget], results: list[CaseResult], impl: str) -> int:
+def write_from_run(target: Union[PathLike, OutputTarget], results: Sequence[CaseResult], impl: str) -> int:
     """Write an expectations file listing every case that failed in this run; returns how many.
 
     A case that was already listed keeps its reason; a new one gets its outcome and the first line

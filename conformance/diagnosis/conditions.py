@@ -34,12 +34,13 @@ def conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
                 without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
                 if got and missed and not without & with_:
                     when = f"; it gets one when {option} is {' or '.join(sorted(with_))}, never when it is {' or '.join(sorted(without))}"
-                    result.causes[number] = replace(
+                    stated = replace(
                         cause,
                         summary=cause.summary + when,
                         title=cause.title + when,
                         measured={**cause.measured, "option": option},
                     )
+                    result.causes = [*result.causes[:number], stated, *result.causes[number + 1 :]]
                     break
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import os
+import shlex
 import sys
 import tempfile
 import types
@@ -31,11 +32,19 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.loading import package_location
 from embconf.corpus.fixtures import load_corpus
 from embconf.grading import check_text, fresh
+from embconf.grading.feedback import declined_note
 from embconf.grading.job import cases_of, load_reason, run_fields, run_submission
 from embconf.grading.notebook import Exported
 from embconf.grading.rubric import load
 from embconf.grading.score import Score, score
-from embconf.grading.submissions import SubmissionProblem, UnreadableSubmission, classify, default_base, stage
+from embconf.grading.submissions import (
+    MODULE_PATH,
+    SubmissionProblem,
+    UnreadableSubmission,
+    classify,
+    default_base,
+    stage,
+)
 from embconf.grading.uploads import UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.record import RunRecord
@@ -43,7 +52,8 @@ from embconf.model.vocabulary import FIXTURES_DIR
 
 _names = itertools.count()
 MAX_HELPERS = 50
-Target = Union[str, "os.PathLike[str]", types.ModuleType, Mapping[str, Any], None]
+PathLike = Union[str, "os.PathLike[str]"]
+Target = Union[PathLike, types.ModuleType, Mapping[str, Any], None]
 
 
 class CheckError(Exception):
@@ -55,6 +65,7 @@ class CheckResult:
     run: Optional[RunRecord]  # None when the target could not be run (``problem`` says why)
     record: dict[str, Any]
     score: Score
+    command: str = ""  # the embconf run command that shows every failure in full, as it runs ("" when none does)
 
     @property
     def problem(self) -> str:
@@ -62,14 +73,24 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        return self.problem or self.record["verdict"]["summary"]
+        return self.problem or self.record["verdict"]["summary"] + declined_note(self.score)
 
     @property
     def passed(self) -> bool:
         return not self.problem and not self.failures()
 
     def failures(self) -> list[dict[str, Any]]:
-        return [c for c in self.record["cases"] if c["outcome"] in ("fail", "error", "crash", "timeout")]
+        """The failing cases, and the declined ones the rubric counts as failed (as ``embconf grade`` scores them)."""
+        counted = {id(case) for item in self.score.items for case in item.failed}
+        return [
+            c
+            for c in self.record["cases"]
+            if c["outcome"] in ("fail", "error", "crash", "timeout") or (c.get("declined") and id(c) in counted)
+        ]
+
+    def declined(self) -> list[str]:
+        """The ids of the cases the submission declined that the rubric counts as failed."""
+        return [c["id"] for c in self.failures() if c.get("declined")]
 
     def unwritten(self) -> list[str]:
         """What the submission has not written yet (an API name missing, or raising NotImplementedError)."""
@@ -88,21 +109,22 @@ class CheckResult:
 def check(
     target: Target = None,
     *,
-    rubric: Optional[Path] = None,
-    base: Optional[Path] = None,
+    rubric: Optional[PathLike] = None,
+    base: Optional[PathLike] = None,
     options: Optional[IsolationOptions] = None,
 ) -> CheckResult:
     """Run the suite on ``target`` (default: the module ``tinytorch.core.embeddings``) and score it; ``options``
-    default to a worker process with the default limits."""
+    default to a worker process with the default limits. ``rubric`` and ``base`` are a ``str`` or a ``Path``."""
     options = options or IsolationOptions()
     corpus = load_corpus(FIXTURES_DIR)
-    chosen = load(rubric, corpus.cases)
+    chosen = load(Path(rubric) if rubric is not None else None, corpus.cases)
+    base_folder = Path(base).expanduser() if base is not None else None
     by_id = corpus.by_id()
     case_ids = tuple(by_id[case_id].id for case_id in chosen.case_ids(corpus.cases))
     entry = _entry(target)
     with tempfile.TemporaryDirectory(prefix="embconf-check-") as tmp:
         try:
-            impl, options, exported = _impl(target, Path(tmp), base, options)
+            impl, options, exported, command = _impl(target, Path(tmp), base_folder, options)
             if options.in_process:
                 run = _run(impl, options, FIXTURES_DIR, case_ids, Path(tmp), exported)
             else:  # a fresh interpreter: nothing the caller imported (another tinytorch) leaks into the worker
@@ -111,16 +133,16 @@ def check(
             record = {"name": "check", "entry": entry, "kind": "", "status": "problem", "reason": str(exc)}
             return CheckResult(None, {**record, "summary": {}, "verdict": {}, "cases": []}, score(record, chosen))
         if target is not None and not isinstance(target, Mapping):  # name what the student gave, not the staged copy
-            run.implementation = {**run.implementation, "name": entry}
+            run = run.named(entry)
         record = {
             "name": "check",
             "entry": entry,
             "kind": "",
             "status": "graded",
             "reason": "",
-            **run_fields(run, Path(tmp)),
+            **run_fields(run, Path(tmp) / "work"),
         }
-    return CheckResult(run, record, score(record, chosen))
+    return CheckResult(run, record, score(record, chosen), command)
 
 
 def _entry(target: Target) -> str:
@@ -142,24 +164,24 @@ def _run(
     try:
         return run_submission(impl, cases_of(fixtures, case_ids), options)
     except ImplementationError as exc:
-        raise CheckError(load_reason(str(exc), tmp, exported)) from None
+        raise CheckError(load_reason(str(exc), tmp / "work", exported)) from None
 
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):
-    """(--impl string, isolation options, notebook export) for the target."""
+    """(--impl string, isolation options, notebook export, the embconf run command) for the target."""
     if target is None:
-        return "tinytorch:tinytorch.core.embeddings", options, None
+        return "tinytorch:", options, None, "embconf run"  # the importable tinytorch's module 11 (core/, else text/)
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
-        return _namespace(target), IsolationOptions(in_process=True), None
+        return _namespace(target), IsolationOptions(in_process=True), None, ""
     if isinstance(target, types.ModuleType):
-        return f"tinytorch:{target.__file__}", options, None
+        return f"tinytorch:{target.__file__}", options, None, run_command(str(target.__file__))
     if not isinstance(target, (str, os.PathLike)):
         raise CheckError(f"cannot check a {type(target).__name__}: give a path, a module or globals()")
     path = Path(target).expanduser().resolve()
     if not path.exists():
         raise CheckError(f"{os.fspath(target)}: no such file or folder")
     if path.is_file() and path.suffix == ".py" and package_location(path)[1] is not None:
-        return f"tinytorch:{path}", options, None  # in the student's own package, on the student's own Tensor
+        return f"tinytorch:{path}", options, None, run_command(str(path))  # in the student's own package
     sub = classify(path, UploadRule(scratch=tmp / "upload"))
     if path.is_file() and sub.kind == "module":  # the student's modules beside it, importable as they are at home
         sub.helpers = tuple(sorted(p for p in path.parent.glob("*.py") if p != path))[:MAX_HELPERS]
@@ -173,7 +195,19 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
         module, exported = stage(sub, tmp / "work", base)
     except SubmissionProblem as exc:
         raise CheckError(str(exc)) from None
-    return f"tinytorch:{module}", options, exported
+    if sub.kind == "package" and sub.source is not None:
+        command = run_command(str(sub.source / MODULE_PATH))
+    elif sub.kind == "module" and path.is_file() and base is not None:  # on the base it was staged on
+        command = run_command(str(path), base)  # PYTHONPATH: a shell may not import what this Python imports
+    else:
+        command = ""  # a notebook, or an upload of several files: no embconf run command runs it as it is
+    return f"tinytorch:{module}", options, exported, command
+
+
+def run_command(module: str, base: Optional[Path] = None) -> str:
+    """``embconf run --impl tinytorch:MODULE``, quoted, with ``PYTHONPATH=BASE`` when the module needs that base."""
+    command = f"embconf run --impl {shlex.quote('tinytorch:' + module)}"
+    return f"PYTHONPATH={shlex.quote(str(base))} {command}" if base is not None else command
 
 
 def importable_base() -> Optional[Path]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embconf.adapters.tinytorch import REQUIRES
+from embconf.grading.feedback import declined_note, detail_lines, is_unwritten, likely_mistakes
 from embconf.grading.template import render
 
 if TYPE_CHECKING:
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
 
 TEMPLATE = Path(__file__).with_name("check_template.html")
 MAX_CHARS = 4000  # of the printed text
-SHOWN_MISTAKES, EXAMPLES, EXAMPLE_LINES, LINE_CHARS = 6, 2, 6, 200
+FAILURES = "the result's .failures() (a notebook's namespace or a notebook file has no embconf run command)"
+SHOWN_MISTAKES, EXAMPLES, EXAMPLE_LINES, LINE_CHARS = 6, 2, 8, 200
 
 
 def unwritten(record: Mapping[str, Any]) -> list[str]:
@@ -26,21 +28,36 @@ def unwritten(record: Mapping[str, Any]) -> list[str]:
         operation = case["operation"]
         if not case.get("provided", True):
             found[operation] = f"no {' or '.join(REQUIRES.get(operation, (operation,)))}"
-        elif case["outcome"] == "error" and "NotImplementedError" in case.get("message", ""):
+        elif is_unwritten(case):
             found.setdefault(operation, "raises NotImplementedError")
     return [f"{operation} ({why})" for operation, why in found.items()]
+
+
+def headline(result: CheckResult) -> str:
+    """The verdict's counts (its mistakes are listed below it), or the problem."""
+    if result.problem:
+        return result.problem
+    summary = str(result.record["verdict"]["summary"])
+    if result.record["verdict"].get("mistakes"):
+        summary = summary.split("; ", 1)[0]
+    return summary + declined_note(result.score)
 
 
 def text(result: CheckResult) -> str:
     record, score = result.record, result.score
     mistakes = record["verdict"].get("mistakes") or []
-    verdict = result.verdict.split("; ", 1)[0] if mistakes else result.verdict  # the mistakes are listed below
-    lines = [f"embconf check {record['entry']}: {score.total:g} / {score.max:g}", verdict]
+    lines = [f"embconf check {record['entry']}: {score.total:g} / {score.max:g}", headline(result)]
     if result.problem:
         return "\n".join(lines) + "\n"
     todo = result.unwritten()
     if todo:
         lines.append(f"Not written yet: {', '.join(todo)}.")
+    declined = result.declined()
+    if declined:
+        lines.append(
+            f"Declined: {len(declined)} case{'s' if len(declined) != 1 else ''} the rubric requires, counted as "
+            f"failed (e.g. {declined[0]}); handle these inputs instead of raising embconf.Decline."
+        )
     lines.append("")
     width = max(len(s.item.name) for s in score.items)
     for item in score.items:
@@ -56,12 +73,12 @@ def text(result: CheckResult) -> str:
             lines.append(f"   hint: {mistake['hint']}")
         example = by_id.get(mistake["cases"][0]) if mistake["cases"] else None
         if example is not None and number <= EXAMPLES and example.get("message"):
-            shown = example["message"].splitlines()[:EXAMPLE_LINES]
+            shown = example["message"].splitlines()[:1] + detail_lines(example["message"], EXAMPLE_LINES - 1)
             lines += [f"   | {line[:LINE_CHARS]}" for line in shown]
     if len(mistakes) > SHOWN_MISTAKES:
         lines.append(f"... and {len(mistakes) - SHOWN_MISTAKES} more mistakes")
     if mistakes:
-        lines += ["", f"Every failure in full: embconf run --impl tinytorch:{record['entry']}"]
+        lines += ["", f"Every failure in full: {result.command or FAILURES}"]
     out = "\n".join(lines)
     return (
         out if len(out) <= MAX_CHARS else out[: MAX_CHARS - 40].rstrip() + "\n... (cut; embconf run says it all)"
@@ -69,14 +86,17 @@ def text(result: CheckResult) -> str:
 
 
 def html(result: CheckResult) -> str:
-    failures = [
+    """The notebook's view: the score, what is not written yet, and each mistake once with its hint and one
+    example (grouped as the printed form and the feedback group them)."""
+    mistakes = [
         {
-            "id": c["id"],
-            "outcome": c["outcome"],
-            "message": c["message"],
-            "cause": (c["cause"]["title"] if c.get("cause") else "no known mistake matches"),
+            "title": mistake.title,
+            "count": mistake.count,
+            "cases": "case" if mistake.count == 1 else "cases",
+            "hint": mistake.hint,
+            "example": "\n".join(_example(result, mistake.key)),
         }
-        for c in result.failures()
+        for mistake in likely_mistakes(result.failures())
     ]
     items = [
         {
@@ -93,12 +113,23 @@ def html(result: CheckResult) -> str:
         {
             "score": f"{result.score.total:g}",
             "max": f"{result.score.max:g}",
-            "verdict": result.verdict,
+            "verdict": headline(result),
             "todo": ", ".join(result.unwritten()),
             "colour": "#1e7d3a" if result.passed else "#b3261e",
             "counts": ", ".join(f"{n} {o}" for o, n in counts.items() if n),
             "items": items,
-            "shown": failures[:50],
-            "more": max(len(failures) - 50, 0),
+            "mistakes": mistakes[:SHOWN_MISTAKES],
+            "more": max(len(mistakes) - SHOWN_MISTAKES, 0),
+            "command": result.command or FAILURES,
+            "failing": bool(mistakes),
         },
     )
+
+
+def _example(result: CheckResult, key: str) -> list[str]:
+    """The first failing case of the mistake ``key``: its message's first line and details."""
+    for case in result.failures():
+        if likely_mistakes([case])[0].key == key and case.get("message"):
+            message = case["message"]
+            return message.splitlines()[:1] + detail_lines(message, EXAMPLE_LINES - 1)
+    return []

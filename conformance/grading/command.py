@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from embconf.grading.base_names import BASE_HINT
 from embconf.grading.pool import run_jobs
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import (
     GradeUsageError,
     Options,
+    check_base,
     default_jobs,
     grade_folder,
     merge,
     parse_shard,
-    require_base,
 )
-from embconf.grading.submissions import classify, content_hash, default_base
+from embconf.grading.submissions import BASED_KINDS, classify, content_hash, default_base
 from embconf.grading.uploads import MODULE_NAME
 from embconf.isolation import IsolationOptions, isolation_options
 from embconf.processes.options import add_limits
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
+# a module or notebook that cannot import from the base what it names (found when it runs, if not before)
+DEFAULT_BASE_LACKS = re.compile(r"does not import: (ImportError|ModuleNotFoundError): .*'tinytorch[.']")
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +101,15 @@ def add_gradescope(parser: argparse.ArgumentParser) -> None:
         default=Path("/autograder/results/results.json"),
         help="where results.json goes (default /autograder/results/results.json)",
     )
+    parser.add_argument(
+        "--withhold",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a folder or file whose text never reaches results.json (the base and the rubric always are; "
+        "run_autograder gives its own source folder)",
+    )
     add_common(parser)
 
 
@@ -127,6 +141,7 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
         isolation,
         base.resolve() if base else None,
         module_name=args.module_name,
+        default_base=args.base is None,
     )
 
 
@@ -160,6 +175,16 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     print(
         f"{len(records)} submissions, {problems} not gradable: {args.out / 'gradebook.csv'}, {args.out / 'report.html'}"
     )
+    lacking = [
+        r["name"]
+        for r in records
+        if options.default_base and r["kind"] in BASED_KINDS and DEFAULT_BASE_LACKS.match(r.get("reason", ""))
+    ]
+    if lacking:  # what the reading of the sources could not see: said once for the class, exit 2
+        names = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")
+        raise GradeUsageError(
+            f"{len(lacking)} submission(s) ({names}) cannot import from the default base package what they name: {BASE_HINT}"
+        )
     return 0
 
 
@@ -170,6 +195,7 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     from embconf.grading.job import Job, record_of
     from embconf.grading.outputs import gradescope_results
     from embconf.grading.score import score
+    from embconf.grading.withheld import withheld
 
     if not args.submission.is_dir():
         raise GradeUsageError(f"--submission {args.submission}: not a folder")
@@ -180,11 +206,19 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         options = _prepared(args, Path(tmp), isolation)
         sub = classify(args.submission, options.rule())  # UnreadableSubmission: the TA's to fix, exit 2
         sub.name = "submission"
-        require_base([sub], options.base)
+        check_base([sub], options)
         digest = content_hash(sub, options.base, "")
         job = Job(sub, digest, Path(tmp) / "work", options.base, options.fixtures, options.case_ids, isolation)
-        record = record_of(sub, digest, reason=sub.problem) if sub.problem else next(run_jobs([job], 1))
+        if sub.problem:
+            record = record_of(sub, digest, reason=sub.problem)
+        else:
+            with closing(run_jobs([job], 1)) as graded:  # the pool shut down here, not when collected
+                record = next(graded)
+    if options.default_base and sub.needs_base and DEFAULT_BASE_LACKS.match(record.get("reason", "")):
+        raise GradeUsageError(f"the submission {record['reason']} on the default base package: {BASE_HINT}")
     result = score(record, options.rubric)
-    write_json(args.results, gradescope_results(result))
+    private = [options.base] if options.base is not None else []
+    secret = withheld([*private, *([args.rubric] if args.rubric else []), *args.withhold], [args.submission])
+    write_json(args.results, secret.redact(gradescope_results(result)))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")
     return 0

@@ -8,28 +8,29 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, MutableMapping, Optional
+from typing import Any, MutableMapping, Optional, Sequence
 
+from embconf.grading import markdown as md
 from embconf.grading.score import ItemScore, Score
 
 SHOWN_CASES = 5  # failing cases listed per item
-DETAILED, DETAIL_LINES = 2, 6  # of which the first are shown with their message (inputs, where it differs)
+DETAILED, DETAIL_LINES = 2, 7  # of which the first are shown with their message (inputs, where it differs)
 
 
 def feedback(score: Score, title: str) -> str:
     record = score.record
     lines = [
-        f"# {record['name']}: {score.total:g} / {score.max:g}",
+        f"# {md.text(record['name'])}: {score.total:g} / {score.max:g}",
         "",
-        f"{title}. Submission: `{record['entry']}` ({record['kind'] or 'unknown kind'})"
-        + (f"; {record['graded']}." if record.get("graded") else "."),
+        f"{md.text(title)}. Submission: {md.code(record['entry'])} ({record['kind'] or 'unknown kind'})"
+        + (f"; {md.text(record['graded'])}." if record.get("graded") else "."),
         "",
     ]
     if record.get("note"):
-        lines += [f"Note: {record['note']}.", ""]
+        lines += [f"Note: {md.text(record['note'])}.", ""]
     if record["status"] != "graded":
-        return "\n".join(lines + [f"**Not graded: {record['reason']}.** Every item scores 0.", ""])
-    lines += [f"Verdict: {short_verdict(record)}.", ""]
+        return "\n".join(lines + [f"**Not graded: {md.text(record['reason'])}.** Every item scores 0.", ""])
+    lines += [f"Verdict: {short_verdict(record)}{declined_note(score)}.", ""]
     losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
     if losing:
         lines += ["## What lost points", ""]
@@ -75,17 +76,18 @@ def _lost(
         hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
         where = _where(mistake.frame, with_lines)
         lines.append(
-            f"- Likely mistake ({cases}): {mistake.title}{hint}" + (f"\n  Where to look: {where}" if where else "")
+            f"- Likely mistake ({cases}): {md.text(mistake.title)}{hint}"
+            + (f"\n  Where to look: {where}" if where else "")
         )
     lines.append("")
     for number, case in enumerate(item_score.failed[:SHOWN_CASES]):
         message = case.get("message") or (
             "not provided: the submission lacks this operation" if not case.get("provided", True) else case["outcome"]
         )
-        lines.append(f"- `{case['id']}` ({case['outcome']}): {_first_line(case['id'], message)}")
-        detail = message.splitlines()[1 : DETAIL_LINES + 1] if number < DETAILED else []
+        lines.append(f"- {md.code(case['id'])} ({case['outcome']}): {md.text(_first_line(case['id'], message))}")
+        detail = detail_lines(message, DETAIL_LINES) if number < DETAILED else []
         if detail:
-            lines += ["", "  ```", *(f"  {line[:400]}" for line in detail), "  ```"]
+            lines += ["", *md.block([line[:400] for line in detail], "  ")]
     if len(item_score.failed) > SHOWN_CASES:
         lines.append(f"- ... and {len(item_score.failed) - SHOWN_CASES} more (`embconf show CASE` prints a case)")
     return lines + [""]
@@ -100,16 +102,24 @@ class Mistake:
     frame: tuple[str, int, str] = ("", 0, "")  # (file, line, function) of the student's code in a traceback
 
 
+UNWRITTEN_HINT = "it still raises NotImplementedError: write it (the module's docstring says what it computes)"
+TRACEBACK = "Traceback (most recent call last):"
+DECLINED = "declines (embconf.Decline) inputs the rubric requires: a declined case counts as failed"
+DECLINED_HINT = "handle these inputs instead of declining them (repeated ids, empty batches, ... are valid input)"
 FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
 
 
-def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
+def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
     """The mistakes behind failed cases, one per cause (grouped by the cause's id), most cases first."""
     found: dict[str, list] = {}
     for case in cases:
         cause = case.get("cause")
-        if cause:
+        if is_unwritten(case):
+            key, title, hint = f"unwritten:{case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
+        elif cause:
             key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
+        elif case.get("declined"):
+            key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"
             title, hint = (
@@ -123,6 +133,24 @@ def likely_mistakes(cases: list[Mapping[str, Any]]) -> list[Mistake]:
         if not entry[4][0]:
             entry[4] = _frame(str(case.get("message", "")))
     return sorted((Mistake(*entry) for entry in found.values()), key=lambda m: -m.count)
+
+
+def is_unwritten(case: Mapping[str, Any]) -> bool:
+    """A case of an operation the submission has not written yet (it raises NotImplementedError)."""
+    return case["outcome"] == "error" and "NotImplementedError" in str(case.get("message", ""))
+
+
+def detail_lines(message: str, count: int) -> list[str]:
+    """Up to ``count`` lines of a case message after its first: the inputs, and of a traceback its last frames
+    (down to the line that raised), never its first frames alone."""
+    lines = message.splitlines()[1:]
+    if TRACEBACK not in lines or len(lines) <= count:
+        return lines[:count]
+    start = lines.index(TRACEBACK)
+    head = lines[:start][: max(1, count - 4)]
+    frames = [line for line in lines[start + 1 :] if line.strip().strip("^~") != ""]
+    room = count - len(head) - 2
+    return [*head, TRACEBACK, *(["  ..."] if len(frames) > room else []), *frames[-room:]]
 
 
 def _frame(message: str) -> tuple[str, int, str]:
@@ -175,8 +203,14 @@ def result_output(
 
 def record_output(record: Mapping[str, Any], score: Score) -> str:
     if record["status"] != "graded":
-        return f"Not graded: {record['reason']}."
-    return f"{score.total:g} / {score.max:g}. {short_verdict(record)}."
+        return f"Not graded: {md.text(record['reason'])}."
+    return f"{score.total:g} / {score.max:g}. {short_verdict(record)}{declined_note(score)}."
+
+
+def declined_note(score: Score) -> str:
+    """'; 12 declined cases count as failed' when the rubric counts declined cases as failed, else ''."""
+    declined = {case["id"] for item in score.items for case in item.failed if case.get("declined")}
+    return f"; {len(declined)} declined case{'s' if len(declined) != 1 else ''} count as failed" if declined else ""
 
 
 def short_verdict(record: Mapping[str, Any]) -> str:

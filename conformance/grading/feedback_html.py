@@ -1,8 +1,9 @@
 """``feedback/NAME.html``: the feedback Markdown as a page a browser shows (the class report links to it).
 
 Only the Markdown :mod:`.feedback` writes is rendered: ``#`` to ``###`` headings, ``-`` bullets with their
-indented continuation lines, indented fenced code blocks, paragraphs, ``code`` and ``**bold**``. Every
-text is HTML-escaped first, so nothing a submission's messages hold becomes markup. The page is
+indented continuation lines, indented fenced code blocks (closed by their own fence), paragraphs, ``code``
+and ``**bold**``, and the backslash escapes of :mod:`.markdown`. Every text is HTML-escaped, so nothing a
+submission's messages hold becomes markup. The page is
 self-contained (no scripts, no external resources).
 """
 
@@ -24,30 +25,45 @@ h3 {{ margin-top: 1.4em; }}</style></head>
 """
 
 
+INLINE = re.compile(r"\\([!-/:-@\[-`{-~])|(`+) ?(.*?) ?\2(?!`)|\*\*")  # an escape, a code span, a bold mark
+FENCE = re.compile(r"^\s*(`{3,})\s*$")
+
+
 def inline(text: str) -> str:
-    """Escaped text with ``code`` and **bold** marked up."""
-    escaped = html.escape(text, quote=False)
-    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", escaped)
+    """Escaped text with ``code`` and **bold** marked up and backslash escapes read."""
+    out, position, bold = [], 0, False
+    for found in INLINE.finditer(text):
+        out.append(html.escape(text[position : found.start()], quote=False))
+        if found.group(1) is not None:
+            out.append(html.escape(found.group(1), quote=False))
+        elif found.group(2) is not None:
+            out.append(f"<code>{html.escape(found.group(3), quote=False)}</code>")
+        else:
+            out.append("</b>" if bold else "<b>")
+            bold = not bold
+        position = found.end()
+    out.append(html.escape(text[position:], quote=False) + ("</b>" if bold else ""))
+    return "".join(out)
 
 
 def page(markdown: str) -> str:
     lines = markdown.splitlines()
     out: list[str] = []
     title = lines[0].lstrip("# ").strip() if lines else "feedback"
-    in_list = in_code = False
+    in_list, fence = False, ""
     for line in lines:
         stripped = line.strip()
-        if in_code:
-            if stripped == "```":
+        if fence:
+            if stripped == fence:
                 out.append("</pre>")
-                in_code = False
+                fence = ""
             else:
                 out.append(html.escape(line[2:] if line.startswith("  ") else line, quote=False))
             continue
-        if stripped == "```":
+        opening = FENCE.match(line)
+        if opening:
             out.append("<pre>")
-            in_code = True
+            fence = opening.group(1)
             continue
         if line.startswith("- "):
             if not in_list:
@@ -67,6 +83,6 @@ def page(markdown: str) -> str:
             out.append(f"<h{level}>{inline(heading.group(2))}</h{level}>")
         elif stripped:
             out.append(f"<p>{inline(stripped)}</p>")
-    out += ["</pre>"] if in_code else []
+    out += ["</pre>"] if fence else []
     out += ["</ul>"] if in_list else []
     return PAGE.format(title=html.escape(title), body="\n".join(out))

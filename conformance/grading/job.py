@@ -23,7 +23,8 @@ from embconf.grading.submissions import Submission, SubmissionProblem, stage
 from embconf.isolation import IsolationOptions
 from embconf.model.record import RunRecord
 
-RECORD_FORMAT = 4  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded
+RECORD_FORMAT = 5  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded;
+# 5: a case the implementation declined says so ("declined": true)
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
 
 
@@ -114,6 +115,7 @@ def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
             "provided": r.operation in provided,
             "message": _clean(r.message, work)[:MESSAGE_CHARS],
             "cause": case_cause(run, r),
+            **({"declined": True} if r.declined else {}),
         }
         for r in run.results
     ]

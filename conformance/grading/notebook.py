@@ -1,10 +1,11 @@
-"""The cells nbdev would export to ``tinytorch.core.embeddings``, from a notebook, without running it.
+"""The cells nbdev would export to module 11 (``tinytorch.core.embeddings``, or ``tinytorch.text.embeddings`` as
+TinyTorch exported it until late 2025: :data:`embconf.grading.layouts.EXPORT_NAMES`), from a notebook, without running it.
 
 Two notebook forms are read: Jupyter ``.ipynb`` (JSON) and jupytext percent-format ``.py`` (cells
 start at lines ``# %%``; ``# %% [markdown]`` cells are prose). A code cell is exported when one of its
 leading directive lines is ``#| export`` (or ``exports``/``exporti``), to the module the directive
-names or else to the notebook's ``#| default_exp``. Only cells exported to ``core.embeddings`` are
-kept, in notebook order (their directive lines stay, as comments). Nothing in the notebook is executed here.
+names or else to the notebook's ``#| default_exp``. Only cells exported to module 11 (the first such
+name the notebook exports to) are kept, in notebook order (their directive lines stay, as comments). Nothing in the notebook is executed here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TARGET = "core.embeddings"
+from embconf.grading.layouts import EXPORT_NAMES, is_export
+
+TARGET = EXPORT_NAMES[0]
 PERCENT_CELL = re.compile(r"^# ?%%(?!%)(.*)$")
 DIRECTIVE = re.compile(r"^\s*#\s*\|\s*([A-Za-z_]+)\s*(.*?)\s*$")
 EXPORTS = frozenset({"export", "exports", "exporti"})
@@ -31,6 +34,7 @@ class Exported:
     source: str
     cells: list[tuple[int, int]] = field(default_factory=list)  # (first line in source, notebook cell number)
     default_exp: str = ""
+    module: str = TARGET  # the module 11 export name the cells go to (core.embeddings, text.embeddings)
 
     def locate(self, line: int) -> str:
         """'line L of exported cell C' for a line number of ``source`` (1-based)."""
@@ -101,12 +105,16 @@ def export(path: Path) -> Exported:
         targets = [argument.split()[0] if argument else "" for name, argument in directives if name in EXPORTS]
         if targets:
             chosen.append((number, targets[0], source))
-    kept = [(number, body) for number, target, body in chosen if _is_target(target or default_exp)]
+    goes_to = [(number, (target or default_exp).removeprefix("tinytorch."), body) for number, target, body in chosen]
+    names = [name for _, name, _ in goes_to if is_export(name)]
+    kept = [(number, body) for number, name, body in goes_to if names and name == names[0]]
     if not kept:
-        where = f" (default_exp is {default_exp!r})" if default_exp and not _is_target(default_exp) else ""
-        raise NotebookError(f"no exported cells: no code cell marked '#| export' for {TARGET}{where}")
-    exported = Exported("", default_exp=default_exp)
-    parts, line = [f"# Exported from {path.name}: the '#| export' cells for {TARGET}, in notebook order.\n"], 2
+        where = f" (default_exp is {default_exp!r})" if default_exp and not is_export(default_exp) else ""
+        raise NotebookError(
+            f"no exported cells: no code cell marked '#| export' for {' or '.join(EXPORT_NAMES)}{where}"
+        )
+    exported = Exported("", default_exp=default_exp, module=names[0])
+    parts, line = [f"# Exported from {path.name}: the '#| export' cells for {names[0]}, in notebook order.\n"], 2
     for number, body in kept:
         exported.cells.append((line + 1, number))
         block = f"\n{body.rstrip()}\n"  # directive lines stay (comments), so cell line numbers hold
@@ -114,10 +122,6 @@ def export(path: Path) -> Exported:
         line += block.count("\n")
     exported.source = "".join(parts)
     return exported
-
-
-def _is_target(module: str) -> bool:
-    return module in (TARGET, f"tinytorch.{TARGET}")
 
 
 def _directives(source: str) -> list[tuple[str, str]]:

@@ -4,11 +4,18 @@ estimate of the time left, and one line when Ctrl-C ends the run.
 Each submission is graded in a pool of fresh interpreters (spawned, so none inherits another submission's
 modules). They start with Ctrl-C held back and then end at once and silently on it (no tracebacks); the
 runner, which writes every record the moment it arrives, keeps what was graded and says so in one line.
+
+The pool's queues hold semaphores that multiprocessing's resource tracker (a process of its own, below the
+runner) watches. The runner kills every process below it on the way out, the tracker included; a semaphore
+released after that (the pool shut down at exit, or the next pool of an in-process caller) found the tracker
+dead and printed a two-line ``resource_tracker`` warning after ``embconf: interrupted``. So the pool is shut
+down, its semaphores released and the tracker stopped the moment grading ends, interrupted or not.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import multiprocessing
 import os
 import signal
@@ -16,7 +23,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Generator, Iterator, Sequence
 
 from embconf.grading.job import Job, grade, record_of
 
@@ -56,10 +63,17 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
-def run_jobs(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+def run_jobs(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, None]:
     """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
     if not jobs:
         return
+    try:
+        yield from _run(jobs, workers)
+    finally:  # Ctrl-C included: nothing of the pool is left for the exit-time clean-up or the runner's kill
+        _release_tracker()
+
+
+def _run(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=max(1, min(workers, len(jobs))), mp_context=context, initializer=_end_quietly_on_interrupt
@@ -78,6 +92,20 @@ def run_jobs(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def _release_tracker() -> None:
+    """Release the shut-down pool's semaphores now (while the tracker runs) and stop the tracker cleanly, so that
+    no later release finds it killed; a later pool starts a new one."""
+    gc.collect()
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)  # Python 3.11.? and later
+    if stop is not None:
+        try:
+            stop()
+        except OSError:  # already ended and reaped
+            pass
 
 
 def _end_quietly_on_interrupt() -> None:

@@ -77,18 +77,30 @@ def load_roster(path: Path) -> Roster:
 
 def _from_csv(text: str, path: Path) -> Roster:
     reader = csv.DictReader(io.StringIO(text))
-    fields = {name.strip().lower().replace(" ", "_"): name for name in reader.fieldnames or ()}
+    try:
+        header = reader.fieldnames
+    except csv.Error as exc:
+        raise RosterError(f"--roster {path}: row 1: {_csv_problem(exc)}") from None
+    fields = {name.strip().lower().replace(" ", "_"): name for name in header or ()}
     found = {key: next((fields[n] for n in names if n in fields), None) for key, names in COLUMNS.items()}
     submission = found["submission"]
     if submission is None:
         raise RosterError(f"--roster {path}: no 'submission' (or 'name') column in its header")
     roster: Roster = {}
-    for row in reader:
+    try:
+        rows = list(reader)
+    except csv.Error as exc:
+        raise RosterError(f"--roster {path}: row {reader.line_num + 1}: {_csv_problem(exc)}") from None
+    for row in rows:
         name = (row.get(submission) or "").strip()
         if name:
             values = {key: (row.get(column) or "").strip() if column else "" for key, column in found.items()}
             roster.setdefault(name, []).append(Student(values["student"], values["sid"], values["email"]))
     return roster
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    return f"not valid CSV ({str(exc).split(' - ')[0]}: a stray carriage return or an unclosed quote?)"
 
 
 def _from_metadata(data: Any, path: Path) -> Roster:

@@ -6,7 +6,10 @@ of SPEC.md section 3) and case-id globs (a case is in the item when it matches a
 passed) or ``all_or_nothing``. A case that does not apply because it needs an optional feature counts
 as ``not_applicable`` says (``exclude``: left out of the fraction, ``pass``, ``fail``); a case of an
 operation the submission does not provide at all counts as ``missing`` says (``fail`` or ``exclude``).
-An item none of whose cases counts earns nothing. Settings at the top are defaults for every item.
+A case the submission declined (``embconf.Decline``, or a peer's ``skipped`` reply) within what the item
+grades counts as failed, unless it matches one of the rubric's ``allowed_declines`` (case-id or requirement
+globs, at the top or per item): then it is left out like a case outside the features. An item none of whose
+cases counts earns nothing. Settings at the top are defaults for every item.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Item:
     not_applicable: str
     missing: str
     visibility: str
+    allowed_declines: tuple[str, ...] = ()  # case-id or requirement globs a submission may decline
 
     def selects(self, case_id: str, requirements: Sequence[str], operation: str) -> bool:
         if self.operations and operation not in self.operations:
@@ -55,10 +59,17 @@ class Item:
     def counts(self, case: Mapping[str, Any]) -> Optional[bool]:
         """Whether a recorded case counts as passed for this item; None when it is left out."""
         outcome = case["outcome"]
+        if outcome == NOT_APPLICABLE and case.get("declined"):
+            return None if self.allows_decline(case) else False
         if outcome == NOT_APPLICABLE:
             policy = self.not_applicable if case.get("provided", True) else self.missing
             return None if policy == "exclude" else policy == "pass"
         return outcome in (PASS, XPASS)
+
+    def allows_decline(self, case: Mapping[str, Any]) -> bool:
+        return any(fnmatch.fnmatchcase(case["id"], glob) for glob in self.allowed_declines) or any(
+            fnmatch.fnmatchcase(req, glob) for req in case["requirements"] for glob in self.allowed_declines
+        )
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,7 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
             tuple(raw.get("cases", [])),
             tuple(raw.get("operations", [])),
             **{key: raw.get(key, defaults[key]) for key in SETTINGS},
+            allowed_declines=tuple(data.get("allowed_declines", [])) + tuple(raw.get("allowed_declines", [])),
         )
         if not any(item.selects(c.id, c.requirements, c.operation) for c in cases):
             raise RubricError(f"{where}: item {item.id!r} matches no case of the fixtures")

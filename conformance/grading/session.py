@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -53,6 +54,7 @@ class Options:
     bench: bool = False  # the ungraded embconf bench column
     module_name: str = MODULE_NAME  # the file an upload of several files is graded by (uploads' rule 2)
     roster: Optional[Roster] = None  # --roster: students' ids and emails in the gradebook, and grades.csv
+    default_base: bool = False  # no --base given: the base is the suite's example student
 
     @property
     def uploads(self) -> Path:
@@ -72,6 +74,16 @@ def require_base(subs: Sequence[Submission], base: Optional[Path]) -> None:
     if base is None and needing:
         names = ", ".join(needing[:3]) + (", ..." if len(needing) > 3 else "")
         raise GradeUsageError(f"{len(needing)} module or notebook submission(s) ({names}) {BASE_NEEDED}")
+
+
+def check_base(subs: Sequence[Submission], options: Options) -> None:
+    """GradeUsageError or DefaultBaseError, before anything runs: no base for a module or notebook, or a default
+    base that lacks what one imports."""
+    require_base(subs, options.base)
+    if options.default_base and options.base is not None:
+        from embconf.grading.base_names import require_default_base_suffices
+
+        require_default_base_suffices(subs, options.base)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -108,7 +120,7 @@ def submissions(folder: Path, options: Options) -> list[Submission]:
             f"{folder} holds no submissions (expected package folders, .py modules or notebooks, .ipynb notebooks)"
         )
     chosen = [sub for sub in found if in_shard(sub.name, options.shard)]
-    require_base(chosen, options.base)
+    check_base(chosen, options)
     return chosen
 
 
@@ -164,8 +176,9 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
     try:
         for record in problems:
             records[record["name"]] = _finish(options, record, say, progress, ran=False)
-        for record in run_jobs(jobs, options.jobs):
-            records[record["name"]] = _finish(options, record, say, progress)
+        with closing(run_jobs(jobs, options.jobs)) as graded:  # an interrupt here shuts the pool down at once
+            for record in graded:
+                records[record["name"]] = _finish(options, record, say, progress)
     except KeyboardInterrupt:
         say(progress.interrupted(options.out))
         raise

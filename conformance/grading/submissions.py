@@ -1,7 +1,8 @@
 """What a folder of submissions holds: one submission per entry, named by its file or folder name,
 and each one laid out as a ``tinytorch`` package ready to run (:func:`stage`).
 
-Kinds: ``package`` (a folder holding ``tinytorch/core/embeddings.py``, used whole), ``module`` (a single
+Kinds: ``package`` (a folder holding a tinytorch package with module 11, used whole: :mod:`.layouts`
+says where module 11 may be), ``module`` (a single
 ``embeddings.py``), ``percent`` (a jupytext percent-format ``.py`` notebook) and ``ipynb`` (a Jupyter
 notebook). A folder or a zip (unpacked safely, :mod:`.uploads`) counts as the package it holds, else
 as the file the upload rule grades, with its other modules as helpers. Modules and notebooks are
@@ -16,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import shutil
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Optional
 
+from embconf.grading import layouts
 from embconf.grading.notebook import Exported, NotebookError, export, is_percent_notebook
 from embconf.grading.uploads import (
     DEFAULT_RULE,
@@ -39,15 +41,19 @@ MODULE_PATH = Path("tinytorch", "core", "embeddings.py")
 BASED_KINDS = ("module", "percent", "ipynb")  # graded on a copy of the base package
 MAX_BYTES = 50 * 2**20  # a submission larger than this is not copied (a data file was uploaded with it)
 _PACKAGE = Path(__file__).resolve().parents[1]  # embconf: conformance/ in a checkout, site-packages/embconf in a wheel
+INSTALLED_EXAMPLE = _PACKAGE / "example_student_data"  # where a wheel carries the example student
 # the suite's example student: beside the package in a checkout, inside it (embconf/example_student_data) in a wheel
 EXAMPLE_BASE = next(
     (
         base
-        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", _PACKAGE / "example_student_data")
+        for base in (_PACKAGE.parent / "examples" / "tinytorch_student", INSTALLED_EXAMPLE)
         if (base / MODULE_PATH).is_file()
     ),
     _PACKAGE.parent / "examples" / "tinytorch_student",
 )
+
+
+DANGLING = "a link to a file not handed in"
 
 
 class SubmissionProblem(Exception):
@@ -68,10 +74,12 @@ class Submission:
     note: str = ""
     graded: str = ""  # which file is graded and why ("graded hw/embeddings.py (the module named embeddings.py)")
     helpers: tuple[Path, ...] = ()  # the upload's other modules, placed beside the graded one
+    module: Path = MODULE_PATH  # where module 11 is in the (staged) package
+    package: Optional[Path] = None  # the student's own package a module or notebook is graded in (layouts rule 2)
 
     @property
     def needs_base(self) -> bool:
-        return self.kind in BASED_KINDS
+        return self.kind in BASED_KINDS and self.package is None
 
 
 def default_base() -> Optional[Path]:
@@ -96,8 +104,10 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
     """What one entry of the folder is (a problem, not an exception, when it is not a submission);
     UnreadableSubmission when the grader may not read it."""
     is_zip = entry.is_file() and (entry.suffix.lower() == ".zip" or zipfile.is_zipfile(entry))
-    sub = Submission(entry.stem if entry.is_file() else entry.name, entry)
+    sub = Submission(entry.stem if not entry.is_dir() else entry.name, entry)
     try:
+        if entry.is_symlink() and not entry.exists():
+            raise UploadProblem(f"{DANGLING}: {entry.name}")
         if entry.is_dir():
             _classify_folder(sub, entry, rule)
         elif is_zip:
@@ -105,26 +115,34 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
         else:
             _classify_file(sub, entry)
             sub.graded = f"graded {entry.name}"
-    except UploadProblem as exc:
+    except (UploadProblem, layouts.LayoutProblem) as exc:
         sub.kind, sub.source, sub.problem = "", None, str(exc)
     except PermissionError as exc:
         raise UnreadableSubmission(
             f"cannot read the submission {entry} ({exc.strerror or exc}): give the grader read access"
         ) from None
+    _note_dangling(sub)
     return sub
 
 
+def _note_dangling(sub: Submission) -> None:
+    """A package's links that point nowhere are left out of its copy; its note names them, in one line."""
+    root = sub.source
+    dangling = _dangling(root / "tinytorch") if sub.kind == "package" and root is not None else []
+    if dangling and root is not None:
+        names = ", ".join(path.relative_to(root).as_posix() for path in dangling[:3])
+        links = "a link" if len(dangling) == 1 else f"{len(dangling)} links"
+        sub.note = f"ignored {links} to {DANGLING.removeprefix('a link to ')}: {names}"
+
+
 def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: str = "") -> None:
-    roots = sorted(
-        {p.parents[2] for p in folder.glob("**/tinytorch/core/embeddings.py") if len(p.relative_to(folder).parts) <= 5}
-    )
-    if len(roots) > 1:
-        raise UploadProblem(f"ambiguous: {len(roots)} tinytorch packages in the folder")
-    if roots:
-        sub.kind, sub.source = "package", roots[0]
-        sub.graded = f"graded {(roots[0] / MODULE_PATH).relative_to(folder).as_posix()}{origin} (a tinytorch package)"
+    found = layouts.find_package(folder)
+    if found is not None and found.module is not None:
+        sub.kind, sub.source, sub.module = "package", found.root, Path(found.module)
+        sub.graded = f"graded {(found.root / found.module).relative_to(folder).as_posix()}{origin} ({found.why})"
         return
-    top = content_root(folder)
+    course = layouts.course_folder(folder)
+    top = course or content_root(folder)
     archives = [f for f in visible(top) if f.is_file() and f.suffix.lower() == ".zip"]
     if not origin and len(archives) == 1 and not any(f.suffix in SOURCE_SUFFIXES for f in visible(top)):
         inner = unzip(archives[0], rule, f"{sub.entry.name}-{archives[0].name}")  # Gradescope keeps a zip as uploaded
@@ -133,6 +151,11 @@ def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: st
     choice = choose(top, rule)
     _classify_file(sub, choice.file)
     sub.helpers = choice.helpers
+    sub.package = layouts.own_package(folder) if course else None
+    if course:
+        home = ", run in the student's own tinytorch package" if sub.package else ""
+        rule_said, beside, skipped = choice.why.partition(";")
+        choice = replace(choice, why=f"{rule_said} in the course repository's module folder{home}{beside}{skipped}")
     sub.graded = describe(choice, folder, origin)
 
 
@@ -184,6 +207,11 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and not _ignored(p.relative_to(root).parts))
 
 
+def _dangling(folder: Path) -> list[Path]:
+    """The symbolic links under ``folder`` that point nowhere (a data file that was not uploaded)."""
+    return sorted(p for p in folder.rglob("*") if p.is_symlink() and not p.exists())
+
+
 def _ignored(parts: tuple[str, ...]) -> bool:
     return any(part in SKIPPED_NAMES or part.endswith(".pyc") for part in parts)
 
@@ -197,16 +225,16 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
     if work.exists():
         shutil.rmtree(work)
     exported = None
+    target = work / sub.module
     if sub.kind == "package":
         _copy_package(sub.source, work)
     else:
+        base = sub.package or base
         if base is None:
             raise SubmissionProblem(
                 f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
             )
         _copy_package(base, work)
-        target = work / MODULE_PATH
-        _place_helpers(sub.helpers, work)
         if sub.kind == "module":
             shutil.copyfile(sub.source, target)
         else:
@@ -214,17 +242,28 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
                 exported = export(sub.source)
             except NotebookError as exc:
                 raise SubmissionProblem(str(exc)) from None
+            target = _exported_module(work, exported)
             target.write_text(exported.source, encoding="utf-8")
-    return work / MODULE_PATH, exported
+        _place_helpers(sub.helpers, target.parent, work)
+    return target, exported
 
 
-def _place_helpers(helpers: tuple[Path, ...], work: Path) -> None:
+def _exported_module(work: Path, exported: Exported) -> Path:
+    """Where nbdev would write the export in the staged package (its folder made a package if it is not one)."""
+    target = work / layouts.module_path(exported.module)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not (target.parent / layouts.INIT).exists():
+        (target.parent / layouts.INIT).write_text("", encoding="utf-8")
+    return target
+
+
+def _place_helpers(helpers: tuple[Path, ...], beside: Path, work: Path) -> None:
     """Each helper module beside the graded one (``from .utils import f``) and at the package root
     (``import utils``), never over a file the base package has."""
     for helper in helpers:
         if helper.stem == "tinytorch":
             continue
-        for folder in (work / MODULE_PATH.parent, work):
+        for folder in (beside, work):
             if not (folder / helper.name).exists():
                 shutil.copyfile(helper, folder / helper.name)
 
@@ -239,6 +278,9 @@ def _copy_package(root: Path, work: Path) -> None:
         raise SubmissionProblem(
             f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)"
         )
-    shutil.copytree(
-        package, work / "tinytorch", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+    shutil.copytree(  # a dangling link is left out (the submission's note names it)
+        package,
+        work / "tinytorch",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"),
+        ignore_dangling_symlinks=True,
     )

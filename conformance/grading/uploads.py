@@ -1,12 +1,12 @@
 """Uploads as students make them: a zip (unpacked by :mod:`embconf.untrusted.archive`) and a folder
 holding more than one file, with the explicit rule that says which file is graded.
 
-The rule, for the ``.py`` and ``.ipynb`` files at the top of an upload (a zip or folder that only
-wraps one folder is looked into):
+The rule, for the ``.py`` and ``.ipynb`` files of a folder (rule 3 of :mod:`.layouts`, which says where that
+folder is; never a package's ``__init__.py``):
 
-1. the notebook nbdev would export to ``core.embeddings`` (its ``#| default_exp core.embeddings``, or
-   cells marked ``#| export core.embeddings``): the notebook is the source, its exported ``.py`` beside
-   it is not graded;
+1. the notebook nbdev would export to module 11 (its ``#| default_exp core.embeddings`` or
+   ``text.embeddings``, or cells marked ``#| export core.embeddings``): the notebook is the source, its
+   exported ``.py`` beside it is not graded; of a jupytext pair (``NAME.ipynb`` and ``NAME.py``) the ``.ipynb``;
 2. else the module with the configured file name (``embeddings.py`` unless ``--module-name`` says otherwise);
 3. else the one ``.py`` or ``.ipynb`` file there is.
 
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from embconf.grading.layouts import graded_candidates, paired_notebooks
 from embconf.grading.notebook import NotebookError, export, is_percent_notebook
 from embconf.untrusted.archive import ArchiveRefused, unpack
 
@@ -82,15 +83,19 @@ def visible(folder: Path) -> list[Path]:
 
 def choose(folder: Path, rule: UploadRule) -> Choice:
     """The graded file of a folder without a tinytorch package, by the rule above; UploadProblem otherwise."""
-    files = [f for f in visible(folder) if f.is_file() and f.suffix in SOURCE_SUFFIXES]
+    files = graded_candidates([f for f in visible(folder) if f.is_file() and f.suffix in SOURCE_SUFFIXES])
     if not files:
-        raise UploadProblem("not a submission: no tinytorch/core/embeddings.py, .py module or notebook in it")
-    exporting = [f for f in files if _exports(f)]
+        raise UploadProblem(
+            "not a submission: no tinytorch/core/embeddings.py or tinytorch/text/embeddings.py, "
+            "no .py module or notebook in it"
+        )
+    exports = {f: _exports(f) for f in files}
+    exporting, paired = paired_notebooks([f for f in files if exports[f]])
     if len(exporting) > 1:
         names = ", ".join(f.name for f in exporting[:4])
-        raise UploadProblem(f"ambiguous: {len(exporting)} notebooks export core.embeddings ({names}); hand in one")
+        raise UploadProblem(f"ambiguous: {len(exporting)} notebooks export module 11 ({names}); hand in one")
     if exporting:
-        chosen, why = exporting[0], "the notebook exporting core.embeddings"
+        chosen, why = exporting[0], f"the notebook exporting {exports[exporting[0]]}"
     elif (folder / rule.module_name).is_file():
         chosen, why = folder / rule.module_name, f"the module named {rule.module_name}"
     elif len(files) == 1:
@@ -101,13 +106,12 @@ def choose(folder: Path, rule: UploadRule) -> Choice:
             f"{len(files)} .py/.ipynb files ({names}) and none is graded by the rule: name the module "
             f"{rule.module_name}, or hand in the notebook with '#| default_exp core.embeddings'"
         )
-    exported = {rule.module_name, f"{chosen.stem}.py"} if exporting else set()  # what nbdev wrote from it
+    exported = {rule.module_name, f"{chosen.stem}.py"} if exporting else set()  # what nbdev or jupytext wrote from it
+    exported |= {f.name for f in paired}
     skipped = [f.name for f in files if f != chosen and f.name in exported]
     if skipped:
         why += f"; {', '.join(skipped)} beside it is not graded"
-    helpers = tuple(
-        f for f in files if f != chosen and f.suffix == ".py" and f.name not in exported and not _exports(f)
-    )
+    helpers = tuple(f for f in files if f != chosen and f.suffix == ".py" and f.name not in exported and not exports[f])
     return Choice(chosen, why, helpers)
 
 
@@ -118,16 +122,15 @@ def describe(choice: Choice, top: Path, origin: str = "") -> str:
     return f"graded {graded}{origin} ({choice.why}){helpers}"
 
 
-def _exports(path: Path) -> bool:
-    """Whether a notebook (``.ipynb`` or percent ``.py``) exports cells to core.embeddings."""
+def _exports(path: Path) -> str:
+    """The module 11 export name a notebook (``.ipynb`` or percent ``.py``) writes cells to, or ""."""
     if path.suffix == ".py":
         try:
             if not is_percent_notebook(path.read_text(encoding="utf-8", errors="replace")):
-                return False
+                return ""
         except OSError:
-            return False
+            return ""
     try:
-        export(path)
+        return export(path).module
     except (NotebookError, OSError):
-        return False
-    return True
+        return ""

@@ -19,8 +19,8 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 - has stdin from /dev/null, and its stdout and stderr (the file descriptors, so C code too)
   captured; the runner keeps only the tail;
 - checks after each call that the working directory, Python's recursion limit, numpy's error handling and print options are
-  as it found them (else the case is an ``error`` and the worker is replaced), and restores the
-  legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
+  as it found them once the implementation was loaded (what its import set is the baseline; else the case is an
+  ``error`` and the worker is replaced), and restores the legacy global random state (TinyTorch layers draw their initial weights from it, legitimately).
 
 Messages are pickles over a socket pair, arrays out of band (no copies but the kernel's). When the
 caller announces its next calls (``plan``; :func:`embconf.session.plan` does), they go to the worker in batches and
@@ -49,7 +49,8 @@ The package, one job a module:
   :class:`IsolatedAdapter` (plan and batches, timeouts, replacing a lost worker);
 - :mod:`.answers`: what the runner makes of a worker's messages and last output (a reply's rows checked, a
   directory that moved, why a worker failed, in words);
-- :mod:`.hangs`: the hang policy (:class:`HangPolicy`), which wraps the worker and protocol peers alike;
+- :mod:`.hangs`: the hang policy (:func:`with_hang_policy`: the wrapper implementing the Protocols of what it
+  wraps), which wraps the worker and protocol peers alike;
 - :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
 - :mod:`.shared`: the input arrays on memory shared with a forked worker, compared by the runner;
 - :mod:`.channel`: what crosses between the two: the socket channel, the captured output, and the

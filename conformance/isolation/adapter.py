@@ -15,13 +15,14 @@ from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.answers import checked_reply, last_words, moved, own_failure, while_loading
 from embconf.isolation.handle import _Worker
-from embconf.isolation.hangs import HangPolicy
+from embconf.isolation.hangs import with_hang_policy
 from embconf.isolation.options import DEFAULTS, IsolationOptions
 from embconf.isolation.shared import Placed
-from embconf.isolation.worker import _fork_worker, _spawn_worker, load_guarded
+from embconf.isolation.worker import _fork_worker, _spawn_worker, load_in_process
 from embconf.model.budget import case_budget
 from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
+from embconf.model.impl import ImplLike
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import (
     DEFAULT_CASE_TIMEOUT,
@@ -50,26 +51,26 @@ def _final(answers: deque[Answer]) -> bool:
     return bool(answers) and (isinstance(answers[-1], ChildFailure) or answers[-1][1])
 
 
-def open_adapter(impl: str, options: IsolationOptions = DEFAULTS, **adapter_options: Any) -> Adapter:
+def open_adapter(impl: ImplLike, options: IsolationOptions = DEFAULTS, **adapter_options: Any) -> Adapter:
     """The adapter ``impl`` names, ready to run: in a worker process unless ``options.in_process`` or
     the kind already runs out of process (subprocess), held to the options' limits and the hang policy.
     ImplementationError when it cannot load."""
-    kind, _ = parse_impl(impl)
-    if kind in OUT_OF_PROCESS:
-        return HangPolicy(
+    impl = parse_impl(impl)
+    if impl.kind in OUT_OF_PROCESS:
+        return with_hang_policy(
             create_adapter(
                 impl, **adapter_options, run_timeout=options.run_timeout, memory_limit_mb=options.memory_limit_mb
             )
         )
     if options.in_process:
-        return load_guarded(impl, adapter_options)
+        return load_in_process(str(impl), adapter_options)
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
     try:
         adapter.start()
     except BaseException:
         adapter.close()
         raise
-    return HangPolicy(adapter)
+    return with_hang_policy(adapter)
 
 
 def default_start_method() -> str:
@@ -84,15 +85,16 @@ class IsolatedAdapter(AdapterBase):
 
     def __init__(
         self,
-        impl_spec: str,
+        impl_spec: ImplLike,
         case_timeout: float = DEFAULT_CASE_TIMEOUT,
         run_timeout: float = DEFAULT_RUN_TIMEOUT,
         memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB,
         adapter_options: Optional[dict[str, Any]] = None,
         start_method: Optional[str] = None,
     ) -> None:
-        self.kind, self.target = parse_impl(impl_spec)
-        self.impl = impl_spec
+        name = parse_impl(impl_spec)
+        self.kind, self.target = name
+        self.impl = str(name)  # what the worker process is told to load
         self.case_timeout, self.run_timeout, self.memory_limit_mb = case_timeout, run_timeout, memory_limit_mb
         self.adapter_options = dict(adapter_options or {})
         self.start_method = start_method or default_start_method()
@@ -289,6 +291,7 @@ class IsolatedAdapter(AdapterBase):
             raise ImplementationError(
                 str(hello[1]) if isinstance(hello, tuple) and len(hello) == 2 else "the worker failed to start"
             )
+        worker.loaded()  # what the import did is the baseline its calls are held to
         if self._loaded is None:
             try:  # the capabilities arrive as plain values: rebuilt here, checked as they are
                 caps = Capabilities.from_plain(hello[1])

@@ -33,7 +33,7 @@ class _Worker:
     ) -> None:
         self.pid, self.channel, self.output, self.process = pid, channel, output, process
         self.arena = arena
-        self.start_cwd = os.getcwd()  # a worker starts where the runner is
+        self.start_cwd = os.getcwd()  # a worker starts where the runner is (until it has loaded: loaded())
         self.memory = MemoryWatch(pid, memory_limit_mb, "the worker")
         self.exitcode: Optional[int] = None
         self.selector = selectors.DefaultSelector()
@@ -100,14 +100,23 @@ class _Worker:
             self._kill()
         return describe_exit(reap_within(STOP_GRACE, self._wait, self._kill))
 
+    def loaded(self) -> None:
+        """The worker has loaded the implementation: its working directory now (where the import may have
+        moved it, which no rule forbids) is the one its calls must leave as they found it."""
+        self.start_cwd = self._kernel_cwd() or self.start_cwd
+
     def cwd_change(self) -> str:
-        """How the worker's working directory differs from where it started, as the kernel tells the runner
-        (``/proc/PID/cwd``, which no code in the worker can forge); '' when the same or unknown."""
+        """How the worker's working directory differs from where it was once loaded, as the kernel tells the
+        runner (``/proc/PID/cwd``, which no code in the worker can forge); '' when the same or unknown."""
+        now = self._kernel_cwd()
+        return "" if not now or now == self.start_cwd else f"from {self.start_cwd!r} to {now!r}"
+
+    def _kernel_cwd(self) -> str:
+        """The worker's working directory as the kernel tells it; '' where there is no /proc or no worker."""
         try:
-            now = os.readlink(f"/proc/{self.pid}/cwd")
-        except OSError:  # no /proc, or the worker is gone
+            return os.readlink(f"/proc/{self.pid}/cwd")
+        except OSError:
             return ""
-        return "" if now == self.start_cwd else f"from {self.start_cwd!r} to {now!r}"
 
     def close(self) -> None:
         self.selector.close()

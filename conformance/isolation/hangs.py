@@ -14,10 +14,20 @@ for protocol peers (:func:`open_adapter` wraps both); ``--in-process`` has no ti
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Protocol, cast
 
 from embconf.adapters.base import AdapterBase
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import (
+    Adapter,
+    Capabilities,
+    Forgetting,
+    Planned,
+    Planning,
+    Preparing,
+    Reason,
+    Reply,
+    Status,
+)
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
 IN_A_ROW = 4  # timeouts with no reply between them before no case is run
@@ -25,7 +35,9 @@ TOTAL = 5  # timeouts in a run before no case is run (with 10 s each: under a mi
 
 
 class HangPolicy(AdapterBase):
-    """Wraps an adapter with timeouts, and stops calling it as the module docstring says."""
+    """Wraps an adapter with timeouts, and stops calling it as the module docstring says. It implements the
+    Protocols its adapter implements, no more (:func:`with_hang_policy` picks the class): wrapping an adapter
+    that runs nothing ahead gives one that plans nothing."""
 
     def __init__(self, inner: Adapter) -> None:
         self.inner = inner
@@ -40,25 +52,16 @@ class HangPolicy(AdapterBase):
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
 
-    def plan(self, calls: Iterable[Planned]) -> None:
-        plan = getattr(self.inner, "plan", None)
-        if plan is not None:
-            plan([call for call in calls if self.refusal(call[0]) is None])
-
-    def prepare(self, dtypes: Iterable[str]) -> None:
-        prepare = getattr(self.inner, "prepare", None)
-        if prepare is not None:
-            prepare(dtypes)
-
     def close(self) -> None:
         self.inner.close()
+
+    def refused(self, operation: str) -> None:
+        """A call of ``operation`` was refused by the policy (an adapter that runs ahead drops its planned calls)."""
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         refusal = self.refusal(operation)
         if refusal is not None:
-            forget = getattr(self.inner, "forget", None)
-            if forget is not None:
-                forget(operation)
+            self.refused(operation)
             return Reply(Status.STOPPED, reason=Reason.HANG_POLICY, message=refusal)
         reply = self.inner.call(operation, inputs)
         if reply.status == Status.STOPPED and reply.reason != Reason.RUN_TIMEOUT:
@@ -79,3 +82,49 @@ class HangPolicy(AdapterBase):
         if count >= PER_OPERATION:
             return f"not run: {operation} timed out on {count} earlier cases (the hang policy)"
         return None
+
+
+class PlanningHangPolicy(HangPolicy):
+    """The hang policy on an adapter that runs announced calls ahead (:class:`Planning`, :class:`Forgetting`):
+    calls the policy would refuse are never announced, and refused ones are dropped from what runs ahead."""
+
+    def __init__(self, inner: PlanningAdapter) -> None:
+        super().__init__(inner)
+        self.ahead = inner
+
+    def plan(self, calls: Iterable[Planned]) -> None:
+        self.ahead.plan([call for call in calls if self.refusal(call.operation) is None])
+
+    def forget(self, operation: str) -> None:
+        self.ahead.forget(operation)
+
+    def refused(self, operation: str) -> None:
+        self.forget(operation)
+
+
+class PreparingHangPolicy(PlanningHangPolicy):
+    """The same on an adapter that also prepares what a run's dtypes need (:class:`Preparing`): the worker."""
+
+    def __init__(self, inner: PreparingAdapter) -> None:
+        super().__init__(inner)
+        self.preparing = inner
+
+    def prepare(self, dtypes: Iterable[str]) -> None:
+        self.preparing.prepare(dtypes)
+
+
+class PlanningAdapter(Adapter, Planning, Forgetting, Protocol):
+    """An adapter that runs announced calls ahead: a protocol peer."""
+
+
+class PreparingAdapter(PlanningAdapter, Preparing, Protocol):
+    """An adapter that runs announced calls ahead and prepares dtypes: the worker."""
+
+
+def with_hang_policy(inner: Adapter) -> HangPolicy:
+    """``inner`` held to the hang policy, by the wrapper that implements exactly the Protocols it implements."""
+    if isinstance(inner, Planning) and isinstance(inner, Forgetting):
+        if isinstance(inner, Preparing):
+            return PreparingHangPolicy(cast(PreparingAdapter, inner))
+        return PlanningHangPolicy(cast(PlanningAdapter, inner))
+    return HangPolicy(inner)

@@ -30,7 +30,7 @@ from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.encoding import rows_only
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
-from embconf.run.guard import GuardedAdapter
+from embconf.run.guard import GuardedAdapter, ProcessState
 
 RECURSION_LIMIT = sys.getrecursionlimit()  # the runner's: an implementation may raise it, never lower it
 FAILURE_PREFIX = "embconf worker: it could not go on: "  # its last line when its own machinery failed
@@ -192,6 +192,21 @@ def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
     if contradiction:
         adapter.close()
         raise ImplementationError(f"cannot load {impl!r}: {contradiction}")
+    return adapter
+
+
+def load_in_process(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
+    """:func:`load_guarded` into the runner's own process (``--in-process``): what the import changed of the
+    process's state (a working directory, np.seterr: no rule forbids either) is put back for the runner's own
+    work, and set again around each call of the implementation."""
+    runner = ProcessState.now()
+    try:
+        adapter = load_guarded(impl, adapter_options)
+    finally:
+        imported = ProcessState.now()
+        runner.enter()
+    if imported != runner:
+        adapter.states = (runner, imported)
     return adapter
 
 

@@ -1,6 +1,6 @@
 """``embconf matrix``: several implementations run one after another through :mod:`embconf.session`, each
 isolated as ``embconf run`` runs it, laid side by side (:mod:`embconf.matrix.model`); or, with ``--merge``,
-the columns of matrix files measured in other environments laid side by side (:mod:`embconf.matrix.merge`)."""
+the columns of matrix files (or run reports) measured in other environments laid side by side (:mod:`embconf.matrix.merge`)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,15 @@ def register(sub: Any) -> None:
         action="append",
         type=Path,
         metavar="FILE",
-        help="instead of running: a matrix JSON measured elsewhere (embconf matrix --json), repeatable; "
+        help="instead of running: a matrix JSON measured elsewhere (embconf matrix --json) or a run's report "
+        "(embconf run --report-json), repeatable; "
         "their columns side by side, each with the environment it was measured in",
+    )
+    matrix.add_argument(
+        "--regenerate-with",
+        metavar="COMMAND",
+        help="the command the written documents name to regenerate them (default: this command line); "
+        "docs/regenerate-matrix.sh names itself",
     )
     add_selection(matrix)
     for flag in ("--markdown", "--html", "--json"):
@@ -50,7 +57,9 @@ def matrix_command(args: argparse.Namespace) -> int:
 
     if bool(args.impl) == bool(args.merge):
         raise UserError("embconf matrix: give --impl KIND:TARGET (to run) or --merge FILE (to merge), not both")
-    command = "embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else ""
+    command = args.regenerate_with or (
+        "embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else ""
+    )
     if args.merge:
         return _write(args, merged(args.merge, command))
     corpus, cases = selected(args)
@@ -67,7 +76,8 @@ def merged(paths: list[Path], command: str) -> dict[str, Any]:
     """The matrix of the column files at ``paths``; UserError (one line) when one cannot be read or merged."""
     from embconf.matrix.merge import load_column_file, merge
 
-    return merge([(str(path), load_column_file(path)) for path in paths], command=command)
+    doc = merge([(str(path), load_column_file(path)) for path in paths], command=command)
+    return {**doc, "sources": [path.name for path in paths]}  # the files, not a folder of this machine
 
 
 def _write(args: argparse.Namespace, document: dict[str, Any]) -> int:

@@ -1,10 +1,11 @@
 """``embconf matrix --merge``: one matrix from column files measured in several environments.
 
 Each environment (a venv, a container, a CI job) measures its own columns into a matrix JSON (``embconf
-matrix --impl ... --json column.json``); the merge lays every column of every file side by side, each
-keeping the environment it was measured in (Python, NumPy, platform; the framework's version is the
-column's own). The files must hold the same matrix format, spec version and fixtures (by manifest hash),
-and no implementation twice: anything else is refused in one line (exit 2), naming the file."""
+matrix --impl ... --json column.json``) or a finished run's report (``embconf run --report-json``, one
+column); the merge lays every column of every file side by side, each keeping the environment it was
+measured in (Python, NumPy, platform; the framework's version is the column's own). The files must hold
+the same matrix format, spec version and fixtures (by manifest hash), and no implementation twice; a run
+report must be of a run that finished: anything else is refused in one line (exit 2), naming the file."""
 
 from __future__ import annotations
 
@@ -22,15 +23,24 @@ MAX_COLUMN_FILE = 64 * 2**20  # bytes; the published 13-column matrix is about 1
 
 
 def load_column_file(path: Path) -> dict[str, Any]:
-    """A matrix JSON read as untrusted input and checked against its schema; UserError (one line) otherwise."""
+    """A matrix JSON read as untrusted input and checked against its schema, or a run report (``embconf run
+    --report-json``) as the matrix of its one column; UserError (one line) otherwise."""
     from embconf.model.schemas import validator
 
     try:
-        document = load_json(read_bounded(path, MAX_COLUMN_FILE, "matrix file"), str(path))
+        raw = read_bounded(path, MAX_COLUMN_FILE, "matrix file")
     except FileNotFoundError:
         raise UserError(f"--merge: {path}: no such file") from None
     except InputError as exc:
         raise UserError(f"--merge: {exc}") from None
+    try:
+        document = load_json(raw, str(path))
+    except InputError as exc:
+        if not raw.lstrip().startswith(b"{"):
+            raise UserError(f"--merge: {exc}") from None
+        document = None  # JSON lines: a run report
+    if document is None or (isinstance(document, dict) and "cases" in document):
+        return _run_report_column(path)
     error = next(iter(validator("matrix").iter_errors(document)), None)
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path)
@@ -38,6 +48,22 @@ def load_column_file(path: Path) -> dict[str, Any]:
             f"--merge: {path} is not a matrix JSON (embconf matrix --json): {error.message[:200]} at /{where}"
         )
     return document
+
+
+def _run_report_column(path: Path) -> dict[str, Any]:
+    """The one-column matrix of a finished run's report."""
+    from embconf.matrix.model import build
+    from embconf.reports.json_report import read_record
+
+    try:
+        record = read_record(path)
+    except ValueError as exc:
+        raise UserError(f"--merge: {path}: {exc}") from None
+    if not record.complete:
+        raise UserError(f"--merge: {path} is the report of a run that did not finish ({len(record.results)} cases)")
+    if "manifest_sha256" not in record.fixtures:
+        raise UserError(f"--merge: {path} does not say which fixtures it ran on")
+    return build([record], dict(record.fixtures))
 
 
 def merge(

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from embconf import __version__
+from embconf.model.claim import claim
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict
-from embconf.model.sinusoid import SinusoidProfile, claim_clause
+from embconf.model.sinusoid import SinusoidProfile
 from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
 MATRIX_FORMAT = 1
@@ -34,7 +35,7 @@ def build(
 ) -> dict[str, Any]:
     """The matrix document of the run records (one column each, named by ``record.impl``)."""
     environment = this_environment()
-    columns = [{**_implementation(r), "environment": environment} for r in runs]
+    columns = [{**_implementation(r), "environment": _measured_in(r) or environment} for r in runs]
     return matrix_document(columns, _sections(runs, columns), fixtures, command, generated)
 
 
@@ -69,49 +70,33 @@ def this_environment() -> dict[str, str]:
     return {"python": platform.python_version(), "numpy": numpy.__version__, "platform": platform.platform()}
 
 
+def _measured_in(run: RunRecord) -> dict[str, str]:
+    """Where a record read back from a report was measured ({} for a run of this process)."""
+    found = run.origin["environment"] if run.origin else {}
+    return {key: str(found[key]) for key in ("python", "numpy", "platform") if key in found}
+
+
 def _implementation(run: RunRecord) -> dict[str, Any]:
     impl, results = run.impl, run.results
     caps = run.capabilities.to_json()
     summary = run.summary()
-    declined = sum(r.outcome == NOT_APPLICABLE and r.declined for r in results)
-    glue = [r.id for r in results if r.decided_by and r.outcome == PASS]
+    found = claim(run)
     problems = [r for r in results if r.outcome in PROBLEMS or r.outcome in (XFAIL, XPASS)]
-    applicable = sum(r.outcome != NOT_APPLICABLE for r in results)
-    verified = caps["error_detail"] == "kinds"
-    conforms = applicable > 0 and not problems and declined == 0
-    documented = sum(r.documented is not None for r in problems)
-    reasons = (
-        [
-            f"{len(problems)} of {applicable} applicable cases do not pass"
-            + (f" ({documented} of them the framework's documented choices)" if documented else "")
-        ]
-        if problems
-        else []
-    ) + ([f"{declined} cases declined within its declared capabilities"] if declined else [])
-    statement = (
-        f"conforms to spec {spec_version()} for its declared capabilities"
-        if conforms
-        else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
-    )
-    statement += claim_clause(run.capabilities.sinusoid)
-    statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
-    if glue:
-        statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"
     return {
         "impl": impl,
         "slug": slug(impl),
         **{k: v for k, v in run.implementation.items() if isinstance(v, str)},
         "capabilities": {**caps, "notes": list(run.capabilities.notes)},
         "summary": summary,
-        "applicable": applicable,
-        "declined": declined,
-        "documented": documented,
-        "glue_decided": glue,
+        "applicable": found.applicable,
+        "declined": found.declined,
+        "documented": found.documented,
+        "glue_decided": list(found.glue_decided),
         "claim": {
             "spec_version": spec_version(),
-            "conforms": conforms,
-            "error_kinds_verified": verified,
-            "statement": statement,
+            "conforms": found.conforms,
+            "error_kinds_verified": found.error_kinds_verified,
+            "statement": found.statement,
         },
         "deviations": _deviations(problems, run.verdict),
         "failing": [

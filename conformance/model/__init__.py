@@ -12,6 +12,7 @@ Rooms:
   typed form of a ``scaling`` input (:class:`RopeScaling`), and the rope features.
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), what it claims,
   and the deviations it cites as the framework's documented design (:class:`DocumentedChoice`).
+- ``impl``: what ``--impl KIND:TARGET`` names, parsed once (:class:`Impl`).
 - ``budget``: how long one call may take: the case timeout plus an allowance for the case's work.
 - ``errors``: :class:`UserError`, the one exception meaning "say it in one line, exit 2", and :class:`Decline`,
   an implementation declining one case.

@@ -273,6 +273,14 @@ class Planning(Protocol):
 
 
 @runtime_checkable
+class Forgetting(Protocol):
+    """An adapter that runs announced calls ahead and can drop those of an operation that will not be made (the
+    hang policy stops calling it)."""
+
+    def forget(self, operation: str) -> None: ...
+
+
+@runtime_checkable
 class Preparing(Protocol):
     """An adapter whose implementation runs elsewhere (a worker) and can import what the run's dtypes need
     there while the runner does the same (ml_dtypes for bfloat16: a second or more, paid once, side by side)."""

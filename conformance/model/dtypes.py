@@ -1,7 +1,7 @@
 """The float dtypes of the spec and how half precision is held in NumPy (spec section 13, EMB-HLF-2).
 
 float16 is NumPy's own. bfloat16 is not: the harness holds it as ``ml_dtypes.bfloat16``,
-an optional extra (``pip install 'embedding-conformance[bfloat16]'``), imported only when a bfloat16
+an optional extra (``pip install 'ml_dtypes<0.7'``, the ``bfloat16`` extra), imported only when a bfloat16
 array is made or a run's planned cases hold bfloat16 arrays (:func:`prepare`; importing it costs more than
 the rest of a run's start-up). Without it bfloat16 cases
 are not_applicable. The encoding of fixtures and of the wire protocol needs no library: a bfloat16
@@ -21,7 +21,7 @@ from typing import Iterable
 
 import numpy as np
 
-BFLOAT16_HINT = "bfloat16 arrays need ml_dtypes: pip install 'embedding-conformance[bfloat16]'"
+BFLOAT16_HINT = "bfloat16 arrays need ml_dtypes: pip install 'ml_dtypes<0.7' (the bfloat16 extra)"
 HALF_DTYPES = ("float16", "bfloat16")
 # dtype name -> the little-endian layout of its payload (bfloat16: its raw bit patterns)
 WIRE_LAYOUT: dict[str, str] = {

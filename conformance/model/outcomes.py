@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Mapping
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 if TYPE_CHECKING:
     from embconf.model.contract import DocumentedChoice, Reason
@@ -37,8 +38,39 @@ PROBLEMS = frozenset({FAIL, ERROR, CRASH, TIMEOUT})  # what makes a run fail
 DIAGNOSED = frozenset({FAIL, ERROR})  # what diagnosis explains (a crash or a timeout has no values to measure)
 
 
+class Freezable:
+    """A record that can be frozen: once :meth:`freeze` is called, setting any attribute raises
+    ``dataclasses.FrozenInstanceError`` (a finished run's record is read, never edited)."""
+
+    _frozen: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._frozen:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}: the record is frozen")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+
+class FrozenDict(dict):
+    """A dict that cannot be changed (a frozen record's mappings); it pickles, as a record sent between
+    processes must."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("the record is frozen")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return FrozenDict, (dict(self),)
+
+
 @dataclass
-class CaseResult:
+class CaseResult(Freezable):
+    """One case's result: its outcome, why, and what diagnosis found (frozen when its run finishes)."""
+
     id: str
     requirements: tuple[str, ...]
     features: tuple[str, ...]
@@ -47,15 +79,20 @@ class CaseResult:
     message: str = ""
     duration: float = 0.0
     expectation: Optional[str] = None  # the reason an expectations file gave
-    causes: list[Cause] = field(default_factory=list)  # why it failed, best first (diagnosis)
+    causes: Sequence[Cause] = field(default_factory=list)  # why it failed, best first (diagnosis)
     stderr: str = ""
-    mismatches: list[Any] = field(default_factory=list, repr=False)
+    mismatches: Sequence[Any] = field(default_factory=list, repr=False)
     actual: Optional[dict[str, Any]] = field(default=None, repr=False)  # the outputs returned, kept for diagnosis
     error_kind: Optional[str] = None  # the error kind the implementation raised, kept for diagnosis
     decided_by: str = ""  # "glue": an adapter's own check, not the implementation, raised the error judged
     reason: Optional[Reason] = None  # why the runner stopped the call (a timeout's cause)
     declined: bool = False  # not_applicable because the implementation skipped it, within its capabilities
     documented: Optional[DocumentedChoice] = None  # a problem the framework documents as its design (still a problem)
+
+    def freeze(self) -> None:
+        object.__setattr__(self, "causes", tuple(self.causes))
+        object.__setattr__(self, "mismatches", tuple(self.mismatches))
+        super().freeze()
 
     @property
     def is_problem(self) -> bool:
@@ -83,4 +120,34 @@ class CaseResult:
             record["declined"] = True
         if self.documented is not None:
             record["documented"] = self.documented.to_json()
+        if self.error_kind is not None:
+            record["error_kind"] = self.error_kind
+        if self.actual is not None and self.outcome in DIAGNOSED:
+            record["returned"] = True  # it returned outputs (kept for diagnosis, not written)
         return record
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> CaseResult:
+        """The result a report's case entry (:meth:`to_json`) describes; what a report does not hold (the outputs
+        themselves, the mismatches) stays empty."""
+        from embconf.model.contract import DocumentedChoice
+        from embconf.model.record import Cause
+
+        documented = raw.get("documented")
+        return cls(
+            str(raw["id"]),
+            tuple(raw.get("requirements", ())),
+            tuple(raw.get("features", ())),
+            str(raw.get("operation", "")),
+            Outcome(raw["outcome"]),
+            str(raw.get("message", "")),
+            float(raw.get("duration_s", 0.0)),
+            raw.get("expectation"),
+            [Cause.from_json(entry) for entry in raw.get("diagnosis", ())],
+            str(raw.get("stderr", "")),
+            actual={} if raw.get("returned") else None,
+            error_kind=raw.get("error_kind"),
+            decided_by=str(raw.get("decided_by", "")),
+            declined=bool(raw.get("declined", False)),
+            documented=DocumentedChoice.from_plain(documented) if documented is not None else None,
+        )

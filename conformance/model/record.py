@@ -10,13 +10,13 @@ import platform
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from embconf.model.contract import Capabilities
-from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Outcome
+from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Freezable, FrozenDict, Outcome
 from embconf.model.version import __version__
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2  # 2: written as JSON lines as the run goes (a header, one case a line, a footer)
 
 
 class CauseKind(enum.Enum):
@@ -71,22 +71,49 @@ class Cause:
 
     def to_json(self) -> dict[str, Any]:
         """A case's diagnosis entry (spec/schemas/report.schema.json)."""
-        if self.is_mutant:
-            return {"mutant": self.key, "summary": self.summary, "description": self.title, "hint": self.hint}
-        entry: dict[str, Any] = {
-            "symptom": self.key,
-            "summary": self.summary,
-            "hint": self.hint,
-            "measured": dict(self.measured),
-        }
+        entry: dict[str, Any] = {"mutant" if self.is_mutant else "symptom": self.key, "summary": self.summary}
+        entry.update(description=self.title, hint=self.hint)
+        if not self.is_mutant:
+            entry["measured"] = dict(self.measured)
         if self.alternatives:
             entry["alternatives"] = dict(self.alternatives)
-        return entry
+        return {**entry, "mistake": self.mistake} if self.mistake else entry
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> Cause:
+        """The cause a diagnosis entry (:meth:`to_json`) describes."""
+        kind = CauseKind.MUTANT if "mutant" in entry else CauseKind.SYMPTOM
+        return cls(
+            kind,
+            str(entry["mutant"] if kind is CauseKind.MUTANT else entry["symptom"]),
+            str(entry.get("description", "")),
+            str(entry.get("summary", "")),
+            str(entry.get("hint", "")),
+            dict(entry.get("measured", {})),
+            dict(entry.get("alternatives", {})),
+            mistake=str(entry.get("mistake", "")),
+        )
 
     def verdict_json(self) -> dict[str, Any]:
         """A verdict entry: which mistake, and every case it explains."""
         entry = {"id": self.id, "title": self.title, "hint": self.hint, "cases": list(self.cases)}
+        entry.update(summary=self.summary, **({"mistake": self.mistake} if self.mistake else {}))
         return {**entry, "also": list(self.also)} if self.also else entry
+
+    @classmethod
+    def from_verdict_json(cls, entry: Mapping[str, Any]) -> Cause:
+        """The cause a verdict entry (:meth:`verdict_json`) describes."""
+        symptom = str(entry["id"]).startswith("symptom:")
+        return cls(
+            CauseKind.SYMPTOM if symptom else CauseKind.MUTANT,
+            str(entry["id"]).removeprefix("symptom:"),
+            str(entry.get("title", "")),
+            str(entry.get("summary", entry.get("title", ""))),
+            str(entry.get("hint", "")),
+            cases=tuple(entry.get("cases", ())),
+            mistake=str(entry.get("mistake", "")),
+            also=tuple(entry.get("also", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -110,23 +137,54 @@ class Verdict:
             "mistakes": [cause.verdict_json() for cause in self.causes],
         }
 
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Verdict:
+        return cls(
+            str(raw["summary"]),
+            tuple(Cause.from_verdict_json(entry) for entry in raw.get("mistakes", ())),
+            int(raw.get("explained", 0)),
+            int(raw.get("failures", 0)),
+        )
+
 
 NO_FAILURES = Verdict("no failures", (), 0, 0)
 
 
 @dataclass
-class RunRecord:
-    """One run of one implementation over a selection of cases."""
+class RunRecord(Freezable):
+    """One run of one implementation over a selection of cases. A :class:`~embconf.session.Session` builds it
+    and freezes it when it finishes: from then on it is read, never edited."""
 
-    results: list[CaseResult]
+    results: Sequence[CaseResult]
     capabilities: Capabilities
-    implementation: dict[str, Any]  # the adapter's description: name, version, language
-    unmatched_expectations: list[str] = field(default_factory=list)
+    implementation: Mapping[str, Any]  # the adapter's description: name, version, language
+    unmatched_expectations: Sequence[str] = field(default_factory=list)
     duration: float = 0.0
     impl: str = ""  # the KIND:TARGET string that named it
     verdict: Verdict = NO_FAILURES  # set by diagnosis (embconf.session)
-    fixtures: dict[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
-    nondeterministic: dict[str, str] = field(default_factory=dict)  # case id -> what changed under --repeat
+    fixtures: Mapping[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
+    nondeterministic: Mapping[str, str] = field(default_factory=dict)  # case id -> how two answers differed
+    origin: Optional[Mapping[str, Any]] = None  # read back from a report: its suite, spec_version and environment
+    complete: bool = True  # False: read back from a report whose run stopped before it finished
+    planned: int = 0  # the cases the run was to run (a complete run ran them all)
+
+    def freeze(self) -> None:
+        """No field of the record or of its results can be set again; its lists become tuples and its
+        mappings read-only."""
+        for result in self.results:
+            result.freeze()
+        for name in ("results", "unmatched_expectations"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("implementation", "fixtures", "nondeterministic"):
+            object.__setattr__(self, name, FrozenDict(getattr(self, name)))
+        super().freeze()
+
+    def named(self, name: str) -> RunRecord:
+        """The same record with the implementation called ``name`` (a new frozen record: a finished one is never
+        edited)."""
+        renamed = replace(self, implementation={**self.implementation, "name": name})
+        renamed.freeze()
+        return renamed
 
     def summary(self) -> dict[str, int]:
         counts = dict.fromkeys((o.value for o in OUTCOMES), 0)
@@ -150,30 +208,78 @@ class RunRecord:
     def count(self, outcome: Outcome) -> int:
         return sum(r.outcome == outcome for r in self.results)
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON report (spec/schemas/report.schema.json)."""
+    def header_json(self) -> dict[str, Any]:
+        """What a report says before any case: the suite, the implementation, where it runs, the fixtures."""
         import numpy
 
         from embconf.model.vocabulary import spec_version
 
-        return {
-            "report_format": REPORT_FORMAT,
+        origin = self.origin or {
             "suite": {"name": "embedding-conformance", "version": __version__},
             "spec_version": spec_version(),
-            "implementation": {**self.implementation, "impl": self.impl},
-            "adapter": self.impl.partition(":")[0],
-            "capabilities": self.capabilities.to_json(),
             "environment": {
                 "python": platform.python_version(),
                 "numpy": numpy.__version__,
                 "platform": platform.platform(),
                 "executable": sys.executable,
             },
-            "fixtures": self.fixtures,
+        }
+        return {
+            "report_format": REPORT_FORMAT,
+            "suite": dict(origin["suite"]),
+            "spec_version": origin["spec_version"],
+            "implementation": {**self.implementation, "impl": self.impl},
+            "adapter": self.impl.partition(":")[0],
+            "capabilities": {**self.capabilities.to_json(), "notes": list(self.capabilities.notes)},
+            "environment": dict(origin["environment"]),
+            "fixtures": dict(self.fixtures),
+            "planned": self.planned or len(self.results),
+        }
+
+    def footer_json(self) -> dict[str, Any]:
+        """What a report says after every case: the counts, the verdict, and whether the run finished."""
+        return {
+            "complete": self.complete,
             "duration_s": round(self.duration, 6),
             "summary": self.summary(),
             "declined": len(self.declined),
-            "unmatched_expectations": self.unmatched_expectations,
+            "unmatched_expectations": list(self.unmatched_expectations),
+            "nondeterministic": dict(self.nondeterministic),
             "verdict": self.verdict.to_json(),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON report as one document (spec/schemas/report.schema.json); the file ``--report-json`` writes
+        holds the same in lines (:mod:`embconf.reports.json_report`)."""
+        return {
+            **self.header_json(),
+            **self.footer_json(),
             "cases": [result.to_json() for result in self.results],
         }
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> RunRecord:
+        """The record a report document describes (:meth:`to_json`, or a report file read back by
+        :func:`embconf.reports.json_report.read`): ``RunRecord.from_json(r.to_json()).to_json() == r.to_json()``.
+        ValueError (one line) when it is not a report."""
+        try:
+            implementation = dict(document["implementation"])
+            impl = str(implementation.pop("impl", ""))
+            record = cls(
+                [CaseResult.from_json(case) for case in document["cases"]],
+                Capabilities.from_plain(document["capabilities"]),
+                implementation,
+                list(document.get("unmatched_expectations", [])),
+                float(document.get("duration_s", 0.0)),
+                impl,
+                Verdict.from_json(document["verdict"]) if "verdict" in document else NO_FAILURES,
+                dict(document.get("fixtures", {})),
+                dict(document.get("nondeterministic", {})),
+                {key: document[key] for key in ("suite", "spec_version", "environment")},
+                bool(document.get("complete", True)),
+                int(document.get("planned", len(document["cases"]))),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not an embconf run report: {type(exc).__name__}: {str(exc)[:200]}") from None
+        record.freeze()
+        return record

@@ -51,6 +51,11 @@ _ENUMS: dict[str, type[enum.Enum]] = {
     "odd_d": OddWidth,
 }
 PARAMETERS = ("layout", "spacing", "base", "amplitude", "angle_unit", "odd_d")
+# The ranges of the numeric parameters (EMB-SIN-6): wide around what real conventions use (base 10000 in every
+# profile, 10 to 1e5 in real code; amplitude 1 or sqrt(2/D)), narrow enough that every golden is a table of
+# numbers a float16 holds (an amplitude of 1e-300 rounds it to zeros) and every tolerance stays a small part of it.
+BASE_RANGE = (2.0, 1e7)
+AMPLITUDE_RANGE = (1e-3, 1e3)
 _LAYOUT_TEXT = {Layout.INTERLEAVED: "interleaved", Layout.SIN_COS: "[sin | cos]", Layout.COS_SIN: "[cos | sin]"}
 
 
@@ -82,13 +87,11 @@ class SinusoidProfile:
                     raise ValueError(f"sinusoid parameter {name} {value!r} is not one of {', '.join(choices)}")
                 values[name] = _ENUMS[name](value)
             elif name == "base":
-                if not _number(value) or not value > 1:
-                    raise ValueError(f"sinusoid parameter base {value!r} is not a number > 1")
-                values[name] = float(value)
-            elif value != SQRT_2_OVER_D and (not _number(value) or not value > 0):
-                raise ValueError(f"sinusoid parameter amplitude {value!r} is not a number > 0 or {SQRT_2_OVER_D!r}")
+                values[name] = _in_range(name, value, BASE_RANGE)
             else:
-                values[name] = value if value == SQRT_2_OVER_D else float(value)
+                values[name] = (
+                    value if value == SQRT_2_OVER_D else _in_range(name, value, AMPLITUDE_RANGE, SQRT_2_OVER_D)
+                )
         return replace(cls(), **values)
 
     def to_json(self) -> dict[str, Any]:
@@ -147,6 +150,17 @@ def _text(value: Any) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _in_range(name: str, value: Any, bounds: tuple[float, float], other: str = "") -> float:
+    """``value`` as a float when it is a number within ``bounds``; ValueError (one line) otherwise."""
+    if not _number(value) or not bounds[0] <= value <= bounds[1]:
+        alternative = f" or {other!r}" if other else ""
+        raise ValueError(
+            f"sinusoid parameter {name} {value!r} is not a number from {bounds[0]:g} to {bounds[1]:g}{alternative} "
+            "(EMB-SIN-6)"[:300]
+        )
+    return float(value)
 
 
 def _profiles_json() -> dict[str, Any]:

@@ -93,7 +93,7 @@ register(
         "does not check that padding_idx lies in [-V, V): an out-of-range padding_idx is accepted, and pads nothing",
         "raise invalid_config for padding_idx outside [-V, V) (EMB-PAD-4)",
         {FWD: _padding_range_unchecked_forward, BWD: _padding_range_unchecked_backward},
-        source="PaddlePaddle's embedding drops a padding_idx below -V silently (docs/conventions.md)",
+        source="PaddlePaddle's embedding drops a padding_idx below -V silently (the paddle column of docs/matrix.md, EMB-PAD-4)",
     )
 )
 

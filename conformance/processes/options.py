@@ -6,8 +6,77 @@ parser is built before the runner imports NumPy (a protocol peer starts meanwhil
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from embconf.processes.limits import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT
+
+Option = tuple[tuple[str, ...], dict[str, Any]]  # (flags, argparse keywords): one command-line option
+
+
+def limit_options(
+    run_timeout: float = DEFAULT_RUN_TIMEOUT, in_process: bool = True, run_scope: str = "the whole run"
+) -> list[Option]:
+    """--case-timeout, --run-timeout, --memory-limit (and --in-process unless ``in_process`` is False), each
+    with its default and help: the one definition every command and the pytest plugin register."""
+    options: list[Option] = [
+        (
+            ("--case-timeout", "--timeout"),
+            dict(
+                dest="case_timeout",
+                type=float,
+                metavar="SECONDS",
+                help=f"seconds each case may take before the implementation's process is killed and restarted, plus "
+                f"an allowance for the case's work (0.5 us per unit, a lookup's V*N*D; default {DEFAULT_CASE_TIMEOUT:g}; "
+                "subprocess implementations: also $EMBCONF_TIMEOUT)",
+            ),
+        ),
+        (
+            ("--run-timeout",),
+            dict(
+                dest="run_timeout",
+                type=float,
+                default=run_timeout,
+                metavar="SECONDS",
+                help=f"seconds {run_scope} may take, all --repeat runs included; later cases time out (default {run_timeout:g})",
+            ),
+        ),
+        (
+            ("--memory-limit",),
+            dict(
+                dest="memory_limit",
+                type=int,
+                default=DEFAULT_MEMORY_LIMIT_MB,
+                metavar="MB",
+                help="resident memory the implementation's processes (worker or protocol peer, and their children) "
+                f"may hold, in MB; 0 for none (default {DEFAULT_MEMORY_LIMIT_MB})",
+            ),
+        ),
+    ]
+    if in_process:
+        options.append(
+            (
+                ("--in-process",),
+                dict(
+                    dest="in_process",
+                    action="store_true",
+                    help="run the implementation inside the runner, not in a worker process (for debugging: no "
+                    "timeouts, no crash protection)",
+                ),
+            )
+        )
+    return options
+
+
+REPEAT: Option = (
+    ("--repeat",),
+    dict(
+        dest="repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every case N times and report cases whose result changes (a failure with --strict)",
+    ),
+)
 
 
 def add_limits(
@@ -16,37 +85,8 @@ def add_limits(
     in_process: bool = True,
     run_scope: str = "the whole run",
 ) -> None:
-    """--case-timeout, --run-timeout, --memory-limit (and --in-process unless ``in_process`` is False)."""
-    parser.add_argument(
-        "--case-timeout",
-        "--timeout",
-        dest="case_timeout",
-        type=float,
-        metavar="SECONDS",
-        help=f"seconds each case may take before the implementation's process is killed and restarted, plus an "
-        f"allowance for the case's work (0.5 us per unit, a lookup's V*N*D; default {DEFAULT_CASE_TIMEOUT:g}; "
-        "subprocess implementations: also $EMBCONF_TIMEOUT)",
-    )
-    parser.add_argument(
-        "--run-timeout",
-        type=float,
-        default=run_timeout,
-        metavar="SECONDS",
-        help=f"seconds {run_scope} may take, all --repeat runs included; later cases time out (default {run_timeout:g})",
-    )
-    parser.add_argument(
-        "--memory-limit",
-        type=int,
-        default=DEFAULT_MEMORY_LIMIT_MB,
-        metavar="MB",
-        help="resident memory the implementation's processes (worker or protocol peer, and their children) "
-        f"may hold, in MB; 0 for none (default {DEFAULT_MEMORY_LIMIT_MB})",
-    )
-    if in_process:
-        parser.add_argument(
-            "--in-process",
-            action="store_true",
-            help="run the implementation inside the runner, not in a worker process (for debugging: no timeouts, no crash protection)",
-        )
-    else:
+    """Register :func:`limit_options` on a command's parser."""
+    for flags, keywords in limit_options(run_timeout, in_process, run_scope):
+        parser.add_argument(*flags, **keywords)
+    if not in_process:
         parser.set_defaults(in_process=False)

@@ -33,7 +33,7 @@ from embconf.processes.limits import (
 )
 from embconf.protocol.codec import ROWS_MINOR
 from embconf.protocol.early import adopt
-from embconf.protocol.lines import ProtocolError
+from embconf.protocol.lines import ProtocolError, TooManyValues
 from embconf.protocol.messages import (
     BadReply,
     Error,
@@ -144,6 +144,10 @@ class SubprocessAdapter(AdapterBase):
             wait = min(self._clock + budget, self._run_deadline) - time.monotonic()
             message = process.receive(max(wait, 0.0), budget)
             reply = self._reply(message, operation, seq, self._rows(head))
+        except TooManyValues as refused:  # read to its end: the peer is in step and goes on
+            self._inflight.popleft()
+            self._clock, self._mark = time.monotonic(), process.stderr.total
+            return Reply(Status.RAISED, message=f"reply refused: {refused}")
         except ChildFailure as failure:
             # The tail of everything it wrote: with requests written ahead, stderr cannot be split per request exactly.
             detail = process.stderr.since(0)
@@ -167,10 +171,16 @@ class SubprocessAdapter(AdapterBase):
         process.send(RunRequest(self._seq, planned.operation, inputs, self._rows(planned)))
 
     def close(self) -> None:
+        """End the process: asked to stop when idle; killed at once while a request is outstanding (the run was
+        interrupted mid-call: a peer busy on it would not read the stop request within its grace)."""
+        busy = bool(self._inflight)
         self._planned.clear()
         self._inflight.clear()
         if self._process is not None:
-            self._process.stop()
+            if busy:
+                self._process.kill()
+            else:
+                self._process.stop()
             self._process = None
 
     # --- processes

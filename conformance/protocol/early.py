@@ -13,16 +13,21 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Optional
 
+from embconf.model.impl import Impl, ImplLike
+
 if TYPE_CHECKING:
     from embconf.protocol.peer import Popen
 
 _started: dict[tuple[str, ...], Popen] = {}
 
 
-def start_early(impl: str) -> None:
+def start_early(impl: ImplLike) -> None:
     """Start the program ``impl`` names when it is ``subprocess:COMMAND``; a command that cannot be split or
     started is left to the adapter, which reports why."""
-    kind, _, command = impl.partition(":")
+    try:
+        kind, command = Impl.parse(impl)
+    except ValueError:
+        return  # the adapter says why
     if kind != "subprocess":
         return  # nothing to start, nor to import (subprocess and the process helpers: 4 ms of a run's start)
     from embconf.protocol.peer import launch

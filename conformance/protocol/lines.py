@@ -15,11 +15,18 @@ READ_SIZE = 2**20  # bytes per read of a peer's stdout, and the pipe size asked 
 BLOB_MIN = 4096  # base64 strings longer than this are spliced into a line after encoding
 _BLOB = "~embconf-base64~"
 LARGE_LINE = 2**20  # lines longer than this have their JSON values counted before they are parsed
-MAX_VALUES = 100_000  # separators (',', ':', '[') a long line may hold; a message has a few dozen
+# JSON values a line may hold (counted as its ',', ':' and '[' bytes; spec/PROTOCOL.md section 2): the largest
+# output of the corpus (a 32768 x 64 sinusoid table: 2**21 values) fits twice over as an inline data list
+MAX_VALUES = 2**22
 
 
 class ProtocolError(Garbled):
     """A peer broke the protocol: a line that is not JSON, too long, or not the message expected."""
+
+
+class TooManyValues(ProtocolError):
+    """A whole line holding more JSON values than MAX_VALUES, refused unparsed. Unlike other protocol errors it
+    leaves the peer in step (the line was read to its end): it answers the request at hand, and the peer goes on."""
 
 
 class LineTooLong(Exception):
@@ -87,15 +94,15 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_line(line: bytes) -> Any:
-    """A protocol line as JSON; ProtocolError (quoting the line) when it is not, or when it holds more
-    JSON values than any message has (MAX_VALUES): read as Python objects, a long list of numbers
-    would take fifteen times the line's size, where arrays travel base64-encoded in one string each."""
+    """A protocol line as JSON; ProtocolError (quoting the line) when it is not, TooManyValues when it holds
+    more JSON values than MAX_VALUES: read as Python objects, a list of numbers takes about fifteen times its
+    size in the line, so the inline ``data`` lists a reply may hold are bounded (base64 is not)."""
     if len(line) > LARGE_LINE:
         values = len(line) - len(line.translate(None, b",:["))  # one pass over the line, not three
         if values > MAX_VALUES:
-            raise ProtocolError(
+            raise TooManyValues(
                 f"a line of {len(line)} bytes holding about {values} JSON values (at most {MAX_VALUES}; "
-                f"arrays travel base64-encoded): {quote(line, 80)}"
+                f"send large arrays base64-encoded): {quote(line, 80)}"
             )
     try:
         return json.loads(line, parse_constant=_reject_constant)

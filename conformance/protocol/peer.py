@@ -173,10 +173,11 @@ class Peer:
 
     def _wait(self, timeout: Optional[float]) -> Optional[int]:
         """The exit code, or None if the process still runs after ``timeout`` seconds (None: for ever)."""
+        end = None if timeout is None else time.monotonic() + timeout
         if self.popen.returncode is None:
             await_exit(self.popen.pid, timeout)  # woken as it exits (Linux), not at Popen.wait's next poll
-        try:
-            return self.popen.wait(timeout=timeout)
+        try:  # what is left of ``timeout``: once spent waiting above, it must not be spent again
+            return self.popen.wait(timeout=None if end is None else max(end - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             return None
 

@@ -1,1 +1,6 @@
-"""Reports of a run: for people (console) and for CI (JSON, JUnit XML)."""
+"""Reports of a run, all derived from its record: for people (console) and for CI (JSON lines, JUnit XML).
+
+Rooms: ``console`` (progress, by requirement, verdict, failures), ``json_report`` (the JSON report written as
+JSON lines as the run goes, and read back), ``junit``, ``targets`` (where ``embconf run`` writes them, checked
+first), ``command`` (``embconf report FILE``: a saved report rendered again).
+"""

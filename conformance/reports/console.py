@@ -1,12 +1,15 @@
-"""The console report: a progress line while running, a per-requirement summary, then the failures."""
+"""The console report: a progress line while running, a per-requirement summary (requirements with no applicable
+case folded into one line unless verbose), then the failures, and last the claim ``embconf matrix`` makes for
+the same run (conforms or does not conform to the spec for its declared capabilities)."""
 
 from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from typing import Protocol
+from typing import Protocol, Sequence
 
-from embconf.model.outcomes import ERROR, FAIL, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
+from embconf.model.claim import claim
+from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.model.record import RunRecord
 from embconf.model.vocabulary import requirement_order
 
@@ -35,11 +38,14 @@ class Stream(Protocol):
 class Console:
     """The console report of a run record: progress while it runs, then by requirement, verdict and failures."""
 
-    def __init__(self, stream: Stream = sys.stdout, colour: bool | None = None, quiet: bool = False) -> None:
+    def __init__(
+        self, stream: Stream = sys.stdout, colour: bool | None = None, quiet: bool = False, verbose: bool = False
+    ) -> None:
         self.stream = stream
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.colour = self.tty if colour is None else colour
         self.quiet = quiet
+        self.verbose = verbose  # every requirement's row, those with no applicable case too
 
     def paint(self, text: str, outcome: str) -> str:
         return f"\033[{COLOURS[outcome]}m{text}\033[0m" if self.colour and outcome in COLOURS else text
@@ -66,8 +72,13 @@ class Console:
         if fixtures_note:
             write(fixtures_note + "\n")
         write("\nBy requirement:\n")
+        folded = []
         for req, counts in sorted(by_requirement(run.results).items(), key=lambda kv: requirement_order(kv[0])):
             bad = sum(counts[o] for o in PROBLEMS) + counts[XPASS]
+            applicable = sum(n for o, n in counts.items() if o != NOT_APPLICABLE)
+            if not applicable and not self.verbose:
+                folded.append(req)
+                continue
             status = (
                 self.paint("FAIL", "fail")
                 if bad
@@ -75,6 +86,13 @@ class Console:
             )
             detail = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
             write(f"  {req:<12} {status:<4}  {detail}\n")
+        if folded:
+            write(
+                self.paint(
+                    f"  {len(folded)} more with no applicable case: {_ranges(folded)} (-v lists each)", "not_applicable"
+                )
+                + "\n"
+            )
         problems = [r for r in run.results if r.outcome in PROBLEMS or r.outcome == XPASS]
         if problems:
             write(f"\nVerdict: {run.verdict.summary}\n")
@@ -100,6 +118,14 @@ class Console:
         for entry in run.unmatched_expectations:
             write(f"\nwarning: expectation matches no case: {entry}\n")
         write("\n" + self.summary_line(run) + "\n")
+        found = claim(run)
+        name = run.implementation.get("name") or run.impl
+        write(self.paint(f"{name} {found.statement}", "pass" if found.conforms else "fail") + "\n")
+
+    def notes(self, run: RunRecord) -> None:
+        """A line for each case whose answers differed (under --repeat, or asked again whole)."""
+        for case_id, change in run.nondeterministic.items():
+            self.stream.write(f"note: {case_id}: {change}\n")
 
     def summary_line(self, run: RunRecord) -> str:
         """'120 pass, 30 not_applicable (22 declined within its declared capabilities)'."""
@@ -109,6 +135,26 @@ class Console:
         if declined:
             parts.append(self.paint(f"{declined} declined within its declared capabilities", "xfail"))
         return ", ".join(parts)
+
+
+def _ranges(requirements: list[str]) -> str:
+    """'EMB-HLF-1..4, EMB-ROPE-2': consecutive requirements of one family joined."""
+    groups: list[list[str]] = []
+    for req in requirements:
+        family, _, number = req.rpartition("-")
+        last = groups[-1][-1] if groups else ""
+        previous_family, _, previous = last.rpartition("-")
+        if (
+            groups
+            and family == previous_family
+            and number.isdigit()
+            and previous.isdigit()
+            and int(number) == int(previous) + 1
+        ):
+            groups[-1].append(req)
+        else:
+            groups.append([req])
+    return ", ".join(g[0] if len(g) == 1 else f"{g[0]}..{g[-1].rpartition('-')[2]}" for g in groups)
 
 
 def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
@@ -132,10 +178,16 @@ def headline(run: RunRecord) -> str:
     impl = run.implementation
     name = " ".join(part for part in (impl.get("name", ""), impl.get("version", "")) if part)
     language = f" [{impl['language']}]" if impl.get("language") else ""
-    return f"embconf {__version__} (spec {spec_version()}) against {name}{language}: {len(run.results)} cases in {run.duration:.2f}s"
+    version, spec = (
+        (run.origin["suite"]["version"], run.origin["spec_version"]) if run.origin else (__version__, spec_version())
+    )
+    unfinished = (
+        "" if run.complete else f" (INCOMPLETE: the run stopped after {len(run.results)} of {run.planned} cases)"
+    )
+    return f"embconf {version} (spec {spec}) against {name}{language}: {len(run.results)} cases in {run.duration:.2f}s{unfinished}"
 
 
-def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
+def not_applicable_reasons(results: Sequence[CaseResult]) -> list[tuple[str, int]]:
     """Why cases did not apply, most common first."""
     counts: dict[str, int] = defaultdict(int)
     for result in results:
@@ -144,7 +196,7 @@ def not_applicable_reasons(results: list[CaseResult]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def by_requirement(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+def by_requirement(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(OUTCOMES, 0))
     for result in results:
         for req in result.requirements:

@@ -1,19 +1,23 @@
 """Where ``embconf run`` writes its reports: checked before the run, written before the console.
 
 The report paths (``--report-json``, ``--junit``, ``--write-expectations``) are checked for writability
-before anything runs (:meth:`ReportTargets.check`), and written right after the run, before the
-console report (:meth:`ReportTargets.write`), so a console whose reader went away (``| head``) costs no
-report. When a report goes to stdout (``-`` or ``/dev/stdout``), the console goes to stderr.
+before anything runs (:meth:`ReportTargets.check`). The JSON report is written as the run goes (JSON lines:
+:meth:`ReportTargets.live_json`); the others right after the run, before the console report
+(:meth:`ReportTargets.write`), so a console whose reader went away (``| head``) costs no report. When a
+report goes to stdout (``-`` or ``/dev/stdout``), the console goes to stderr.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from embconf.model.record import RunRecord
 from embconf.untrusted.write import OutputError, OutputTarget
+
+if TYPE_CHECKING:
+    from embconf.reports.json_report import JsonLinesReport
 
 
 @dataclass(frozen=True)
@@ -35,14 +39,18 @@ class ReportTargets:
             else sys.stdout
         )
 
+    def live_json(self) -> Optional[JsonLinesReport]:
+        """The JSON report, written as the run goes (None when not asked for)."""
+        from embconf.reports.json_report import JsonLinesReport
+
+        return JsonLinesReport(self.json) if self.json is not None else None
+
     def write(self, run: RunRecord) -> tuple[list[str], list[str]]:
-        """Write every report asked for: (notes for the console, one-line write errors). Each is independent."""
+        """Write the reports asked for that are written once the run is over (JUnit, expectations; the JSON
+        report is written as the run goes: :meth:`live_json`): (notes for the console, one-line write errors).
+        Each is independent."""
         notes: list[str] = []
         errors: list[str] = []
-        if self.json is not None:
-            from embconf.reports import json_report
-
-            _attempt(errors, lambda: json_report.write(self.json, run))
         if self.junit is not None:
             from embconf.reports import junit
 

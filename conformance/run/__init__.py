@@ -1,11 +1,13 @@
 """Running cases: one call per case, judged against its golden values into one outcome.
 
 Rooms:
-- ``cases``: :func:`run_cases` and :func:`judge` (a reply becomes a case result).
+- ``cases``: :func:`run_case` and :func:`judge` (a reply becomes a case result).
 - ``compare``: values against expected values under the case's tolerance.
 - ``messages``: a failure as a reproduction a person can act on (the row story).
 - ``kept``: what a result keeps of outputs (whole, or a row sample with a digest).
 - ``guard``: the implementation gets copies; mutated inputs and returned views are violations.
-- ``repeat``: ``--repeat N``, cases whose result changes between runs.
-The pipeline that opens an implementation, plans, runs, repeats, diagnoses and closes is :mod:`embconf.session`.
+- ``repeat``: ``--repeat N``, cases whose result changes between runs, and a whole output that is not the
+  answer first judged on pinned rows.
+The pipeline that opens an implementation, plans, runs, repeats, diagnoses and closes is
+:class:`embconf.session.Session`.
 """

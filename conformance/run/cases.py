@@ -1,10 +1,11 @@
-"""Running cases against an adapter and judging each reply: one outcome per case."""
+"""Running one case against an adapter and judging its reply: one outcome per case (the pass over all of
+them, and the record, are :class:`embconf.session.Session`'s)."""
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -15,11 +16,10 @@ from embconf.model.encoding import ARRAY_DTYPES
 from embconf.model.outcomes import CRASH as CRASH_OUTCOME
 from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, CaseResult
 from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
-from embconf.model.record import RunRecord
 from embconf.run.compare import compare_outputs
 from embconf.run.kept import kept_outputs
 from embconf.run.messages import mismatch_headline, reproduction, returned_summary
-from embconf.untrusted.text import bounded_description, bounded_reply
+from embconf.untrusted.text import bounded_reply, escaped_result
 
 Progress = Callable[[int, int, CaseResult], None]
 
@@ -100,7 +100,7 @@ def judge(case: Case, reply: Reply, caps: Optional[Capabilities]) -> CaseResult:
         result.outcome, result.message = ERROR, f"{case.id}: adapter returned unknown status {reply.status!r}"
     if result.outcome in (FAIL, ERROR) and caps is not None:
         result.documented = caps.documented_choice(case.id, case.requirements)
-    return result
+    return escaped_result(result)
 
 
 def _expected_bytes(case: Case) -> dict[str, int]:
@@ -129,23 +129,4 @@ def run_case(
     return result
 
 
-def run_cases(
-    adapter: Adapter,
-    cases: Iterable[Case],
-    expectations: Optional[Expectations] = None,
-    progress: Optional[Progress] = None,
-) -> RunRecord:
-    """One pass over the cases, in order: the undiagnosed record (the whole pipeline is :mod:`embconf.session`)."""
-    started = time.perf_counter()
-    caps = adapter.capabilities()
-    cases = list(cases)
-    results: list[CaseResult] = []
-    for number, case in enumerate(cases, 1):
-        results.append(run_case(adapter, case, expectations, caps))
-        if progress:
-            progress(number, len(cases), results[-1])
-    unmatched = expectations.unmatched() if expectations is not None else []
-    return RunRecord(results, caps, bounded_description(adapter.describe()), unmatched, time.perf_counter() - started)
-
-
-__all__ = ["judge", "run_case", "run_cases"]
+__all__ = ["judge", "run_case"]

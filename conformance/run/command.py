@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from embconf.corpus.command import add_selection
 from embconf.model.errors import UserError
-from embconf.processes.options import add_limits
+from embconf.model.impl import Impl
+from embconf.processes.options import REPEAT, add_limits
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -32,7 +33,10 @@ def register(sub: Any) -> None:
         help="write the cases that failed in this run as an expectations file (listed reasons are kept)",
     )
     run.add_argument(
-        "--report-json", type=Path, help="write the JSON report here (- for stdout; the console then goes to stderr)"
+        "--report-json",
+        type=Path,
+        help="write the JSON report here as the run goes, one JSON object a line (- for stdout; the console then "
+        "goes to stderr); embconf report FILE renders it",
     )
     run.add_argument("--junit", type=Path, help="write JUnit XML here (- for stdout)")
     run.add_argument(
@@ -56,18 +60,15 @@ def register(sub: Any) -> None:
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     run.add_argument(
+        "-v", "--verbose", action="store_true", help="list every requirement, those with no applicable case too"
+    )
+    run.add_argument(
         "--validate-protocol",
         action="store_true",
         help="subprocess implementations: check every message the implementation sends against spec/schemas/protocol-*",
     )
     add_limits(run)
-    run.add_argument(
-        "--repeat",
-        type=int,
-        default=1,
-        metavar="N",
-        help="run every case N times and report cases whose result changes (a failure with --strict)",
-    )
+    run.add_argument(*REPEAT[0], **REPEAT[1])
     run.set_defaults(handler=run_command)
 
 
@@ -104,11 +105,22 @@ def loaded(step: Callable[[], Any], default: bool = False) -> Any:
         raise
 
 
+def implementation_named(text: str) -> Impl:
+    """``--impl`` parsed (ImplementationError, one line, naming the kinds, when it names none)."""
+    try:
+        return Impl.parse(text)
+    except ValueError:
+        from embconf.adapters import parse_impl
+
+        return parse_impl(text)  # raises, saying which kinds there are
+
+
 def run_command(args: argparse.Namespace) -> int:
     from embconf.adapters import DEFAULT_IMPL
     from embconf.protocol.early import start_early
 
-    start_early(DEFAULT_IMPL if args.impl is None else args.impl)  # a protocol peer starts beside what follows
+    impl = implementation_named(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
+    start_early(impl)  # a protocol peer starts beside what follows
     from embconf import session
     from embconf.corpus.command import selected
     from embconf.corpus.expectations import Expectations
@@ -119,7 +131,6 @@ def run_command(args: argparse.Namespace) -> int:
 
     targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)  # before anything runs
     out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
-    impl = DEFAULT_IMPL if args.impl is None else args.impl
     options = run_options(args)
     adapter = loaded(
         lambda: session.open_implementation(impl, options), args.impl is None
@@ -129,17 +140,29 @@ def run_command(args: argparse.Namespace) -> int:
         expectations = Expectations.load(args.expectations) if args.expectations else None
         loaded(adapter.capabilities, args.impl is None)
         options = dataclasses.replace(options, expectations=expectations)
-        console = Console(out, colour=args.colour, quiet=args.quiet)
+        console = Console(out, colour=args.colour, quiet=args.quiet, verbose=args.verbose)
         fixtures = {
             "manifest_sha256": corpus.manifest_sha256,
             "modified": corpus.modified_files,
             "differs_from_shipped": corpus.unshipped_files,
             "cases": len(cases),
         }
-        record = session.run(adapter, cases, options, impl, console.progress, fixtures)
+        run = session.Session(adapter, cases, options, impl, fixtures, owns_adapter=True)
+        live = targets.live_json()
+        if live is not None:
+            live.header(run.header())
+        for number, result in enumerate(run, 1):
+            console.progress(number, len(run.cases), result)
+            if live is not None:
+                live.case(result)
+        record = run.finish()
+        if live is not None:
+            live.footer(record)
     finally:
         adapter.close()
     notes, write_errors = targets.write(record)  # before the console, which may have no reader
+    if live is not None and live.error:
+        write_errors.insert(0, live.error)
     note = "\n".join(
         line
         for line in (
@@ -154,8 +177,7 @@ def run_command(args: argparse.Namespace) -> int:
         if line
     )
     console.report(record, note)
-    for case_id, change in record.nondeterministic.items():
-        print(f"note: {case_id}: {change}", file=out)
+    console.notes(record)
     for line in notes:
         print(line, file=out)
     for line in write_errors:

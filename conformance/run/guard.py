@@ -13,8 +13,9 @@ which patches this module cannot hide a modified input.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -27,12 +28,36 @@ MAY_ALIAS = frozenset({("learned_positions_backward", "grad_x", "grad_output")})
 SHARE_WORK = 10**6  # bound on np.shares_memory's effort; undecided overlaps count as shared
 
 
-class GuardedAdapter(AdapterBase):
-    """Wraps an adapter: the implementation gets copies, and what it does to them is checked."""
+class ProcessState(NamedTuple):
+    """The process-wide state an import may set (no rule forbids it) that the runner's own work depends on."""
 
-    def __init__(self, inner: Adapter) -> None:
+    cwd: str
+    errstate: Mapping[str, Any]  # np.geterr()
+
+    @classmethod
+    def now(cls) -> "ProcessState":
+        try:
+            cwd = os.getcwd()
+        except OSError:  # the directory was removed
+            cwd = ""
+        return cls(cwd, np.geterr())
+
+    def enter(self) -> None:
+        """Make this the process's state again."""
+        if self.cwd and self.cwd != ProcessState.now().cwd:
+            os.chdir(self.cwd)
+        np.seterr(**self.errstate)
+
+
+class GuardedAdapter(AdapterBase):
+    """Wraps an adapter: the implementation gets copies, and what it does to them is checked. Loaded into the
+    runner's own process (``--in-process``), where its import changed the process's state (``imported``), each
+    call runs in the state its import left and the runner's own state (``runner``) is put back after it."""
+
+    def __init__(self, inner: Adapter, states: Optional[tuple[ProcessState, ProcessState]] = None) -> None:
         self.inner = inner
         self.kind, self.target = inner.kind, inner.target
+        self.states = states  # (the runner's, the import's)
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
@@ -51,7 +76,15 @@ class GuardedAdapter(AdapterBase):
         shares with the worker and compares itself after the call (:mod:`embconf.isolation.shared`), so
         that code which patches this module cannot hide a change to them."""
         handed = {**{name: copy.deepcopy(value) for name, value in inputs.items()}, **shared}
-        reply = self.inner.call(operation, handed)
+        if self.states is None:
+            reply = self.inner.call(operation, handed)
+        else:
+            runner, imported = self.states
+            imported.enter()
+            try:
+                reply = self.inner.call(operation, handed)
+            finally:
+                runner.enter()
         reply.violations = [
             *reply.violations,
             *modified_inputs(inputs, handed),

@@ -1,5 +1,6 @@
-"""``--repeat N``: what tells two runs of the same case apart, bit for bit, and how a change is recorded.
-The loop over repetitions is :func:`embconf.session.run`."""
+"""``--repeat N``: what tells two runs of the same case apart, bit for bit, and how a change is recorded; and
+what tells a first answer judged on pinned rows apart from the whole output asked for again. The loops are
+:class:`embconf.session.Session`'s."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from embconf.model.contract import Reason
+from embconf.model.encoding import PinnedRows
 from embconf.model.outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
+from embconf.run.kept import RowSample
 
 
 def cut_off(result: CaseResult) -> bool:
@@ -48,3 +51,37 @@ def difference(before: Fingerprint, after: Fingerprint) -> str:
     if changed or len(before[1]) != len(after[1]):
         return f"output(s) {', '.join(repr(n) for n in changed) or 'set'} differ bitwise"
     return ""
+
+
+def whole_difference(first: CaseResult, whole: CaseResult) -> str:
+    """What differs between the first answer to a case, judged on the rows its golden pins, and the whole output
+    asked for again, in words ('' when the whole output is the same answer: the same outcome, and in every
+    output the first sent as pinned rows the same shape and, on those rows, the same bits)."""
+    if first.outcome != whole.outcome:
+        return f"outcome {first.outcome} then {whole.outcome}"
+    changed = []
+    for name, value in sorted((first.actual or {}).items()):
+        other = (whole.actual or {}).get(name)
+        same = _same_rows(value, other) if isinstance(value, PinnedRows) else _digest(value) == _digest(other)
+        if not same:
+            changed.append(repr(name))
+    return f"output(s) {', '.join(changed)} differ" if changed else ""
+
+
+def _same_rows(pinned: PinnedRows, whole: Any) -> bool:
+    """Whether ``whole`` is an output of the shape and dtype the pinned rows gave, holding the same rows."""
+    if isinstance(whole, PinnedRows):  # sent as rows again
+        return repr(whole) == repr(pinned)
+    if isinstance(whole, RowSample):  # too large to keep whole: the rows it kept of those pinned
+        if whole.shape != pinned.shape or whole.dtype != pinned.dtype:
+            return False
+        position = {row: i for i, row in enumerate(pinned.rows)}
+        common = [(i, position[row]) for i, row in enumerate(whole.rows) if row in position]
+        return all(_bits(whole.values[i]) == _bits(pinned.values[j]) for i, j in common)
+    if not isinstance(whole, np.ndarray) or whole.shape != pinned.shape or whole.dtype != pinned.dtype:
+        return False
+    return _bits(whole[np.asarray(pinned.rows, dtype=np.intp)]) == _bits(pinned.values)
+
+
+def _bits(array: np.ndarray) -> bytes:
+    return np.ascontiguousarray(array).tobytes()

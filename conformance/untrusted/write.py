@@ -19,6 +19,9 @@ or ``write_text(path, text)`` for both steps at once. The rules:
 - A regular file (or a new name) is written atomically: a uniquely named temporary file in the same
   directory, then renamed onto the (resolved) name, so a reader never sees half a file and an unrelated
   ``NAME.tmp`` is never touched. The file keeps its permission bits (a new one gets the umask's).
+- A report written as the run goes (:meth:`OutputTarget.open_lines`, ``--report-json``) is the exception: a
+  regular file is created or truncated when the run starts and written in place a line at a time, so a run
+  killed halfway leaves the lines written so far.
 - :meth:`OutputTarget.check` refuses a missing directory, a directory as target and an unwritable
   directory or file, so a run is never lost to a typo in a report path.
 """
@@ -45,6 +48,13 @@ class OutputError(UserError):
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+def write_error(name: str, exc: OSError) -> OutputError:
+    """A failed write to ``name`` in one line (a reader that went away said so)."""
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return OutputError(f"cannot write {name}: its reader went away")
+    return OutputError(f"cannot write {name}: {_reason(exc)}")
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,10 @@ class OutputTarget:
 
     def write_text(self, text: str) -> None:
         """Write ``text`` (UTF-8; characters UTF-8 cannot carry are backslash-escaped) by the rules above."""
-        data = text.encode("utf-8", "backslashreplace")
+        self.write_bytes(text.encode("utf-8", "backslashreplace"))
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write ``data`` by the rules above (a symlink written through, a regular file atomically)."""
         try:
             if self.stream_fd is not None:
                 _write_fd(self.stream_fd, data)
@@ -104,8 +117,22 @@ class OutputTarget:
             else:
                 _write_atomic(self.path, data)
         except OSError as exc:
-            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
-                raise OutputError(f"cannot write {self.name}: its reader went away") from None
+            raise write_error(self.name, exc) from None
+
+    def open_lines(self) -> "LineWriter":
+        """A writer of lines that reach the target as they are written (a report written as the run goes): the
+        runner's stream itself, a device or FIFO opened in place, a regular file created or truncated and written
+        in place (not atomically: a reader may see the lines written so far, which is the point)."""
+        try:
+            if self.stream_fd is not None:
+                return LineWriter(self, self.stream_fd, own=False)
+            if self.path is None:
+                raise OutputError(f"{self.name}: nowhere to write")
+            if self.in_place:
+                return LineWriter(self, _open_in_place(self.path), own=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+            return LineWriter(self, os.open(self.path, flags, 0o666), own=True)
+        except OSError as exc:
             raise OutputError(f"cannot write {self.name}: {_reason(exc)}") from None
 
 
@@ -142,6 +169,16 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _write_in_place(path: Path, data: bytes) -> None:
     """A device or FIFO: opened without creating, truncating or renaming anything."""
+    fd = _open_in_place(path)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _open_in_place(path: Path) -> int:
+    """A device or FIFO opened for writing without creating, truncating or renaming anything; a FIFO nobody
+    reads is refused (ENXIO), not waited on."""
     flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0)
     is_fifo = stat.S_ISFIFO(os.stat(path).st_mode)
     try:
@@ -150,12 +187,9 @@ def _write_in_place(path: Path, data: bytes) -> None:
         if is_fifo and exc.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "it is a pipe that no process reads") from None
         raise
-    try:
-        if is_fifo:  # opened without blocking; now write with the reader's pace
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
+    if is_fifo:  # opened without blocking; now write with the reader's pace
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -261,3 +295,29 @@ PathLike = Union[str, "os.PathLike[str]"]
 def as_target(target: Union[PathLike, OutputTarget]) -> OutputTarget:
     """``target`` itself when already checked, else the checked target of a path (for writers' signatures)."""
     return target if isinstance(target, OutputTarget) else OutputTarget.check(target)
+
+
+class LineWriter:
+    """A report written a line at a time as a run goes (:meth:`OutputTarget.open_lines`): each line reaches the
+    file (or stream) when it is written, so a run killed halfway leaves the lines written so far. OutputError
+    (one line) when a write fails."""
+
+    def __init__(self, target: OutputTarget, fd: Optional[int], own: bool) -> None:
+        self.target, self.fd, self.own = target, fd, own
+
+    def write(self, text: str) -> None:
+        if self.fd is None:
+            raise OutputError(f"cannot write {self.target.name}: it is closed")
+        data = text.encode("utf-8", "backslashreplace")
+        try:
+            if self.own:
+                _write_all(self.fd, data)
+            else:
+                _write_fd(self.fd, data)
+        except OSError as exc:
+            raise write_error(self.target.name, exc) from None
+
+    def close(self) -> None:
+        if self.fd is not None and self.own:
+            os.close(self.fd)
+        self.fd = None

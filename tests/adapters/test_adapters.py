@@ -426,7 +426,8 @@ def test_torch_missing_is_a_one_line_install_hint(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(
-        ImplementationError, match=r"torch is not installed; pip install 'embedding-conformance\[torch\]'"
+        ImplementationError,
+        match=r"torch is not installed; pip install torch --index-url https://download\.pytorch\.org/whl/cpu",
     ):
         TorchAdapter()
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from helpers import EXAMPLE_STUDENT, IMPLS
+from helpers import EXAMPLE_STUDENT, IMPLS, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS
-from embconf.run.cases import run_cases
 
 DECLINING = """
 from embconf.reference import embedding_forward as _forward, parameter_count as _count
@@ -30,7 +29,7 @@ EMBCONF_FEATURES = ["sinusoid_computed"]
 def _run(spec, cases):
     adapter = create_adapter(spec)
     try:
-        return run_cases(adapter, cases)
+        return run_undiagnosed(adapter, cases)
     finally:
         adapter.close()
 

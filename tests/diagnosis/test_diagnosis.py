@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import numpy as np
 import pytest
-from helpers import IMPLS, ROOT, STUDENTS, first_cause, run_cli, run_diagnosed, run_report
+from helpers import IMPLS, ROOT, STUDENTS, first_cause, read_report, run_cli, run_diagnosed, run_report
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
@@ -103,7 +103,7 @@ def test_the_verdict_in_the_console_json_and_junit(tmp_path):
     assert done.returncode == 1
     console = done.stdout
     assert console.index("Verdict: 1 likely mistake explains") < console.index("Failures (")
-    data = json.loads(report.read_text())
+    data = read_report(report)
     jsonschema.validate(data, json.loads((ROOT / "spec/schemas/report.schema.json").read_text()))
     assert data["verdict"]["mistakes"][0]["id"] == "fwd.clamped" and data["verdict"]["summary"] in console
     prop = ET.parse(junit).getroot().find("properties/property[@name='embconf.verdict']")

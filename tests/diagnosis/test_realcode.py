@@ -5,11 +5,10 @@ scripts/measure_realcode.py, not asserted here: the corpus is held out from tuni
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, read_report, run_cli
 
 from embconf.mutants import registry
 
@@ -45,5 +44,5 @@ def test_every_real_code_module_is_caught(path: Path, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     done = run_cli("run", "--impl", f"{kind}:{path}", "-q", "--report-json", str(report))
     assert done.returncode == 1, (done.returncode, done.stderr[-500:])
-    verdict = json.loads(report.read_text())["verdict"]
+    verdict = read_report(report)["verdict"]
     assert verdict["failures"] > 0, verdict["summary"]  # exit 1 with failures: loaded, judged and caught

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run_diagnosed
+from helpers import read_report, run_diagnosed
 from rope_cases import LLAMA3, YARN, case, float32_operations, window
 
 from embconf.diagnosis.rope_fit import Kind, read, rotation
@@ -189,7 +189,6 @@ PRECISION_BUGS = {  # held-out reproductions of the public precision bugs -> the
 def test_the_public_precision_bugs_fail_with_a_cause_naming_the_precision(
     module: str, precision: str, tmp_path
 ) -> None:
-    import json
 
     from helpers import ROOT, run_cli
 
@@ -197,5 +196,5 @@ def test_the_public_precision_bugs_fail_with_a_cause_naming_the_precision(
     path = ROOT / "tests" / "realcode" / f"{module}.py"
     done = run_cli("run", "--impl", f"functions:{path}", "-q", "--report-json", str(report))
     assert done.returncode == 1, done.stderr[-300:]
-    verdict = json.loads(report.read_text())["verdict"]
+    verdict = read_report(report)["verdict"]
     assert any(precision in entry["title"] for entry in verdict["mistakes"]), verdict["summary"]

@@ -35,18 +35,22 @@ def module_text(mistake: Optional[str] = None) -> str:
     return text.replace(old, new, 1)
 
 
-def notebook_cells(mistake: Optional[str] = None) -> list[tuple[str, str]]:
-    """(cell type, source) cells of a notebook exporting the module: prose, exported code, a test cell."""
-    parts = module_text(mistake).split("\n\n# ----- ")
-    cells = [("markdown", "# Module 11: embeddings"), ("code", "#| default_exp core.embeddings")]
+def notebook_cells(
+    mistake: Optional[str] = None, source: Optional[str] = None, default_exp: str = "core.embeddings"
+) -> list[tuple[str, str]]:
+    """(cell type, source) cells of a notebook exporting the module (or ``source``) to ``default_exp``: prose,
+    exported code, a test cell."""
+    parts = (module_text(mistake) if source is None else source).split("\n\n# ----- ")
+    cells = [("markdown", "# Module 11: embeddings"), ("code", f"#| default_exp {default_exp}")]
     for number, part in enumerate(parts):
         cells.append(("code", "#| export\n" + (part if number == 0 else "# ----- " + part)))
         cells.append(("code", f"# a check the student runs while working\n{NEVER_RUN}"))
     return cells
 
 
-def write(folder: Path, name: str, form: str, mistake: Optional[str] = None) -> Path:
-    """Write one submission in ``form`` (package, module, percent, ipynb) into ``folder``."""
+def write(folder: Path, name: str, form: str, mistake: Optional[str] = None, **notebook: str) -> Path:
+    """Write one submission in ``form`` (package, module, percent, ipynb) into ``folder``; ``notebook``: the
+    ``source`` and ``default_exp`` of a notebook form (default: the example module, to core.embeddings)."""
     if form == "package":
         path = folder / name
         shutil.copytree(EXAMPLE / "tinytorch", path / "tinytorch", ignore=shutil.ignore_patterns("__pycache__"))
@@ -61,7 +65,7 @@ def write(folder: Path, name: str, form: str, mistake: Optional[str] = None) -> 
                 f"# %%{' [markdown]' if kind == 'markdown' else ''}\n"
                 + (_commented(src) if kind == "markdown" else src)
                 + "\n\n"
-                for kind, src in notebook_cells(mistake)
+                for kind, src in notebook_cells(mistake, **notebook)
             ),
             encoding="utf-8",
         )
@@ -74,7 +78,7 @@ def write(folder: Path, name: str, form: str, mistake: Optional[str] = None) -> 
                 "source": src.splitlines(keepends=True),
                 **({"outputs": [], "execution_count": None} if kind == "code" else {}),
             }
-            for kind, src in notebook_cells(mistake)
+            for kind, src in notebook_cells(mistake, **notebook)
         ]
         path.write_text(
             json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8"

@@ -86,3 +86,15 @@ def test_a_lone_module_is_checked_on_the_tinytorch_the_student_imports(tmp_path)
     (home / "check_me.py").write_text('import embconf\nprint(repr(embconf.check("mine.py")))\n', encoding="utf-8")
     done = python(home, "check_me.py")  # the script's folder is on sys.path: its tinytorch is importable
     assert done.stdout.startswith("<embconf.check 100/100"), done.stdout + done.stderr[-2000:]
+
+
+def test_every_path_argument_takes_a_str(tmp_path):
+    samples.write(tmp_path, "mine", "module", "overwrite")
+    course = samples.write(tmp_path, "course", "package")
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(
+        "rubric_format: 1\nitems:\n  - id: backward\n    points: 10\n    requirements: ['EMB-BWD-*']\n",
+        encoding="utf-8",
+    )
+    result = embconf.check(str(tmp_path / "mine.py"), base=str(course), rubric=str(rubric))
+    assert not result.problem and result.score.max == 10 and 0 < result.score.total < 10, result.verdict

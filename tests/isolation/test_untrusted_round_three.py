@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from helpers import HOSTILE, ROOT, peer, report_cases, run_report
+from helpers import HOSTILE, ROOT, peer, read_report, report_cases, run_report
 
 FORWARD = "lookup.forward.module_example"
 
@@ -27,7 +27,7 @@ def run_closed(tmp_path: Path, closed: str, *args: str) -> tuple[subprocess.Comp
 def test_a_closed_stdout_loses_no_report_and_prints_no_traceback(tmp_path):
     result, report = run_closed(tmp_path, ">&-", "--impl", "reference", "--select", FORWARD)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
-    assert [case["outcome"] for case in json.loads(report.read_text())["cases"]] == ["pass"]
+    assert [case["outcome"] for case in read_report(report)["cases"]] == ["pass"]
 
 
 def test_closed_stdout_and_stderr_still_judge_in_a_worker(tmp_path):
@@ -35,7 +35,7 @@ def test_closed_stdout_and_stderr_still_judge_in_a_worker(tmp_path):
     impl = f"functions:{HOSTILE / 'segfault.py'}"
     result, report = run_closed(tmp_path, ">&- 2>&-", "--impl", impl, "--select", FORWARD)
     assert result.returncode == 1
-    case = json.loads(report.read_text())["cases"][0]
+    case = read_report(report)["cases"][0]
     assert case["outcome"] == "crash" and "killed by SIGSEGV" in case["message"]
     assert "embedding_forward" in case["stderr"]
 
@@ -189,10 +189,12 @@ def test_the_shipped_hashes_are_the_manifest_s():
 def test_a_long_line_of_json_numbers_is_refused_before_it_is_parsed(tmp_path):
     """Read as Python objects it would cost many times its size (benchmarks/bench_reply_memory.py measures it)."""
     select = (FORWARD, "lookup.backward.module_example_020")
-    result, report = run_report(tmp_path, peer("huge_line", "numbers", "4"), "-q", select=select)
+    result, report = run_report(tmp_path, peer("huge_line", "numbers", "10"), "-q", select=select)
     cases = report_cases(report)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     bad = cases["lookup.backward.module_example_020"]
     assert bad["outcome"] == "error" and "\n" not in bad["message"].split("\ninputs:")[0]
-    assert "protocol error: a line of 4194343 bytes holding about 2097157 JSON values (at most 100000" in bad["message"]
+    assert (
+        "reply refused: a line of 10485799 bytes holding about 5242885 JSON values (at most 4194304" in bad["message"]
+    )
     assert cases[FORWARD]["outcome"] == "pass"

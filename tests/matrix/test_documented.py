@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers import run_cli
+from helpers import read_report, run_cli
 
 from embconf.adapters.common import InProcessAdapter
 from embconf.matrix import build, html, markdown
@@ -84,7 +84,7 @@ def test_flax_cites_jax_documented_indexing(tmp_path):
     out = tmp_path / "flax.json"
     done = run_cli("run", "--impl", "flax", "-q", "--select", "lookup.error.*", "--report-json", str(out))
     assert done.returncode == 1, done.stderr
-    report = json.loads(out.read_text())
+    report = read_report(out)
     failing = [case for case in report["cases"] if case["outcome"] == "fail"]
     assert failing and all("docs.jax.dev" in case["documented"]["link"] for case in failing)
     assert "documented choice: JAX never raises for an out-of-bounds index" in done.stdout

@@ -11,7 +11,7 @@ import re
 
 import pytest
 from browser import chromium, needs_chromium
-from helpers import IMPLS, ROOT, run_cli
+from helpers import IMPLS, ROOT, read_report, run_cli
 
 from embconf.matrix import html, markdown
 from embconf.model.schemas import validator
@@ -122,7 +122,7 @@ def test_run_and_matrix_name_the_same_causes_for_the_same_implementation(tmp_pat
         report = tmp_path / "r.json"
         run_cli("run", "--impl", impl, "-q", "--report-json", str(report))
         run_cli("matrix", "--impl", impl, "--json", str(tmp_path / "m.json"))
-        verdict = json.loads(report.read_text())["verdict"]
+        verdict = read_report(report)["verdict"]
         column = json.loads((tmp_path / "m.json").read_text())["implementations"][0]
         named = {d["likely_cause"] for d in column["deviations"] if d["likely_cause"]}
         assert verdict["mistakes"] and named == {m["id"] for m in verdict["mistakes"]}, impl

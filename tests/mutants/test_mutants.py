@@ -111,7 +111,7 @@ def test_unknown_mistake_says_so(cases: list[Case]) -> None:
     odd = Implementation({"embedding_forward": lambda weight, ids: embedding_forward(weight, ids) + np.float32(1000)})
     chosen = [c for c in cases if c.id == "lookup.forward.module_example"]
     run = run_diagnosed(ImplementationAdapter(odd, "unknown mistake"), chosen)
-    assert run.results[0].outcome == FAIL and run.results[0].causes == []
+    assert run.results[0].outcome == FAIL and not run.results[0].causes
     out = _console_text(run)
     assert "no known mistake matches" in out
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import IMPLS, run_cli
+from helpers import IMPLS, read_report, run_cli
 
 from embconf.model.vocabulary import spec_version
 
@@ -16,7 +15,7 @@ from embconf.model.vocabulary import spec_version
 def reference_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
     result = run_cli("run", "--impl", "reference", "--report-json", str(out / "r.json"), "--junit", str(out / "r.xml"))
-    return result, json.loads((out / "r.json").read_text()), ET.parse(out / "r.xml")
+    return result, read_report(out / "r.json"), ET.parse(out / "r.xml")
 
 
 def test_reference_passes_every_case(reference_run, corpus):
@@ -58,7 +57,7 @@ def test_failing_implementation_exits_1_with_reproductions(tmp_path):
     assert result.returncode == 1
     assert "lookup.error.id_equals_vocab" in result.stdout
     assert "returned a result; expected error index_out_of_range" in result.stdout
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = read_report(tmp_path / "r.json")
     outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
     assert outcomes["lookup.forward.module_example"] == "pass"
     assert outcomes["lookup.error.negative_one"] == "fail"
@@ -112,7 +111,7 @@ def test_expectations_xfail_xpass_and_stale_entries(tmp_path):
         "--report-json",
         str(tmp_path / "r.json"),
     )
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = read_report(tmp_path / "r.json")
     outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
     assert outcomes["lookup.error.negative_one"] == "xfail"
     assert outcomes["lookup.forward.module_example"] == "xpass"
@@ -143,7 +142,7 @@ def test_selection_by_requirement_and_feature(tmp_path):
         "--report-json",
         str(tmp_path / "r.json"),
     )
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = read_report(tmp_path / "r.json")
     assert result.returncode == 0 and report["cases"]
     assert all(
         "large_tables" in c["features"] and any(r.startswith("EMB-MEM-") for r in c["requirements"])

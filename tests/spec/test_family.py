@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import run_report
+from helpers import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS, run_report
 
 from embconf.model.contract import Capabilities
 from embconf.model.sinusoid import (
@@ -23,35 +23,6 @@ from embconf.protocol.lines import ProtocolError
 from embconf.protocol.messages import parse_start_reply
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.sinusoid import family_table, sinusoidal_table
-
-MLX_OPTIONS = {
-    "layout": "cos_sin",
-    "spacing": "k/(h-1)",
-    "amplitude": "sqrt(2/D)",
-    "odd_d": "refused",
-    "angle_unit": "turns",
-}
-
-MLX_COS_FIRST_FULL_TURNS = """
-import numpy as np
-
-EMBCONF_SINUSOID_PARAMETERS = {parameters!r}
-
-
-class Refused(ValueError):
-    kind = "invalid_config"
-
-
-def sinusoidal_table(max_len, embed_dim, dtype):  # MLX SinusoidalPositionalEncoding(cos_first=True, full_turns=True)
-    if embed_dim % 2:
-        raise Refused("odd dims")
-    half = embed_dim // 2
-    one_zero = 1.0 - np.arange(half, dtype=np.float32) / max(half - 1, 1)
-    freqs = np.exp(one_zero * np.log(1.0) + (1 - one_zero) * np.log(1e-4)).astype(np.float32)
-    angles = np.arange(max_len, dtype=np.float32)[:, None] * freqs[None] * np.float32(2 * np.pi)
-    table = np.concatenate([np.cos(angles), np.sin(angles)], axis=1) * np.float32(np.sqrt(2.0 / embed_dim))
-    return table.astype(dtype)
-"""
 
 
 def test_every_named_profile_is_a_point_with_its_feature_and_requirement():

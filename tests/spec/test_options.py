@@ -11,7 +11,7 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -22,7 +22,6 @@ from embconf.mutants.compose import Implementation
 from embconf.mutants.kills import killing, run_mutant
 from embconf.reference import embedding_backward, embedding_forward, embedding_forward_max_norm
 from embconf.reference.errors import EmbeddingError
-from embconf.run.cases import run_cases
 from embconf.run.guard import GuardedAdapter
 
 OPTION_FEATURES = {"padding_idx", "max_norm", "scale_grad_by_freq"}
@@ -79,7 +78,7 @@ def test_max_norm_is_strict_leaves_the_input_and_reports_the_table_after():
 
 def test_every_option_case_applies_to_the_reference_and_passes(option_cases):
     assert len(option_cases) >= 25
-    run = run_cases(create_adapter("reference"), option_cases)
+    run = run_undiagnosed(create_adapter("reference"), option_cases)
     assert {r.outcome for r in run.results} == {PASS}
 
 
@@ -98,7 +97,7 @@ def test_renormalising_the_input_in_place_violates_emb_gen_1(option_cases):
         return out, weight.copy()
 
     chosen = [c for c in option_cases if c.id == "options.max_norm.referenced_rows"]
-    run = run_cases(
+    run = run_undiagnosed(
         GuardedAdapter(ImplementationAdapter(Implementation({"embedding_forward_max_norm": in_place}))), chosen
     )
     assert run.results[0].outcome == FAIL and "weight" in run.results[0].message
@@ -112,7 +111,7 @@ def test_renormalising_a_copy_is_told_by_the_table_after(option_cases):
 
 def test_torch_passes_every_option_case_through_nn_embeddings_own_arguments(option_cases):
     pytest.importorskip("torch")
-    run = run_cases(GuardedAdapter(create_adapter("torch")), option_cases)
+    run = run_undiagnosed(GuardedAdapter(create_adapter("torch")), option_cases)
     assert [f"{r.id}: {r.message}" for r in run.results if r.outcome != PASS] == []
 
 

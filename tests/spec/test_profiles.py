@@ -140,7 +140,7 @@ def test_the_parameters_of_a_named_profile_declare_it(tmp_path):
             "sinusoid parameter layout 'cos-first' is not one of",
         ),
         ("EMBCONF_SINUSOID_PARAMETERS = {'phase': 1}", "unknown sinusoid parameter(s) phase"),
-        ("EMBCONF_SINUSOID_PARAMETERS = {'base': 1}", "sinusoid parameter base 1 is not a number > 1"),
+        ("EMBCONF_SINUSOID_PARAMETERS = {'base': 1}", "sinusoid parameter base 1 is not a number from 2 to 1e+07"),
         ("EMBCONF_SINUSOID_PARAMETERS = {'amplitude': 'sqrt(D)'}", "sinusoid parameter amplitude 'sqrt(D)'"),
         ("EMBCONF_SINUSOID_PARAMETERS = {'layout': 'sin_cos'}", "name different tables"),
     ],

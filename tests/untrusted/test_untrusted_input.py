@@ -21,7 +21,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 import pytest
 import yaml
-from helpers import HOSTILE, IMPLS, ROOT, run_cli, selecting
+from helpers import HOSTILE, IMPLS, ROOT, read_report, run_cli, selecting
 
 from embconf.cli import main
 from embconf.model.schemas import validator
@@ -49,7 +49,7 @@ def assert_refused(result: tuple[int, str, str], words: str) -> None:
 
 
 def valid_report(path: Path) -> dict:
-    report = json.loads(path.read_text())
+    report = read_report(path)
     validator("report").validate(report)
     return report
 
@@ -405,7 +405,9 @@ def test_a_report_to_stdout_is_the_whole_of_stdout(target):
 
 
 def valid_report_text(text: str) -> dict:
-    report = json.loads(text)
+    from embconf.reports.json_report import parse
+
+    report = parse(text.encode())
     validator("report").validate(report)
     return report
 

@@ -1,0 +1,71 @@
+"""``embconf report FILE``: a saved run report (``embconf run --report-json FILE``) rendered again, as the console,
+JUnit, Markdown or HTML would have shown the run: the record read back (:meth:`RunRecord.from_json`), never
+recomputed. A report of a run that did not finish renders as far as it got, and says so."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from embconf.model.errors import UserError
+
+EXIT_OK, EXIT_FAIL = 0, 1
+
+
+def register(sub: Any) -> None:
+    report = sub.add_parser("report", help="render a saved run report (embconf run --report-json FILE) again")
+    report.add_argument("file", type=Path, metavar="FILE", help="a report embconf run --report-json wrote")
+    report.add_argument("--junit", type=Path, metavar="OUT", help="write it as JUnit XML here (- for stdout)")
+    report.add_argument("--markdown", type=Path, metavar="OUT", help="write it as a one-column Markdown matrix here")
+    report.add_argument("--html", type=Path, metavar="OUT", help="write it as a one-column HTML matrix here")
+    report.add_argument(
+        "--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour"
+    )
+    report.set_defaults(handler=report_command)
+
+
+def load_record(path: Path) -> Any:
+    """The run record a report file holds; UserError (one line) when it cannot be read or is not a report."""
+    from embconf.reports.json_report import read_record
+
+    try:
+        return read_record(path)
+    except ValueError as exc:
+        raise UserError(f"{path}: {exc}" if str(path) not in str(exc) else str(exc)) from None
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """The console rendering on stdout (stderr when --junit goes to stdout), each file asked for; exit 1 when
+    the run had a failure or did not finish, as ``embconf run`` would have."""
+    from embconf.reports import junit
+    from embconf.reports.console import Console
+    from embconf.untrusted.write import ConsoleStream, OutputTarget
+
+    record = load_record(args.file)
+    target = OutputTarget.check(args.junit) if args.junit is not None else None
+    for path in (args.markdown, args.html):
+        if path is not None:
+            OutputTarget.check(path)
+    if target is not None:
+        junit.write(target, record, record.impl)
+    _write_matrix(args, record)
+    out = ConsoleStream(sys.stderr if target is not None and target.is_stdout else sys.stdout)
+    console = Console(out, colour=args.colour, quiet=True)
+    console.report(record)
+    console.notes(record)
+    return EXIT_FAIL if record.problems or not record.complete else EXIT_OK
+
+
+def _write_matrix(args: argparse.Namespace, record: Any) -> None:
+    if args.markdown is None and args.html is None:
+        return
+    from embconf.matrix import html, markdown
+    from embconf.matrix.model import build
+    from embconf.untrusted.write import write_text
+
+    document = build([record], dict(record.fixtures), command=f"embconf report {args.file}")
+    for path, renderer in ((args.markdown, markdown.render), (args.html, html.render)):
+        if path is not None:
+            write_text(path, renderer(document))

@@ -1,0 +1,10 @@
+"""A student's TinyTorch as the autumn-2025 release laid it out (October 2025; written for this suite, modelled
+on that release's API): module 11 exported to ``tinytorch/text/embeddings.py``, autograd switched on here."""
+
+from .core.autograd import enable_autograd
+from .core.tensor import Tensor
+from .text.embeddings import Embedding, EmbeddingLayer, PositionalEncoding
+
+enable_autograd()
+
+__all__ = ["Embedding", "EmbeddingLayer", "PositionalEncoding", "Tensor"]

@@ -1,0 +1,1 @@
+"""Modules 01 and 05: tensor and autograd."""

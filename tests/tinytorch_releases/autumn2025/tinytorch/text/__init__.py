@@ -1,0 +1,1 @@
+"""Modules 10 and 11: text."""

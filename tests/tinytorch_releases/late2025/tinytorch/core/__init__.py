@@ -1,0 +1,1 @@
+"""Modules 01 and 06: tensor and autograd."""
