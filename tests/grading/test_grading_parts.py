@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import CHROME_FLAGS, CHROMIUM
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
@@ -23,17 +23,6 @@ import embconf  # noqa: E402
 from embconf.grading.notebook import NotebookError, export  # noqa: E402
 from embconf.grading.rubric import load  # noqa: E402
 from embconf.grading.score import score  # noqa: E402
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROME_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.mark.parametrize("form", ["percent", "ipynb"])

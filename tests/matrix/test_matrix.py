@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
+from browser import chromium, needs_chromium
 from helpers import IMPLS, ROOT, read_report, run_cli
 
 from embconf.matrix import html, markdown
 from embconf.model.schemas import validator
 
 WRONG = f"tinytorch:{(IMPLS / 'wrong_overwrite.py').relative_to(ROOT)}"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -96,45 +93,25 @@ def test_an_implementation_that_cannot_load_is_exit_2():
     assert result.returncode == 2 and "unknown transformers table" in result.stderr
 
 
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@needs_chromium
 def test_the_html_in_headless_chromium(matrix, tmp_path):
     out, doc, _ = matrix
     page = (out / "m.html").as_uri()
     text = (out / "m.html").read_text()
     assert not re.search(r"""(src|href)=["'](?!#)""", text) and "<script" not in text  # self-contained
-    dom = _chromium(tmp_path / "p1", "--dump-dom", page)
+    dom = chromium(tmp_path / "p1", "--dump-dom", page)
     assert dom.returncode == 0, dom.stderr[-2000:]
     ids = set(re.findall(r'id="([^"]+)"', dom.stdout))
     links = set(re.findall(r'href="#([^"]+)"', dom.stdout))
     assert links and links <= ids
-    assert dom.stdout.count('<td class="fail">') == sum(
+    assert dom.stdout.count('<td class="f">') + dom.stdout.count('<td class="d">') == sum(
         cell["status"] == "fail" for s in doc["sections"] for r in s["requirements"] for cell in r["cells"].values()
     )
     pdf = tmp_path / "m.pdf"
-    printed = _chromium(tmp_path / "p2", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", page)
+    printed = chromium(tmp_path / "p2", f"--print-to-pdf={pdf}", "--no-pdf-header-footer", page)
     assert printed.returncode == 0 and pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 5000
     shot = tmp_path / "phone.png"
-    phone = _chromium(tmp_path / "p3", "--window-size=390,844", f"--screenshot={shot}", page)
+    phone = chromium(tmp_path / "p3", "--window-size=390,844", f"--screenshot={shot}", page)
     assert phone.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 5000
 
 
