@@ -269,17 +269,20 @@ def _untracked_positions(
 
 layer(
     "layer.untracked_tables",
-    "builds its own token and position tables without gradient tracking: after backward their gradient is None, "
-    "so the layer never learns",
-    "create the tables as trainable parameters (TinyTorch: Tensor(data, requires_grad=True)) (EMB-LAY-12)",
+    "its own token and position tables receive no gradient from its own backward (built without gradient "
+    "tracking, or cut out of the graph in the forward): the layer never learns",
+    "make the tables trainable parameters the forward builds its output from (TinyTorch: Tensor(data, "
+    "requires_grad=True), indexed or sliced, never rebuilt from .data) (EMB-LAY-12)",
     OWN,
     _untracked_tables,
 )
 layer(
     "layer.untracked_positions",
-    "builds its own learned position table without gradient tracking: after backward its gradient is None, "
-    "so the positions never learn",
-    "create the learned position table as a trainable parameter (TinyTorch: Tensor(data, requires_grad=True)) (EMB-LAY-12)",
+    "its own learned position table receives no gradient from its own backward (built without gradient tracking, "
+    "or cut out of the graph in the forward): the positions never learn",
+    "make the position table a trainable parameter the forward slices (TinyTorch: Tensor(data, requires_grad=True), "
+    "never rebuilt from .data) (EMB-LAY-12)",
     OWN,
     _untracked_positions,
+    mistake="no_gradient:position_table",  # one mistake with the layer backward's table that gets no gradient
 )

@@ -91,7 +91,7 @@ def _untrained(name: str) -> Symptom:
         "make the layer's tables trainable parameters that its forward builds the output from "
         "(TinyTorch: Tensor(data, requires_grad=True))",
         title=said,
-        mistake=f"untrained:{PARAMETER.get(name, name)}",
+        mistake=f"no_gradient:{PARAMETER.get(name, name)}",  # the same table's missing gradient elsewhere: one entry
     )
 
 
