@@ -43,7 +43,7 @@ if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
   apt-get update && apt-get install -y python3 python3-pip
 fi
 export PIP_BREAK_SYSTEM_PACKAGES=1  # Gradescope's image is the autograder's alone
-"$PYTHON" -m pip install {suite}
+"$PYTHON" -m pip install {suite}{requirements}
 "$PYTHON" -m embconf --help >/dev/null
 "$PYTHON" -c 'from embconf.autograder.stub import strip_installed_example; strip_installed_example()'
 echo "embconf autograder: the suite is installed ($("$PYTHON" -c 'import embconf; print(embconf.__version__)'))"
@@ -77,6 +77,7 @@ class Recipe:
     suite: str
     module_name: str = "embeddings.py"
     run_timeout: Optional[float] = None
+    requirements_text: Optional[str] = None  # the course's own dependencies (a pip requirements file's text)
 
     @property
     def wheel(self) -> Optional[Path]:
@@ -97,6 +98,27 @@ def check_wheel(path: Path) -> None:
         raise AutograderError(f"--suite {path}: not a readable wheel ({exc})") from None
     if "embconf/cli.py" not in names:
         raise AutograderError(f"--suite {path}: not a wheel of embedding-conformance (no embconf/cli.py in it)")
+
+
+MAX_REQUIREMENTS_BYTES = 64 * 1024
+
+
+def requirements_text(path: Path) -> str:
+    """A course's requirements file, checked: readable UTF-8 text of requirements only (a line that is a pip
+    option, such as another index, is refused: setup.sh installs from PyPI); AutograderError otherwise."""
+    try:
+        raw = path.read_bytes()[: MAX_REQUIREMENTS_BYTES + 1]
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AutograderError(f"--requirements {path}: not a readable text file ({exc.__class__.__name__})") from None
+    if len(raw) > MAX_REQUIREMENTS_BYTES:
+        raise AutograderError(f"--requirements {path}: larger than {MAX_REQUIREMENTS_BYTES // 1024} kB")
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith("-"):
+            raise AutograderError(
+                f"--requirements {path}, line {number}: {line.strip()[:60]!r} is a pip option; list requirements only"
+            )
+    return text
 
 
 def base_files(base: Path) -> list[Path]:
@@ -120,8 +142,11 @@ def scripts(recipe: Recipe) -> dict[str, str]:
     suite = f'"$AUTOGRADER/source/"{shlex.quote(wheel.name)}' if wheel is not None else shlex.quote(recipe.suite)
     limits = f" \\\n  --run-timeout {shlex.quote(repr(recipe.run_timeout))}" if recipe.run_timeout else ""
     base = '\n  --base "$AUTOGRADER/source/base" \\' if recipe.base is not None else ""
+    requirements = (
+        '\n"$PYTHON" -m pip install -r "$AUTOGRADER/source/requirements.txt"' if recipe.requirements_text else ""
+    )
     return {
-        "setup.sh": SETUP.format(version=__version__, suite=suite),
+        "setup.sh": SETUP.format(version=__version__, suite=suite, requirements=requirements),
         "run_autograder": RUN.format(
             version=__version__, module_name=shlex.quote(recipe.module_name), limits=limits, base=base
         ),
@@ -135,6 +160,8 @@ def build(recipe: Recipe) -> bytes:
         for name, text in scripts(recipe).items():
             _add(archive, name, text.encode(), executable=True)
         _add(archive, "rubric.yaml", recipe.rubric_text.encode())
+        if recipe.requirements_text:
+            _add(archive, "requirements.txt", recipe.requirements_text.encode())
         if recipe.base is not None:
             _add_base(archive, recipe.base)
         if recipe.wheel is not None:

@@ -8,7 +8,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from embconf.autograder.build import AutograderError, Recipe, base_files, build, check_wheel, write
+from embconf.autograder.build import (
+    AutograderError,
+    Recipe,
+    base_files,
+    build,
+    check_wheel,
+    requirements_text,
+    write,
+)
 from embconf.processes.limits import LimitError, checked_seconds
 from embconf.untrusted.write import OutputError, OutputTarget
 
@@ -37,6 +45,13 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--run-timeout", type=float, help="seconds one submission may take (default: embconf gradescope's)"
+    )
+    parser.add_argument(
+        "--requirements",
+        type=Path,
+        metavar="FILE",
+        help="the course's own dependencies (a pip requirements file, e.g. scipy for a course whose autograd uses it): "
+        "shipped in the zip and installed by setup.sh",
     )
     parser.set_defaults(handler=autograder)
 
@@ -93,4 +108,5 @@ def _recipe(args: argparse.Namespace) -> Recipe:
         suite,
         args.module_name,
         args.run_timeout,
+        requirements_text(args.requirements) if args.requirements is not None else None,
     )

@@ -125,3 +125,27 @@ def test_a_symlinked_out_is_written_through(tmp_path):
     done = run_cli("autograder", "--out", str(link), "--suite", REQUIREMENT)
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and zipfile.is_zipfile(target)
+
+
+def test_the_courses_own_requirements_travel_and_setup_installs_them(tmp_path):
+    """Issue 37: a course whose TinyTorch needs SciPy lists it; the zip ships the file and setup.sh installs it."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("# the course's autograd\nscipy>=1.10\n", encoding="utf-8")
+    with _zip(tmp_path, "--suite", REQUIREMENT, "--requirements", str(requirements)) as archive:
+        assert archive.read("requirements.txt").decode() == requirements.read_text(encoding="utf-8")
+        setup = archive.read("setup.sh").decode()
+    assert '-m pip install -r "$AUTOGRADER/source/requirements.txt"' in setup
+    with _zip(tmp_path, "--suite", REQUIREMENT) as archive:  # none given: none shipped, none installed
+        assert "requirements.txt" not in archive.namelist() and "-r " not in archive.read("setup.sh").decode()
+
+
+@pytest.mark.parametrize("text", ["--extra-index-url http://example.invalid\nscipy\n", "-r other.txt\n"])
+def test_a_requirements_file_with_a_pip_option_is_one_line(tmp_path, text):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(text, encoding="utf-8")
+    out = tmp_path / "autograder.zip"
+    done = run_cli("autograder", "--out", str(out), "--suite", REQUIREMENT, "--requirements", str(requirements))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "pip option" in done.stderr and not out.exists()
+    missing = run_cli("autograder", "--out", str(out), "--suite", REQUIREMENT, "--requirements", str(tmp_path / "no"))
+    assert missing.returncode == 2 and "--requirements" in missing.stderr and not out.exists()
