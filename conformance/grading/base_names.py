@@ -15,7 +15,7 @@ from embconf.grading.submissions import Submission
 from embconf.model.errors import UserError
 
 PACKAGE = "tinytorch"
-GRADED_PACKAGE = ("tinytorch", "core")  # where the graded module sits: relative imports start here
+GRADED_PACKAGE = ("tinytorch", "core")  # where module 11 sits unless its layout says (core/ or text/)
 
 
 BASE_HINT = "give --base PATH, the folder holding your course's tinytorch/ package"
@@ -25,9 +25,12 @@ class DefaultBaseError(UserError):
     """The default base lacks what submissions import: the course's configuration (one line, exit 2)."""
 
 
-def lacking(source: str, base: Path, helpers: Iterable[str] = ()) -> list[str]:
+def lacking(
+    source: str, base: Path, helpers: Iterable[str] = (), package: tuple[str, ...] = GRADED_PACKAGE
+) -> list[str]:
     """'Function from tinytorch.core.tensor' for each name ``source`` imports from ``base``'s tinytorch package
-    that the base does not define (``helpers``: module names the upload itself places; never lacking)."""
+    that the base does not define (``helpers``: module names the upload itself places; never lacking;
+    ``package``: where the graded module sits, from which its relative imports start)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -36,7 +39,7 @@ def lacking(source: str, base: Path, helpers: Iterable[str] = ()) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            module = _absolute(node.module, node.level)
+            module = _absolute(node.module, node.level, package)
             if module is None or module[-1] in own:
                 continue
             names = [alias.name for alias in node.names if alias.name != "*"]
@@ -52,13 +55,13 @@ def lacking(source: str, base: Path, helpers: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _absolute(module: Optional[str], level: int) -> Optional[tuple[str, ...]]:
+def _absolute(module: Optional[str], level: int, package: tuple[str, ...]) -> Optional[tuple[str, ...]]:
     parts = tuple(module.split(".")) if module else ()
     if level == 0:
         return parts if parts and parts[0] == PACKAGE else None
-    if level > len(GRADED_PACKAGE):
+    if level > len(package):
         return None
-    return GRADED_PACKAGE[: len(GRADED_PACKAGE) - level + 1] + parts
+    return package[: len(package) - level + 1] + parts
 
 
 def _missing(base: Path, module: tuple[str, ...], names: list[str], own: set[str]) -> list[str]:
@@ -115,7 +118,7 @@ def require_default_base_suffices(subs: Sequence[Submission], base: Path) -> Non
     found = {}
     for sub in subs:
         if sub.needs_base and not sub.problem and sub.source is not None:
-            missing = lacking(_source(sub), base, (helper.stem for helper in sub.helpers))
+            missing = lacking(_source(sub), base, (helper.stem for helper in sub.helpers), sub.module.parent.parts)
             if missing:
                 found[sub.name] = missing
     if found:
