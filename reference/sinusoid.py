@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from embconf.model.dtypes import round_once
+from embconf.model.dtypes import numpy_dtype
 from embconf.model.sinusoid import (
     SQRT_2_OVER_D,
     AngleUnit,
@@ -98,7 +98,7 @@ def sinusoidal_table(
     if only_rows is None:
         return active().round(family_table(max_len, embed_dim, profile), dtype)
     rows = np.asarray(only_rows, dtype=np.int64)
-    table = np.zeros((max_len, embed_dim), dtype=round_once(np.zeros(0), dtype).dtype)
+    table = np.zeros((max_len, embed_dim), dtype=numpy_dtype(dtype))
     table[rows] = active().round(family_rows(rows.tolist(), embed_dim, profile), dtype)
     return table
 

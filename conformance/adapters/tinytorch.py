@@ -373,17 +373,19 @@ def _size(value: Any) -> int:
     return int(np.size(as_numpy(value)))
 
 
-def _get(owner: Any, child: str, attribute: str) -> Any:
-    """``owner.child.attribute``, with a clear message when the API's attribute is missing."""
+def _child(owner: Any, child: str, attribute: str, purpose: str = "") -> Any:
+    """``owner.child``, with a clear message when the API's ``child.attribute`` is missing."""
     target = getattr(owner, child, None)
     if target is None or not hasattr(target, attribute):
-        raise ApiMismatch(f"{type(owner).__name__} has no {child}.{attribute}")
-    return getattr(target, attribute)
+        raise ApiMismatch(f"{type(owner).__name__} has no {child}.{attribute}{purpose}")
+    return target
+
+
+def _get(owner: Any, child: str, attribute: str) -> Any:
+    """``owner.child.attribute``, with a clear message when the API's attribute is missing."""
+    return getattr(_child(owner, child, attribute), attribute)
 
 
 def _set(owner: Any, child: str, attribute: str, value: Any) -> None:
     """``owner.child.attribute = value``, with a clear message when the API's attribute is missing."""
-    target = getattr(owner, child, None)
-    if target is None or not hasattr(target, attribute):
-        raise ApiMismatch(f"{type(owner).__name__} has no {child}.{attribute} to load the fixture's table into")
-    setattr(target, attribute, value)
+    setattr(_child(owner, child, attribute, " to load the fixture's table into"), attribute, value)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, MutableMapping, Optional, Sequence
 
 from embconf.grading import markdown as md
+from embconf.grading.rubric import declined_by_submission
 from embconf.grading.score import ItemScore, Score
 
 SHOWN_CASES = 5  # failing cases listed per item
@@ -118,7 +119,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             key, title, hint = f"unwritten:{case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
         elif cause:
             key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
-        elif case.get("declined") and case.get("decided_by") != "glue":
+        elif declined_by_submission(case):
             key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"

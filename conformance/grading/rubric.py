@@ -37,6 +37,12 @@ class RubricError(UserError):
     """A rubric that cannot be used: one line naming the file and the problem."""
 
 
+def declined_by_submission(case: Mapping[str, Any]) -> bool:
+    """Whether a recorded case is the submission's own decline (``embconf.Decline``, a peer's ``skipped``), not a
+    skip the adapter's rule made (``decided_by: glue``, an older API it cannot drive there)."""
+    return bool(case.get("declined")) and case.get("decided_by") != "glue"
+
+
 @dataclass(frozen=True)
 class Item:
     id: str
@@ -61,7 +67,7 @@ class Item:
     def counts(self, case: Mapping[str, Any]) -> Optional[bool]:
         """Whether a recorded case counts as passed for this item; None when it is left out."""
         outcome = case["outcome"]
-        if outcome == NOT_APPLICABLE and case.get("declined") and case.get("decided_by") != "glue":
+        if outcome == NOT_APPLICABLE and declined_by_submission(case):
             return None if self.allows_decline(case) else False
         if outcome == NOT_APPLICABLE:
             policy = self.not_applicable if case.get("provided", True) else self.missing
