@@ -111,8 +111,10 @@ def test_renormalising_a_copy_is_told_by_the_table_after(option_cases):
 
 def test_torch_passes_every_option_case_through_nn_embeddings_own_arguments(option_cases):
     pytest.importorskip("torch")
-    run = run_undiagnosed(GuardedAdapter(create_adapter("torch")), option_cases)
-    assert [f"{r.id}: {r.message}" for r in run.results if r.outcome != PASS] == []
+    adapter = GuardedAdapter(create_adapter("torch"))
+    provided = set(adapter.capabilities().operations)  # a framework has no layer of its own (EMB-LAY-12)
+    run = run_undiagnosed(adapter, [c for c in option_cases if c.operation in provided])
+    assert run.results and [f"{r.id}: {r.message}" for r in run.results if r.outcome != PASS] == []
 
 
 IMPLEMENTATIONS = [
