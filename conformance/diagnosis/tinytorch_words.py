@@ -32,6 +32,7 @@ ASSERT_TITLE = (
     "AssertionError (and `python -O` removes every assert, leaving the input unchecked)"
 )
 ASSERT_HINT = 'write each check as `if <bad input>: raise ValueError("...")` instead of `assert`'
+FIX = " -> "  # between a mutant's description and its fix, in its summary (mutants.base)
 NO_GRADIENT = "no_gradient"
 NO_GRADIENT_HINT = (
     "compute each step with Tensor operations on the parameter Tensor itself (indexing, slicing, reshape, +, *) or "
@@ -70,6 +71,9 @@ def spoken(cause: Cause, case: Case, module: str) -> Cause:
             cause = _constructor(cause, case)
         elif cause.key.startswith(f"{NO_GRADIENT}:"):
             cause = replace(cause, mistake=NO_GRADIENT, hint=NO_GRADIENT_HINT)
+    if cause.is_mutant and FIX in cause.summary:  # a mutant's summary carries its fix after the arrow
+        said, _, fix = cause.summary.partition(FIX)
+        cause = replace(cause, summary=f"{said}{FIX}{in_tinytorch(fix)}")
     return replace(cause, hint=in_tinytorch(cause.hint))
 
 
