@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from embconf.adapters import ImplementationError
-from embconf.grading.mistakes import case_cause, verdict
 from embconf.grading.missing import missing_module
+from embconf.grading.mistakes import case_cause, verdict
 from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
 from embconf.isolation import IsolationOptions

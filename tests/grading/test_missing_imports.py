@@ -72,7 +72,9 @@ def test_a_package_the_grading_environment_lacks_is_one_line_naming_it_and_the_i
 
 def test_a_module_not_handed_in_is_told_apart_from_a_missing_package(graded):
     rows, folder = graded
-    line = _line_of(folder / "uncommitted", "from tinytorch.core.activations import ReLU", Path("tinytorch", "__init__.py"))
+    line = _line_of(
+        folder / "uncommitted", "from tinytorch.core.activations import ReLU", Path("tinytorch", "__init__.py")
+    )
     reason = rows["uncommitted"]["reason"]
     assert reason == (
         "does not import: ModuleNotFoundError: No module named 'tinytorch.core.activations', imported by "

@@ -191,12 +191,16 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         if entered is not innermost:
             where += f", reached from {_frame_text(entered)}"
         own_check = statement.startswith(("raise ", "assert "))  # its own check refused: said as such below
-        failed = None if own_check else constructor_failure(
-            raised.group(1),
-            raised.group(2),
-            f"{own[0].group(3)} {_file(own[0])}" if own else "",
-            f"{_file(innermost)}:{innermost.group(2)}",
-            _frame_text(innermost),
+        failed = (
+            None
+            if own_check
+            else constructor_failure(
+                raised.group(1),
+                raised.group(2),
+                f"{own[0].group(3)} {_file(own[0])}" if own else "",
+                f"{_file(innermost)}:{innermost.group(2)}",
+                _frame_text(innermost),
+            )
         )
         failed = failed or cast_failure(case, inputs, raised.group(1), statement, _frame_text(innermost))
         if failed:  # the line that raised is the cause, whatever the input
