@@ -21,6 +21,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.symptoms import OWN_BACKWARD
 from embconf.diagnosis.symptoms.raised import CONSTRUCTOR
 from embconf.model.record import Cause, RunRecord
 from embconf.model.vocabulary import error_kinds
@@ -39,8 +40,8 @@ NO_GRADIENT_HINT = (
     "through a Function whose backward you wrote; a new Tensor made from `.data` is cut from the autograd graph"
 )
 EXPORT_HINT = (
-    "{name} is not defined in the module when the constructor runs: define it there, or export it (in the "
-    "notebook, the cell that defines it needs `#| export`)"
+    "{name} is not defined where the constructor runs (neither its own variables nor the module define it): define "
+    "or import it in the module, or, if the notebook defines it, export that cell (`#| export`)"
 )
 
 
@@ -70,7 +71,8 @@ def spoken(cause: Cause, case: Case, module: str) -> Cause:
         elif cause.measured.get("constructor") == module and "exception" in cause.measured:
             cause = _constructor(cause, case)
         elif cause.key.startswith(f"{NO_GRADIENT}:"):
-            cause = replace(cause, mistake=NO_GRADIENT, hint=NO_GRADIENT_HINT)
+            hint = cause.hint if case.operation == OWN_BACKWARD else NO_GRADIENT_HINT  # its own: requires_grad
+            cause = replace(cause, mistake=NO_GRADIENT, hint=hint)
     if cause.is_mutant and FIX in cause.summary:  # a mutant's summary carries its fix after the arrow
         said, _, fix = cause.summary.partition(FIX)
         cause = replace(cause, summary=f"{said}{FIX}{in_tinytorch(fix)}")
