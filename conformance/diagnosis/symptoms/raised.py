@@ -19,6 +19,7 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 
 NAME_ERROR = re.compile(r"name '(\w+)' is not defined")
+CONSTRUCTOR_KEY = "constructor:"  # the key of a constructor failure: constructor:EXCEPTION:FILE:LINE
 CONSTRUCTOR = "the constructor"  # how a constructor failure names its constructor (a dialect may name the class)
 FLOAT_CAST = "fwd.float_truncated"  # the catalogue's identity of a float id cast to an integer unchecked
 
@@ -39,13 +40,13 @@ def constructor_failure(exception: str, detail: str, entered: str, raising: str,
     if missing:
         measured["missing_name"] = missing.group(1)
     return symptom(
-        f"constructor:{exception}:{raising}",
+        f"{CONSTRUCTOR_KEY}{exception}:{raising}",
         said,
         f"define {missing.group(1)} where the constructor can see it (import or define it in the module)"
         if missing
         else "",
         title=said,
-        mistake=f"constructor:{exception}:{raising}",  # the same line, whatever the input: one entry
+        mistake=f"{CONSTRUCTOR_KEY}{exception}:{raising}",  # the same line, whatever the input: one entry
         **measured,
     )
 
