@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
+from helpers import run_report  # noqa: E402
 
 from embconf.cli import main  # noqa: E402
 from embconf.model.vocabulary import error_kinds  # noqa: E402
@@ -127,3 +128,24 @@ def test_no_hint_grade_or_gradescope_prints_names_a_spec_error_kind(graded):
         results = json.loads((out / "results" / f"{name}.json").read_text("utf-8"))
         hints += [line for test in results["tests"] for line in test["output"].splitlines() if "Hint:" in line]
         assert hints and not [hint for hint in hints if SPEC_KINDS.search(hint)], name
+
+
+ASSERTED_LOOKUP = """import numpy as np
+
+
+def embedding_forward(weight, ids):
+    ids = np.asarray(ids)
+    assert ids.dtype.kind in "iu" and ids.size and 0 <= ids.min() and ids.max() < weight.shape[0], "bad ids"
+    return weight[ids]
+"""
+
+
+def test_another_implementation_keeps_the_spec_words(tmp_path):
+    """The same assert checks in a ``functions:`` implementation: the spec's error kinds, not TinyTorch's words."""
+    module = tmp_path / "asserted.py"
+    module.write_text(ASSERTED_LOOKUP, encoding="utf-8")
+    done, report = run_report(tmp_path, f"functions:{module}", select=["lookup.error.*"])
+    assert report is not None, done.stderr
+    mistakes = report["verdict"]["mistakes"]
+    assert mistakes and not any("TinyTorch" in m["title"] for m in mistakes)
+    assert any(SPEC_KINDS.search(m.get("hint", "")) for m in mistakes)
