@@ -119,6 +119,14 @@ def test_the_same_astype_line_is_the_same_cause_in_every_submission(graded):
     assert len(set(floats.values())) == 1, floats
 
 
+def test_an_operation_the_module_lacks_is_named_by_the_names_it_would_export(graded):
+    feedback = (graded[1] / "feedback" / "late2025.md").read_text("utf-8")
+    assert (
+        "sinusoidal_table is missing from the submission: the module has no _compute_sinusoidal_table or "
+        "create_sinusoidal_embeddings"
+    ) in feedback
+
+
 def test_no_hint_grade_or_gradescope_prints_names_a_spec_error_kind(graded):
     records, out = graded
     for name, record in records.items():
