@@ -1,5 +1,7 @@
-"""The tests' one shared vocabulary: where things are, running the command line as a user would, and running
-cases through the pipeline (:mod:`embconf.session`) as every entry point does."""
+"""The tests' one shared vocabulary: where things are, running the command line as a user would (in a fresh
+interpreter or in this process), running cases through the pipeline (:mod:`embconf.session`) as every entry point
+does, and the assertions every test makes of what came out: exit codes, one-line errors, outcomes by case id, causes.
+A test file defines no runner of its own; tests/test_architecture.py holds every test file to that."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -141,8 +143,9 @@ def peer(name: str, *args: str) -> str:
 
 
 def outcomes(report: Any) -> dict[str, str]:
-    """{case id: outcome} of a JSON report."""
-    return {case["id"]: case["outcome"] for case in report["cases"]}
+    """{case id: outcome} of a JSON report (or of its cases by id, :func:`report_cases`)."""
+    cases = report["cases"] if "cases" in report else report.values()
+    return {case["id"]: case["outcome"] for case in cases}
 
 
 def run_diagnosed(adapter: Any, cases: Sequence[Any], **options: Any) -> Any:
@@ -185,3 +188,118 @@ def identical(a: Any, b: Any) -> bool:
     if isinstance(a, float):
         return a.hex() == b.hex() or (math.isnan(a) and math.isnan(b))
     return a == b
+
+
+# ---------------------------------------------------------------- runners
+
+
+def hostile(module: str) -> str:
+    """``functions:`` naming the hostile module tests/hostile/MODULE.py."""
+    return f"functions:{HOSTILE / module}.py"
+
+
+def run_cases(
+    tmp_path: Path,
+    impl: str,
+    *args: str,
+    select: Iterable[str] = (),
+    env: Optional[dict] = None,
+    timeout: float = 120,
+    name: str = "report.json",
+) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:
+    """(completed process, the report's cases by id, {} when no report was written) of ``embconf run -q`` on
+    IMPL (``select`` only, if given), as a user runs it."""
+    result, report = run_report(tmp_path, impl, "-q", *args, select=select, env=env, timeout=timeout, name=name)
+    return result, report_cases(report)
+
+
+def run_main(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """``embconf ARGV`` in this process: (exit code, stdout, stderr)."""
+    from embconf.cli import main
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_pytest(
+    cwd: Path, *args: str, env: Optional[dict] = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """``pytest -q ARGS`` in a fresh interpreter in ``cwd`` (the embconf plugin as a user meets it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+# ---------------------------------------------------------------- assertions
+
+
+def output_tail(result: subprocess.CompletedProcess, chars: int = 3000) -> str:
+    """The end of what a process wrote (stdout, then stderr): an assertion's message."""
+    return (result.stdout or "")[-chars:] + (result.stderr or "")[-chars:]
+
+
+def assert_exit(result: subprocess.CompletedProcess, code: int) -> None:
+    """The process exited with ``code`` and printed no traceback on stderr."""
+    assert result.returncode == code, output_tail(result)
+    assert "Traceback" not in result.stderr, output_tail(result)
+
+
+def assert_one_line_error(result: Any, *words: str, code: int = 2) -> None:
+    """Exit ``code`` (2: bad input), no traceback, exactly one line on stderr, holding each of ``words``.
+    ``result`` is a completed process or the (exit code, stdout, stderr) of :func:`run_main`."""
+    returncode, out, err = (
+        (result.returncode, result.stdout, result.stderr) if hasattr(result, "returncode") else result
+    )
+    assert "Traceback" not in out + err, err[-3000:]
+    assert returncode == code, (returncode, out[-2000:], err[-2000:])
+    assert len(err.strip().splitlines()) == 1, err[-3000:]
+    for word in words:
+        assert word in err, err
+
+
+def assert_clean_pass(result: subprocess.CompletedProcess, report: Any) -> None:
+    """Exit 0, at least one case passed and none failed or erred."""
+    assert result.returncode == 0, output_tail(result)
+    assert report["summary"]["fail"] == report["summary"]["error"] == 0, report["summary"]
+    assert report["summary"]["pass"] > 0, report["summary"]
+
+
+def cases_with(report: Any, outcome: str) -> list[dict]:
+    """The cases of a JSON report (or of cases by id) whose outcome is ``outcome``."""
+    cases = report["cases"] if "cases" in report else report.values()
+    return [case for case in cases if case["outcome"] == outcome]
+
+
+def assert_outcomes(report: Any, expected: Mapping[str, str]) -> None:
+    """The report (or cases by id) holds exactly the cases of ``expected``, each with its outcome."""
+    got = outcomes(report)
+    assert got == dict(expected), {case: got.get(case) for case in set(got) | set(expected)}
+
+
+def assert_outcome(case: Mapping[str, Any], outcome: str, *words: str) -> None:
+    """A reported case has ``outcome`` and its message holds each of ``words``."""
+    assert case["outcome"] == outcome, (case["id"], case["outcome"], case["message"][:2000])
+    for word in words:
+        assert word in case["message"], case["message"][:3000]
+
+
+def assert_judged(
+    result: subprocess.CompletedProcess,
+    cases: Mapping[str, dict],
+    select: Iterable[str],
+    expected: Mapping[str, tuple[str, str]],
+) -> None:
+    """Exit 1 without a traceback, every selected case reported, the expected (outcome, words of its message) on
+    the affected cases, and a pass on every other."""
+    assert_exit(result, 1)
+    select = list(select)
+    assert sorted(cases) == sorted(select)
+    for case_id in select:
+        outcome, words = expected.get(case_id, ("pass", ""))
+        assert_outcome(cases[case_id], outcome, words)
