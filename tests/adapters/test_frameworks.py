@@ -131,7 +131,7 @@ def summary(impl: str, counts: dict) -> dict:
     return {**counts, "fail": counts["fail"] + counts["crash"], "crash": 0}
 
 
-def test_the_matrix_records_the_deviations_the_issue_reported():
+def test_the_matrix_records_the_deviations_seen_in_the_frameworks():
     """What the frameworks were seen to do, as the committed matrix holds it (a regenerated matrix must keep them)."""
 
     def failing(impl: str) -> set[str]:

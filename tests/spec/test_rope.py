@@ -58,7 +58,7 @@ def _ulp_distance(a: np.ndarray, b: np.ndarray, dtype: str) -> float:
     return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)) / (scale * unit_roundoff(dtype))))
 
 
-def test_the_corpus_covers_what_the_issue_asks(rope_cases):
+def test_the_rope_corpus_covers_widths_long_positions_bases_scalings_and_dtypes(rope_cases):
     valued = _valued(rope_cases)
     widths = {case.inputs()["x"].shape[-1] for case in valued if "x" in case.raw_inputs}
     positions = max(int(case.inputs()["position_ids"].max()) for case in valued)
