@@ -4,7 +4,6 @@ values in another byte order pass, and text it writes reaches no console or repo
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -27,14 +26,6 @@ def hostile(tmp_path: Path, module: str, *args: str, select: tuple[str, ...] = (
         tmp_path, f"functions:{HOSTILE / module}.py", "-q", *args, select=select, timeout=120, name=f"{module}.json"
     )
     return result, report_cases(report)
-
-
-def one_line_exit_2(result: subprocess.CompletedProcess, *words: str) -> None:
-    """Exit 2, one line on stderr naming ``words``, no traceback."""
-    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr[-2000:]
-    for word in words:
-        assert word in result.stderr, result.stderr
 
 
 def test_a_recursion_limit_lowered_by_a_call_is_that_case_s_error_and_the_rest_pass(tmp_path):
