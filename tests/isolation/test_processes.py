@@ -1,5 +1,6 @@
 """Implementations in child processes: restarts that lose nothing, replies that cannot be read, processes that
-end with the run, checked limits, the run timeout, the hang policy and memory that is measured.
+end with the run (and the command's own quick, lossless exit), one BLAS thread a process. The limits a run holds
+them to (timeouts, hangs, memory) are tests/isolation/test_limits.py.
 
 Every run goes through the CLI (or pytest) in a fresh process, as a user runs it, with hostile modules
 from tests/hostile and broken peers from tests/peers; each asserts the exact outcome of the affected
@@ -80,7 +81,7 @@ def survivors(pidfile: Path, within: float = 5.0) -> list[int]:
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process trees are read from /proc")
 
 
-# --- defect 1: a correct peer that crashes once costs one case and one restart
+# --- a correct peer that crashes once costs one case and one restart
 
 
 def test_a_peer_that_crashes_once_costs_only_that_case_and_one_restart(tmp_path):
@@ -108,7 +109,7 @@ def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart
     assert problems == [(BACKWARD, "crash")] and adapter.restarts == 1
 
 
-# --- defect 2: replies that cannot be read are a protocol error for their case
+# --- replies that cannot be read are a protocol error for their case
 
 
 @pytest.mark.parametrize(
@@ -178,7 +179,7 @@ def run_pytest(tmp_path: Path, *args: str, env: Optional[dict] = None) -> subpro
     )
 
 
-# --- defect 5: every process the run starts ends with it
+# --- every process the run starts ends with it
 
 
 @linux_only
@@ -291,126 +292,7 @@ def test_a_signalled_run_ends_cleanly_with_every_process_it_started(tmp_path, ru
     assert survivors(pidfile) == []
 
 
-# --- defect 6: timeouts that cannot be waited for are refused in one line
-
-
-BAD_SECONDS = ["nan", "inf", "-inf", "1e308", "0", "-1"]
-
-
-@pytest.mark.parametrize("flag", ["--case-timeout", "--timeout", "--run-timeout"])
-@pytest.mark.parametrize("value", BAD_SECONDS)
-def test_an_unusable_timeout_flag_is_refused_in_one_line(tmp_path, flag, value):
-    result, cases, _ = embconf(tmp_path, "reference", f"{flag}={value}", select=(FORWARD,))
-    assert_one_line(result, 2, "--run-timeout" if flag == "--run-timeout" else "--case-timeout", "must be more than 0")
-    assert cases is None
-
-
-@pytest.mark.parametrize("value", BAD_SECONDS + ["ten"])
-def test_an_unusable_embconf_timeout_is_refused_in_one_line(tmp_path, value):
-    result, cases, _ = embconf(
-        tmp_path,
-        f"subprocess:{PYTHON} -m embconf.protocol.reference_peer",
-        select=(FORWARD,),
-        env={"EMBCONF_TIMEOUT": value},
-    )
-    assert_one_line(result, 2, "EMBCONF_TIMEOUT")
-
-
-@pytest.mark.parametrize("option", ["--embconf-case-timeout", "--embconf-run-timeout"])
-@pytest.mark.parametrize("value", ["nan", "inf", "1e308", "0"])
-def test_an_unusable_pytest_timeout_is_a_usage_error(tmp_path, option, value):
-    result = run_pytest(tmp_path, "--embconf-impl=reference", f"{option}={value}")
-    assert result.returncode == 4 and "must be more than 0 and at most" in result.stderr, result.stderr[-2000:]
-
-
-def test_a_memory_limit_too_low_to_start_python_is_refused_in_one_line(tmp_path):
-    result, cases, _ = embconf(tmp_path, "reference", "--memory-limit", "10", select=(FORWARD,))
-    assert_one_line(result, 2, "--memory-limit 10 MB is too low to start a Python process")
-    pytest_result = run_pytest(tmp_path, "--embconf-impl=reference", "--embconf-memory-limit=10")
-    assert pytest_result.returncode == 4 and "too low to start a Python process" in pytest_result.stderr
-
-
-# --- defect 7: the run timeout holds for protocol peers and across --repeat
-
-
-def test_the_run_timeout_holds_for_a_protocol_peer(tmp_path):
-    select = tuple(selected_ids("lookup.backward.*"))[:6] + (FORWARD,)
-    result, cases, elapsed = embconf(tmp_path, peer("hang_all"), "--timeout", "60", "--run-timeout", "2", select=select)
-    assert result.returncode == 1 and sorted(cases) == sorted(select) and elapsed < 30
-    assert {c["outcome"] for c in cases.values()} == {"timeout"}
-    assert all("run timeout: the whole run exceeded 2 s" in c["message"] for c in cases.values())
-
-
-def test_the_run_timeout_holds_across_repeat(tmp_path):
-    select = (FORWARD, "lookup.forward.ids_2d", SINUSOID)  # 0.6 s a repetition
-    result, cases, elapsed = embconf(tmp_path, hostile("slow"), "--repeat", "100", "--run-timeout", "3", select=select)
-    assert result.returncode == 1 and sorted(cases) == sorted(select) and elapsed < 30
-    cut = [case for case in cases.values() if case["outcome"] == "timeout"]
-    assert cut and {c["outcome"] for c in cases.values()} <= {"timeout", "pass"}  # passed in every run before the cut
-    for case in cut:
-        assert "run timeout: the whole run exceeded 3 s" in case["message"] and "of 100 of --repeat" in case["message"]
-    assert not any("nondeterministic" in case["message"] for case in cases.values())
-    assert "nondeterministic" not in result.stdout
-
-
-# --- defect 15: the hang policy
-
-
-def hang_counts(cases: dict) -> tuple[int, int]:
-    """(cases that timed out waiting, cases not run by the hang policy)."""
-    waited = sum("no reply within" in c["message"] for c in cases.values() if c["outcome"] == "timeout")
-    not_run = sum("not run:" in c["message"] for c in cases.values() if c["outcome"] == "timeout")
-    return waited, not_run
-
-
-def test_an_operation_that_hangs_costs_two_timeouts_then_is_not_run(tmp_path):
-    result, cases, elapsed = embconf(tmp_path, hostile("hang_duplicates"), "--case-timeout", "1")
-    assert result.returncode == 1 and len(cases) == len(selected_ids("*"))
-    backward = {
-        i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"
-    }
-    assert hang_counts(backward) == (2, len(backward) - 2)
-    assert all(
-        "not run: embedding_backward timed out on 2 earlier cases" in c["message"]
-        for c in backward.values()
-        if "not run" in c["message"]
-    )
-    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {
-        "pass",
-        "not_applicable",
-    }
-    assert elapsed < 30
-
-
-@pytest.mark.parametrize(
-    "impl, timeout_flag", [(hostile("hang_always"), "--case-timeout"), ("peer:hang_all", "--timeout")]
-)
-def test_an_implementation_that_hangs_on_everything_costs_four_timeouts(tmp_path, impl, timeout_flag):
-    impl = peer("hang_all") if impl == "peer:hang_all" else impl
-    result, cases, elapsed = embconf(tmp_path, impl, timeout_flag, "1")
-    applicable = {i: c for i, c in cases.items() if c["outcome"] != "not_applicable"}
-    assert result.returncode == 1 and len(cases) == len(selected_ids("*"))
-    assert {c["outcome"] for c in applicable.values()} == {"timeout"}
-    assert hang_counts(applicable) == (4, len(applicable) - 4)
-    assert any(
-        "not run: the implementation timed out on 4 earlier cases in a row" in c["message"] for c in applicable.values()
-    )
-    assert elapsed < 40
-
-
-def test_a_peer_whose_backward_hangs_costs_two_timeouts(tmp_path):
-    result, cases, elapsed = embconf(tmp_path, peer("hang"), "--timeout", "1", select=("lookup.*",))
-    backward = {
-        i: c for i, c in cases.items() if c["operation"] == "embedding_backward" and c["outcome"] != "not_applicable"
-    }
-    assert result.returncode == 1 and hang_counts(backward) == (2, len(backward) - 2)
-    assert {c["outcome"] for c in cases.values() if c["operation"] != "embedding_backward"} <= {
-        "pass",
-        "not_applicable",
-    }
-
-
-# --- defect 16: output before the handshake
+# --- output before the handshake
 
 
 def test_output_before_the_handshake_is_one_line_without_a_traceback(tmp_path):
@@ -418,65 +300,7 @@ def test_output_before_the_handshake_is_one_line_without_a_traceback(tmp_path):
     assert_one_line(result, 2, "'yes' failed the protocol handshake: not a JSON line", "'y'")
 
 
-# --- memory that is measured
-
-
-def test_reserved_but_untouched_address_space_passes_under_the_default_limit(tmp_path):
-    result, cases, _ = embconf(tmp_path, hostile("reserve_address_space"), select=(FORWARD, BACKWARD, SINUSOID))
-    assert result.returncode == 0, result.stderr[-2000:] + result.stdout[-2000:]
-    assert {c["outcome"] for c in cases.values()} == {"pass"}
-
-
-@linux_only
-def test_memory_held_by_a_child_of_the_worker_counts_and_the_child_ends(tmp_path):
-    pidfile = tmp_path / "pids"
-    result, cases, _ = embconf(
-        tmp_path,
-        hostile("memory_child"),
-        "--memory-limit",
-        "600",
-        select=(FORWARD, BACKWARD, SINUSOID),
-        env={"EMBCONF_TEST_PIDFILE": str(pidfile)},
-    )
-    assert result.returncode == 1 and sorted(cases) == sorted((FORWARD, BACKWARD, SINUSOID))
-    bad = cases[BACKWARD]
-    assert bad["outcome"] == "crash", bad
-    assert "ran out of memory (the limit is 600 MB): the worker and its children held" in bad["message"]
-    assert cases[FORWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
-    assert survivors(pidfile) == []
-
-
-@linux_only
-def test_a_protocol_peer_is_held_to_the_memory_limit(tmp_path):
-    select = (FORWARD, BACKWARD, SINUSOID)
-    result, cases, _ = embconf(tmp_path, peer("memory_hog"), "--memory-limit", "512", "--timeout", "60", select=select)
-    assert result.returncode == 1 and sorted(cases) == sorted(select)
-    bad = cases[BACKWARD]
-    assert (
-        bad["outcome"] == "crash"
-        and "ran out of memory (the limit is 512 MB): the implementation's process and its children held"
-        in bad["message"]
-    )
-    assert cases[FORWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
-
-
-def test_a_jax_implementation_passes_under_the_default_limit(tmp_path):
-    pytest.importorskip("jax")
-    result, cases, _ = embconf(
-        tmp_path, hostile("jax_functions"), select=("lookup.forward.*", "lookup.backward.*", "lookup.error.*")
-    )
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
-    assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
-
-
-def test_a_jax_and_tensorflow_implementation_passes_under_the_default_limit(tmp_path):
-    pytest.importorskip("jax")
-    pytest.importorskip("tensorflow")
-    result, cases, _ = embconf(tmp_path, hostile("jax_tf_functions"), select=("lookup.forward.*", "lookup.backward.*"))
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert {c["outcome"] for c in cases.values()} <= {"pass", "not_applicable"}
-    assert sum(c["outcome"] == "pass" for c in cases.values()) > 20
+# --- the command's own exit
 
 
 def test_the_command_ends_at_once_yet_runs_what_atexit_holds_and_flushes_its_streams():
