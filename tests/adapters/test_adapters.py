@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, declined_for_a_later_addition, run_cli, run_report
 
-
 pytestmark = pytest.mark.usefixtures("isolated_imports")
 
 EXAMPLE_IMPL = f"tinytorch:{EXAMPLE_STUDENT.relative_to(ROOT)}"

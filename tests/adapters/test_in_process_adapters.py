@@ -3,12 +3,15 @@ adapter's reading of a student's module (what it declares, missing gradients, co
 sinusoidal constant, parameter counts), and the torch adapter's install hint, error mapping and skips."""
 
 from __future__ import annotations
+
 import sys
 import textwrap
 from pathlib import Path
+
 import numpy as np
 import pytest
 from helpers import EXAMPLE_STUDENT, IMPLS, ROOT
+
 from embconf.adapters import ImplementationError, create_adapter
 from embconf.model.contract import UNSPECIFIED, Status
 

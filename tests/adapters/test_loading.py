@@ -3,11 +3,12 @@ location, a shadowing package is reported, loader failures are implementation er
 registered by entry point is named like a built-in (one line when it fails to load)."""
 
 from __future__ import annotations
+
 import pytest
 from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, run_cli
+
 from embconf.adapters import ImplementationError
 from embconf.adapters.loading import load_module, package_location
-
 
 pytestmark = pytest.mark.usefixtures("isolated_imports")
 

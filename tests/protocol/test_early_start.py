@@ -2,9 +2,11 @@
 for its own command line, and a run that stops early ends it."""
 
 from __future__ import annotations
+
 import shlex
 import subprocess
 import sys
+
 from helpers import PYTHON, run_cli
 
 

@@ -2,8 +2,10 @@
 asked for make a reply malformed; an older peer is never asked for rows; a failure is diagnosed on the whole output."""
 
 from __future__ import annotations
+
 import json
 from pathlib import Path
+
 from helpers import outcomes, peer, report_cases, run_report
 
 

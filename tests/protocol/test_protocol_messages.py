@@ -3,6 +3,7 @@ exception reply is an error and the peer goes on, a start reply cites documented
 answers as the document says, and requests carry the fixture's base64 arrays as they are."""
 
 from __future__ import annotations
+
 import json
 import re
 import shlex
@@ -10,9 +11,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
 import pytest
 from helpers import ROOT, outcomes, peer, report_cases, run_report
-
 
 NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
 

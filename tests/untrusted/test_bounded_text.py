@@ -2,13 +2,15 @@
 reaches every report safely, a large output is kept as a bounded sample that still diagnoses."""
 
 from __future__ import annotations
+
 from pathlib import Path
 from xml.etree import ElementTree as ET
+
 import numpy as np
 import pytest
 from helpers import HOSTILE, read_report, run_cli, selecting
-from embconf.model.schemas import validator
 
+from embconf.model.schemas import validator
 
 ONE_CASE = "lookup.forward.module_example"
 

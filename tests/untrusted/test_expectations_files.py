@@ -2,12 +2,14 @@
 exact or glob, and a large one is applied quickly."""
 
 from __future__ import annotations
+
 import os
 import time
+
 import pytest
 import yaml
-from embconf.cli import main
 
+from embconf.cli import main
 
 ONE_CASE = "lookup.forward.module_example"
 

@@ -2,18 +2,20 @@
 lines and replies, each reader raising only its own error type."""
 
 from __future__ import annotations
+
 import json
 import math
 from pathlib import Path
+
 import numpy as np
 import pytest
 from helpers import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from embconf.corpus.fixtures import FixtureError, parse_fixture_file
 from embconf.model.contract import Reply
 from embconf.model.encoding import EncodingError, decode_array
-
 
 # ----- fuzzing: malformed input gives the documented error, never a crash ------------------------------
 

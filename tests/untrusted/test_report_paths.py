@@ -3,6 +3,7 @@ symlinks, to stdout, into pipes and with the umask's permissions, and a write er
 away costs no other report."""
 
 from __future__ import annotations
+
 import os
 import stat
 import subprocess
@@ -11,11 +12,12 @@ import threading
 import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
+
 import pytest
 import yaml
 from helpers import HOSTILE, IMPLS, ROOT, read_report, run_cli, selecting
-from embconf.model.schemas import validator
 
+from embconf.model.schemas import validator
 
 ONE_CASE = "lookup.forward.module_example"
 
