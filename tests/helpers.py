@@ -162,7 +162,9 @@ def peer(name: str, *args: str) -> str:
 
 
 def outcomes(report: Any) -> dict[str, str]:
-    """{case id: outcome} of a JSON report (or of its cases by id, :func:`report_cases`)."""
+    """{case id: outcome} of a JSON report, of its cases by id (:func:`report_cases`) or of a run record."""
+    if hasattr(report, "results"):
+        return {result.id: str(result.outcome) for result in report.results}
     cases = report["cases"] if "cases" in report else report.values()
     return {case["id"]: case["outcome"] for case in cases}
 
@@ -359,11 +361,15 @@ def assert_outcomes(report: Any, expected: Mapping[str, str]) -> None:
     assert got == dict(expected), {case: got.get(case) for case in set(got) | set(expected)}
 
 
-def assert_outcome(case: Mapping[str, Any], outcome: str, *words: str) -> None:
-    """A reported case has ``outcome`` and its message holds each of ``words``."""
-    assert case["outcome"] == outcome, (case["id"], case["outcome"], case["message"][:2000])
+def assert_outcome(case: Any, outcome: str, *words: str) -> None:
+    """A case (a JSON report's, or a run record's result) has ``outcome`` and its message holds each of ``words``."""
+    if isinstance(case, Mapping):
+        ident, got, message = case["id"], case["outcome"], case["message"]
+    else:
+        ident, got, message = case.id, case.outcome, case.message
+    assert got == outcome, (ident, got, message[:2000])
     for word in words:
-        assert word in case["message"], case["message"][:3000]
+        assert word in message, message[:3000]
 
 
 def assert_judged(
