@@ -8,43 +8,36 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import HOSTILE, outcomes, peer, report_cases, run_report
+from helpers import (
+    HOSTILE,
+    assert_exit,
+    assert_outcome,
+    assert_outcomes,
+    hostile,
+    outcomes,
+    peer,
+    report_cases,
+    run_cases,
+    run_report,
+)
 
 FORWARD = "lookup.forward.module_example"
-BACKWARD = [
-    "lookup.backward.module_example_020",
-    "lookup.backward.module_example_202",
-    "lookup.backward.no_duplicates",
-    "lookup.backward.untouched_rows_zero",
-    "lookup.backward.all_ids_equal",
-]
-
-
-def hostile(tmp_path: Path, module: str, *args: str, select: tuple[str, ...] = (FORWARD,)):
-    """``embconf run -q`` on tests/hostile/MODULE.py: (process result, report cases by id)."""
-    result, report = run_report(
-        tmp_path, f"functions:{HOSTILE / module}.py", "-q", *args, select=select, timeout=120, name=f"{module}.json"
-    )
-    return result, report_cases(report)
+BACKWARD = "lookup.backward.module_example_020"
 
 
 def test_a_recursion_limit_lowered_by_a_call_is_that_case_s_error_and_the_rest_pass(tmp_path):
-    select = (FORWARD, "lookup.backward.module_example_020", "sin.canonical.l16_d8")
-    result, cases = hostile(tmp_path, "recursion_limit_in_call", select=select)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert {case_id: case["outcome"] for case_id, case in cases.items()} == {
-        FORWARD: "error",
-        "lookup.backward.module_example_020": "pass",
-        "sin.canonical.l16_d8": "pass",
-    }
-    assert "changed Python's recursion limit (sys.setrecursionlimit) from" in cases[FORWARD]["message"]
+    select = (FORWARD, BACKWARD, "sin.canonical.l16_d8")
+    result, cases = run_cases(tmp_path, hostile("recursion_limit_in_call"), select=select)
+    assert_exit(result, 1)
+    assert_outcomes(cases, {FORWARD: "error", BACKWARD: "pass", "sin.canonical.l16_d8": "pass"})
+    assert_outcome(cases[FORWARD], "error", "changed Python's recursion limit (sys.setrecursionlimit) from")
 
 
 def test_correct_values_in_big_endian_byte_order_pass(tmp_path):
-    select = (FORWARD, "lookup.backward.module_example_020", "sin.canonical.l16_d8", "lookup.forward.special_values")
-    result, cases = hostile(tmp_path, "big_endian", select=select)
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert {case["outcome"] for case in cases.values()} == {"pass"}
+    select = (FORWARD, BACKWARD, "sin.canonical.l16_d8", "lookup.forward.special_values")
+    result, cases = run_cases(tmp_path, hostile("big_endian"), select=select)
+    assert_exit(result, 0)
+    assert_outcomes(cases, dict.fromkeys(select, "pass"))
 
 
 def test_a_wrong_dtype_in_another_byte_order_is_named_exactly():
@@ -59,30 +52,25 @@ def test_a_wrong_dtype_in_another_byte_order_is_named_exactly():
 
 
 def test_a_tinytorch_module_that_zeroes_the_token_tensor_it_was_given_fails(tmp_path):
-    select = (FORWARD, "lookup.forward.ids_0d", "lookup.backward.module_example_020", "pos.forward.batch1")
-    result, report = run_report(
-        tmp_path, f"tinytorch:{HOSTILE / 'tinytorch_zeroes_ids.py'}", "-q", select=select, timeout=120
+    select = (FORWARD, "lookup.forward.ids_0d", BACKWARD, "pos.forward.batch1")
+    result, cases = run_cases(tmp_path, f"tinytorch:{HOSTILE / 'tinytorch_zeroes_ids.py'}", select=select)
+    assert_exit(result, 1)
+    assert_outcomes(
+        cases, {FORWARD: "fail", "lookup.forward.ids_0d": "fail", BACKWARD: "fail", "pos.forward.batch1": "pass"}
     )
-    cases = report_cases(report)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert {case_id: case["outcome"] for case_id, case in cases.items()} == {
-        FORWARD: "fail",
-        "lookup.forward.ids_0d": "fail",
-        "lookup.backward.module_example_020": "fail",
-        "pos.forward.batch1": "pass",
-    }
-    assert "modified its input 'ids' (the Tensor it was given: 2 of 3 elements changed)" in cases[FORWARD]["message"]
+    assert_outcome(
+        cases[FORWARD], "fail", "modified its input 'ids' (the Tensor it was given: 2 of 3 elements changed)"
+    )
 
 
 def test_checks_switched_off_inside_the_worker_still_judge_from_the_runner(tmp_path):
     """The implementation patches the input guard and the global-state check in its worker; the runner
     compares the shared input memory itself and reads the worker's working directory from the kernel."""
-    select = (FORWARD, "lookup.forward.ids_0d", "lookup.backward.module_example_020", "sin.canonical.l16_d8")
-    result, cases = hostile(tmp_path, "patch_guard", select=select)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert cases[FORWARD]["outcome"] == "fail"
-    assert "modified its input 'ids' (2 of 3 elements changed)" in cases[FORWARD]["message"]
-    assert cases["lookup.forward.ids_0d"]["outcome"] == "pass"  # 0-D ids are not sorted
+    select = (FORWARD, "lookup.forward.ids_0d", BACKWARD, "sin.canonical.l16_d8")
+    result, cases = run_cases(tmp_path, hostile("patch_guard"), select=select)
+    assert_exit(result, 1)
+    assert_outcome(cases[FORWARD], "fail", "modified its input 'ids' (2 of 3 elements changed)")
+    assert_outcome(cases["lookup.forward.ids_0d"], "pass")  # 0-D ids are not sorted
     if Path("/proc/self/cwd").exists():
         moved = [case for case in cases.values() if "working directory changed from" in case["message"]]
         assert [case["outcome"] for case in moved] == ["error"] and "seen by the runner" in moved[0]["message"]
@@ -92,14 +80,15 @@ def test_control_sequences_an_implementation_writes_reach_no_console_or_report_r
     """An exception reply full of escape sequences (a clear-screen, a fake green "373 pass"), a skip reason, a
     name and a documented claim with them: shown escaped (``\\x1b[2J``) on the console, in JUnit and in JSON."""
     junit = tmp_path / "junit.xml"
-    select = ["lookup.backward.module_example_020", "lookup.sparse.module_example", FORWARD]
+    select = [BACKWARD, "lookup.sparse.module_example", FORWARD]
     result, report = run_report(tmp_path, peer("escapes"), "--junit", str(junit), select=select)
     console = result.stdout + result.stderr
-    assert result.returncode == 1 and "\x1b" not in console and "\x1b" not in junit.read_text()
+    assert_exit(result, 1)
+    assert "\x1b" not in console and "\x1b" not in junit.read_text()
     assert "\\x1b[2J\\x1b[H\\x1b[32m373 pass" in console and "\\u202e" in console
     texts = [case["message"] for case in report["cases"]] + [report["implementation"]["name"]]
     assert not any(ch in text for text in texts for ch in "\x1b\x9b\u202e\r\x07")
-    assert report_cases(report)["lookup.sparse.module_example"]["outcome"] == "not_applicable"
+    assert_outcome(report_cases(report)["lookup.sparse.module_example"], "not_applicable")
 
 
 @pytest.mark.parametrize("mode", [(), ("--in-process",)], ids=["worker", "in-process"])
@@ -107,10 +96,9 @@ def test_state_set_at_import_is_the_baseline_and_a_call_s_change_is_still_blamed
     """A module that moves to the temporary directory and sets np.seterr(all="raise") at import is innocent: its
     calls are held to the state after its import (and, in-process, the runner keeps its own); a call that moves
     the directory is still that call's error."""
-    result, report = run_report(tmp_path, f"functions:{HOSTILE / 'import_state.py'}", *mode, "-k", "lookup.*")
-    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stdout[-2000:] + result.stderr[-2000:]
+    result, report = run_report(tmp_path, hostile("import_state"), *mode, "-k", "lookup.*")
+    assert_exit(result, 0)
     assert set(outcomes(report).values()) == {"pass", "not_applicable"} and report["summary"]["pass"] > 30
-    result, report = run_report(tmp_path, f"functions:{HOSTILE / 'chdir.py'}", select=[FORWARD, BACKWARD[0]])
-    moved = report_cases(report)[FORWARD]
-    assert moved["outcome"] == "error" and "changed the working directory from" in moved["message"]
-    assert report_cases(report)[BACKWARD[0]]["outcome"] == "pass"
+    result, report = run_report(tmp_path, hostile("chdir"), select=[FORWARD, BACKWARD])
+    assert_outcome(report_cases(report)[FORWARD], "error", "changed the working directory from")
+    assert_outcome(report_cases(report)[BACKWARD], "pass")

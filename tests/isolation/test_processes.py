@@ -12,13 +12,28 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
-from typing import Optional
 
 import pytest
-from helpers import HOSTILE, PYTHON, peer, report_cases, run_report
+from helpers import (
+    PYTHON,
+    assert_exit,
+    assert_judged,
+    assert_one_line_error,
+    assert_only,
+    assert_outcome,
+    assert_outcomes,
+    case_ids,
+    embconf_argv,
+    hostile,
+    linux_only,
+    peer,
+    pytest_argv,
+    run_cases,
+    run_pytest,
+    selecting,
+    survivors,
+)
 
 from embconf.model.encoding import EncodingError, decode_array
 
@@ -26,72 +41,16 @@ FORWARD, BACKWARD = "lookup.forward.module_example", "lookup.backward.module_exa
 SINUSOID = "sin.canonical.l16_d8"
 
 
-def hostile(name: str) -> str:
-    return f"functions:{HOSTILE / name}.py"
-
-
-def embconf(
-    tmp_path: Path,
-    impl: str,
-    *args: str,
-    select: tuple[str, ...] = (),
-    env: Optional[dict] = None,
-    timeout: float = 120,
-):
-    """``embconf run -q`` on ``impl``: (process result, the report's cases by id or None, seconds taken)."""
-    started = time.monotonic()
-    result, report = run_report(tmp_path, impl, "-q", *args, select=select, env=env, timeout=timeout)
-    return result, (report_cases(report) if report else None), time.monotonic() - started
-
-
-def assert_one_line(result, exit_code: int, *words: str) -> None:
-    assert result.returncode == exit_code, result.stderr[-2000:]
-    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1, result.stderr[-2000:]
-    assert all(word in result.stderr for word in words), result.stderr
-
-
-def selected_ids(*patterns: str) -> list[str]:
-    from embconf.corpus.fixtures import load_corpus
-    from embconf.corpus.select import select
-
-    return [case.id for case in select(load_corpus().cases, patterns)]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a living process (a zombie is dead)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False
-
-
-def survivors(pidfile: Path, within: float = 5.0) -> list[int]:
-    """The pids listed in ``pidfile`` still alive after ``within`` seconds (killed, so no test leaks them)."""
-    pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
-    deadline = time.monotonic() + within
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [pid for pid in pids if alive(pid)]
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    return left
-
-
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process trees are read from /proc")
-
-
 # --- a correct peer that crashes once costs one case and one restart
 
 
 def test_a_peer_that_crashes_once_costs_only_that_case_and_one_restart(tmp_path):
-    select = tuple(selected_ids("lookup.*"))
-    result, cases, _ = embconf(tmp_path, peer("crash_once", str(tmp_path / "crashed")), select=("lookup.*",))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    select = case_ids("lookup.*")
+    result, cases = run_cases(tmp_path, peer("crash_once", str(tmp_path / "crashed")), select=("lookup.*",))
+    assert_exit(result, 1)
     assert sorted(cases) == sorted(select)
-    bad = [case for case in cases.values() if case["outcome"] not in ("pass", "not_applicable")]
-    assert [(c["id"], c["outcome"]) for c in bad] == [(BACKWARD, "crash")], bad
-    assert "exited with code 1" in cases[BACKWARD]["message"]
+    assert_outcome(cases.pop(BACKWARD), "crash", "exited with code 1")
+    assert_only(cases, "pass", "not_applicable")
 
 
 def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart(tmp_path, corpus):
@@ -125,27 +84,19 @@ def test_requests_written_ahead_are_sent_again_and_the_crash_charges_one_restart
 )
 def test_an_unreadable_reply_is_one_error_and_the_run_goes_on(tmp_path, mode, outcome, words):
     select = (FORWARD, BACKWARD, SINUSOID, "lookup.forward.ids_2d")
-    result, cases, _ = embconf(tmp_path, peer("unreadable", mode), select=select)
-    assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
-    assert cases[BACKWARD]["outcome"] == outcome and words in cases[BACKWARD]["message"], cases[BACKWARD]["message"][
-        :300
-    ]
-    assert {cases[c]["outcome"] for c in select if c != BACKWARD} == {"pass"}
+    result, cases = run_cases(tmp_path, peer("unreadable", mode), select=select)
+    assert_judged(result, cases, select, {BACKWARD: (outcome, words)})
 
 
 def test_an_output_nested_too_deeply_to_send_is_a_failure_not_a_crash(tmp_path):
     select = (FORWARD, BACKWARD, SINUSOID)
-    result, cases, _ = embconf(tmp_path, hostile("deep_output"), select=select)
-    assert result.returncode == 1 and "Traceback" not in result.stderr and sorted(cases) == sorted(select)
-    assert cases[FORWARD]["outcome"] == "fail" and "'output' should be an array" in cases[FORWARD]["message"], cases[
-        FORWARD
-    ]
-    assert cases[BACKWARD]["outcome"] == cases[SINUSOID]["outcome"] == "pass"
+    result, cases = run_cases(tmp_path, hostile("deep_output"), select=select)
+    assert_judged(result, cases, select, {FORWARD: ("fail", "'output' should be an array")})
 
 
 def test_an_unreadable_handshake_is_one_line_and_exit_2(tmp_path):
-    result, cases, _ = embconf(tmp_path, peer("unreadable", "deep_handshake"), select=(FORWARD,))
-    assert_one_line(result, 2, "failed the protocol handshake", "nested too deeply to read")
+    result, cases = run_cases(tmp_path, peer("unreadable", "deep_handshake"), select=(FORWARD,))
+    assert_one_line_error(result, "failed the protocol handshake", "nested too deeply to read")
     assert cases is None
 
 
@@ -163,20 +114,9 @@ def test_under_pytest_the_case_after_an_unreadable_reply_passes(tmp_path):
         f"--embconf-select={FORWARD}",
         "--embconf-case-timeout=20",
     )
-    assert result.returncode == 1, result.stdout[-3000:]
+    assert_exit(result, 1)
     assert "1 failed, 1 passed" in result.stdout and "nested too deeply" in result.stdout
-    assert "Traceback" not in result.stdout + result.stderr
-
-
-def run_pytest(tmp_path: Path, *args: str, env: Optional[dict] = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
+    assert "Traceback" not in result.stdout
 
 
 # --- every process the run starts ends with it
@@ -185,11 +125,11 @@ def run_pytest(tmp_path: Path, *args: str, env: Optional[dict] = None) -> subpro
 @linux_only
 def test_what_an_implementation_starts_ends_with_a_normal_run(tmp_path):
     pidfile = tmp_path / "pids"
-    result, cases, _ = embconf(
+    result, cases = run_cases(
         tmp_path, hostile("daemon_child"), select=(FORWARD, SINUSOID), env={"EMBCONF_TEST_PIDFILE": str(pidfile)}
     )
-    assert result.returncode == 0, result.stdout[-2000:]
-    assert {c["outcome"] for c in cases.values()} == {"pass"}
+    assert_exit(result, 0)
+    assert_outcomes(cases, {FORWARD: "pass", SINUSOID: "pass"})
     assert len(pidfile.read_text().split()) == 3  # the worker, its child and its daemon
     assert survivors(pidfile) == []
 
@@ -203,7 +143,7 @@ def test_what_an_implementation_starts_ends_with_a_pytest_session(tmp_path):
         f"--embconf-select={FORWARD}",
         env={"EMBCONF_TEST_PIDFILE": str(pidfile)},
     )
-    assert result.returncode == 0, result.stdout[-3000:]
+    assert_exit(result, 0)
     assert len(pidfile.read_text().split()) == 3
     assert survivors(pidfile) == []
 
@@ -211,7 +151,7 @@ def test_what_an_implementation_starts_ends_with_a_pytest_session(tmp_path):
 @linux_only
 def test_what_a_timed_out_case_started_ends_with_its_worker(tmp_path):
     pidfile = tmp_path / "pids"
-    result, cases, _ = embconf(
+    result, cases = run_cases(
         tmp_path,
         hostile("daemon_child"),
         "--case-timeout",
@@ -219,7 +159,8 @@ def test_what_a_timed_out_case_started_ends_with_its_worker(tmp_path):
         select=(FORWARD, BACKWARD),
         env={"EMBCONF_TEST_PIDFILE": str(pidfile)},
     )
-    assert result.returncode == 1 and cases[BACKWARD]["outcome"] == "timeout" and cases[FORWARD]["outcome"] == "pass"
+    assert_exit(result, 1)
+    assert_outcomes(cases, {BACKWARD: "timeout", FORWARD: "pass"})
     assert survivors(pidfile) == []
 
 
@@ -245,34 +186,14 @@ def test_a_signalled_run_ends_cleanly_with_every_process_it_started(tmp_path, ru
         expected = 3  # the worker, its child and its daemon
     env = {**os.environ, "EMBCONF_TEST_PIDFILE": str(pidfile)}
     if runner == "embconf":
-        argv = [
-            sys.executable,
-            "-m",
-            "embconf",
-            "run",
-            "--impl",
-            impl,
-            "-q",
-            "--select",
-            FORWARD,
-            "--select",
-            BACKWARD,
-            "--case-timeout",
-            "60",
-        ]
+        argv = embconf_argv("run", "--impl", impl, "-q", *selecting((FORWARD, BACKWARD)), "--case-timeout", "60")
     else:
-        argv = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
+        argv = pytest_argv(
             f"--embconf-impl={impl}",
             f"--embconf-select={FORWARD}",
             f"--embconf-select={BACKWARD}",
             "--embconf-case-timeout=60",
-        ]
+        )
     process = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -296,8 +217,9 @@ def test_a_signalled_run_ends_cleanly_with_every_process_it_started(tmp_path, ru
 
 
 def test_output_before_the_handshake_is_one_line_without_a_traceback(tmp_path):
-    result, cases, _ = embconf(tmp_path, "subprocess:yes", select=(FORWARD,))
-    assert_one_line(result, 2, "'yes' failed the protocol handshake: not a JSON line", "'y'")
+    result, cases = run_cases(tmp_path, "subprocess:yes", select=(FORWARD,))
+    assert_one_line_error(result, "'yes' failed the protocol handshake: not a JSON line", "'y'")
+    assert cases is None
 
 
 # --- the command's own exit
@@ -337,10 +259,10 @@ def test_what_the_command_starts_has_one_blas_thread_unless_the_user_set_a_count
 
     environment = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES} | set_by_user
     result = subprocess.run(
-        [PYTHON, "-m", "embconf", "run", "--impl", _SAYS_BLAS, "--select", FORWARD],
+        embconf_argv("run", "--impl", _SAYS_BLAS, "--select", FORWARD),
         capture_output=True,
         text=True,
         timeout=120,
         env=environment,
     )
-    assert_one_line(result, 2, "failed the protocol handshake", f"its stderr: {seen}")
+    assert_one_line_error(result, "failed the protocol handshake", f"its stderr: {seen}")

@@ -6,59 +6,50 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from helpers import HOSTILE, ROOT, peer, read_report, report_cases, run_report
+from helpers import (
+    ROOT,
+    assert_exit,
+    assert_judged,
+    assert_outcome,
+    assert_outcomes,
+    embconf_argv,
+    hostile,
+    peer,
+    read_report,
+    run_cases,
+    run_with_closed_streams,
+    selecting,
+)
 
 FORWARD = "lookup.forward.module_example"
-BACKWARD = [
-    "lookup.backward.module_example_020",
-    "lookup.backward.module_example_202",
-    "lookup.backward.no_duplicates",
-    "lookup.backward.untouched_rows_zero",
-    "lookup.backward.all_ids_equal",
-]
-
-
-def run_closed(tmp_path: Path, closed: str, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
-    """``embconf run ARGS --report-json FILE`` with the standard streams in ``closed`` (e.g. ``>&-``) closed
-    by the shell before the runner starts; stderr is captured unless it is closed too."""
-    report = tmp_path / "closed.json"
-    command = [sys.executable, "-m", "embconf", "run", "--no-colour", "--report-json", str(report), *args]
-    script = f'exec "$@" {closed}'
-    result = subprocess.run(["sh", "-c", script, "sh", *command], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    return result, report
+BACKWARD = "lookup.backward.module_example_020"
 
 
 def test_a_closed_stdout_loses_no_report_and_prints_no_traceback(tmp_path):
-    result, report = run_closed(tmp_path, ">&-", "--impl", "reference", "--select", FORWARD)
-    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
-    assert [case["outcome"] for case in read_report(report)["cases"]] == ["pass"]
+    result, report = run_with_closed_streams(tmp_path, ">&-", "--impl", "reference", "--select", FORWARD)
+    assert_exit(result, 0)
+    assert_outcomes(read_report(report), {FORWARD: "pass"})
 
 
 def test_closed_stdout_and_stderr_still_judge_in_a_worker(tmp_path):
     """The worker, forked from a runner with no stdout, still captures what the implementation prints."""
-    impl = f"functions:{HOSTILE / 'segfault.py'}"
-    result, report = run_closed(tmp_path, ">&- 2>&-", "--impl", impl, "--select", FORWARD)
-    assert result.returncode == 1
+    result, report = run_with_closed_streams(tmp_path, ">&- 2>&-", "--impl", hostile("segfault"), "--select", FORWARD)
+    assert_exit(result, 1)
+    assert_outcomes(read_report(report), {FORWARD: "crash"})
     case = read_report(report)["cases"][0]
-    assert case["outcome"] == "crash" and "killed by SIGSEGV" in case["message"]
+    assert_outcome(case, "crash", "killed by SIGSEGV")
     assert "embedding_forward" in case["stderr"]
 
 
 def test_a_peer_that_dies_while_its_child_holds_its_stdout_is_a_crash_not_a_timeout(tmp_path):
-    select = (FORWARD, "lookup.backward.module_example_020", "sin.canonical.l16_d8")
-    result, report = run_report(tmp_path, peer("fork_holds_stdout"), "-q", "--timeout", "30", select=select)
-    cases = report_cases(report)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    bad = cases.pop("lookup.backward.module_example_020")
-    assert bad["outcome"] == "crash", bad["message"]
-    assert "exited with code 3; a process it started still held its stdout open" in bad["message"]
-    assert "fork_holds_stdout: dying on request" in bad["stderr"]
-    assert {case["outcome"] for case in cases.values()} == {"pass"}
+    select = (FORWARD, BACKWARD, "sin.canonical.l16_d8")
+    result, cases = run_cases(tmp_path, peer("fork_holds_stdout"), "--timeout", "30", select=select)
+    words = "exited with code 3; a process it started still held its stdout open"
+    assert_judged(result, cases, select, {BACKWARD: ("crash", words)})
+    assert "fork_holds_stdout: dying on request" in cases[BACKWARD]["stderr"]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals a running command (POSIX)")
@@ -67,8 +58,8 @@ def test_a_run_on_a_hung_peer_ends_within_2_s_of_a_signal(tmp_path, signum, code
     """A peer busy on a request does not read the stop request: it is killed at once, not after a grace spent
     twice (a wait on its exit, then the same wait again: 4 s)."""
     marker = tmp_path / "hanging"
-    argv = [sys.executable, "-m", "embconf", "run", "-q", "--case-timeout", "60", "--impl", peer("hang", str(marker))]
-    argv += ["--select", FORWARD, "--select", BACKWARD[0]]
+    argv = embconf_argv("run", "-q", "--case-timeout", "60", "--impl", peer("hang", str(marker)))
+    argv += selecting((FORWARD, BACKWARD))
     process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
