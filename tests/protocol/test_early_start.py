@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import sys
 
-from helpers import PYTHON, run_cli
+from helpers import PYTHON, assert_one_line_error, run_cli
 
 
 def test_the_command_line_reaches_the_early_start_without_numpy():
@@ -49,7 +49,7 @@ def test_a_peer_started_early_for_a_run_that_stops_before_it_ends_with_the_run(t
     script.write_text("import sys, time, pathlib\npathlib.Path(sys.argv[1]).write_text('started')\ntime.sleep(60)\n")
     impl = f"subprocess:{PYTHON} {shlex.quote(str(script))} {shlex.quote(str(marker))}"
     result = run_cli("run", "--impl", impl, "--fixtures", str(tmp_path / "no-such-corpus"), timeout=60)
-    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert_one_line_error(result)
     assert marker.exists()  # it was started before the fixtures were read
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(script) not in ps

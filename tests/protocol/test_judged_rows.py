@@ -4,17 +4,8 @@ asked for make a reply malformed; an older peer is never asked for rows; a failu
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from helpers import outcomes, peer, report_cases, run_report
-
-
-def run_impl(tmp_path: Path, impl: str, *args: str, select: list[str] | None = None, env: dict | None = None):
-    """``embconf run -q`` on ``impl`` (``select`` only, if given): the process result and its JSON report."""
-    result, report = run_report(tmp_path, impl, "-q", *args, select=select or (), env=env, timeout=120)
-    assert report is not None, f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
-    return result, report
-
+from helpers import assert_exit, assert_outcome, assert_outcomes, outcomes, peer, report_cases, run_reported
 
 SINUSOIDS = ["sin.canonical.l32768_d64", "sin.canonical.l1000_d512", "sin.canonical.l512_d64", "sin.canonical.l1_d4"]
 
@@ -29,11 +20,11 @@ def test_a_peer_sends_only_the_rows_judged_and_a_failure_is_diagnosed_on_the_who
     log = tmp_path / "requests.jsonl"
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    _, in_process = run_impl(tmp_path / "a", "mutant:sin.float16", "--in-process", select=SINUSOIDS)
-    result, over_wire = run_impl(tmp_path / "b", peer("pinned_rows", str(log)), select=SINUSOIDS)
-    assert result.returncode == 1, result.stderr
+    _, in_process = run_reported(tmp_path / "a", "mutant:sin.float16", "--in-process", select=SINUSOIDS)
+    result, over_wire = run_reported(tmp_path / "b", peer("pinned_rows", str(log)), select=SINUSOIDS)
+    assert_exit(result, 1)
     assert outcomes(over_wire) == outcomes(in_process)
-    assert [outcomes(in_process)[case] for case in SINUSOIDS] == ["fail", "fail", "fail", "pass"]
+    assert_outcomes(in_process, dict(zip(SINUSOIDS, ["fail", "fail", "fail", "pass"])))
     for case in SINUSOIDS[:PINNED]:
         diagnosis = report_cases(over_wire)[case]["diagnosis"]
         assert diagnosis == report_cases(in_process)[case]["diagnosis"] and diagnosis[0]["mutant"] == "sin.float16"
@@ -43,18 +34,18 @@ def test_a_peer_sends_only_the_rows_judged_and_a_failure_is_diagnosed_on_the_who
 
 
 def test_rows_no_request_asked_for_make_the_reply_malformed(tmp_path):
-    result, report = run_impl(
+    result, report = run_reported(
         tmp_path, peer("pinned_rows", str(tmp_path / "log"), "unasked"), select=["pos.forward.batch1"]
     )
-    case = report_cases(report)["pos.forward.batch1"]
-    assert result.returncode == 1
-    assert case["outcome"] == "error" and "malformed array in output 'output'" in case["message"]
-    assert "it holds only some rows, but the whole output was asked for" in case["message"]  # as from the worker
+    assert_exit(result, 1)
+    words = ("malformed array in output 'output'", "it holds only some rows, but the whole output was asked for")
+    assert_outcome(report_cases(report)["pos.forward.batch1"], "error", *words)  # as from the worker
 
 
 def test_an_older_peer_is_never_asked_for_rows(tmp_path):
     """Only a peer that declares minor 4 gets 'rows': a minor-3 peer is asked for whole outputs, as before."""
     log = tmp_path / "requests.jsonl"
-    result, report = run_impl(tmp_path, peer("pinned_rows", str(log), "minor3"), select=SINUSOIDS)
-    assert result.returncode == 1 and set(outcomes(report)) == set(SINUSOIDS)
+    result, report = run_reported(tmp_path, peer("pinned_rows", str(log), "minor3"), select=SINUSOIDS)
+    assert_exit(result, 1)
+    assert set(outcomes(report)) == set(SINUSOIDS)
     assert log.read_text().splitlines() == ['"whole"'] * len(SINUSOIDS)

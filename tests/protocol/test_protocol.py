@@ -9,10 +9,25 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from pathlib import Path
 
 import pytest
-from helpers import PYTHON, ROOT, declined_for_a_later_addition, outcomes, peer, report_cases, run_cli, run_report
+from helpers import (
+    PYTHON,
+    ROOT,
+    assert_clean_pass,
+    assert_exit,
+    assert_judged,
+    assert_one_line_error,
+    assert_only,
+    assert_outcomes,
+    cases_with,
+    declined_for_a_later_addition,
+    outcomes,
+    peer,
+    report_cases,
+    run_cli,
+    run_reported,
+)
 
 SERVE = f"{PYTHON} -m embconf.protocol.reference_peer"
 NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
@@ -29,18 +44,7 @@ SELECTION = [
 BAD_CASE = "lookup.backward.module_example_020"
 
 
-def run_impl(tmp_path: Path, impl: str, *args: str, select: list[str] | None = None, env: dict | None = None):
-    """``embconf run -q`` on ``impl`` (``select`` only, if given): the process result and its JSON report."""
-    result, report = run_report(tmp_path, impl, "-q", *args, select=select or (), env=env, timeout=120)
-    assert report is not None, f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
-    return result, report
-
-
-def assert_rest_pass(report: dict, selection: list[str], bad: set[str]) -> None:
-    """The report is complete, and every case but the bad ones passed or was not applicable."""
-    assert sorted(outcomes(report)) == sorted(selection)
-    rest = {case: outcome for case, outcome in outcomes(report).items() if case not in bad}
-    assert set(rest.values()) <= {"pass", "not_applicable"}, rest
+APPLICABLE = ("pass", "not_applicable")  # what the cases a broken peer does not break get
 
 
 # --- the reference and the Node.js example over the protocol
@@ -49,26 +53,26 @@ def assert_rest_pass(report: dict, selection: list[str], bad: set[str]) -> None:
 def test_reference_over_the_protocol_matches_in_process(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    in_process, expected = run_impl(tmp_path / "a", "reference")
-    over_protocol, actual = run_impl(tmp_path / "b", f"subprocess:{SERVE}")
-    assert in_process.returncode == over_protocol.returncode == 0, over_protocol.stderr
+    in_process, expected = run_reported(tmp_path / "a", "reference")
+    over_protocol, actual = run_reported(tmp_path / "b", f"subprocess:{SERVE}")
+    assert_exit(in_process, 0)
+    assert_exit(over_protocol, 0)
     assert outcomes(actual) == outcomes(expected)
     assert actual["implementation"]["name"] == "embconf reference" and actual["implementation"]["language"] == "python"
     assert actual["capabilities"] == expected["capabilities"]
 
 
 def test_reference_messages_conform_to_the_schemas(tmp_path):
-    result, report = run_impl(tmp_path, f"subprocess:{SERVE}", "--validate-protocol")
-    assert result.returncode == 0, [c["message"] for c in report["cases"] if c["outcome"] != "pass"][:3]
+    result, report = run_reported(tmp_path, f"subprocess:{SERVE}", "--validate-protocol")
+    assert_clean_pass(result, report)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_javascript_example_passes_every_applicable_case(tmp_path):
-    result, report = run_impl(tmp_path, f"subprocess:{NODE_EXAMPLE}", "--validate-protocol")
-    failures = {c["id"]: c["message"][:300] for c in report["cases"] if c["outcome"] not in ("pass", "not_applicable")}
-    assert result.returncode == 0 and not failures, failures
-    skipped = [c for c in report["cases"] if c["outcome"] == "not_applicable"]
-    assert all(declined_for_a_later_addition(c) for c in skipped)
+    result, report = run_reported(tmp_path, f"subprocess:{NODE_EXAMPLE}", "--validate-protocol")
+    assert_exit(result, 0)
+    assert_only(report, *APPLICABLE)
+    assert all(declined_for_a_later_addition(c) for c in cases_with(report, "not_applicable"))
     assert report["implementation"]["language"] == "javascript"
     assert report["summary"]["pass"] >= 200
 
@@ -77,20 +81,14 @@ def test_javascript_example_passes_every_applicable_case(tmp_path):
 
 
 def test_a_hang_times_out_and_the_rest_completes(tmp_path):
-    result, report = run_impl(tmp_path, peer("hang"), "--timeout", "1", select=SELECTION)
-    assert result.returncode == 1
-    assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = report_cases(report)[BAD_CASE]
-    assert bad["outcome"] == "timeout" and "no reply within 1 s" in bad["message"]
+    result, report = run_reported(tmp_path, peer("hang"), "--timeout", "1", select=SELECTION)
+    assert_judged(result, report, SELECTION, {BAD_CASE: ("timeout", "no reply within 1 s")}, rest=APPLICABLE)
 
 
 def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
-    result, report = run_impl(tmp_path, peer("exit_midrun"), select=SELECTION)
-    assert result.returncode == 1
-    assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = report_cases(report)[BAD_CASE]
-    assert bad["outcome"] == "crash" and "exited with code 3" in bad["message"]
-    assert "exit_midrun: giving up on request" in bad["stderr"]
+    result, report = run_reported(tmp_path, peer("exit_midrun"), select=SELECTION)
+    assert_judged(result, report, SELECTION, {BAD_CASE: ("crash", "exited with code 3")}, rest=APPLICABLE)
+    assert "exit_midrun: giving up on request" in report_cases(report)[BAD_CASE]["stderr"]
 
 
 @pytest.mark.parametrize(
@@ -102,38 +100,31 @@ def test_an_exit_mid_run_is_a_crash_with_its_stderr(tmp_path):
     ],
 )
 def test_an_unusable_reply_is_an_error(tmp_path, name, env, words):
-    result, report = run_impl(tmp_path, peer(name), select=SELECTION, env=env)
-    assert result.returncode == 1
-    assert_rest_pass(report, SELECTION, {BAD_CASE})
-    bad = report_cases(report)[BAD_CASE]
-    assert bad["outcome"] == "error"
-    assert all(word in bad["message"] for word in words), bad["message"]
+    result, report = run_reported(tmp_path, peer(name), select=SELECTION, env=env)
+    assert_judged(result, report, SELECTION, {BAD_CASE: ("error", *words)}, rest=APPLICABLE)
 
 
 def test_wrong_arrays_are_an_error_when_malformed_and_a_failure_when_misshapen(tmp_path):
     forward = "lookup.forward.module_example"
-    result, report = run_impl(tmp_path, peer("wrong_shape"), select=SELECTION)
-    assert result.returncode == 1
-    assert_rest_pass(report, SELECTION, {BAD_CASE, forward})
-    malformed, misshapen = report_cases(report)[forward], report_cases(report)[BAD_CASE]
-    assert malformed["outcome"] == "error" and "malformed array in output 'output'" in malformed["message"]
-    assert misshapen["outcome"] == "fail" and "shape" in misshapen["message"]
+    result, report = run_reported(tmp_path, peer("wrong_shape"), select=SELECTION)
+    expected = {forward: ("error", "malformed array in output 'output'"), BAD_CASE: ("fail", "shape")}
+    assert_judged(result, report, SELECTION, expected, rest=APPLICABLE)
 
 
 def test_a_chatty_stderr_never_blocks_and_its_tail_is_kept(tmp_path):
-    result, report = run_impl(tmp_path, peer("chatty"), "--timeout", "20", select=SELECTION)
-    assert_rest_pass(report, SELECTION, {BAD_CASE})
+    result, report = run_reported(tmp_path, peer("chatty"), "--timeout", "20", select=SELECTION)
+    assert_judged(result, report, SELECTION, {BAD_CASE: ("crash",)}, rest=APPLICABLE)
     bad = report_cases(report)[BAD_CASE]
-    assert bad["outcome"] == "crash" and bad["stderr"].endswith("chatty: last words before the crash")
+    assert bad["stderr"].endswith("chatty: last words before the crash")
     assert len(bad["stderr"]) < 10_000  # a tail, not the megabytes
 
 
 def test_restarts_are_bounded_and_the_report_is_complete(tmp_path):
     selection = SELECTION + ["lookup.backward.module_example_202"]
-    result, report = run_impl(tmp_path, peer("crash_always"), select=selection)
-    assert result.returncode == 1
+    result, report = run_reported(tmp_path, peer("crash_always"), select=selection)
+    assert_exit(result, 1)
+    assert_outcomes(report, dict.fromkeys(selection, "crash"))
     cases = report["cases"]
-    assert sorted(c["id"] for c in cases) == sorted(selection) and {c["outcome"] for c in cases} == {"crash"}
     assert [("exited with code 1" in c["message"]) for c in cases] == [True] * 4 + [False] * 3
     assert all("restarted too often; giving up" in c["message"] for c in cases[4:])
 
@@ -141,11 +132,11 @@ def test_restarts_are_bounded_and_the_report_is_complete(tmp_path):
 def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
     (tmp_path / "plain").mkdir()
     (tmp_path / "strict").mkdir()
-    plain, _ = run_impl(tmp_path / "plain", peer("sloppy"), select=SELECTION)
-    assert plain.returncode == 0
-    strict, report = run_impl(tmp_path / "strict", peer("sloppy"), "--validate-protocol", select=SELECTION)
-    assert strict.returncode == 1
-    assert {c["outcome"] for c in report["cases"]} == {"error"}
+    plain, _ = run_reported(tmp_path / "plain", peer("sloppy"), select=SELECTION)
+    assert_exit(plain, 0)
+    strict, report = run_reported(tmp_path / "strict", peer("sloppy"), "--validate-protocol", select=SELECTION)
+    assert_exit(strict, 1)
+    assert_only(report, "error")
     assert all("protocol violation" in c["message"] and "elapsed_ms" in c["message"] for c in report["cases"])
 
 
@@ -159,9 +150,7 @@ def test_schema_violations_are_reported_only_under_validate_protocol(tmp_path):
 )
 def test_an_implementation_that_cannot_start_stops_the_run_with_one_line(impl, words):
     result = run_cli("run", "--impl", impl, "--select", SELECTION[0], timeout=60)
-    assert result.returncode == 2
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert all(word in result.stderr for word in words), result.stderr
+    assert_one_line_error(result, *words)
 
 
 # --- the adapter in-process

@@ -10,10 +10,9 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from helpers import ROOT, outcomes, peer, report_cases, run_report
+from helpers import ROOT, assert_judged, peer, run_reported
 
 NODE_EXAMPLE = f"node {shlex.quote(str(ROOT / 'examples' / 'javascript' / 'embconf_impl.js'))}"
 
@@ -33,20 +32,6 @@ SELECTION = [
 
 
 BAD_CASE = "lookup.backward.module_example_020"
-
-
-def run_impl(tmp_path: Path, impl: str, *args: str, select: list[str] | None = None, env: dict | None = None):
-    """``embconf run -q`` on ``impl`` (``select`` only, if given): the process result and its JSON report."""
-    result, report = run_report(tmp_path, impl, "-q", *args, select=select or (), env=env, timeout=120)
-    assert report is not None, f"no report (exit {result.returncode}): {result.stderr[-2000:]}"
-    return result, report
-
-
-def assert_rest_pass(report: dict, selection: list[str], bad: set[str]) -> None:
-    """The report is complete, and every case but the bad ones passed or was not applicable."""
-    assert sorted(outcomes(report)) == sorted(selection)
-    rest = {case: outcome for case, outcome in outcomes(report).items() if case not in bad}
-    assert set(rest.values()) <= {"pass", "not_applicable"}, rest
 
 
 def schema(name: str) -> dict:
@@ -112,15 +97,10 @@ def test_an_exception_reply_is_an_error_and_the_peer_keeps_running(tmp_path, val
     started = tmp_path / "started"
     selection = SELECTION + ["lookup.backward.module_example_202"]
     args = ["--validate-protocol"] if validate else []
-    result, report = run_impl(tmp_path, peer("raises", str(started)), *args, select=selection)
-    assert result.returncode == 1
-    bad = {BAD_CASE, "lookup.backward.module_example_202"}
-    assert_rest_pass(report, selection, bad)
-    for case in bad:
-        raised = report_cases(report)[case]
-        assert raised["outcome"] == "error", raised
-        assert "raised ZeroDivisionError: division by zero (expected a result)" in raised["message"]
-        assert "at scatter_add (embeddings.rs:42)" in raised["message"]
+    result, report = run_reported(tmp_path, peer("raises", str(started)), *args, select=selection)
+    words = ("raised ZeroDivisionError: division by zero (expected a result)", "at scatter_add (embeddings.rs:42)")
+    expected = dict.fromkeys((BAD_CASE, "lookup.backward.module_example_202"), ("error", *words))
+    assert_judged(result, report, selection, expected, rest=("pass", "not_applicable"))
     assert len(started.read_text().split()) == 1  # never restarted
 
 
