@@ -14,29 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import ROOT, run_cli
-
-from embconf.cli import main
+from helpers import ROOT, assert_one_line_error, run_cli, run_main
 
 ONE_CASE = "lookup.forward.module_example"
 FIXTURE = "token_lookup.yaml"
-
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """``embconf ARGV`` in this process: (exit code, stdout, stderr)."""
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_refused(result: tuple[int, str, str], words: str) -> None:
-    """Exit 2, exactly one line on stderr holding ``words``, no traceback."""
-    code, out, err = result
-    assert "Traceback" not in out + err, err[-3000:]
-    assert code == 2, (code, out[-2000:], err[-2000:])
-    assert len(err.strip().splitlines()) == 1, err[-3000:]
-    assert words in err, err
-    assert len(err) < 2500, len(err)
 
 
 def copy_fixtures(tmp_path: Path) -> Path:
@@ -202,8 +183,8 @@ def test_a_corrupted_fixture_directory_is_one_line_and_exit_2_for_every_command(
         ["show", ONE_CASE],
         ["run", "--impl", "reference", "--in-process", "-q", "--allow-modified-fixtures"],
     ):
-        assert_refused(cli(capsys, *argv, "--fixtures", directory), words)
-    code, out, err = cli(capsys, "validate", "--fixtures", directory)
+        assert_one_line_error(run_main(capsys, *argv, "--fixtures", directory), words, max_chars=2500)
+    code, out, err = run_main(capsys, "validate", "--fixtures", directory)
     assert code == 1 and "Traceback" not in err and words in err, (code, err[-2000:])
     assert "problem" in out
     assert time.monotonic() - started < 60
@@ -220,13 +201,14 @@ def test_a_corrupted_fixture_file_is_refused_in_one_line_before_anything_expands
     write_fixture(directory, text, trusted)
     run = ["run", "--impl", "reference", "--in-process", "-q", "--fixtures", str(directory)]
     started = time.monotonic()
-    assert_refused(cli(capsys, *run, "--allow-modified-fixtures"), words if trusted else validate_words or words)
+    expected = words if trusted else validate_words or words
+    assert_one_line_error(run_main(capsys, *run, "--allow-modified-fixtures"), expected, max_chars=2500)
     if trusted:  # a consistent manifest: list, show and run trust the file, and its structure is still checked
         for argv in (run, ["list", "--fixtures", str(directory)], ["show", ONE_CASE, "--fixtures", str(directory)]):
-            assert_refused(cli(capsys, *argv), words)
+            assert_one_line_error(run_main(capsys, *argv), words, max_chars=2500)
     else:
-        assert_refused(cli(capsys, *run), "modified since `embconf regenerate`")
-    code, out, err = cli(capsys, "validate", "--fixtures", str(directory))
+        assert_one_line_error(run_main(capsys, *run), "modified since `embconf regenerate`", max_chars=2500)
+    code, out, err = run_main(capsys, "validate", "--fixtures", str(directory))
     assert code == 1 and "Traceback" not in err, (code, err[-2000:])
     assert all(FIXTURE in line or "MANIFEST" in line for line in err.strip().splitlines()), err[-2000:]
     assert (validate_words or words) in err, err[-2000:]
@@ -237,15 +219,14 @@ def test_fixtures_naming_a_file_is_one_line(tmp_path, capsys):
     target = tmp_path / "a_file"
     target.write_text("x")
     for argv in (["list"], ["show", ONE_CASE], ["run", "--impl", "reference", "--in-process"], ["validate"]):
-        code, out, err = cli(capsys, *argv, "--fixtures", str(target))
-        assert code == (1 if argv == ["validate"] else 2) and "not a fixture directory (it is a file)" in err, err
-        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        result = run_main(capsys, *argv, "--fixtures", str(target))
+        assert_one_line_error(result, "not a fixture directory (it is a file)", code=1 if argv == ["validate"] else 2)
 
 
 def test_validate_reports_a_yaml_directory_and_a_stray_file_and_goes_on(tmp_path, capsys):
     directory = copy_fixtures(tmp_path)
     (directory / "stray.yaml").mkdir()
-    code, out, err = cli(capsys, "validate", "--fixtures", str(directory))
+    code, out, err = run_main(capsys, "validate", "--fixtures", str(directory))
     assert code == 1, err
     assert "stray.yaml: not listed in MANIFEST.json" in err and "stray.yaml: the fixture file is a directory" in err
     committed = sum(entry["cases"] for entry in json.loads((directory / "MANIFEST.json").read_text())["files"].values())
@@ -257,11 +238,10 @@ def test_validate_fails_a_manifest_whose_count_disagrees(tmp_path, capsys):
     manifest = manifest_of(directory)
     manifest["files"][FIXTURE]["cases"] = 71
     set_manifest(directory, manifest)
-    code, out, err = cli(capsys, "validate", "--fixtures", str(directory))
+    code, out, err = run_main(capsys, "validate", "--fixtures", str(directory))
     assert code == 1 and f"{FIXTURE}: holds 70 cases, MANIFEST.json records 71" in err
 
 
 def test_a_fifo_fixture_hangs_no_command(tmp_path):
     directory = corrupted(tmp_path, _on_fixture(_fifo))
-    result = run_cli("list", "--fixtures", str(directory), timeout=60)
-    assert result.returncode == 2 and "not a regular file" in result.stderr and "Traceback" not in result.stderr
+    assert_one_line_error(run_cli("list", "--fixtures", str(directory), timeout=60), "not a regular file")

@@ -8,27 +8,9 @@ import time
 
 import pytest
 import yaml
-
-from embconf.cli import main
+from helpers import assert_one_line_error, run_main
 
 ONE_CASE = "lookup.forward.module_example"
-
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """``embconf ARGV`` in this process: (exit code, stdout, stderr)."""
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_refused(result: tuple[int, str, str], words: str) -> None:
-    """Exit 2, exactly one line on stderr holding ``words``, no traceback."""
-    code, out, err = result
-    assert "Traceback" not in out + err, err[-3000:]
-    assert code == 2, (code, out[-2000:], err[-2000:])
-    assert len(err.strip().splitlines()) == 1, err[-3000:]
-    assert words in err, err
-    assert len(err) < 2500, len(err)
 
 
 EXPECTATION_CORRUPTIONS = [
@@ -47,10 +29,10 @@ EXPECTATION_CORRUPTIONS = [
 def test_a_bad_expectations_file_is_one_line_and_exit_2(tmp_path, capsys, name, make, words):
     path = tmp_path / "expectations.yaml"
     make(path)
-    assert_refused(
-        cli(capsys, "run", "--impl", "reference", "--in-process", "-q", "-k", ONE_CASE, "--expectations", str(path)),
-        words,
+    result = run_main(
+        capsys, "run", "--impl", "reference", "--in-process", "-q", "-k", ONE_CASE, "--expectations", str(path)
     )
+    assert_one_line_error(result, words, max_chars=2500)
 
 
 def test_expectations_match_the_first_entry_in_file_order_exact_or_glob():
