@@ -10,22 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, declined_for_a_later_addition, run_cli, run_report
+from helpers import (
+    EXAMPLE_STUDENT,
+    IMPLS,
+    ROOT,
+    assert_clean_pass,
+    assert_exit,
+    assert_one_line_error,
+    cases_with,
+    declined_for_a_later_addition,
+    run_cli,
+    run_report,
+)
 
 pytestmark = pytest.mark.usefixtures("isolated_imports")
 
 EXAMPLE_IMPL = f"tinytorch:{EXAMPLE_STUDENT.relative_to(ROOT)}"
 NUMPY_FUNCTIONS = f"functions:{(IMPLS / 'numpy_functions.py').relative_to(ROOT)}"
-
-
-def outcomes(report: dict, outcome: str) -> list[dict]:
-    return [case for case in report["cases"] if case["outcome"] == outcome]
-
-
-def assert_clean_pass(result, report) -> None:
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert report["summary"]["fail"] == report["summary"]["error"] == 0
-    assert report["summary"]["pass"] > 0
 
 
 # ----- whole runs through the CLI -----------------------------------------------------------
@@ -36,7 +37,7 @@ def test_reference_passes_every_case(tmp_path):
     assert_clean_pass(result, report)
     assert all(
         any(f.startswith(("sinusoid-", "sinusoid_computed", "rope-layer")) for f in c["features"])
-        for c in outcomes(report, "not_applicable")
+        for c in cases_with(report, "not_applicable")
     )
 
 
@@ -46,7 +47,7 @@ def test_example_student_passes_every_applicable_case(tmp_path):
     caps = report["capabilities"]
     assert caps["error_detail"] == "coarse" and "float64" not in caps["features"]
     assert {"float_ids", "int32_ids"} <= set(caps["features"])
-    ran = {c["operation"] for c in report["cases"] if c["outcome"] == "pass"}
+    ran = {c["operation"] for c in cases_with(report, "pass")}
     assert ran == {
         "embedding_forward",
         "embedding_backward",
@@ -69,7 +70,7 @@ def test_example_student_by_module_name(tmp_path):
 def test_numpy_functions_pass_every_case(tmp_path):
     result, report = run_report(tmp_path, NUMPY_FUNCTIONS)
     assert_clean_pass(result, report)
-    assert all(declined_for_a_later_addition(c) for c in outcomes(report, "not_applicable"))
+    assert all(declined_for_a_later_addition(c) for c in cases_with(report, "not_applicable"))
 
 
 def test_torch_passes_every_applicable_case(tmp_path):
@@ -79,13 +80,13 @@ def test_torch_passes_every_applicable_case(tmp_path):
         tmp_path, "torch", "-q", "--expectations", str(ROOT / "examples/expectations/torch.yaml"), "--strict"
     )
     assert_clean_pass(result, report)
-    assert {c["id"] for c in outcomes(report, "xfail")} == {
+    assert {c["id"] for c in cases_with(report, "xfail")} == {
         "half.float16.backward.many_repeats",
         "half.bfloat16.backward.many_repeats",
     }
     assert report["implementation"]["name"] == "PyTorch"
-    skipped = outcomes(report, "not_applicable")
-    assert not any(c["operation"] == "sinusoidal_table" and c["outcome"] != "not_applicable" for c in report["cases"])
+    skipped = cases_with(report, "not_applicable")
+    assert all(c in skipped for c in report["cases"] if c["operation"] == "sinusoidal_table")
     layer_skips = [c for c in skipped if c["operation"].startswith("embedding_layer")]
     assert layer_skips and all(
         "no sinusoidal table" in c["message"]
@@ -95,7 +96,7 @@ def test_torch_passes_every_applicable_case(tmp_path):
         or "does not provide embedding_layer_own_backward" in c["message"]  # no layer of its own (EMB-LAY-12)
         for c in layer_skips
     )
-    passed = {c["id"] for c in outcomes(report, "pass")}
+    passed = {c["id"] for c in cases_with(report, "pass")}
     assert {"mem.parameters.gpt3", "lookup.sparse.module_example", "lookup.forward.float64"} <= passed
 
 
@@ -116,19 +117,19 @@ WRONG_VARIANTS = {
 def test_wrong_student_variants_fail_with_actionable_messages(tmp_path, variant):
     case_id, phrases = WRONG_VARIANTS[variant]
     result, report = run_report(tmp_path, f"tinytorch:{(IMPLS / variant).relative_to(ROOT)}")
-    assert result.returncode == 1, result.stderr
-    failed = {c["id"]: c["message"] for c in outcomes(report, "fail")}
+    assert_exit(result, 1)
+    failed = {c["id"]: c["message"] for c in cases_with(report, "fail")}
     assert case_id in failed and f"FAIL {case_id}" in result.stdout
     for phrase in phrases:
         assert phrase in failed[case_id] and phrase in result.stdout
-    assert not outcomes(report, "error")
+    assert not cases_with(report, "error")
 
 
 def test_wrong_variants_fail_only_where_their_bug_shows(tmp_path):
     _, report = run_report(tmp_path, f"tinytorch:{(IMPLS / 'wrong_overwrite.py').relative_to(ROOT)}", "-q")
-    failing = {c["operation"] for c in outcomes(report, "fail")}  # the layer's own tables accumulate as well
+    failing = {c["operation"] for c in cases_with(report, "fail")}  # the layer's own tables accumulate as well
     assert failing == {"embedding_backward", "embedding_layer_backward", "embedding_layer_own_backward"}
-    assert "lookup.backward.no_duplicates" in {c["id"] for c in outcomes(report, "pass")}
+    assert "lookup.backward.no_duplicates" in {c["id"] for c in cases_with(report, "pass")}
 
 
 # ----- bad --impl strings: exit 2, one line, no traceback ------------------------------------
@@ -170,7 +171,4 @@ EXPECTED_WORDS = {
 @pytest.mark.parametrize("name", sorted(BAD_IMPLS))
 def test_bad_impl_exits_2_with_one_line(tmp_path, name):
     result = run_cli("run", "--impl", BAD_IMPLS[name](tmp_path), env={"PYTHONPATH": ""})
-    message = result.stderr.strip()
-    assert result.returncode == 2, (result.stdout[-1000:], message)
-    assert "Traceback" not in result.stderr and len(message.splitlines()) == 1, message
-    assert EXPECTED_WORDS.get(name, "") in message
+    assert_one_line_error(result, EXPECTED_WORDS.get(name, ""))
