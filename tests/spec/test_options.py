@@ -11,7 +11,7 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report, run_undiagnosed
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, assert_outcome, run_report, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -100,7 +100,7 @@ def test_renormalising_the_input_in_place_violates_emb_gen_1(option_cases):
     run = run_undiagnosed(
         GuardedAdapter(ImplementationAdapter(Implementation({"embedding_forward_max_norm": in_place}))), chosen
     )
-    assert run.results[0].outcome == FAIL and "weight" in run.results[0].message
+    assert_outcome(run.results[0], FAIL, "weight")
 
 
 def test_renormalising_a_copy_is_told_by_the_table_after(option_cases):

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import IMPLS, problems, run_cli, run_undiagnosed
+from helpers import IMPLS, assert_outcomes, problems, run_cli, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -203,7 +203,7 @@ def _run(name: str, cases):
 def test_float32_angles_pass_every_case_up_to_131072(rope_cases):
     record = _run("rope_float32.py", rope_cases)
     assert problems(record.results) == []
-    assert sum(r.outcome == "pass" for r in record.results) == len(rope_cases)
+    assert_outcomes(record, {case.id: "pass" for case in rope_cases})
 
 
 def test_bfloat16_angles_fail_wherever_a_position_or_a_frequency_is_not_exact_in_bfloat16(rope_cases):
