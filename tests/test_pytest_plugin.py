@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-from helpers import HOSTILE, IMPLS, MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS, run_report
+from helpers import HOSTILE, IMPLS, MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS, run_pytest, run_report
 
 from embconf.adapters import create_adapter
-
-
-def run_pytest(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_reference_cases_are_pytest_items_named_by_case_id(tmp_path, corpus):

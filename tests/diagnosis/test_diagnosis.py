@@ -6,14 +6,24 @@ from __future__ import annotations
 import io
 import json
 import logging
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import jsonschema
 import numpy as np
 import pytest
-from helpers import IMPLS, ROOT, STUDENTS, first_cause, read_report, run_cli, run_diagnosed, run_report
+from helpers import (
+    IMPLS,
+    ROOT,
+    STUDENTS,
+    assert_exit,
+    assert_outcome,
+    first_cause,
+    read_report,
+    run_cli,
+    run_diagnosed,
+    run_pytest,
+    run_report,
+)
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
@@ -112,24 +122,10 @@ def test_the_verdict_in_the_console_json_and_junit(tmp_path):
 
 def test_the_verdict_in_the_pytest_summary_and_junitxml(tmp_path):
     junit = tmp_path / "junit.xml"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--embconf-impl={CLAMPING}",
-            "--embconf-select=lookup.error.*",
-            f"--junitxml={junit}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = run_pytest(
+        tmp_path, f"--embconf-impl={CLAMPING}", "--embconf-select=lookup.error.*", f"--junitxml={junit}", timeout=300
     )
-    assert done.returncode == 1
+    assert_exit(done, 1)
     assert "embconf verdict" in done.stdout and "likely mistake" in done.stdout and "fwd.clamped" in done.stdout
     prop = ET.parse(junit).getroot().find(".//properties/property[@name='embconf.verdict']")
     assert prop is not None and "fwd.clamped" in prop.get("value")
@@ -150,7 +146,8 @@ def test_messages_say_what_differs_once(cases):
 
     chosen = [c for c in cases if c.id == "pos.backward.batch3"]
     result = run_diagnosed(TinyTorchAdapter(str(STUDENTS / "detached_positions.py")), chosen).results[0]
-    assert result.outcome == FAIL and "wrong missing" not in result.message
+    assert_outcome(result, FAIL)
+    assert "wrong missing" not in result.message
     assert result.message.count("is None") == 1
 
 

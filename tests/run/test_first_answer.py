@@ -6,7 +6,7 @@ into a pass or a not_applicable (issue 34)."""
 from __future__ import annotations
 
 import pytest
-from helpers import IMPLS, outcomes, peer, report_cases, run_report
+from helpers import IMPLS, assert_exit, assert_only, outcomes, peer, report_cases, run_report
 
 from embconf.corpus.fixtures import load_corpus
 
@@ -31,9 +31,9 @@ def test_the_same_answer_again_whole_is_diagnosed_whole(tmp_path):
     """A deterministic wrong peer: the whole output replaces the rows (the same answer), and no note is added."""
     log = tmp_path / "log"
     result, report = run_report(tmp_path, peer("pinned_rows", str(log)), "-q", select=PINNED)
-    assert result.returncode == 1
-    for case in report_cases(report).values():
-        assert case["outcome"] == "fail" and "nondeterministic" not in case["message"]
+    assert_exit(result, 1)
+    assert_only(report, "fail")
+    assert not any("nondeterministic" in case["message"] for case in report["cases"])
 
 
 def test_a_python_implementation_wrong_on_its_first_call_fails_every_case(tmp_path):

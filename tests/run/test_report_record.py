@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -19,6 +18,7 @@ from helpers import (
     MLX_OPTIONS,
     ROOT,
     STUDENTS,
+    embconf_argv,
     peer,
     read_report,
     run_cli,
@@ -118,7 +118,7 @@ def test_matrix_merge_reads_run_reports_as_the_matrix_would_run_them(reports, tm
 
 def test_a_run_ended_halfway_leaves_a_report_that_says_so(tmp_path):
     report = tmp_path / "r.jsonl"
-    command = [sys.executable, "-m", "embconf", "run", "--impl", f"functions:{HOSTILE / 'slow.py'}", "-q"]
+    command = embconf_argv("run", "--impl", f"functions:{HOSTILE / 'slow.py'}", "-q")
     child = subprocess.Popen(
         [*command, "--select", "lookup.forward.*", "--report-json", str(report)],
         cwd=ROOT,
