@@ -110,7 +110,7 @@ def test_the_verdict_in_the_console_json_and_junit(tmp_path):
     done = run_cli(
         "run", "--impl", CLAMPING, "--select", "lookup.*", "--report-json", str(report), "--junit", str(junit)
     )
-    assert done.returncode == 1
+    assert_exit(done, 1)
     console = done.stdout
     assert console.index("Verdict: 1 likely mistake explains") < console.index("Failures (")
     data = read_report(report)

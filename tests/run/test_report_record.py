@@ -18,6 +18,7 @@ from helpers import (
     MLX_OPTIONS,
     ROOT,
     STUDENTS,
+    assert_exit,
     embconf_argv,
     peer,
     read_report,
@@ -97,7 +98,7 @@ def test_embconf_report_renders_the_console_and_junit_of_the_run(reports, tmp_pa
 def test_embconf_report_writes_the_matrix_renderings(reports, tmp_path):
     _, _, path, _ = reports["mutant"]
     done = run_cli("report", str(path), "--markdown", str(tmp_path / "m.md"), "--html", str(tmp_path / "m.html"))
-    assert done.returncode == 1, done.stderr
+    assert_exit(done, 1)
     assert "does not conform" in (tmp_path / "m.md").read_text() and "<table" in (tmp_path / "m.html").read_text()
 
 

@@ -92,7 +92,7 @@ def test_a_declared_point_it_does_not_compute_fails_its_cases(tmp_path):
     module = tmp_path / "mlx_mislabelled.py"
     module.write_text(MLX_COS_FIRST_FULL_TURNS.format(parameters={**MLX_OPTIONS, "layout": "sin_cos"}))
     result, report = run_report(tmp_path, f"functions:{module}", "--select", "sin.*", "-q")
-    assert result.returncode == 1
+    assert_exit(result, 1)
     outcomes = {c["id"]: c["outcome"] for c in report["cases"] if c["id"].startswith("sin.family.")}
     assert outcomes["sin.family.l16_d8"] == "fail" and outcomes["sin.family.l64_d7"] == "pass"  # refused either way
 
@@ -155,7 +155,7 @@ def test_list_features_holds_every_declarable_convention():
     from helpers import run_cli
 
     result = run_cli("list", "features")
-    assert result.returncode == 0
+    assert_exit(result, 0)
     for text in ("sinusoid-guided-diffusion", "sinusoid-mlx", "cos_sin", "k/h", "sqrt(2/D)", "turns", "refused"):
         assert text in result.stdout, text
 

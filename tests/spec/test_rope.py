@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import IMPLS, assert_outcomes, problems, run_cli, run_undiagnosed
+from helpers import IMPLS, assert_exit, assert_outcomes, problems, run_cli, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -283,7 +283,7 @@ def test_the_reference_and_its_peer_provide_the_rope_operations_and_claim_every_
 
 def test_list_requirements_shows_every_rope_requirement_with_its_cases():
     listed = run_cli("list", "requirements")
-    assert listed.returncode == 0
+    assert_exit(listed, 0)
     counts = {
         line.split()[0]: int(line.split()[1]) for line in listed.stdout.splitlines() if line.startswith("EMB-ROPE-")
     }
