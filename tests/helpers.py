@@ -181,6 +181,17 @@ def run_undiagnosed(adapter: Any, cases: Sequence[Any]) -> Any:
     return run_diagnosed(adapter, cases, diagnose=False)
 
 
+def run_named(impl: str, cases: Sequence[Any], **options: Any) -> Any:
+    """:func:`run_diagnosed` on the implementation ``impl`` (``KIND:TARGET``), opened and closed here."""
+    from embconf.adapters import create_adapter
+
+    adapter = create_adapter(impl)
+    try:
+        return run_diagnosed(adapter, cases, **options)
+    finally:
+        adapter.close()
+
+
 def cause_ids(result: Any) -> list[str]:
     """The ids of a result's causes, best first (``mutant-id`` or ``symptom:KEY``)."""
     return [cause.id for cause in result.causes]
@@ -211,9 +222,6 @@ def identical(a: Any, b: Any) -> bool:
     return a == b
 
 
-# ---------------------------------------------------------------- runners
-
-
 def hostile(module: str) -> str:
     """``functions:`` naming the hostile module tests/hostile/MODULE.py."""
     return f"functions:{HOSTILE / module}.py"
@@ -226,11 +234,10 @@ def run_cases(
     select: Iterable[str] = (),
     env: Optional[dict] = None,
     timeout: float = 120,
-    name: str = "report.json",
 ) -> tuple[subprocess.CompletedProcess, Any]:
     """(completed process, the report's cases by id, None when no report was written) of ``embconf run -q`` on
     IMPL (``select`` only, if given), as a user runs it."""
-    result, report = run_report(tmp_path, impl, "-q", *args, select=select, env=env, timeout=timeout, name=name)
+    result, report = run_report(tmp_path, impl, "-q", *args, select=select, env=env, timeout=timeout)
     return result, (report_cases(report) if report is not None else None)
 
 

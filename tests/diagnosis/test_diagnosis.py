@@ -21,6 +21,7 @@ from helpers import (
     read_report,
     run_cli,
     run_diagnosed,
+    run_named,
     run_pytest,
     run_report,
 )
@@ -90,15 +91,8 @@ def test_a_catalogued_mistake_computed_in_float32_is_recognised(cases):
     ]
 
 
-def _clamping_run(cases):
-    from embconf.adapters import create_adapter
-
-    chosen = [c for c in cases if c.id.startswith("lookup.")]
-    return run_diagnosed(create_adapter(CLAMPING), chosen)
-
-
 def test_the_verdict_names_the_mistake_behind_the_failures(cases):
-    verdict = _clamping_run(cases).verdict
+    verdict = run_named(CLAMPING, [c for c in cases if c.id.startswith("lookup.")]).verdict
     assert verdict.causes[0].id == "fwd.clamped" and len(verdict.causes[0].cases) >= 5
     assert verdict.summary.startswith(
         f"1 likely mistake explains {verdict.explained} of {verdict.failures} failures: clamps out-of-range ids"

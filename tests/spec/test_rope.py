@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import IMPLS, assert_exit, assert_outcomes, problems, run_cli, run_undiagnosed
+from helpers import IMPLS, assert_exit, assert_outcomes, problems, run_cli, run_named
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -192,22 +192,14 @@ def test_scaled_frequencies_are_hugging_faces(scaling):
     assert math.isclose(hf_attention, attention, rel_tol=1e-12)
 
 
-def _run(name: str, cases):
-    adapter = create_adapter(f"functions:{IMPLS / name}")
-    try:
-        return run_undiagnosed(adapter, cases)
-    finally:
-        adapter.close()
-
-
 def test_float32_angles_pass_every_case_up_to_131072(rope_cases):
-    record = _run("rope_float32.py", rope_cases)
+    record = run_named(f"functions:{IMPLS / 'rope_float32.py'}", rope_cases, diagnose=False)
     assert problems(record.results) == []
     assert_outcomes(record, {case.id: "pass" for case in rope_cases})
 
 
 def test_bfloat16_angles_fail_wherever_a_position_or_a_frequency_is_not_exact_in_bfloat16(rope_cases):
-    record = _run("rope_bfloat16_angles.py", rope_cases)
+    record = run_named(f"functions:{IMPLS / 'rope_bfloat16_angles.py'}", rope_cases, diagnose=False)
     failed = set(problems(record.results))
     long = [case.id for case in _valued(rope_cases) if int(case.inputs()["position_ids"].max()) >= 4096]
     assert len(long) >= 20 and [case_id for case_id in long if case_id not in failed] == []
