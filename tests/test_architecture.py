@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,89 @@ def test_small_modules_and_few_at_the_top():
     assert long == {}
     top = sorted(p.name for p in (ROOT / "conformance").glob("*.py"))
     assert len(top) <= MAX_TOP_MODULES, top
+
+
+# ----- the tests' own shape: small files named after behaviour, one runner vocabulary (tests/helpers.py)
+
+TEST_FILES = sorted([*(ROOT / "tests").rglob("test_*.py"), *(ROOT / "examples").rglob("test_*.py")])
+# a name that says when or why a test was written, not what it checks: an issue, a review, a round of work
+NAMED_AFTER_WORK = re.compile(
+    r"(^|_)(issues?|reviews?|round_?(one|two|three|four|five|six|seven|eight|nine|ten|\d+)|issue_?\d+)(_|$)"
+)
+# the runners of tests/helpers.py: a test file calls them from tests and fixtures, never wraps them in its own
+RUNNERS = {"run_report", "run_cases", "run_reported", "run_selected", "run_main", "run_with_closed_streams", "main"}
+
+
+def _names_after_work(path: Path) -> list[str]:
+    """The test module, test functions and test classes of a file whose names are named after work, not behaviour."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = [path.stem] + [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.lower().startswith("test")
+    ]
+    return [name for name in names if NAMED_AFTER_WORK.search(name.lower())]
+
+
+def _own_runners(source: str) -> list[str]:
+    """Where a test file's source runs embconf (or pytest) its own way: an argv spelling ``-m embconf`` or
+    ``-m pytest`` (helpers.embconf_argv, pytest_argv), or a function that is neither a test nor a fixture wrapping a
+    runner of tests/helpers.py (or ``run_cli("run", ...)``)."""
+    tree = ast.parse(source)
+    found = [
+        f"line {node.lineno}: spells -m {b.value}"
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.List, ast.Tuple))
+        for a, b in zip(node.elts, node.elts[1:])
+        if isinstance(a, ast.Constant)
+        and a.value == "-m"
+        and isinstance(b, ast.Constant)
+        and b.value in ("embconf", "pytest")
+    ]
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef) or function.name.startswith("test"):
+            continue
+        if any("fixture" in ast.unparse(decorator) for decorator in function.decorator_list):
+            continue
+        for call in ast.walk(function):
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            first = call.args[0] if call.args else None
+            runs = isinstance(first, ast.Constant) and first.value == "run"
+            if call.func.id in RUNNERS or (call.func.id == "run_cli" and runs):
+                found.append(f"line {function.lineno}: {function.name} wraps {call.func.id}")
+    return found
+
+
+def test_test_files_are_small():
+    long = {str(p.relative_to(ROOT)): n for p in TEST_FILES if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_every_test_is_named_after_the_behaviour_it_checks():
+    named = {str(p.relative_to(ROOT)): names for p in TEST_FILES if (names := _names_after_work(p))}
+    assert named == {}
+
+
+def test_no_test_file_runs_embconf_its_own_way():
+    own = {str(p.relative_to(ROOT)): found for p in TEST_FILES if (found := _own_runners(p.read_text()))}
+    assert own == {}
+
+
+def test_the_shape_checks_catch_what_they_forbid(tmp_path):
+    for name in ("test_untrusted_round_three", "test_issue_33", "test_the_catalogue_has_the_issues_mistakes"):
+        (tmp_path / f"{name}.py").write_text(f"def {name}():\n    pass\n")
+        assert _names_after_work(tmp_path / f"{name}.py") == [name, name]
+    (tmp_path / "test_rounding.py").write_text("def test_inline_text_round_trips_and_rounds_once():\n    pass\n")
+    assert _names_after_work(tmp_path / "test_rounding.py") == []
+    wrapper = "def run_one(*args):\n    return run_cli('run', '--impl', 'reference', *args)\n"
+    hostile = "def hostile(tmp_path, m):\n    return run_report(tmp_path, m)\n"
+    argv = "import sys\nEMBCONF = [sys.executable, '-m', 'embconf']\n"
+    for source in (wrapper, hostile, argv):
+        assert len(_own_runners(source)) == 1, source
+    allowed = "@pytest.fixture\ndef ran(tmp_path):\n    return run_report(tmp_path, 'reference')\n"
+    allowed += "def _zip(tmp_path):\n    return run_cli('autograder', '--out', str(tmp_path))\n"
+    assert _own_runners(allowed) == []
 
 
 def test_every_package_opens_with_a_room_plan():

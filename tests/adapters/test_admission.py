@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from helpers import EXAMPLE_STUDENT, IMPLS, run_undiagnosed
+from helpers import EXAMPLE_STUDENT, IMPLS, assert_outcome, run_named
 
-from embconf.adapters import create_adapter
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS
 
 DECLINING = """
@@ -26,27 +25,19 @@ EMBCONF_FEATURES = ["sinusoid_computed"]
 """
 
 
-def _run(spec, cases):
-    adapter = create_adapter(spec)
-    try:
-        return run_undiagnosed(adapter, cases)
-    finally:
-        adapter.close()
-
-
 def test_a_function_declines_a_case_and_a_computed_sinusoid_is_declared(tmp_path, corpus):
     module = tmp_path / "declining.py"
     module.write_text(DECLINING)
-    run = _run(f"functions:{module}", corpus.cases)
+    run = run_named(f"functions:{module}", corpus.cases, diagnose=False)
     by_id = {r.id: r for r in run.results}
     assert [r.id for r in run.results if r.outcome in PROBLEMS] == []
-    assert by_id["lookup.forward.ids_3d"].outcome == NOT_APPLICABLE
+    assert_outcome(by_id["lookup.forward.ids_3d"], NOT_APPLICABLE)
     assert (
         by_id["lookup.forward.ids_3d"].message
         == "skipped by the implementation: declined: ids of rank 3 and above are not supported"
     )
-    assert by_id["mem.parameters.small_sinusoidal_computed"].outcome == PASS
-    assert by_id["mem.parameters.small_sinusoidal"].outcome == NOT_APPLICABLE  # the stored answer is not this one's
+    assert_outcome(by_id["mem.parameters.small_sinusoidal_computed"], PASS)
+    assert_outcome(by_id["mem.parameters.small_sinusoidal"], NOT_APPLICABLE)  # the stored answer is not this one's
 
 
 def test_both_answers_of_emb_mem_1_are_pinned(corpus):
@@ -59,7 +50,7 @@ def test_both_answers_of_emb_mem_1_are_pinned(corpus):
 
 
 def test_the_older_tinytorch_api_runs_its_start_pos_0_cases(corpus):
-    run = _run(f"tinytorch:{IMPLS / 'tinytorch_older_api.py'}", corpus.cases)
+    run = run_named(f"tinytorch:{IMPLS / 'tinytorch_older_api.py'}", corpus.cases, diagnose=False)
     assert [r.id for r in run.results if r.outcome in PROBLEMS] == []
     reasons = Counter(r.message for r in run.results if r.outcome == NOT_APPLICABLE and "start_pos" in r.message)
     assert any("PositionalEncoding.forward takes no start_pos" in m for m in reasons)
@@ -76,4 +67,4 @@ def test_an_empty_sequence_reaches_the_layer_with_learned_positions(corpus):
     ]
     assert len(cases) == 3 and all(c.inputs()["tokens"].shape[-1] == 0 for c in cases)
     for spec in ("reference", f"tinytorch:{EXAMPLE_STUDENT}", f"functions:{IMPLS / 'numpy_functions.py'}"):
-        assert {r.outcome for r in _run(spec, cases).results} == {PASS}, spec
+        assert {r.outcome for r in run_named(spec, cases, diagnose=False).results} == {PASS}, spec

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from helpers import run_report
+from helpers import assert_exit, assert_outcome, run_report
 
 from embconf.adapters import create_adapter
 from embconf.model.outcomes import ERROR, NOT_APPLICABLE, PASS
@@ -70,7 +70,7 @@ def test_embconf_decline_declines_the_case_with_its_reason(tmp_path, corpus):
     declined = results["lookup.forward.ids_3d"]
     assert (declined.outcome, declined.declined) == (NOT_APPLICABLE, True)
     assert declined.message == "skipped by the implementation: declined: ids of rank 3 and above are not supported"
-    assert results["lookup.forward.module_example"].outcome == PASS
+    assert_outcome(results["lookup.forward.module_example"], PASS)
 
 
 def test_a_not_implemented_error_from_inside_a_framework_is_an_error(tmp_path, corpus):
@@ -84,13 +84,14 @@ def test_a_not_implemented_error_from_inside_a_framework_is_an_error(tmp_path, c
 
 def test_a_not_implemented_error_of_the_modules_own_code_still_declines(tmp_path, corpus):
     results = _outcomes(tmp_path, corpus, "own_helper", OWN_HELPER)
-    assert results["lookup.forward.ids_3d"].outcome == NOT_APPLICABLE and results["lookup.forward.ids_3d"].declined
+    assert_outcome(results["lookup.forward.ids_3d"], NOT_APPLICABLE)
+    assert results["lookup.forward.ids_3d"].declined
 
 
 def test_declines_are_counted_and_fail_under_strict(tmp_path):
     module = _module(tmp_path, "declines", DECLINES)
     done, report = run_report(tmp_path, f"functions:{module}", select=CASES)
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     summary, claim = done.stdout.rstrip().splitlines()[-2:]
     assert summary == "1 pass, 1 not_applicable, 1 declined within its declared capabilities"
     assert "does not conform to spec" in claim and "1 cases declined within its declared capabilities" in claim
@@ -99,7 +100,7 @@ def test_declines_are_counted_and_fail_under_strict(tmp_path):
     assert [case["id"] for case in report["cases"] if case.get("declined")] == ["lookup.forward.ids_3d"]
 
     strict, _ = run_report(tmp_path, f"functions:{module}", "--strict", select=CASES)
-    assert strict.returncode == 1
+    assert_exit(strict, 1)
     assert strict.stderr.strip() == (
         "embconf: --strict: 1 case(s) declined within the declared capabilities and not listed in --expectations; "
         "a conformance claim cannot rest on declined cases"
@@ -111,7 +112,7 @@ def test_declines_are_counted_and_fail_under_strict(tmp_path):
     acknowledged, report = run_report(
         tmp_path, f"functions:{module}", "--strict", "--expectations", str(listed), select=CASES
     )
-    assert acknowledged.returncode == 0, acknowledged.stderr
+    assert_exit(acknowledged, 0)
     assert report["declined"] == 1
 
 
@@ -120,5 +121,5 @@ def test_a_case_outside_the_declared_capabilities_is_not_a_decline(tmp_path):
     done, report = run_report(
         tmp_path, f"functions:{module}", "--strict", select=["lookup.backward.module_example_020", *CASES[1:]]
     )
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     assert report["declined"] == 0 and report["summary"]["not_applicable"] == 1

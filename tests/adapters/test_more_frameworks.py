@@ -12,7 +12,7 @@ import re
 import sys
 
 import pytest
-from helpers import outcomes, run_report
+from helpers import assert_exit, outcomes, run_reported, selecting
 from test_frameworks import in_fresh_python, needs
 
 from embconf.adapters import ImplementationError, create_adapter
@@ -25,15 +25,11 @@ ABOVE = {"lookup.error.id_equals_vocab", "lookup.error.id_far_above", "lookup.er
 HALF_MANY_REPEATS = {"half.float16.backward.many_repeats", "half.bfloat16.backward.many_repeats"}
 
 
-def run(tmp_path, impl: str, *select: str) -> tuple[int, dict, str]:
-    """(exit code, {case: outcome}, stdout) of a run over the cases matching ``select``; a peer's messages are
-    checked against the protocol's schemas."""
-    args = [arg for pattern in select for arg in ("--select", pattern)]
-    args += ["--validate-protocol"] if impl.startswith("subprocess:") else []
-    result, report = run_report(tmp_path, impl, "-q", "--case-timeout", "120", *args, timeout=900)
-    assert report is not None, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    return result.returncode, outcomes(report), result.stdout
+def measuring(impl: str, *select: str) -> list[str]:
+    """The options a framework's cases are measured with: two minutes a case, the cases matching ``select``,
+    and a peer's messages checked against the protocol's schemas."""
+    args = ["--case-timeout", "120", *selecting(select)]
+    return args + (["--validate-protocol"] if impl.startswith("subprocess:") else [])
 
 
 def failing(found: dict) -> set[str]:
@@ -50,8 +46,10 @@ def passing_all(found: dict, prefix: str) -> bool:
 
 def test_onnxruntime_gather_counts_negative_indices_from_the_back(tmp_path):
     needs("onnxruntime")
-    code, found, _ = run(tmp_path, "onnxruntime", "lookup.*", "half.*")
-    assert code == 1 and passing_all(found, "lookup.forward.") and passing_all(found, "half.float16.forward.")
+    result, report = run_reported(tmp_path, "onnxruntime", *measuring("onnxruntime", "lookup.*", "half.*"), timeout=900)
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.") and passing_all(found, "half.float16.forward.")
     assert failing(found) == NEGATIVE | {"lookup.error.int32_negative"}  # ONNX's definition: [-V, V-1]
     assert found["lookup.error.id_equals_vocab"] == "pass"  # InvalidArgument "out of data bounds"
     assert found["lookup.backward.module_example_020"] == "not_applicable"  # forward only
@@ -71,8 +69,11 @@ def test_onnxruntime_gather_counts_negative_indices_from_the_back(tmp_path):
 
 def test_mlx_wraps_negative_ids_reads_past_the_table_and_a_segfault_is_one_crash(tmp_path):
     needs("mlx")
-    code, found, stdout = run(tmp_path, "mlx", "lookup.*", "half.*")
-    assert code == 1 and passing_all(found, "lookup.forward.") and passing_all(found, "lookup.backward.")
+    result, report = run_reported(tmp_path, "mlx", *measuring("mlx", "lookup.*", "half.*"), timeout=900)
+    found = outcomes(report)
+    stdout = result.stdout
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.") and passing_all(found, "lookup.backward.")
     crashed = {case for case, outcome in found.items() if outcome == "crash"}
     assert {"lookup.error.id_2_pow_32", "lookup.error.id_2_pow_40"} <= crashed  # far outside: SIGSEGV in the worker
     assert all(case.startswith("lookup.error.") for case in crashed)  # a write past the table may crash too
@@ -85,8 +86,11 @@ def test_mlx_wraps_negative_ids_reads_past_the_table_and_a_segfault_is_one_crash
 
 def test_mlx_sinusoidal_encoding_is_the_mlx_profile_it_declares(tmp_path):
     needs("mlx")
-    code, found, stdout = run(tmp_path, "mlx", "sin.*")
-    assert code == 0 and passing_all(found, "sin.mlx.")  # its defaults: EMB-SIN-V4, odd D refused as invalid_config
+    result, report = run_reported(tmp_path, "mlx", *measuring("mlx", "sin.*"), timeout=900)
+    found = outcomes(report)
+    stdout = result.stdout
+    assert_exit(result, 0)
+    assert passing_all(found, "sin.mlx.")  # its defaults: EMB-SIN-V4, odd D refused as invalid_config
     assert all(outcome in ("pass", "not_applicable") for outcome in found.values())
     assert found["sin.canonical.l50_d7"] == "not_applicable"  # no canonical table is claimed
     assert "(EMB-SIN-V4)" in stdout
@@ -97,8 +101,10 @@ def test_mlx_sinusoidal_encoding_is_the_mlx_profile_it_declares(tmp_path):
 
 def test_haiku_array_index_wraps_and_clamps(tmp_path):
     needs("haiku")
-    code, found, _ = run(tmp_path, "haiku", "lookup.*", "half.*")
-    assert code == 1 and passing_all(found, "lookup.forward.") and passing_all(found, "half.float16.forward.")
+    result, report = run_reported(tmp_path, "haiku", *measuring("haiku", "lookup.*", "half.*"), timeout=900)
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.") and passing_all(found, "half.float16.forward.")
     assert NEGATIVE | ABOVE | {"lookup.error.id_2_pow_32"} | HALF_MANY_REPEATS <= failing(found)
     assert found["lookup.error.backward_grad_shape"] == "pass"
     assert found["lookup.error.float_half"] == "not_applicable"  # Haiku refuses float ids: not claimed
@@ -106,8 +112,12 @@ def test_haiku_array_index_wraps_and_clamps(tmp_path):
 
 def test_haiku_one_hot_gives_zero_rows_and_float32_for_half_tables(tmp_path):
     needs("haiku:one_hot")
-    code, found, _ = run(tmp_path, "haiku:one_hot", "lookup.*", "half.*")
-    assert code == 1 and passing_all(found, "lookup.backward.")
+    result, report = run_reported(
+        tmp_path, "haiku:one_hot", *measuring("haiku:one_hot", "lookup.*", "half.*"), timeout=900
+    )
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.backward.")
     assert found["lookup.forward.special_values"] == "fail"  # 0 * NaN spreads into every row
     assert {"half.float16.forward.random", "half.bfloat16.forward.random"} <= failing(found)  # float32 output
     assert not HALF_MANY_REPEATS & failing(found)  # the one-hot matmul accumulates in float32
@@ -128,8 +138,10 @@ def test_haiku_one_hot_gives_zero_rows_and_float32_for_half_tables(tmp_path):
 
 def test_equinox_maps_scalar_lookups_over_any_ids(tmp_path):
     needs("equinox")
-    code, found, _ = run(tmp_path, "equinox", "lookup.*")
-    assert code == 1 and passing_all(found, "lookup.forward.") and passing_all(found, "lookup.backward.")
+    result, report = run_reported(tmp_path, "equinox", *measuring("equinox", "lookup.*"), timeout=900)
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.") and passing_all(found, "lookup.backward.")
     assert found["lookup.forward.ids_0d"] == found["lookup.forward.empty_sequence"] == "pass"
     assert NEGATIVE | ABOVE | {"lookup.error.id_2_pow_32"} <= failing(found)
 
@@ -140,8 +152,9 @@ def test_equinox_maps_scalar_lookups_over_any_ids(tmp_path):
 @pytest.mark.parametrize("impl", ["paddle", "paddle:functional"])
 def test_paddle_options_pass_and_its_measured_deviations_fail(tmp_path, impl):
     needs(impl)
-    code, found, _ = run(tmp_path, impl, "lookup.*", "options.*", "half.*")
-    assert code == 1
+    result, report = run_reported(tmp_path, impl, *measuring(impl, "lookup.*", "options.*", "half.*"), timeout=900)
+    found = outcomes(report)
+    assert_exit(result, 1)
     for prefix in ("lookup.forward.", "lookup.backward.", "lookup.sparse.", "options.freq.", "options.max_norm."):
         assert passing_all(found, prefix), prefix
     assert (
@@ -164,8 +177,12 @@ def test_paddle_options_pass_and_its_measured_deviations_fail(tmp_path, impl):
 
 def test_mindspore_wraps_once_and_keeps_the_padding_rows_gradient(tmp_path):
     needs("mindspore")
-    code, found, _ = run(tmp_path, "mindspore", "lookup.*", "options.*", "half.*")
-    assert code == 1 and passing_all(found, "lookup.forward.")
+    result, report = run_reported(
+        tmp_path, "mindspore", *measuring("mindspore", "lookup.*", "options.*", "half.*"), timeout=900
+    )
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.")
     assert NEGATIVE | {"lookup.error.id_2_pow_32", "lookup.error.backward_negative"} <= failing(found)
     assert found["lookup.error.id_equals_vocab"] == found["lookup.error.backward_grad_shape"] == "pass"
     assert {"options.padding.backward_zero_row", "options.padding.backward_negative_one"} <= failing(found)
@@ -178,16 +195,25 @@ def test_mindspore_wraps_once_and_keeps_the_padding_rows_gradient(tmp_path):
 
 def test_tfjs_gather_narrows_int64_ids_and_checks_the_rest(tmp_path):
     needs(TFJS_GATHER)  # node on PATH, @tensorflow/tfjs installed by npm ci
-    code, found, _ = run(tmp_path, TFJS_GATHER, "lookup.*")
-    assert code == 1 and passing_all(found, "lookup.forward.") and passing_all(found, "lookup.backward.")
+    result, report = run_reported(tmp_path, TFJS_GATHER, *measuring(TFJS_GATHER, "lookup.*"), timeout=900)
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.") and passing_all(found, "lookup.backward.")
     assert failing(found) == {"lookup.error.id_2_pow_32", "lookup.error.id_2_pow_40"}  # int32 tensors
     assert found["lookup.error.backward_grad_shape"] == "pass"  # tf.grad's own dy check
 
 
 def test_tfjs_layer_casts_float_ids(tmp_path):
     needs(TFJS_GATHER)  # node on PATH, @tensorflow/tfjs installed by npm ci
-    code, found, _ = run(tmp_path, TFJS_LAYER, "lookup.forward.*", "lookup.error.float_*", "*.backward_grad_shape")
-    assert code == 1 and passing_all(found, "lookup.forward.")
+    result, report = run_reported(
+        tmp_path,
+        TFJS_LAYER,
+        *measuring(TFJS_LAYER, "lookup.forward.*", "lookup.error.float_*", "*.backward_grad_shape"),
+        timeout=900,
+    )
+    found = outcomes(report)
+    assert_exit(result, 1)
+    assert passing_all(found, "lookup.forward.")
     assert found["lookup.forward.float_ids_integral"] == "pass"
     assert {"lookup.error.float_half", "lookup.error.float_nan", "lookup.error.float_2_7"} <= failing(found)
     assert found["lookup.error.backward_grad_shape"] == "error"  # its broadcasting error: the exception reply, no crash

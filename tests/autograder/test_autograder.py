@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, assert_exit, run_cli
 
 sys.path.insert(0, str(ROOT / "tests" / "grading"))
 import grading_samples as samples  # noqa: E402
@@ -23,7 +23,7 @@ def test_the_zip_holds_the_scripts_the_base_the_rubric_and_the_pinned_suite(tmp_
     out = tmp_path / "autograder.zip"
     recipe = ["--run-timeout", "120", "--base", str(samples.EXAMPLE), "--suite", "embedding-conformance==0.1.0"]
     done = run_cli("autograder", "--out", str(out), *recipe)
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     with zipfile.ZipFile(out) as archive:
         names = archive.namelist()
         run = archive.read("run_autograder").decode()
@@ -83,7 +83,7 @@ def test_the_autograder_grades_in_a_simulated_gradescope_tree(tmp_path):
     done = run_cli("autograder", "--out", str(zipped), timeout=900)  # a wheel of this tree, built and bundled
     if done.returncode == 2 and "cannot make a wheel of the running suite" in done.stderr:
         pytest.skip(done.stderr.strip())
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     for folder in ("source", "submission", "results"):
         (tree / folder).mkdir(parents=True)
     with zipfile.ZipFile(zipped) as archive:

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, assert_exit, run_cli
 
 from embconf.autograder.stub import STUB
 from embconf.autograder.wheel import EXAMPLE_MODULE, _digest
@@ -28,7 +28,7 @@ REQUIREMENT = "embedding-conformance==0.1.0"  # an explicit requirement: no whee
 def _zip(tmp_path: Path, *args: str) -> zipfile.ZipFile:
     out = tmp_path / "autograder.zip"
     done = run_cli("autograder", "--out", str(out), *args)
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     return zipfile.ZipFile(out)
 
 
@@ -58,7 +58,7 @@ def default_zip(tmp_path_factory) -> Path:
     done = run_cli("autograder", "--out", str(out), timeout=900)
     if done.returncode == 2 and "cannot make a wheel of the running suite" in done.stderr:
         pytest.skip(done.stderr.strip())
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     return out
 
 
@@ -123,7 +123,7 @@ def test_a_symlinked_out_is_written_through(tmp_path):
     link = tmp_path / "link.zip"
     link.symlink_to(target)
     done = run_cli("autograder", "--out", str(link), "--suite", REQUIREMENT)
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     assert link.is_symlink() and zipfile.is_zipfile(target)
 
 

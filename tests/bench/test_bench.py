@@ -9,7 +9,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import IMPLS, run_cli
+from helpers import IMPLS, assert_exit, run_cli
 
 from embconf.bench import BenchOptions, run_bench
 from embconf.bench.measure import MEASURED, SKIPPED
@@ -116,7 +116,7 @@ def test_a_failing_measurement_is_a_line_not_a_lost_worker():
 )
 def test_bad_input_is_one_line_and_exit_2(args, says):
     done = run_cli("bench", "--impl", "reference", *args, timeout=120)
-    assert done.returncode == 2, done.stderr
+    assert_exit(done, 2)
     assert done.stderr.count("\n") == 1 and says in done.stderr and not done.stdout, done.stderr
 
 
@@ -135,7 +135,7 @@ def test_cli_writes_json_and_svg(tmp_path):
         str(tmp_path / "b.svg"),
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
+    assert_exit(done, 0)
     assert "memcpy roof" in done.stdout and "tiny/zipf" in done.stdout
     document = json.loads((tmp_path / "b.json").read_text())
     assert [r["status"] for r in document["rows"]] == [MEASURED] * 4

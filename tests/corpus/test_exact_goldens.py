@@ -14,7 +14,7 @@ import textwrap
 import mpmath
 import numpy as np
 import pytest
-from helpers import ROOT, run_cli
+from helpers import ROOT, assert_exit, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -235,6 +235,6 @@ def test_regenerate_without_mpmath_says_how_to_install_it_in_one_line(tmp_path):
         "sys.meta_path.insert(0, _Block())\n"
     )
     result = run_cli("regenerate", "--check", env={"PYTHONPATH": str(tmp_path)})
-    assert result.returncode == 2
+    assert_exit(result, 2)
     assert len(result.stderr.strip().splitlines()) == 1
     assert "embedding-conformance[exact]" in result.stderr

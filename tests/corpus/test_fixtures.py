@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_cli
+from helpers import assert_exit, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,9 +29,9 @@ def test_regenerating_is_byte_identical_to_the_committed_corpus():
 
 def test_regenerate_check_and_validate_pass_from_the_cli():
     check = run_cli("regenerate", "--check")
-    assert check.returncode == 0, check.stderr
+    assert_exit(check, 0)
     validate = run_cli("validate")
-    assert validate.returncode == 0, validate.stderr
+    assert_exit(validate, 0)
     assert " 0 problems" in validate.stdout
 
 
@@ -41,7 +41,7 @@ def test_regenerate_check_names_the_case_that_differs(tmp_path):
     path = copy / "token_lookup.yaml"
     path.write_text(path.read_text().replace("data: [2, 0, 2]", "data: [2, 0, 1]", 1))
     result = run_cli("regenerate", "--check", "--fixtures", str(copy))
-    assert result.returncode == 1
+    assert_exit(result, 1)
     assert "token_lookup.yaml: case lookup.forward.module_example differs" in result.stderr
 
 

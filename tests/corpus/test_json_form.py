@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import identical, run_cli
+from helpers import assert_exit, identical, run_cli
 
 import embconf.corpus.fixtures as fixtures
 from embconf.corpus.fixtures import load_corpus
@@ -85,5 +85,5 @@ def test_regenerate_check_names_a_json_form_that_differs_or_is_not_the_generator
     edited.write_text(edited.read_text().replace("BERT-base token table", "BERT token table", 1))
     (copy / "stray.json").write_text("{}\n")
     result = run_cli("regenerate", "--check", "--fixtures", str(copy))
-    assert result.returncode == 1
+    assert_exit(result, 1)
     assert "memory.json: differs" in result.stderr and "stray.json: not produced by the generator" in result.stderr

@@ -6,14 +6,25 @@ from __future__ import annotations
 import io
 import json
 import logging
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import jsonschema
 import numpy as np
 import pytest
-from helpers import IMPLS, ROOT, STUDENTS, first_cause, read_report, run_cli, run_diagnosed, run_report
+from helpers import (
+    IMPLS,
+    ROOT,
+    STUDENTS,
+    assert_exit,
+    assert_outcome,
+    first_cause,
+    read_report,
+    run_cli,
+    run_diagnosed,
+    run_named,
+    run_pytest,
+    run_report,
+)
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
@@ -80,15 +91,8 @@ def test_a_catalogued_mistake_computed_in_float32_is_recognised(cases):
     ]
 
 
-def _clamping_run(cases):
-    from embconf.adapters import create_adapter
-
-    chosen = [c for c in cases if c.id.startswith("lookup.")]
-    return run_diagnosed(create_adapter(CLAMPING), chosen)
-
-
 def test_the_verdict_names_the_mistake_behind_the_failures(cases):
-    verdict = _clamping_run(cases).verdict
+    verdict = run_named(CLAMPING, [c for c in cases if c.id.startswith("lookup.")]).verdict
     assert verdict.causes[0].id == "fwd.clamped" and len(verdict.causes[0].cases) >= 5
     assert verdict.summary.startswith(
         f"1 likely mistake explains {verdict.explained} of {verdict.failures} failures: clamps out-of-range ids"
@@ -100,7 +104,7 @@ def test_the_verdict_in_the_console_json_and_junit(tmp_path):
     done = run_cli(
         "run", "--impl", CLAMPING, "--select", "lookup.*", "--report-json", str(report), "--junit", str(junit)
     )
-    assert done.returncode == 1
+    assert_exit(done, 1)
     console = done.stdout
     assert console.index("Verdict: 1 likely mistake explains") < console.index("Failures (")
     data = read_report(report)
@@ -112,24 +116,10 @@ def test_the_verdict_in_the_console_json_and_junit(tmp_path):
 
 def test_the_verdict_in_the_pytest_summary_and_junitxml(tmp_path):
     junit = tmp_path / "junit.xml"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--embconf-impl={CLAMPING}",
-            "--embconf-select=lookup.error.*",
-            f"--junitxml={junit}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = run_pytest(
+        tmp_path, f"--embconf-impl={CLAMPING}", "--embconf-select=lookup.error.*", f"--junitxml={junit}", timeout=300
     )
-    assert done.returncode == 1
+    assert_exit(done, 1)
     assert "embconf verdict" in done.stdout and "likely mistake" in done.stdout and "fwd.clamped" in done.stdout
     prop = ET.parse(junit).getroot().find(".//properties/property[@name='embconf.verdict']")
     assert prop is not None and "fwd.clamped" in prop.get("value")
@@ -150,7 +140,8 @@ def test_messages_say_what_differs_once(cases):
 
     chosen = [c for c in cases if c.id == "pos.backward.batch3"]
     result = run_diagnosed(TinyTorchAdapter(str(STUDENTS / "detached_positions.py")), chosen).results[0]
-    assert result.outcome == FAIL and "wrong missing" not in result.message
+    assert_outcome(result, FAIL)
+    assert "wrong missing" not in result.message
     assert result.message.count("is None") == 1
 
 

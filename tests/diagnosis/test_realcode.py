@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, read_report, run_cli
+from helpers import ROOT, assert_exit, read_report, run_cli
 
 from embconf.mutants import registry
 
@@ -49,7 +49,7 @@ def test_every_real_code_module_is_caught(path: Path, tmp_path: Path) -> None:
     kind = "tinytorch" if _builds_on_tt(path) else "functions"
     report = tmp_path / "report.json"
     done = run_cli("run", "--impl", f"{kind}:{path}", "-q", "--report-json", str(report))
-    assert done.returncode == 1, (done.returncode, done.stderr[-500:])
+    assert_exit(done, 1)
     verdict = read_report(report)["verdict"]
     assert verdict["failures"] > 0, verdict["summary"]  # exit 1 with failures: loaded, judged and caught
     untrue = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import read_report, run_diagnosed
+from helpers import assert_exit, read_report, run_diagnosed
 from rope_cases import LLAMA3, YARN, case, float32_operations, window
 
 from embconf.diagnosis.rope_fit import Kind, read, rotation
@@ -195,6 +195,6 @@ def test_the_public_precision_bugs_fail_with_a_cause_naming_the_precision(
     report = tmp_path / "report.json"
     path = ROOT / "tests" / "realcode" / f"{module}.py"
     done = run_cli("run", "--impl", f"functions:{path}", "-q", "--report-json", str(report))
-    assert done.returncode == 1, done.stderr[-300:]
+    assert_exit(done, 1)
     verdict = read_report(report)["verdict"]
     assert any(precision in entry["title"] for entry in verdict["mistakes"]), verdict["summary"]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import embconf_argv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
@@ -262,7 +263,7 @@ def test_an_interrupted_run_keeps_what_it_graded_and_the_next_run_resumes(tmp_pa
     for number in range(8):
         samples.write(folder, f"s{number}", "module", None if number % 2 else "overwrite")
     child = subprocess.Popen(
-        [sys.executable, "-m", "embconf", "grade", str(folder), "--out", str(out), "--jobs", "2"],
+        embconf_argv("grade", str(folder), "--out", str(out), "--jobs", "2"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

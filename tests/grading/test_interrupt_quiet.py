@@ -12,6 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from helpers import embconf_argv
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
 
@@ -40,8 +42,7 @@ def test_grading_twice_in_one_process_leaves_no_dead_tracker(tmp_path):
 def test_ctrl_c_as_a_record_arrives_prints_one_line(tmp_path):
     folder = _class(tmp_path, 6)
     child = subprocess.Popen(
-        [sys.executable, "-W", "default", "-m", "embconf", "grade", str(folder), "--out", str(tmp_path / "out")]
-        + ["--jobs", "2"],
+        embconf_argv("grade", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2", python=("-W", "default")),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

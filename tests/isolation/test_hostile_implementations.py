@@ -9,45 +9,27 @@ cannot even be imported, in one line).
 
 from __future__ import annotations
 
-import json
-import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from helpers import HOSTILE, ROOT, report_cases, run_report
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from helpers import (
+    assert_exit,
+    assert_judged,
+    assert_one_line_error,
+    assert_outcome,
+    assert_outcomes,
+    hostile,
+    run_cases,
+)
 
-from embconf.corpus.fixtures import FixtureError, parse_fixture_file
 from embconf.model.contract import Planned, Reply, Status
-from embconf.model.encoding import EncodingError, decode_array
 from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
 FORWARD, FORWARD_0D = "lookup.forward.module_example", "lookup.forward.ids_0d"
 BACKWARD, BACKWARD_2 = "lookup.backward.module_example_020", "lookup.backward.no_duplicates"
 SINUSOID = "sin.canonical.l16_d8"
 SELECTION = (FORWARD, FORWARD_0D, BACKWARD, SINUSOID)
-
-
-def run_hostile(tmp_path: Path, module: str, *args: str, select: tuple[str, ...] = SELECTION):
-    """``embconf run -q`` on tests/hostile/MODULE.py: the process result and the report's cases by id."""
-    result, report = run_report(
-        tmp_path, f"functions:{HOSTILE / module}.py", "-q", *args, select=select, timeout=120, name=f"{module}.json"
-    )
-    return result, report_cases(report)
-
-
-def assert_judged(result, cases: dict[str, dict], expected: dict[str, tuple[str, str]], select=SELECTION) -> None:
-    """Exit 1, every selected case reported, the expected outcome and message on the affected cases, pass elsewhere."""
-    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert sorted(cases) == sorted(select)
-    for case_id in select:
-        outcome, words = expected.get(case_id, ("pass", ""))
-        assert cases[case_id]["outcome"] == outcome, cases[case_id]
-        assert words in cases[case_id]["message"], cases[case_id]["message"]
 
 
 BEHAVIOURS = [
@@ -84,35 +66,36 @@ BEHAVIOURS = [
 
 def test_returning_the_table_itself_for_identity_ids_fails(tmp_path):
     identity = "lookup.forward.identity_ids"
-    result, cases = run_hostile(tmp_path, "view", select=(identity, FORWARD))
+    result, cases = run_cases(tmp_path, hostile("view"), select=(identity, FORWARD))
     assert_judged(
-        result, cases, {identity: ("fail", "output 'output' is a view of input 'weight'")}, (identity, FORWARD)
+        result, cases, (identity, FORWARD), {identity: ("fail", "output 'output' is a view of input 'weight'")}
     )
 
 
 @pytest.mark.parametrize("module, args, expected", BEHAVIOURS, ids=[b[0] for b in BEHAVIOURS])
 def test_hostile_behaviour_costs_only_its_cases(tmp_path, module, args, expected):
-    result, cases = run_hostile(tmp_path, module, *args)
-    assert_judged(result, cases, expected)
+    result, cases = run_cases(tmp_path, hostile(module), *args, select=SELECTION)
+    assert_judged(result, cases, SELECTION, expected)
 
 
 def test_the_guard_also_works_in_process(tmp_path):
-    result, cases = run_hostile(tmp_path, "mutate_weight", "--in-process")
+    result, cases = run_cases(tmp_path, hostile("mutate_weight"), "--in-process", select=SELECTION)
     assert_judged(
         result,
         cases,
+        SELECTION,
         {FORWARD: ("fail", "modified its input 'weight'"), FORWARD_0D: ("fail", "modified its input 'weight'")},
     )
 
 
 def test_a_crash_report_carries_the_tail_of_what_the_worker_printed(tmp_path):
-    result, cases = run_hostile(tmp_path, "segfault")
+    result, cases = run_cases(tmp_path, hostile("segfault"), select=SELECTION)
     assert "embedding_forward" in cases[FORWARD]["stderr"]  # faulthandler's traceback, from the worker's stderr
 
 
 def test_an_output_flood_neither_blocks_nor_floods_the_runner(tmp_path):
-    result, cases = run_hostile(tmp_path, "flood")
-    assert_judged(result, cases, {BACKWARD: ("crash", "exited with code 1")})
+    result, cases = run_cases(tmp_path, hostile("flood"), select=SELECTION)
+    assert_judged(result, cases, SELECTION, {BACKWARD: ("crash", "exited with code 1")})
     tail = cases[BACKWARD]["stderr"]
     assert "LAST WORDS" in tail and "earlier bytes of output not shown" in tail and len(tail) < 5000
     assert len(result.stdout) < 20_000 and len(result.stderr) < 20_000
@@ -120,10 +103,11 @@ def test_an_output_flood_neither_blocks_nor_floods_the_runner(tmp_path):
 
 def test_garbage_results_are_judged_not_trusted(tmp_path):
     select = (FORWARD, BACKWARD, SINUSOID, "pos.forward.batch1", "pos.backward.batch1", "lookup.sparse.module_example")
-    result, cases = run_hostile(tmp_path, "garbage", select=select)
+    result, cases = run_cases(tmp_path, hostile("garbage"), select=select)
     assert_judged(
         result,
         cases,
+        select,
         {
             FORWARD: ("fail", "got str 'the output'"),
             BACKWARD: ("fail", "got list"),
@@ -131,37 +115,35 @@ def test_garbage_results_are_judged_not_trusted(tmp_path):
             "pos.forward.batch1": ("fail", "<generator object"),
             "pos.backward.batch1": ("error", "returns 2 outputs"),
         },
-        select,
     )
 
 
 def test_the_run_timeout_times_out_every_remaining_case(tmp_path):
     select = (SINUSOID, FORWARD, BACKWARD, BACKWARD_2)
-    result, cases = run_hostile(tmp_path, "hang", "--run-timeout", "2", "--case-timeout", "30", select=select)
+    result, cases = run_cases(tmp_path, hostile("hang"), "--run-timeout", "2", "--case-timeout", "30", select=select)
     order = list(cases)  # the report lists cases in the order they ran
     hung = min(order.index(BACKWARD), order.index(BACKWARD_2))
     expected = {case_id: ("timeout", "run timeout") for case_id in order[hung:]}
-    assert_judged(result, cases, expected, select)
+    assert_judged(result, cases, select, expected)
 
 
 def test_repeat_reports_nondeterminism_and_strict_fails_it(tmp_path):
-    result, cases = run_hostile(tmp_path, "nondeterministic", "--repeat", "3")
-    assert result.returncode == 0, result.stdout[-2000:]
-    assert {c["outcome"] for c in cases.values()} == {"pass"}
+    result, cases = run_cases(tmp_path, hostile("nondeterministic"), "--repeat", "3", select=SELECTION)
+    assert_exit(result, 0)
+    assert_outcomes(cases, dict.fromkeys(SELECTION, "pass"))
     assert "nondeterministic" in cases[SINUSOID]["message"] and f"note: {SINUSOID}: nondeterministic" in result.stdout
     assert not any("nondeterministic" in c["message"] for case_id, c in cases.items() if case_id != SINUSOID)
-    strict, cases = run_hostile(tmp_path, "nondeterministic", "--repeat", "3", "--strict")
-    assert_judged(strict, cases, {SINUSOID: ("fail", "nondeterministic")})
+    strict, cases = run_cases(tmp_path, hostile("nondeterministic"), "--repeat", "3", "--strict", select=SELECTION)
+    assert_judged(strict, cases, SELECTION, {SINUSOID: ("fail", "nondeterministic")})
 
 
 @pytest.mark.parametrize(
     "module, words", [("import_error", "RuntimeError: no GPU found"), ("syntax_error", "SyntaxError")]
 )
 def test_a_module_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path, module, words):
-    result, cases = run_hostile(tmp_path, module)
-    assert result.returncode == 2 and not cases and result.stdout == ""
-    assert result.stderr.startswith("embconf: cannot import") and words in result.stderr
-    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    result, cases = run_cases(tmp_path, hostile(module), select=SELECTION)
+    assert_one_line_error(result, words)
+    assert cases is None and result.stdout == "" and result.stderr.startswith("embconf: cannot import")
 
 
 # ----- the guard and the comparison, directly ------------------------------------------------------------
@@ -193,7 +175,7 @@ def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, 
     output = case.expected_outputs["output"].copy()
     output[1, 2] = bad
     result = judge(case, Reply(Status.OUTPUTS, outputs={"output": output}), None)
-    assert result.outcome == "fail" and "differs at index [1, 2]" in result.message
+    assert_outcome(result, "fail", "differs at index [1, 2]")
 
 
 def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
@@ -246,7 +228,7 @@ def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_
     from embconf.model.contract import Status
 
     order = [FORWARD, BACKWARD, SINUSOID, FORWARD_0D, BACKWARD]
-    adapter = IsolatedAdapter(f"functions:{HOSTILE / 'segfault.py'}")
+    adapter = IsolatedAdapter(hostile("segfault"))
     try:
         adapter.plan([Planned(cases_by_id[c].operation, cases_by_id[c].inputs) for c in order])
         statuses = [adapter.call(cases_by_id[c].operation, cases_by_id[c].inputs()).status for c in order]
@@ -260,139 +242,6 @@ def test_batched_calls_survive_a_worker_lost_mid_batch_and_a_caller_leaving_its_
     assert [reply.status for reply in off_plan] == [Status.OUTPUTS, Status.DIED, Status.OUTPUTS] and off_plan[
         2
     ].outputs["table"].shape == (16, 8)
-
-
-# ----- fuzzing: malformed input gives the documented error, never a crash ------------------------------
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12,
-)
-array_like = st.fixed_dictionaries(
-    {
-        "dtype": st.sampled_from(["float32", "float64", "int32", "int64", "float16", "bool"]) | json_values,
-        "shape": st.lists(st.integers(-2, 5), max_size=4) | json_values,
-    },
-    optional={
-        "data": st.lists(
-            st.integers(-3, 3) | st.floats() | st.sampled_from(["nan", "inf", "-inf", "x"]) | json_values, max_size=40
-        )
-        | json_values,
-        "base64": st.text(max_size=40) | st.sampled_from(["AAAAAA==", "AACAPw==", "!!"]) | json_values,
-        "rows": st.lists(st.integers(-1, 4), max_size=4) | json_values,
-    },
-)
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@FUZZ
-@given(array_like)
-def test_decode_array_raises_only_encoding_error(encoded):
-    try:
-        array = decode_array(encoded)
-    except EncodingError:
-        return
-    assert isinstance(array, np.ndarray) and array.dtype.name == encoded["dtype"]
-    assert math.prod(array.shape) == array.size
-
-
-VALID_FIXTURE = (ROOT / "fixtures" / "token_lookup.yaml").read_bytes()[:4000]
-
-
-def _mangled(data: bytes, cut: int, insert: bytes) -> bytes:
-    cut %= len(data) + 1
-    return data[:cut] + insert + data[cut + len(insert) :]
-
-
-fixture_bytes = st.one_of(
-    st.binary(max_size=300),
-    st.builds(
-        _mangled,
-        st.just(VALID_FIXTURE),
-        st.integers(0, len(VALID_FIXTURE)),
-        st.sampled_from(
-            [
-                b"",
-                b"\n",
-                b": ",
-                b"- ",
-                b"[",
-                b"{",
-                b"!!python/object:os.system ",
-                b"&a ",
-                b"*a",
-                b"\x00",
-                b"\xff",
-                b"    ",
-                b"nan",
-                b"- id: x\n",
-                b'"',
-                b"base64: ",
-                b"shape: [-1]\n",
-            ]
-        )
-        | st.binary(max_size=12),
-    ),
-)
-
-
-@FUZZ
-@given(fixture_bytes, st.booleans())
-def test_the_fixture_loader_raises_only_fixture_error(raw, validate):
-    try:
-        cases = parse_fixture_file(Path("fuzz.yaml"), raw, validate=validate)
-    except FixtureError:
-        return
-    if validate:  # what a validated file holds must decode (an unvalidated one is trusted by its hash)
-        for case in cases:
-            case.inputs()
-
-
-subprocess_adapter = pytest.importorskip("embconf.protocol.adapter")
-codec = pytest.importorskip("embconf.protocol.lines")
-
-
-def _reply_reader():
-    reader = subprocess_adapter.SubprocessAdapter.__new__(subprocess_adapter.SubprocessAdapter)
-    reader.validate_protocol = False
-    return reader
-
-
-reply_messages = st.one_of(
-    json_values,
-    st.fixed_dictionaries(
-        {"seq": st.sampled_from([1, 2, "1", None])},
-        optional={
-            "outputs": st.dictionaries(
-                st.sampled_from(["output", "grad_weight", "x"]), array_like | json_values, max_size=2
-            )
-            | json_values,
-            "error": st.fixed_dictionaries({"kind": st.sampled_from(["index_out_of_range", "nope"]) | json_values})
-            | json_values,
-            "skipped": st.fixed_dictionaries({"reason": json_values}) | json_values,
-        },
-    ),
-)
-
-
-@FUZZ
-@given(st.binary(max_size=200) | reply_messages.map(lambda m: json.dumps(m).encode()))
-def test_the_protocol_line_reader_raises_only_protocol_errors(line):
-    try:
-        codec.parse_line(line)
-    except codec.ProtocolError:
-        pass
-
-
-@FUZZ
-@given(reply_messages)
-def test_the_protocol_reply_reader_raises_only_protocol_errors(message):
-    try:
-        reply = _reply_reader()._reply(message, "embedding_forward", 1)
-    except codec.ProtocolError:
-        return
-    assert isinstance(reply, Reply)
 
 
 def test_calls_run_ahead_go_back_to_the_plan_in_their_order():

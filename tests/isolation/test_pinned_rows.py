@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import HOSTILE, outcomes, report_cases, run_report
+from helpers import HOSTILE, assert_exit, outcomes, report_cases, run_report
 
 from embconf.model.contract import Planned
 from embconf.model.encoding import PinnedRows, pinned_rows_problem, rows_only
@@ -51,7 +51,7 @@ def test_the_worker_s_rows_give_the_outcomes_and_diagnoses_of_a_run_in_process(t
     (tmp_path / "b").mkdir()
     _, in_process = run_report(tmp_path / "a", "mutant:sin.float16", "-q", "--in-process", select=SINUSOIDS)
     result, isolated = run_report(tmp_path / "b", "mutant:sin.float16", "-q", select=SINUSOIDS)
-    assert result.returncode == 1, result.stderr
+    assert_exit(result, 1)
     assert outcomes(isolated) == outcomes(in_process)
     assert [outcomes(isolated)[case] for case in SINUSOIDS] == ["fail", "fail", "fail", "pass"]
     for case in SINUSOIDS[:3]:

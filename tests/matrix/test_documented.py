@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers import read_report, run_cli
+from helpers import assert_exit, assert_outcome, cases_with, read_report, run_cli
 
 from embconf.adapters.common import InProcessAdapter
 from embconf.matrix import build, html, markdown
@@ -41,9 +41,9 @@ def _record(corpus):
 
 def test_a_failure_the_framework_documents_is_cited_and_still_fails(corpus):
     by_id = {r.id: r for r in _record(corpus).results}
-    assert by_id["lookup.error.id_equals_vocab"].outcome == "fail"
+    assert_outcome(by_id["lookup.error.id_equals_vocab"], "fail")
     assert by_id["lookup.error.id_equals_vocab"].documented == WRAPS
-    assert by_id["lookup.error.negative_one"].outcome == "fail"
+    assert_outcome(by_id["lookup.error.negative_one"], "fail")
     assert by_id["lookup.error.negative_one"].documented is None  # EMB-IDX-2 is not cited
     assert by_id["lookup.forward.module_example"].documented is None
     case = by_id["lookup.error.id_equals_vocab"].to_json()
@@ -83,8 +83,7 @@ def test_flax_cites_jax_documented_indexing(tmp_path):
     pytest.importorskip("flax")
     out = tmp_path / "flax.json"
     done = run_cli("run", "--impl", "flax", "-q", "--select", "lookup.error.*", "--report-json", str(out))
-    assert done.returncode == 1, done.stderr
-    report = read_report(out)
-    failing = [case for case in report["cases"] if case["outcome"] == "fail"]
+    assert_exit(done, 1)
+    failing = cases_with(read_report(out), "fail")
     assert failing and all("docs.jax.dev" in case["documented"]["link"] for case in failing)
     assert "documented choice: JAX never raises for an out-of-bounds index" in done.stdout

@@ -11,7 +11,7 @@ import re
 
 import pytest
 from browser import chromium, needs_chromium
-from helpers import IMPLS, ROOT, read_report, run_cli
+from helpers import IMPLS, ROOT, assert_exit, read_report, run_cli
 
 from embconf.matrix import html, markdown
 from embconf.model.schemas import validator
@@ -39,7 +39,7 @@ def matrix(tmp_path_factory):
         "--html",
         str(out / "m.html"),
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert_exit(result, 0)
     return out, json.loads((out / "m.json").read_text()), result
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import IMPLS, ROOT, run_cli
+from helpers import IMPLS, ROOT, assert_exit, run_cli
 
 from embconf.matrix import html, markdown
 from embconf.model.schemas import validator
@@ -25,7 +25,7 @@ def columns(tmp_path_factory):
     ):
         args = [arg for pattern in selection for arg in ("--select", pattern)]
         done = run_cli("matrix", "--impl", impl, *args, "--json", str(out / f"{name}.json"))
-        assert done.returncode == 0, done.stderr[-2000:]
+        assert_exit(done, 0)
     elsewhere = json.loads((out / "elsewhere.json").read_text())
     elsewhere["implementations"][0]["environment"] = ELSEWHERE  # as if measured in another environment
     (out / "elsewhere.json").write_text(json.dumps(elsewhere))

@@ -7,13 +7,20 @@ diagnoses; the CLI's ``mutants`` and ``explain`` commands run.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from typing import Callable
 
 import numpy as np
 import pytest
-from helpers import EXAMPLE_STUDENT, ROOT, first_cause, run_diagnosed, run_undiagnosed
+from helpers import (
+    EXAMPLE_STUDENT,
+    ROOT,
+    assert_exit,
+    assert_outcome,
+    first_cause,
+    run_cli,
+    run_diagnosed,
+    run_undiagnosed,
+)
 
 from embconf.adapters import create_adapter
 from embconf.adapters.reference import ReferenceAdapter
@@ -28,7 +35,6 @@ from embconf.reference import embedding_forward
 from embconf.reports.console import Console
 
 STUDENT = EXAMPLE_STUDENT
-EMBCONF = [sys.executable, "-m", "embconf"]
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +110,8 @@ def test_error_kinds_are_diagnosed(cases: list[Case]) -> None:
     ):
         run = run_diagnosed(create_adapter(f"mutant:{mutant_id}"), chosen)
         result = next(r for r in run.results if r.id == case_id)
-        assert result.outcome == FAIL and first_cause(result) == mutant_id
+        assert_outcome(result, FAIL)
+        assert first_cause(result) == mutant_id
 
 
 def test_unknown_mistake_says_so(cases: list[Case]) -> None:
@@ -112,7 +119,8 @@ def test_unknown_mistake_says_so(cases: list[Case]) -> None:
     chosen = [c for c in cases if c.id == "lookup.forward.module_example"]
     run = run_diagnosed(ImplementationAdapter(odd, "unknown mistake"), chosen)
     (cause,) = run.results[0].causes  # no mistake named: only what was measured, in plain words
-    assert run.results[0].outcome == FAIL and cause.key == "unexplained:embedding_forward:output", cause
+    assert_outcome(run.results[0], FAIL)
+    assert cause.key == "unexplained:embedding_forward:output", cause
     assert "first differs at [0, 0]" in cause.summary and "values differ" in cause.summary, cause.summary
     out = _console_text(run)
     assert "no known mistake matches; what was measured:" in out and "first differs at [0, 0]" in out
@@ -169,6 +177,6 @@ def _student_adapter():
     ],
 )
 def test_cli(argv: list[str], expected: str) -> None:
-    done = subprocess.run(EMBCONF + argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert done.returncode == 0, done.stderr
+    done = run_cli(*argv)
+    assert_exit(done, 0)
     assert expected in done.stdout

@@ -36,9 +36,9 @@ def _cases() -> list:
 CASES = _cases()
 
 
-def test_the_catalogue_has_the_issues_mistakes() -> None:
+def test_the_rope_catalogue_has_the_mistakes_seen_in_real_code() -> None:
     ids = {m.id for m in ROPE}
-    asked = {  # issue 22: pairing, rotate_half sign, positions from 1, d-1, base, bfloat16 angles, cos/sin, every
+    asked = {  # pairing, rotate_half sign, positions from 1, d-1, base, bfloat16 angles, cos/sin, every
         # band, partial rotating everything, the backward rotating forward
         "rope.pairing_swapped",
         "rope.rotate_half_sign",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from helpers import peer, report_cases, run_report
+from helpers import assert_exit, assert_judged, assert_outcomes, peer, run_report
 
 from embconf.model.budget import case_budget, case_work
 
@@ -58,21 +58,18 @@ def _module(tmp_path, name, source):
 def test_a_slow_but_correct_implementation_passes_the_large_case(tmp_path):
     # 3.3 s of work against a floor of 2 s: a fixed 2 s timeout would kill it; the budget allows 18 s
     done, report = run_report(tmp_path, _module(tmp_path, "slow", SLOW), "--case-timeout", "2", select=[LARGE])
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert report_cases(report)[LARGE]["outcome"] == "pass"
+    assert_exit(done, 0)
+    assert_outcomes(report, {LARGE: "pass"})
 
 
 def test_a_hang_on_a_small_case_still_costs_the_floor(tmp_path):
     done, report = run_report(
         tmp_path, _module(tmp_path, "hangs", HANGS_ON_SMALL), "--case-timeout", "1", select=[SMALL, LARGE]
     )
-    assert done.returncode == 1
-    cases = report_cases(report)
-    assert cases[SMALL]["outcome"] == "timeout" and "no reply within 1 s" in cases[SMALL]["message"]
-    assert cases[LARGE]["outcome"] == "pass"
+    assert_judged(done, report, [SMALL, LARGE], {SMALL: ("timeout", "no reply within 1 s")})
 
 
 def test_a_slow_protocol_peer_passes_the_large_case(tmp_path):
     done, report = run_report(tmp_path, peer("slow"), "--timeout", "2", select=[SMALL, LARGE])
-    assert done.returncode == 0, done.stdout[-2000:]
+    assert_exit(done, 0)
     assert {case["outcome"] for case in report["cases"]} == {"pass"}

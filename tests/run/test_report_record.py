@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -19,6 +18,8 @@ from helpers import (
     MLX_OPTIONS,
     ROOT,
     STUDENTS,
+    assert_exit,
+    embconf_argv,
     peer,
     read_report,
     run_cli,
@@ -97,7 +98,7 @@ def test_embconf_report_renders_the_console_and_junit_of_the_run(reports, tmp_pa
 def test_embconf_report_writes_the_matrix_renderings(reports, tmp_path):
     _, _, path, _ = reports["mutant"]
     done = run_cli("report", str(path), "--markdown", str(tmp_path / "m.md"), "--html", str(tmp_path / "m.html"))
-    assert done.returncode == 1, done.stderr
+    assert_exit(done, 1)
     assert "does not conform" in (tmp_path / "m.md").read_text() and "<table" in (tmp_path / "m.html").read_text()
 
 
@@ -118,7 +119,7 @@ def test_matrix_merge_reads_run_reports_as_the_matrix_would_run_them(reports, tm
 
 def test_a_run_ended_halfway_leaves_a_report_that_says_so(tmp_path):
     report = tmp_path / "r.jsonl"
-    command = [sys.executable, "-m", "embconf", "run", "--impl", f"functions:{HOSTILE / 'slow.py'}", "-q"]
+    command = embconf_argv("run", "--impl", f"functions:{HOSTILE / 'slow.py'}", "-q")
     child = subprocess.Popen(
         [*command, "--select", "lookup.forward.*", "--report-json", str(report)],
         cwd=ROOT,

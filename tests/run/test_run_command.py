@@ -6,7 +6,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import IMPLS, read_report, run_cli
+from helpers import IMPLS, assert_clean_pass, assert_exit, cases_with, read_report, run_cli
 
 from embconf.model.vocabulary import spec_version
 
@@ -20,10 +20,9 @@ def reference_run(tmp_path_factory):
 
 def test_reference_passes_every_case(reference_run, corpus):
     result, report, _ = reference_run
-    assert result.returncode == 0, result.stdout[-2000:]
-    assert report["summary"]["fail"] == report["summary"]["error"] == 0
+    assert_clean_pass(result, report)
     assert report["summary"]["pass"] + report["summary"]["not_applicable"] == len(corpus.cases)
-    na = [c for c in report["cases"] if c["outcome"] == "not_applicable"]
+    na = cases_with(report, "not_applicable")
     assert all(any(f.startswith(("sinusoid-", "sinusoid_computed", "rope-layer")) for f in c["features"]) for c in na)
     assert "By requirement:" in result.stdout and "EMB-FWD-1" in result.stdout
 
@@ -54,7 +53,7 @@ def test_failing_implementation_exits_1_with_reproductions(tmp_path):
         str(tmp_path / "r.json"),
         "--no-colour",
     )
-    assert result.returncode == 1
+    assert_exit(result, 1)
     assert "lookup.error.id_equals_vocab" in result.stdout
     assert "returned a result; expected error index_out_of_range" in result.stdout
     report = read_report(tmp_path / "r.json")
@@ -78,14 +77,14 @@ def test_failing_implementation_exits_1_with_reproductions(tmp_path):
 )
 def test_bad_usage_exits_2_with_one_line(args, reason):
     result = run_cli(*args)
-    assert result.returncode == 2, result.stdout
+    assert_exit(result, 2)
     assert reason in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_default_impl_missing_says_how_to_name_one(tmp_path):
     result = run_cli("run", cwd=tmp_path, env={"PYTHONPATH": ""})
-    assert result.returncode == 2
+    assert_exit(result, 2)
     assert "--impl KIND:TARGET" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
@@ -115,7 +114,7 @@ def test_expectations_xfail_xpass_and_stale_entries(tmp_path):
     outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
     assert outcomes["lookup.error.negative_one"] == "xfail"
     assert outcomes["lookup.forward.module_example"] == "xpass"
-    assert result.returncode == 0
+    assert_exit(result, 0)
     assert "no.such.case" in result.stdout and report["unmatched_expectations"] == ["no.such.case (stale)"]
     strict = run_cli(
         "run",
@@ -127,7 +126,7 @@ def test_expectations_xfail_xpass_and_stale_entries(tmp_path):
         str(expectations),
         "--strict",
     )
-    assert strict.returncode == 1
+    assert_exit(strict, 1)
 
 
 def test_selection_by_requirement_and_feature(tmp_path):
@@ -156,7 +155,7 @@ def test_list_and_show():
     assert run_cli("list", "requirements").stdout.count("EMB-") > 30
     assert "row_sparse_grad" in run_cli("list", "features").stdout
     show = run_cli("show", "lookup.backward.module_example_020")
-    assert show.returncode == 0
+    assert_exit(show, 0)
     assert "expected outputs:" in show.stdout and "grad_weight" in show.stdout and "[[2. 2.]" in show.stdout
     assert "expected error: index_out_of_range" in run_cli("show", "lookup.error.negative_one").stdout
 
@@ -185,7 +184,7 @@ def test_write_expectations_from_a_run_then_gate_on_them(tmp_path):
         "--write-expectations",
         str(tmp_path / "again.yaml"),
     )
-    assert again.returncode == 0, again.stdout[-2000:]
+    assert_exit(again, 0)
     assert (tmp_path / "again.yaml").read_text().replace("again", "") == written.read_text().replace("again", "")
     stale = tmp_path / "stale.yaml"
     stale.write_text(written.read_text() + "- case: lookup.nothing.here\n  reason: fixed long ago\n")

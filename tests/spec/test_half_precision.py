@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import run_undiagnosed
+from helpers import assert_outcome, run_undiagnosed
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -124,7 +124,7 @@ def test_a_sqrt_d_rounded_in_bfloat16_passes_a_bfloat16_layer_and_fails_a_float3
     assert float(np.array(math.sqrt(3072)).astype(numpy_dtype("bfloat16"))) == 55.5
     adapter = ImplementationAdapter(Implementation({"embedding_layer_forward": _gemma_layer}))
     bf16 = run_undiagnosed(adapter, [corpus["half.bfloat16.layer.gemma_scale"]]).results[0]
-    assert bf16.outcome == PASS, bf16.message
+    assert_outcome(bf16, PASS)
 
     def rounded_to_bfloat16(config, token_weight, position_table, tokens, start_pos=0):
         return _bfloat16_factor(config, token_weight, tokens)

@@ -11,7 +11,16 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report, run_undiagnosed
+from helpers import (
+    EXAMPLE_STUDENT,
+    IMPLS,
+    ROOT,
+    SPEC_1_1_FEATURES,
+    assert_exit,
+    assert_outcome,
+    run_report,
+    run_undiagnosed,
+)
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -100,7 +109,7 @@ def test_renormalising_the_input_in_place_violates_emb_gen_1(option_cases):
     run = run_undiagnosed(
         GuardedAdapter(ImplementationAdapter(Implementation({"embedding_forward_max_norm": in_place}))), chosen
     )
-    assert run.results[0].outcome == FAIL and "weight" in run.results[0].message
+    assert_outcome(run.results[0], FAIL, "weight")
 
 
 def test_renormalising_a_copy_is_told_by_the_table_after(option_cases):
@@ -129,7 +138,7 @@ def test_implementations_without_the_features_are_not_applicable_and_clean(name,
     if needs and shutil.which(needs) is None:
         pytest.skip(f"{needs} is not installed")
     result, report = run_report(tmp_path, impl, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert_exit(result, 0)
     outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
     new = [c.id for c in load_corpus().cases if SPEC_1_1_FEATURES & set(c.features)]
     assert {outcomes[i] for i in new} == {NOT_APPLICABLE}

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, run_report
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, outcomes, run_report
 
 from embconf.reference import OPERATIONS, embedding_layer_backward
-
-
-def _outcomes(report: dict) -> dict[str, str]:
-    return {case["id"]: case["outcome"] for case in report["cases"]}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +23,7 @@ def reports(tmp_path_factory):
 def test_a_student_whose_tables_do_not_require_grad_fails_only_its_own_layer_cases(reports):
     result, report = reports["untrained"]
     assert result.returncode == 1
-    failed = {cid for cid, outcome in _outcomes(report).items() if outcome not in ("pass", "not_applicable")}
+    failed = {cid for cid, outcome in outcomes(report).items() if outcome not in ("pass", "not_applicable")}
     assert failed and all(cid.startswith("layer.own_backward.") for cid in failed), failed
     assert "layer.own_backward.learned.scaled" in failed
     assert "received no gradient" in result.stdout and "training would never change it" in result.stdout
@@ -37,7 +33,7 @@ def test_a_student_whose_tables_do_not_require_grad_fails_only_its_own_layer_cas
 def test_the_example_student_passes_its_own_layer_cases(reports):
     result, report = reports["example"]
     assert result.returncode == 0, result.stdout[-2000:]
-    seen = _outcomes(report)
+    seen = outcomes(report)
     assert seen["layer.own_backward.learned.scaled"] == seen["layer.own_backward.sinusoidal.scaled"] == "pass"
 
 

@@ -6,7 +6,15 @@ fails the profile it claims; one that declares nothing is told which convention 
 from __future__ import annotations
 
 import pytest
-from helpers import run_report
+from helpers import (
+    assert_exit,
+    assert_one_line_error,
+    assert_only,
+    assert_outcome,
+    cases_with,
+    outcomes,
+    run_cases,
+)
 
 TABLES = """
 import numpy as np
@@ -74,19 +82,15 @@ def write_impl(tmp_path, convention: str, computes: str, extra: str = "") -> str
     return f"functions:{module}"
 
 
-def run_sinusoid_impl(tmp_path, convention: str, computes: str, extra: str = ""):
-    result, report = run_report(tmp_path, write_impl(tmp_path, convention, computes, extra), "--select", "sin.*", "-q")
-    return result, {c["id"]: c for c in report["cases"]}
-
-
 @pytest.mark.parametrize("convention", PROFILES)
 def test_a_declared_profile_that_matches_passes_and_the_run_exits_0(tmp_path, convention):
-    result, cases = run_sinusoid_impl(tmp_path, convention, convention)
-    assert result.returncode == 0, result.stdout[-3000:]
-    profile = [c for c in cases.values() if f"sinusoid-{convention}" in c["features"]]
-    assert len(profile) >= 5 and all(c["outcome"] == "pass" for c in profile)
+    result, cases = run_cases(tmp_path, write_impl(tmp_path, convention, convention), select=("sin.*",))
+    assert_exit(result, 0)
+    profile = {i: c for i, c in cases.items() if f"sinusoid-{convention}" in c["features"]}
+    assert len(profile) >= 5
+    assert_only(profile, "pass")
     canonical = [c for c in cases.values() if "sinusoid-interleaved" in c["features"]]
-    assert canonical and all(c["outcome"] == "not_applicable" for c in canonical)
+    assert_only({c["id"]: c for c in canonical}, "not_applicable")
     assert "a case of the canonical sinusoid table: it declares the sinusoid profile" in canonical[0]["message"]
     assert "Sinusoid profile declared: " in result.stdout and CLAIMS[convention] in result.stdout
     assert "declare sinusoid_convention" not in result.stdout
@@ -95,28 +99,28 @@ def test_a_declared_profile_that_matches_passes_and_the_run_exits_0(tmp_path, co
 @pytest.mark.parametrize("convention", PROFILES)
 def test_a_mislabelled_convention_fails_the_profile_it_claims(tmp_path, convention):
     """The canonical table declared as each profile (e.g. as [cos | sin]) fails that profile's cases."""
-    result, cases = run_sinusoid_impl(tmp_path, convention, "interleaved")
-    assert result.returncode == 1
-    profile = [c for c in cases.values() if f"sinusoid-{convention}" in c["features"]]
-    failing = [c for c in profile if c["outcome"] == "fail"]
-    assert len(failing) >= 3, [(c["id"], c["outcome"]) for c in profile]
-    assert all(c["outcome"] == "not_applicable" for c in cases.values() if "sinusoid-interleaved" in c["features"])
+    result, cases = run_cases(tmp_path, write_impl(tmp_path, convention, "interleaved"), select=("sin.*",))
+    assert_exit(result, 1)
+    profile = {i: c for i, c in cases.items() if f"sinusoid-{convention}" in c["features"]}
+    assert len(cases_with(profile, "fail")) >= 3, outcomes(profile)
+    assert_only({i: c for i, c in cases.items() if "sinusoid-interleaved" in c["features"]}, "not_applicable")
 
 
 @pytest.mark.parametrize("convention", ["concatenated", "tensor2tensor"])
 def test_an_undeclared_convention_fails_the_canonical_table_and_is_told_which_it_follows(tmp_path, convention):
-    result, cases = run_sinusoid_impl(tmp_path, "interleaved", convention)
-    assert result.returncode == 1
+    result, cases = run_cases(tmp_path, write_impl(tmp_path, "interleaved", convention), select=("sin.*",))
+    assert_exit(result, 1)
     canonical = cases["sin.canonical.l16_d8"]
-    assert canonical["outcome"] == "fail"
+    assert_outcome(canonical, "fail")
     assert f"follows the {convention} convention" in canonical["diagnosis"][0]["summary"]
     assert f"declare sinusoid_convention '{convention}'" in canonical["diagnosis"][0]["summary"]
 
 
 def test_another_profile_is_not_told_to_declare_what_it_declares(tmp_path):
     """A [sin | cos] table with the wrong frequencies, declared as concatenated: never 'declare concatenated'."""
-    result, cases = run_sinusoid_impl(tmp_path, "concatenated", "tensor2tensor")
-    assert result.returncode == 1 and cases["sin.concatenated.l16_d8"]["outcome"] == "fail"
+    result, cases = run_cases(tmp_path, write_impl(tmp_path, "concatenated", "tensor2tensor"), select=("sin.*",))
+    assert_exit(result, 1)
+    assert_outcome(cases["sin.concatenated.l16_d8"], "fail")
     assert "declare sinusoid_convention 'concatenated'" not in result.stdout
 
 
@@ -125,10 +129,12 @@ def test_the_parameters_of_a_named_profile_declare_it(tmp_path):
         "\ndel EMBCONF_SINUSOID_CONVENTION\n"
         "EMBCONF_SINUSOID_PARAMETERS = {'layout': 'cos_sin', 'spacing': 'k/h', 'odd_d': 'zero_column'}\n"
     )
-    result, cases = run_sinusoid_impl(tmp_path, "interleaved", "guided-diffusion", extra)
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert cases["sin.guided_diffusion.l64_d7"]["outcome"] == "pass"
-    assert cases["sin.canonical.l16_d8"]["outcome"] == "not_applicable"
+    result, cases = run_cases(
+        tmp_path, write_impl(tmp_path, "interleaved", "guided-diffusion", extra), select=("sin.*",)
+    )
+    assert_exit(result, 0)
+    assert_outcome(cases["sin.guided_diffusion.l64_d7"], "pass")
+    assert_outcome(cases["sin.canonical.l16_d8"], "not_applicable")
 
 
 @pytest.mark.parametrize(
@@ -148,6 +154,6 @@ def test_the_parameters_of_a_named_profile_declare_it(tmp_path):
 def test_an_unknown_profile_or_parameter_is_refused_in_one_line(tmp_path, declaration, said):
     extra = "\n" + declaration + "\n"
     convention = "mlx" if "different" in said else "interleaved"
-    result, report = run_report(tmp_path, write_impl(tmp_path, convention, "interleaved", extra), "-q")
-    assert result.returncode == 2 and report is None
-    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result, cases = run_cases(tmp_path, write_impl(tmp_path, convention, "interleaved", extra))
+    assert_one_line_error(result, said)
+    assert cases is None

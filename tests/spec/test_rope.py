@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import IMPLS, problems, run_cli, run_undiagnosed
+from helpers import IMPLS, assert_exit, assert_outcomes, problems, run_cli, run_named
 
 from embconf.adapters import create_adapter
 from embconf.corpus.fixtures import load_corpus
@@ -58,7 +58,7 @@ def _ulp_distance(a: np.ndarray, b: np.ndarray, dtype: str) -> float:
     return float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)) / (scale * unit_roundoff(dtype))))
 
 
-def test_the_corpus_covers_what_the_issue_asks(rope_cases):
+def test_the_rope_corpus_covers_widths_long_positions_bases_scalings_and_dtypes(rope_cases):
     valued = _valued(rope_cases)
     widths = {case.inputs()["x"].shape[-1] for case in valued if "x" in case.raw_inputs}
     positions = max(int(case.inputs()["position_ids"].max()) for case in valued)
@@ -192,22 +192,14 @@ def test_scaled_frequencies_are_hugging_faces(scaling):
     assert math.isclose(hf_attention, attention, rel_tol=1e-12)
 
 
-def _run(name: str, cases):
-    adapter = create_adapter(f"functions:{IMPLS / name}")
-    try:
-        return run_undiagnosed(adapter, cases)
-    finally:
-        adapter.close()
-
-
 def test_float32_angles_pass_every_case_up_to_131072(rope_cases):
-    record = _run("rope_float32.py", rope_cases)
+    record = run_named(f"functions:{IMPLS / 'rope_float32.py'}", rope_cases, diagnose=False)
     assert problems(record.results) == []
-    assert sum(r.outcome == "pass" for r in record.results) == len(rope_cases)
+    assert_outcomes(record, {case.id: "pass" for case in rope_cases})
 
 
 def test_bfloat16_angles_fail_wherever_a_position_or_a_frequency_is_not_exact_in_bfloat16(rope_cases):
-    record = _run("rope_bfloat16_angles.py", rope_cases)
+    record = run_named(f"functions:{IMPLS / 'rope_bfloat16_angles.py'}", rope_cases, diagnose=False)
     failed = set(problems(record.results))
     long = [case.id for case in _valued(rope_cases) if int(case.inputs()["position_ids"].max()) >= 4096]
     assert len(long) >= 20 and [case_id for case_id in long if case_id not in failed] == []
@@ -283,7 +275,7 @@ def test_the_reference_and_its_peer_provide_the_rope_operations_and_claim_every_
 
 def test_list_requirements_shows_every_rope_requirement_with_its_cases():
     listed = run_cli("list", "requirements")
-    assert listed.returncode == 0
+    assert_exit(listed, 0)
     counts = {
         line.split()[0]: int(line.split()[1]) for line in listed.stdout.splitlines() if line.startswith("EMB-ROPE-")
     }

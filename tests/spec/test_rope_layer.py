@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, outcomes, run_report
+from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, assert_exit, outcomes, run_report
 
 from embconf.model.contract import Capabilities, contradictory_features
 
@@ -176,7 +176,7 @@ def test_the_adapter_claims_the_pairing_the_student_computes(tmp_path):
     student.write_text(INTERLEAVED_STUDENT)
     env = {"PYTHONPATH": str(IMPLS)}
     result, report = run_report(tmp_path, f"tinytorch:{student}", "-k", "layer.*.rope.*", "-q", env=env)
-    assert result.returncode == 0, result.stdout[-2000:]
+    assert_exit(result, 0)
     assert {"rope-layer", "rope-interleaved"} <= set(report["capabilities"]["features"])
     seen = outcomes(report)
     assert seen["layer.backward.rope.interleaved.start_pos_repeated"] == "pass"
