@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
 
 def mutants_command(args: argparse.Namespace) -> int:
     if args.diagnosis:
-        from embconf.diagnosis.measure import DEFAULT_CORRECT, print_figures
+        from embconf.mutation.measure import DEFAULT_CORRECT, print_figures
 
         return (
             EXIT_OK

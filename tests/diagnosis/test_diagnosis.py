@@ -16,7 +16,7 @@ import pytest
 from helpers import IMPLS, ROOT, STUDENTS, first_cause, read_report, run_cli, run_diagnosed, run_report
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
+from embconf.mutation.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
 from embconf.diagnosis.run import diagnose_run
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.mutants import catalogue
