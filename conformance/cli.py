@@ -21,7 +21,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "embconf.run.command": ("run",),
     "embconf.reports.command": ("report",),
     "embconf.corpus.command": ("list", "show", "validate", "regenerate"),
-    "embconf.mutants.command": ("mutants", "explain"),
+    "embconf.mutation.command": ("mutants", "explain"),
     "embconf.matrix.command": ("matrix",),
     "embconf.grading.command": ("grade", "gradescope"),
     "embconf.autograder.command": ("autograder",),

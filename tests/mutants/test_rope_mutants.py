@@ -13,7 +13,7 @@ from embconf.model.outcomes import PROBLEMS
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import kill_matrix
+from embconf.mutation.kills import kill_matrix
 
 ROPE = [m for m in catalogue() if m.area == "rope"]
 

@@ -19,7 +19,7 @@ from embconf.model.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import killing, run_mutant
+from embconf.mutation.kills import killing, run_mutant
 from embconf.reference import embedding_backward, embedding_forward, embedding_forward_max_norm
 from embconf.reference.errors import EmbeddingError
 from embconf.run.guard import GuardedAdapter
