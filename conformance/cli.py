@@ -19,7 +19,7 @@ EXIT_OK, EXIT_USAGE = 0, 2
 # are checked against what each module registers by tests/test_architecture.py).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "embconf.run.command": ("run",),
-    "embconf.reports.command": ("report",),
+    "embconf.run.report": ("report",),
     "embconf.corpus.command": ("list", "show", "validate", "regenerate"),
     "embconf.mutation.command": ("mutants", "explain"),
     "embconf.matrix.command": ("matrix",),

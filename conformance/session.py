@@ -16,6 +16,7 @@ pass or a not_applicable (spec/PROTOCOL.md section 3, "Rows the runner judges"; 
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
@@ -23,14 +24,15 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
-from embconf.isolation import IsolationOptions, open_adapter
+from embconf.isolation import IsolationOptions, isolation_options, open_adapter
+from embconf.judging.cases import Progress, run_case
+from embconf.judging.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
 from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
+from embconf.model.errors import UserError
 from embconf.model.impl import ImplLike
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
 from embconf.model.record import RunRecord
-from embconf.run.cases import Progress, run_case
-from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
 from embconf.untrusted.text import bounded_description
 
 __all__ = ["RunOptions", "Session", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
@@ -47,6 +49,21 @@ class RunOptions:
     strict: bool = False  # a result that changes under --repeat fails
     expectations: Optional[Expectations] = None
     diagnose: bool = True
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, expectations: Optional[Expectations] = None) -> RunOptions:
+        """The options a command's parsed flags give (those of :func:`embconf.processes.options.add_limits`,
+        ``--repeat``, ``--strict``, ``--validate-protocol``); UserError, one line, for unusable values."""
+        if getattr(args, "repeat", 1) < 1:
+            raise UserError("--repeat must be at least 1")
+        return cls(
+            isolation_options(args),
+            args.case_timeout,
+            getattr(args, "validate_protocol", False),
+            getattr(args, "repeat", 1),
+            getattr(args, "strict", False),
+            expectations,
+        )
 
 
 def open_implementation(impl: ImplLike, options: RunOptions = RunOptions()) -> Adapter:

@@ -14,10 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 from embconf.corpus.fixtures import Case
+from embconf.judging.compare import compare_outputs
 from embconf.model.contract import Status
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.model.record import Cause
-from embconf.run.compare import compare_outputs
 
 MAX_MUTANTS = 3  # the best-ranked mutants of a case whose symptoms are compared
 UNEXPLAINED = (

@@ -7,7 +7,7 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 
 - loads the implementation itself (``create_adapter``); a failure to load comes back as one
   :class:`~embconf.adapters.ImplementationError` line;
-- runs every call through :class:`~embconf.run.guard.GuardedAdapter` (copies in, mutation and view checks);
+- runs every call through :class:`~embconf.adapters.guard.GuardedAdapter` (copies in, mutation and view checks);
   a forked worker gets its input arrays on memory it shares with the runner, which compares them with
   its own originals after each reply, and the runner reads the worker's working directory from
   ``/proc``: code that switches the worker's own checks off cannot hide a changed input or directory;

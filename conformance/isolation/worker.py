@@ -21,6 +21,7 @@ import numpy as np
 
 from embconf.adapters import ImplementationError, create_adapter
 from embconf.adapters.base import _traceback_tail
+from embconf.adapters.guard import GuardedAdapter, ProcessState
 from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
 from embconf.isolation.handle import _Worker
@@ -30,7 +31,6 @@ from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.encoding import rows_only
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
-from embconf.run.guard import GuardedAdapter, ProcessState
 
 RECURSION_LIMIT = sys.getrecursionlimit()  # the runner's: an implementation may raise it, never lower it
 FAILURE_PREFIX = "embconf worker: it could not go on: "  # its last line when its own machinery failed

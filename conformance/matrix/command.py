@@ -52,8 +52,7 @@ def matrix_command(args: argparse.Namespace) -> int:
     not fail on them)."""
     from embconf.corpus.command import selected
     from embconf.matrix.model import build
-    from embconf.run.command import run_options
-    from embconf.session import run_implementation
+    from embconf.session import RunOptions, run_implementation
 
     if bool(args.impl) == bool(args.merge):
         raise UserError("embconf matrix: give --impl KIND:TARGET (to run) or --merge FILE (to merge), not both")
@@ -63,7 +62,7 @@ def matrix_command(args: argparse.Namespace) -> int:
     if args.merge:
         return _write(args, merged(args.merge, command))
     corpus, cases = selected(args)
-    options = run_options(args)
+    options = RunOptions.from_args(args)
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
     records = []
     for impl in args.impl:

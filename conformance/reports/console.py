@@ -179,7 +179,7 @@ def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
 
 
 def headline(run: RunRecord) -> str:
-    from embconf import __version__
+    from embconf.model.version import __version__
     from embconf.model.vocabulary import spec_version
 
     impl = run.implementation

@@ -16,12 +16,12 @@ import pytest
 from helpers import IMPLS, ROOT, STUDENTS, first_cause, read_report, run_cli, run_diagnosed, run_report
 
 from embconf.corpus.fixtures import Case
-from embconf.mutation.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
 from embconf.diagnosis.run import diagnose_run
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.mutants import catalogue
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
+from embconf.mutation.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
 from embconf.reports.console import Console
 
 CLAMPING = f"functions:{IMPLS / 'clamping_lookup.py'}"

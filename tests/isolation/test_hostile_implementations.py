@@ -20,10 +20,10 @@ from helpers import HOSTILE, ROOT, report_cases, run_report
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from embconf.adapters.guard import aliased_outputs, describe_change, modified_inputs
 from embconf.corpus.fixtures import FixtureError, parse_fixture_file
 from embconf.model.contract import Planned, Reply, Status
 from embconf.model.encoding import EncodingError, decode_array
-from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
 FORWARD, FORWARD_0D = "lookup.forward.module_example", "lookup.forward.ids_0d"
 BACKWARD, BACKWARD_2 = "lookup.backward.module_example_020", "lookup.backward.no_duplicates"
@@ -187,7 +187,7 @@ def test_views_are_caught_except_the_identity_gradient():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, bad):
     """compare.py already rejects NaN/Inf where the golden is finite (the guard need not)."""
-    from embconf.run.cases import judge
+    from embconf.judging.cases import judge
 
     case = cases_by_id[FORWARD]
     output = case.expected_outputs["output"].copy()

@@ -14,6 +14,7 @@ import pytest
 from helpers import EXAMPLE_STUDENT, IMPLS, ROOT, SPEC_1_1_FEATURES, run_report, run_undiagnosed
 
 from embconf.adapters import create_adapter
+from embconf.adapters.guard import GuardedAdapter
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.mutants import get
@@ -22,7 +23,6 @@ from embconf.mutants.compose import Implementation
 from embconf.mutation.kills import killing, run_mutant
 from embconf.reference import embedding_backward, embedding_forward, embedding_forward_max_norm
 from embconf.reference.errors import EmbeddingError
-from embconf.run.guard import GuardedAdapter
 
 OPTION_FEATURES = {"padding_idx", "max_norm", "scale_grad_by_freq"}
 # Each mistake of the issue, and a case written to catch it.
