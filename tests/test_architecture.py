@@ -75,7 +75,9 @@ def _layer(module: str) -> str:
     """The package of the room plan a module is in ('' for none); the package root is only itself."""
     if module == "embconf":
         return module
-    return max((p for p in FLOOR if p != "embconf" and (module == p or module.startswith(p + "."))), key=len, default="")
+    return max(
+        (p for p in FLOOR if p != "embconf" and (module == p or module.startswith(p + "."))), key=len, default=""
+    )
 
 
 def _upward() -> list[tuple[str, str, str]]:

@@ -150,6 +150,15 @@ class Verdict:
 NO_FAILURES = Verdict("no failures", (), 0, 0)
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """What diagnosing a run found, returned to the session, which writes it into the record: each diagnosed
+    case's causes, best first (case id -> causes; a case not named has none), and the run's verdict."""
+
+    causes: Mapping[str, tuple[Cause, ...]]
+    verdict: Verdict
+
+
 @dataclass
 class RunRecord(Freezable):
     """One run of one implementation over a selection of cases. A :class:`~embconf.session.Session` builds it
@@ -161,7 +170,7 @@ class RunRecord(Freezable):
     unmatched_expectations: Sequence[str] = field(default_factory=list)
     duration: float = 0.0
     impl: str = ""  # the KIND:TARGET string that named it
-    verdict: Verdict = NO_FAILURES  # set by diagnosis (embconf.session)
+    verdict: Verdict = NO_FAILURES  # the diagnosis's, set by the session (embconf.session)
     fixtures: Mapping[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
     nondeterministic: Mapping[str, str] = field(default_factory=dict)  # case id -> how two answers differed
     origin: Optional[Mapping[str, Any]] = None  # read back from a report: its suite, spec_version and environment
