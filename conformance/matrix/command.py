@@ -16,6 +16,8 @@ from embconf.processes.options import add_limits
 
 
 def register(sub: Any) -> None:
+    from embconf.adapters import kinds_help
+
     matrix = sub.add_parser(
         "matrix", help="run several implementations and lay them side by side, requirement by requirement"
     )
@@ -23,7 +25,7 @@ def register(sub: Any) -> None:
         "--impl",
         action="append",
         metavar="KIND:TARGET",
-        help="an implementation (repeatable: one column each)",
+        help=f"an implementation (repeatable: one column each): {kinds_help()}",
     )
     matrix.add_argument(
         "--merge",

@@ -14,6 +14,8 @@ Rooms:
   and the deviations it cites as the framework's documented design (:class:`DocumentedChoice`).
 - ``impl``: what ``--impl KIND:TARGET`` names, parsed once (:class:`Impl`).
 - ``budget``: how long one call may take: the case timeout plus an allowance for the case's work.
+- ``claim``: the claim a run supports, said the same by ``embconf run`` and ``embconf matrix``.
+- ``version``: the suite's own version.
 - ``errors``: :class:`UserError`, the one exception meaning "say it in one line, exit 2", and :class:`Decline`,
   an implementation declining one case.
 """

@@ -19,11 +19,9 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 def register(sub: Any) -> None:
     run = sub.add_parser("run", help="validate an implementation against the golden cases")
-    run.add_argument(
-        "--impl",
-        help="KIND:TARGET (reference, functions:FILE_OR_MODULE, tinytorch:FILE_OR_MODULE, torch, subprocess:'CMD ARGS'); "
-        "default: the TinyTorch module tinytorch.core.embeddings",
-    )
+    from embconf.adapters import kinds_help
+
+    run.add_argument("--impl", help=f"{kinds_help()}; default: the TinyTorch module tinytorch.core.embeddings")
     add_selection(run)
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
     run.add_argument(

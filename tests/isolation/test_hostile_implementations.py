@@ -198,12 +198,11 @@ def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, 
 
 def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
     from embconf import isolation
+    from embconf.isolation.handle import WorkerHandle
 
     sent: list[Any] = []
-    original = isolation._Worker.send
-    monkeypatch.setattr(
-        isolation._Worker, "send", lambda self, message: (sent.append(message), original(self, message))[1]
-    )
+    original = WorkerHandle.send
+    monkeypatch.setattr(WorkerHandle, "send", lambda self, message: (sent.append(message), original(self, message))[1])
     adapter = isolation.open_adapter("reference")
     try:
         case = cases_by_id[BACKWARD]
