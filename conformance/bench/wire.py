@@ -35,6 +35,6 @@ def transfer_cost(workload: Workload, operation: str, repeats: int = 3) -> dict[
     return {"bytes": size, "seconds": 2 * best}
 
 
-def reply_line(output: np.ndarray) -> str:
+def reply_line(output: np.ndarray) -> bytes:
     """The reply line a peer sends with ``output``, as the protocol's schema has it."""
     return dump_line(outputs_reply(1, {"output": output}))

@@ -19,6 +19,7 @@ from embconf.diagnosis.verdict import run_verdict
 from embconf.model.contract import Reply
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
 from embconf.model.record import Cause, Diagnosis, RunRecord
+from embconf.model.symptom import STALE_BUFFER
 
 if TYPE_CHECKING:
     from embconf.mutants.base import Mutant
@@ -82,12 +83,17 @@ def _measure(
         inputs = case.inputs()
         matches = replay(case, result, inputs)
         symptoms = describe(case, inputs, result)
-        if result.outcome == FAIL and not any(s.key.startswith("stale_buffer") for s in symptoms):
+        if result.outcome == FAIL and not any(_family(s) == STALE_BUFFER for s in symptoms):
             symptoms = history_symptom(case, result, reversed(earlier)) + symptoms
         return matches, symptoms
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no diagnosis for %s: %s: %s", result.id, type(exc).__name__, exc)
         return None
+
+
+def _family(cause: Cause) -> str:
+    key = cause.symptom
+    return key.family if key is not None else ""
 
 
 PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most

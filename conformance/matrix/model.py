@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from embconf.model.claim import claim
+from embconf.model.impl import Impl
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict
 from embconf.model.sinusoid import SinusoidProfile
@@ -272,7 +273,10 @@ def short_names(columns: Sequence[dict[str, Any]]) -> dict[str, str]:
 def _short(impl: str) -> str:
     if len(impl) <= SHORT:
         return impl
-    kind, _, target = impl.partition(":")
+    try:
+        kind, target = Impl.parse(impl)
+    except ValueError:
+        return impl
     if kind == "subprocess":
         try:
             words = shlex.split(target)
