@@ -205,6 +205,7 @@ class Session:
             yield result
 
     def _judged(self, case: Case) -> CaseResult:
+        """One call of ``case``, judged (every pass calls a case so)."""
         return run_case(self.adapter, case, self.options.expectations, self.capabilities)
 
     def _pass(self) -> list[CaseResult]:
