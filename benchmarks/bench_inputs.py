@@ -65,8 +65,8 @@ def bench_expectations(entries: int, sampled: int) -> None:
 
 
 def bench_kept(outputs: int, megabytes: int) -> None:
-    from embconf.run.compare import compare_value
-    from embconf.run.kept import RowSample, kept_outputs
+    from embconf.judging.compare import compare_value
+    from embconf.judging.kept import RowSample, kept_outputs
 
     rows = megabytes * 2**20 // (4 * 256)
     expected = np.zeros((rows, 256), dtype=np.float32)

@@ -1,4 +1,32 @@
-"""embedding-conformance: the conformance runner (``embconf``) for the embedding spec in ``spec/``."""
+"""embedding-conformance: the conformance runner (``embconf``) for the embedding spec in ``spec/``.
+
+The room plan, by floors, the ground floor first. A package imports its own modules and the floors below its
+own, never a package of its own floor or above (``tests/test_architecture.py`` holds it). Mechanism packages
+serve the floors above them and hold no command; each command lives in the feature package it serves.
+
+1. ``model``: the spec's nouns (vocabulary, dtypes, outcomes, the run record, the adapter contract, ``Impl``).
+2. ``reference`` (the NumPy reference, ``reference/``), ``untrusted`` (everything read from or written to outside).
+3. ``processes`` (child processes, their limits and lifetime), ``corpus`` (the golden cases, selection,
+   expectations; its command, ``list``/``show``/``validate``/``regenerate``, needs nothing above this floor).
+4. ``judging`` (one case called and judged into one outcome), ``adapters`` (naming an implementation, the
+   in-process adapters, the input guard).
+5. ``isolation`` (an adapter in a child worker), ``protocol`` (a peer in any language), ``mutants`` (the catalogue
+   of known mistakes).
+6. ``diagnosis``: why a case failed, replaying the catalogue and measuring symptoms; it returns causes and a
+   verdict and writes no record.
+7. ``session``: the one pipeline (plan, run, repeat, diagnose), the only writer of the run record.
+8. ``reports``: the record rendered (console, JSON lines, JUnit).
+9. Features: ``matrix`` (``embconf matrix``), ``bench`` (``embconf bench``), ``mutation`` (``embconf mutants``,
+   ``embconf explain``).
+10. Features: ``run`` (``embconf run``, ``embconf report``), ``grading`` (``grade``, ``gradescope``,
+    ``embconf.check``; it measures with the bench).
+11. ``autograder`` (``embconf autograder``: builds Gradescope's zip around grading).
+12. Entry points, imported by nothing: this package, ``__main__``, ``cli`` (a pure dispatcher: it names each
+    command's module and imports only the one asked for), ``pytest_plugin``.
+
+One import runs up a floor: the ``tinytorch`` adapter reads the TinyTorch layout rule of
+``grading.layouts`` (one rule for grading and for ``--impl tinytorch:FOLDER``; it imports nothing of the suite).
+"""
 
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ EXIT_OK, EXIT_USAGE = 0, 2
 # are checked against what each module registers by tests/test_architecture.py).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "embconf.run.command": ("run",),
-    "embconf.reports.command": ("report",),
+    "embconf.run.report": ("report",),
     "embconf.corpus.command": ("list", "show", "validate", "regenerate"),
-    "embconf.mutants.command": ("mutants", "explain"),
+    "embconf.mutation.command": ("mutants", "explain"),
     "embconf.matrix.command": ("matrix",),
     "embconf.grading.command": ("grade", "gradescope"),
     "embconf.autograder.command": ("autograder",),

@@ -55,12 +55,11 @@ class PluginRun:
 
     def __init__(self, config: pytest.Config, cases: list[Any], fixtures: dict[str, Any]) -> None:
         from embconf.corpus.expectations import Expectations
-        from embconf.run.command import run_options
-        from embconf.session import Session
+        from embconf.session import RunOptions, Session
 
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
-        options = run_options(as_run_arguments(config), Expectations.load(path) if path else None)
+        options = RunOptions.from_args(as_run_arguments(config), Expectations.load(path) if path else None)
         self.session = Session.open(config.getoption("embconf_impl"), cases, options, fixtures)
         self._results: Optional[dict[str, Any]] = None
         self.record: Any = None
@@ -78,7 +77,7 @@ class PluginRun:
 
 
 def as_run_arguments(config: pytest.Config) -> argparse.Namespace:
-    """The plugin's options as ``embconf run``'s parsed arguments (for :func:`embconf.run.command.run_options`)."""
+    """The plugin's options as ``embconf run``'s parsed arguments (for :meth:`embconf.session.RunOptions.from_args`)."""
     from embconf.processes.options import REPEAT, limit_options
 
     names = [keywords["dest"] for _, keywords in [*limit_options(), REPEAT]]

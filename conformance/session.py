@@ -5,8 +5,8 @@ frozen :class:`~embconf.model.record.RunRecord`.
 ``embconf run``, ``embconf matrix``, grading (``grade``, ``gradescope``, ``embconf.check``), ``embconf
 bench``'s conformance pass, ``embconf mutants`` and the pytest plugin all run cases through a session, so the
 same implementation gets the same outcomes and the same causes whichever of them ran it. The session is the
-only code that builds the record (diagnosis fills in its causes while the session finishes); once finished
-the record is frozen, and reports are derived from it.
+only code that writes the record (diagnosis returns the causes and the verdict, and the session writes them in
+as it finishes); once finished the record is frozen, and reports are derived from it.
 
 An outcome comes from the implementation's first answer to the case. A later answer (the whole output asked
 for again so that a failure judged on pinned rows is diagnosed whole, or a run of ``--repeat``) can add a
@@ -16,6 +16,7 @@ pass or a not_applicable (spec/PROTOCOL.md section 3, "Rows the runner judges"; 
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
@@ -23,14 +24,15 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
-from embconf.isolation import IsolationOptions, open_adapter
+from embconf.isolation import IsolationOptions, isolation_options, open_adapter
+from embconf.judging.cases import Progress, run_case
+from embconf.judging.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
 from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
+from embconf.model.errors import UserError
 from embconf.model.impl import ImplLike
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
-from embconf.model.record import RunRecord
-from embconf.run.cases import Progress, run_case
-from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
+from embconf.model.record import Diagnosis, RunRecord
 from embconf.untrusted.text import bounded_description
 
 __all__ = ["RunOptions", "Session", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
@@ -47,6 +49,21 @@ class RunOptions:
     strict: bool = False  # a result that changes under --repeat fails
     expectations: Optional[Expectations] = None
     diagnose: bool = True
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, expectations: Optional[Expectations] = None) -> RunOptions:
+        """The options a command's parsed flags give (those of :func:`embconf.processes.options.add_limits`,
+        ``--repeat``, ``--strict``, ``--validate-protocol``); UserError, one line, for unusable values."""
+        if getattr(args, "repeat", 1) < 1:
+            raise UserError("--repeat must be at least 1")
+        return cls(
+            isolation_options(args),
+            args.case_timeout,
+            getattr(args, "validate_protocol", False),
+            getattr(args, "repeat", 1),
+            getattr(args, "strict", False),
+            expectations,
+        )
 
 
 def open_implementation(impl: ImplLike, options: RunOptions = RunOptions()) -> Adapter:
@@ -119,12 +136,7 @@ class Session:
         """Each case's result as its first answer is judged, in order (the run's first pass)."""
         if self._started is not None:
             raise RuntimeError("a session is run once")
-        self._started = time.perf_counter()
-        plan(self.adapter, self.cases)
-        for case in self.cases:
-            result = run_case(self.adapter, case, self.options.expectations, self.capabilities)
-            self._results.append(result)
-            yield result
+        return self._first_pass()
 
     def run(self, progress: Optional[Progress] = None) -> RunRecord:
         """Every case run, then :meth:`finish`: the frozen record (``progress`` told of each first result)."""
@@ -140,7 +152,7 @@ class Session:
             return self._record
         try:
             if self._started is None or len(self._results) < len(self.cases):
-                for _ in self._rest():
+                for _ in self._first_pass():
                     pass
             assert self._started is not None
             notes: dict[str, str] = {}
@@ -161,7 +173,10 @@ class Session:
                     mark_nondeterministic(result, notes[result.id], self.options.strict)
             record.nondeterministic = notes
             if self.options.diagnose:
-                diagnose(record, self.cases)
+                found = diagnose(record, self.cases)
+                for result in record.results:
+                    result.causes = list(found.causes.get(result.id, ()))
+                record.verdict = found.verdict
             record.freeze()
             self._record = record
             return record
@@ -179,21 +194,24 @@ class Session:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _rest(self) -> Iterator[CaseResult]:
-        """The first pass, from where iteration stopped (or from the start)."""
+    def _first_pass(self) -> Iterator[CaseResult]:
+        """The first pass, from the first case not yet run: every case planned ahead when it starts."""
         if self._started is None:
-            yield from self
-            return
-        done = len(self._results)
-        for case in self.cases[done:]:
-            result = run_case(self.adapter, case, self.options.expectations, self.capabilities)
+            self._started = time.perf_counter()
+            plan(self.adapter, self.cases)
+        for case in self.cases[len(self._results) :]:
+            result = self._judged(case)
             self._results.append(result)
             yield result
+
+    def _judged(self, case: Case) -> CaseResult:
+        """One call of ``case``, judged (every pass calls a case so)."""
+        return run_case(self.adapter, case, self.options.expectations, self.capabilities)
 
     def _pass(self) -> list[CaseResult]:
         """One more pass over every case (a run of ``--repeat``), planned ahead."""
         plan(self.adapter, self.cases)
-        results = [run_case(self.adapter, case, self.options.expectations, self.capabilities) for case in self.cases]
+        results = [self._judged(case) for case in self.cases]
         return self._whole_outputs(results, {})
 
     def _whole_outputs(self, results: list[CaseResult], notes: dict[str, str]) -> list[CaseResult]:
@@ -210,7 +228,7 @@ class Session:
             return results
         again = [case for case in self.cases if case.id in rows_only]
         plan(self.adapter, again, pinned=False)
-        whole = {case.id: run_case(self.adapter, case, self.options.expectations, self.capabilities) for case in again}
+        whole = {case.id: self._judged(case) for case in again}
         kept = []
         for result in results:
             second = whole.get(result.id)
@@ -273,18 +291,16 @@ def run_implementation(
     return Session.open(impl, cases, options, fixtures).run(progress)
 
 
-def diagnose(record: RunRecord, cases: Iterable[Case]) -> RunRecord:
-    """The causes of every failure and the run's verdict, filled in (the diagnosis is loaded only when something
-    failed)."""
+def diagnose(record: RunRecord, cases: Iterable[Case]) -> Diagnosis:
+    """The causes of every failure and the run's verdict, for the session to write into ``record`` (the diagnosis
+    is loaded only when something failed)."""
     if any(result.outcome in DIAGNOSED for result in record.results):
         from embconf.diagnosis.run import diagnose_run
 
-        diagnose_run(record, cases)
-    else:
-        from embconf.diagnosis.verdict import run_verdict
+        return diagnose_run(record, cases)
+    from embconf.diagnosis.verdict import run_verdict
 
-        record.verdict = run_verdict(record)
-    return record
+    return Diagnosis({}, run_verdict(record))
 
 
 def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:

@@ -3,6 +3,16 @@
 Built-in kinds load lazily (a run pays only for the adapter it uses); third-party
 adapters register a factory ``(target: str) -> Adapter`` in the entry point
 group ``embconf.adapters`` and are then named like the built-ins.
+
+Rooms:
+- what every adapter shares: ``base`` (capabilities, one call per operation), ``common`` (the in-process
+  adapters), ``loading`` (the module a target names), ``guard`` (copies in; mutated inputs and returned views
+  caught), ``frameworks`` (the framework adapters), ``jaxcommon`` (the JAX-based ones), ``rope`` (the rotary ones);
+- the suite's own and plain code: ``reference``, ``functions``, ``tinytorch``;
+- the frameworks: ``pytorch``, ``flax``, ``haiku``, ``equinox``, ``keras`` with ``keras_rope``, ``tinygrad``,
+  ``transformers`` with ``transformers_rope``, ``rotary_torch``, ``onnxruntime``, ``mlx`` with ``mlx_rope``,
+  ``paddle``, ``mindspore``.
+The ``subprocess`` and ``mutant`` kinds are :mod:`embconf.protocol.adapter` and :mod:`embconf.mutants.adapter`.
 """
 
 from __future__ import annotations
@@ -55,6 +65,13 @@ def parse_impl(spec: ImplLike) -> Impl:
 
 def known_kinds() -> list[str]:
     return sorted(set(BUILTIN) | set(_entry_points()))
+
+
+def kinds_help() -> str:
+    """Every built-in kind for a command's help, ``KIND:TARGET`` where a target is required (from :data:`BUILTIN`,
+    so a kind added there is listed), and the plugins' place."""
+    named = ", ".join(f"{kind}:TARGET" if needs_target else kind for kind, (_, _, needs_target) in BUILTIN.items())
+    return f"KIND[:TARGET], KIND one of {named}, or an installed adapter plugin's kind"
 
 
 def _entry_points() -> dict[str, Callable[[str], Adapter]]:

@@ -18,7 +18,7 @@ class ReferenceAdapter(AdapterBase):
         self.target = target
 
     def describe(self) -> dict[str, Any]:
-        from embconf import __version__
+        from embconf.model.version import __version__
 
         return {"name": "embconf reference", "version": __version__, "language": "python"}
 

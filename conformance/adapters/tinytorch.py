@@ -43,12 +43,12 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
+from embconf.adapters.guard import describe_change
 from embconf.adapters.loading import load_module
 from embconf.grading import layouts
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.reference.layer import embedding_layer_forward
-from embconf.run.guard import describe_change
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
 FEATURES = frozenset({"float_ids", "int32_ids"})

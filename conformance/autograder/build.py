@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from embconf import __version__
 from embconf.autograder.stub import STUB
 from embconf.autograder.wheel import is_valid_name, without_solution
 from embconf.grading.submissions import MODULE_PATH
 from embconf.model.errors import UserError
+from embconf.model.version import __version__
 from embconf.untrusted.write import OutputError, OutputTarget
 
 STAMP = (2020, 1, 1, 0, 0, 0)  # every member's time: the same inputs give the same zip

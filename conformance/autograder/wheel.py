@@ -21,9 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
-from embconf import __version__
 from embconf.autograder.stub import STUB
 from embconf.model.errors import UserError
+from embconf.model.version import __version__
 
 DISTRIBUTION = "embedding-conformance"
 WHEEL_NAME = f"embedding_conformance-{__version__}-py3-none-any.whl"

@@ -7,7 +7,9 @@ much memory each really uses.
   the timing loop, peak extra memory, the memory-copy roof;
 - :mod:`.wire`: the protocol's share of a ``subprocess:`` implementation's time;
 - :mod:`.measure`: the bench itself (:func:`run_bench`), sharing adapters and isolation with ``run``;
-- :mod:`.render`: the console table, the JSON document (spec/schemas/bench.schema.json) and the SVG chart.
+- :mod:`.render`: the console table, the JSON document (spec/schemas/bench.schema.json) and the SVG chart;
+- :mod:`.column`: the bench as an ungraded column of ``embconf grade --bench``;
+- :mod:`.command`: ``embconf bench``'s options and command.
 """
 
 from __future__ import annotations

@@ -25,10 +25,12 @@ def register(sub: Any) -> None:
 
 
 def add_bench(parser: argparse.ArgumentParser) -> None:
+    from embconf.adapters import kinds_help
+
     parser.add_argument(
         "--impl",
         required=True,
-        help="KIND:TARGET, as for run (reference, torch, functions:FILE, tinytorch:FILE, subprocess:'CMD')",
+        help=kinds_help(),
     )
     parser.add_argument(
         "--sizes",

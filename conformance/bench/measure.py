@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from embconf.adapters import parse_impl
+from embconf.adapters.guard import GuardedAdapter
 from embconf.bench.timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
 from embconf.bench.wire import transfer_cost
 from embconf.bench.workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
 from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
 from embconf.model.contract import Adapter
 from embconf.model.outcomes import PROBLEMS
-from embconf.run.guard import GuardedAdapter
 
 MEASURED, SKIPPED, FAILED, NOT_PROVIDED = "measured", "skipped", "failed", "not_provided"
 DEFAULT_WARMUP, DEFAULT_REPEATS = 2, 7

@@ -13,9 +13,8 @@ import numpy as np
 
 from embconf.bench.workloads import Workload
 from embconf.model.encoding import decode_array
-from embconf.protocol.codec import to_wire
 from embconf.protocol.lines import dump_line
-from embconf.protocol.messages import run_message
+from embconf.protocol.messages import outputs_reply, run_message
 
 
 def transfer_cost(workload: Workload, operation: str, repeats: int = 3) -> dict[str, Any]:
@@ -29,8 +28,13 @@ def transfer_cost(workload: Workload, operation: str, repeats: int = 3) -> dict[
         start = time.perf_counter()
         request = dump_line(run_message(1, operation, inputs))
         json.loads(request)
-        reply = dump_line({"seq": 1, "status": "ok", "outputs": {"output": to_wire(output)}})
+        reply = reply_line(output)
         decode_array(json.loads(reply)["outputs"]["output"])
         best = min(best, time.perf_counter() - start)
         size = len(request) + len(reply)
     return {"bytes": size, "seconds": 2 * best}
+
+
+def reply_line(output: np.ndarray) -> bytes:
+    """The reply line a peer sends with ``output``, as the protocol's schema has it."""
+    return dump_line(outputs_reply(1, {"output": output}))

@@ -8,4 +8,7 @@ Rooms:
 - ``family``: the cases of a declared point of the sinusoid family that no named profile is, computed for it
   by the reference in the run that declares it (spec 1.2.0, EMB-SIN-6).
 - ``expectations``: the YAML file of cases known to fail, applied to results.
+- ``shipped``: the hashes of the fixture files this version of the suite ships with.
+- ``command``: ``embconf list``, ``show``, ``validate`` and ``regenerate``, and the fixture and selection options
+  every command that reads the corpus shares (it needs nothing above the corpus's floor).
 """

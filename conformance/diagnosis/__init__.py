@@ -23,6 +23,8 @@ never raises into the run (a failure to diagnose is logged and leaves the case
 undiagnosed).
 
 The package, one job a module: :mod:`.run` (``diagnose_run``, ``diagnose_case``: the parts together, ranked),
-``replay``, ``compose``, ``identity``, ``conditions``, ``symptoms``, ``verdict``, and the fits of sinusoid and
-rotary outputs. Importing this package loads none of them: a run that passed imports only ``verdict``.
+``replay``, ``compose``, ``identity``, ``conditions``, ``claims`` (each cause states only what the run measured),
+``symptoms``, ``difference`` (a difference said in plain words), ``verdict`` with ``titles``, and the fits of
+sinusoid (``sinusoid_fit``) and rotary outputs (``rope_fit`` against ``rope_models``). Importing this package
+loads none of them: a run that passed imports only ``verdict``.
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import plain_key
 from embconf.model.outcomes import PASS
 from embconf.model.record import Cause, RunRecord
+from embconf.model.symptom import ROPE, SINUSOID, ZEROS, SymptomKey
 
 GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a form of
     "pos.grad_start_ignored": "pos.start_ignored",
@@ -45,14 +46,28 @@ GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a for
     "rope.positions_in_activation_dtype": "rope:precision",
     "rope.cos_sin_bfloat16": "rope:precision",
 }
-FAMILIES = (  # a symptom key's pattern -> the identity of the mistake it states (None: read from the output named)
-    (re.compile(r"^token_scale:[^+]*$"), "token_scale"),
-    (re.compile(r"^position_scale:[^+]*$"), "position_scale"),
-    (re.compile(r"^factor:gradient:"), None),
-    (re.compile(r"^(repeated_rows|repeated_rows_differ):token_table$"), "repeated_rows:token_table"),
-    (re.compile(r"^rope:(angle|table)_precision:"), "rope:precision"),
-    (re.compile(r"^rope:passthrough:"), "rope:passthrough"),
+FAMILIES: tuple[tuple[Callable[[SymptomKey], bool], Optional[str]], ...] = (
+    # what a symptom's key is -> the identity of the mistake it states (None: read from the output named)
+    (lambda k: k.family == "token_scale" and bool(k.parts) and not _summed(k), "token_scale"),
+    (lambda k: k.family == "position_scale" and bool(k.parts) and not _summed(k), "position_scale"),
+    (lambda k: k.family == "factor" and len(k.parts) >= 2 and k.part(0) == "gradient", None),
+    (
+        lambda k: k.family in ("repeated_rows", "repeated_rows_differ") and k.parts == ("token_table",),
+        "repeated_rows:token_table",
+    ),
+    (
+        lambda k: k.family == ROPE and len(k.parts) >= 2 and k.part(0) in ("angle_precision", "table_precision"),
+        "rope:precision",
+    ),
+    (lambda k: k.family == ROPE and len(k.parts) >= 2 and k.part(0) == "passthrough", "rope:passthrough"),
 )
+
+
+def _summed(key: SymptomKey) -> bool:
+    """A scale measured on a sum of parts (``a+b``), not one factor."""
+    return any("+" in part for part in key.parts)
+
+
 OUTPUT_OF = {
     "grad_token_weight": "token_scale",
     "grad_position_table": "position_scale",
@@ -85,7 +100,7 @@ def disciplined(run: RunRecord, by_id: Mapping[str, Case]) -> None:
 def _alike_as_present(run: RunRecord) -> None:
     """Frequencies two readings give alike on a case ("step_1|head_dim") are the reading the run shows elsewhere
     on its own, when it shows one: the same mistake, not another."""
-    alone = {c.key.rsplit(":", 1)[-1]: c.identity for r in run.results for c in r.causes if _frequency_reading(c)}
+    alone = {_last(c): c.identity for r in run.results for c in r.causes if _frequency_reading(c)}
     for result in run.results:
         result.causes = [_as_present(c, alone) for c in result.causes]
 
@@ -105,14 +120,34 @@ def _cast_as_present(run: RunRecord) -> None:
         ]
 
 
+def _frequencies(cause: Cause) -> Optional[SymptomKey]:
+    """The key of a rotary frequencies reading (``rope:frequencies:...``), else None."""
+    key = cause.symptom
+    return (
+        key if key is not None and key.family == ROPE and len(key.parts) >= 2 and key.part(0) == "frequencies" else None
+    )
+
+
+def _alike(key: SymptomKey) -> bool:
+    """Two readings given alike (``step_1|head_dim``)."""
+    return any("|" in part for part in key.parts)
+
+
+def _last(cause: Cause) -> str:
+    key = cause.symptom
+    return key.part(-1) if key is not None else ""
+
+
 def _frequency_reading(cause: Cause) -> bool:
-    return not cause.is_mutant and cause.key.startswith("rope:frequencies:") and "|" not in cause.key
+    key = _frequencies(cause)
+    return key is not None and not _alike(key)
 
 
 def _as_present(cause: Cause, alone: Mapping[str, str]) -> Cause:
-    if cause.is_mutant or not cause.key.startswith("rope:frequencies:") or "|" not in cause.key:
+    key = _frequencies(cause)
+    if key is None or not _alike(key):
         return cause
-    present = [alone[part] for part in cause.key.rsplit(":", 1)[-1].split("|") if part in alone]
+    present = [alone[part] for part in key.part(-1).split("|") if part in alone]
     return replace(cause, mistake=present[0]) if present else cause
 
 
@@ -150,7 +185,7 @@ def _backward_of_its_forward(run: RunRecord) -> None:
     for result in run.results:
         result.causes = [
             replace(c, mistake=NEGATED_FORWARD, title=TRANSPOSE, summary=TRANSPOSE)
-            if c.identity in NEGATED_BACKWARD or c.key == "rope:negated:rope_backward"
+            if c.identity in NEGATED_BACKWARD or c.symptom == SymptomKey.of(ROPE, "negated", "rope_backward")
             else c
             for c in result.causes
         ]
@@ -160,16 +195,30 @@ def _identity(cause: Cause) -> Cause:
     group = GROUPS.get(cause.identity)
     if group:
         return replace(cause, mistake=group)
-    if cause.is_mutant or (cause.mistake and not cause.mistake.startswith("rope:")):  # a catalogue identity stays
+    key = cause.symptom
+    if key is None or (cause.mistake and not _rope_mistake(cause.mistake)):  # a catalogue identity stays
         return cause
-    for pattern, family in FAMILIES:
-        if pattern.search(cause.key):
+    for states, family in FAMILIES:
+        if states(key):
             named = family or OUTPUT_OF.get(_output_named(cause.summary) or "")
             return replace(cause, mistake=named) if named else cause
-    zeros = re.match(r"^(zero_rows|zeros|zero_values):(\w+):(\w+)", cause.key)
-    if zeros:
-        return replace(cause, mistake=f"zeros:{zeros.group(2)}:{zeros.group(3)}")
+    operation, output = re.match(r"\w*", key.part(0)), re.match(r"\w*", key.part(1))
+    if (
+        key.family in ZEROS
+        and len(key.parts) >= 2
+        and operation
+        and output
+        and operation[0] == key.part(0) != ""
+        and output[0]
+    ):
+        return replace(cause, mistake=str(SymptomKey.of("zeros", operation[0], output[0])))
     return cause
+
+
+def _rope_mistake(mistake: str) -> bool:
+    """A mistake identity a rotary symptom measured (``rope:...``), not a catalogue one."""
+    key = SymptomKey.parse(mistake)
+    return key.family == ROPE and bool(key.parts)
 
 
 def _output_named(summary: str) -> Optional[str]:
@@ -229,7 +278,7 @@ def _sinusoid_fits(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:
     for result in run.results:
         case = by_id.get(result.id)
         for cause in result.causes:
-            if case is not None and cause.key.startswith("sinusoid:") and not cause.is_mutant:
+            if case is not None and _sinusoid(cause):
                 width = case.inputs().get("embed_dim")  # the width is what tells fits apart
                 key = PRECISION.sub("", cause.key)
                 sizes.setdefault(key, set()).add(width)
@@ -241,7 +290,7 @@ def _sinusoid_fits(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:
 def _fit_or_plain(cause: Cause, fits: set[str]) -> Cause:
     """A sinusoid fit the run does not identify is said as what was measured (``measured['plain']``)."""
     plain = cause.measured.get("plain")
-    if cause.is_mutant or not cause.key.startswith("sinusoid:") or PRECISION.sub("", cause.key) in fits or not plain:
+    if not _sinusoid(cause) or PRECISION.sub("", cause.key) in fits or not plain:
         return cause
     kept = {k: v for k, v in cause.measured.items() if k == "plain"}
     key = plain_key("sinusoidal_table", "table", str(plain))
@@ -254,15 +303,21 @@ def _sinusoid_precisions(run: RunRecord, by_id: Mapping[str, Case]) -> set[str]:
     for result in run.results:
         case = by_id.get(result.id)
         for cause in result.causes:
-            found = PRECISION.search(cause.key) if cause.key.startswith("sinusoid:") else None
+            found = PRECISION.search(cause.key) if _sinusoid(cause) else None
             if found and case is not None:
                 inputs = case.inputs()
                 sizes.setdefault(found.group(1), set()).add((inputs.get("max_len"), inputs.get("embed_dim")))
     return {precision for precision, seen in sizes.items() if len(seen) >= 2}
 
 
+def _sinusoid(cause: Cause) -> bool:
+    """A fitted sinusoid table's symptom."""
+    key = cause.symptom
+    return key is not None and key.family == SINUSOID and bool(key.parts)
+
+
 def _precision_said(cause: Cause, precisions: set[str]) -> Cause:
-    found = PRECISION.search(cause.key) if cause.key.startswith("sinusoid:") else None
+    found = PRECISION.search(cause.key) if _sinusoid(cause) else None
     if found is None or found.group(1) in precisions:
         return cause
     clause = f"computed in {found.group(1)}"

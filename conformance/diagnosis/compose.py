@@ -24,10 +24,10 @@ from typing import Any, Callable
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.judging.compare import out_of_tolerance
+from embconf.judging.kept import RowSample
 from embconf.model.contract import Reply, Status
 from embconf.model.outcomes import ERROR, CaseResult
-from embconf.run.compare import out_of_tolerance
-from embconf.run.kept import RowSample
 
 AGREE = 0.9  # share of the mistake's departures the implementation must show the same way
 COVER = 0.1  # share of the implementation's departures the mistake must account for

@@ -18,18 +18,19 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.errors import window_of
-from embconf.diagnosis.symptoms.raised import CONSTRUCTOR_KEY
 from embconf.model.outcomes import ERROR, FAIL, PASS
 from embconf.model.record import RunRecord
+from embconf.model.symptom import CONSTRUCTOR, NO_GRADIENT, SEPARATOR, UNTYPED
 
 
 def conditional_gradients(run: RunRecord, by_id: dict[str, Case]) -> None:
     """A parameter that got no gradient on some cases: does it get one exactly when a config option differs?"""
     for result in run.results:
         for number, cause in enumerate(result.causes):
-            if cause.is_mutant or not cause.key.startswith("no_gradient:"):
+            key = cause.symptom
+            if key is None or key.family != NO_GRADIENT:
                 continue
-            _, operation, name = cause.key.split(":", 2)
+            operation, name = key.part(0), SEPARATOR.join(key.parts[1:])
             got, missed = _options_by_outcome(run, by_id, operation, name)
             for option in sorted({k for config in got + missed for k in config}):
                 without, with_ = {repr(c.get(option)) for c in missed}, {repr(c.get(option)) for c in got}
@@ -114,10 +115,12 @@ def crash_conditions(run: RunRecord, by_id: dict[str, Case]) -> None:
     crashed: dict[str, set[str]] = {}
     for result in run.results:
         for cause in result.causes:
-            if not cause.is_mutant and (
-                cause.key.startswith(CONSTRUCTOR_KEY)
-                or (cause.key.startswith("untyped:") and cause.key.endswith(":None"))
-            ):
+            raised = cause.symptom
+            if (
+                not cause.is_mutant
+                and raised is not None
+                and (raised.family == CONSTRUCTOR or (raised.family == UNTYPED and raised.part(-1) == str(None)))
+            ):  # a constructor failure, or a valid case raised
                 crashed.setdefault(cause.key, set()).add(result.id)
     for key, ids in crashed.items():
         condition = _separating(run, by_id, ids)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from embconf.model.symptom import UNEXPLAINED, ZERO_VALUES, SymptomKey
+
 SHOWN = 6  # rows or columns listed at most
 
 
@@ -62,5 +64,5 @@ def described(name: str, want: np.ndarray, got: np.ndarray, tolerance: float = 1
 def plain_key(operation: str, name: str, text: str) -> str:
     """The key of a plain-words difference: a zeros pattern is the zeros family's (one mistake with an all-zero
     output of the same operation), anything else what was measured, unexplained."""
-    family = "zero_values" if text.endswith("every differing value is 0") else "unexplained"
-    return f"{family}:{operation}:{name}"
+    family = ZERO_VALUES if text.endswith("every differing value is 0") else UNEXPLAINED
+    return str(SymptomKey.of(family, operation, name))

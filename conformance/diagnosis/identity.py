@@ -14,22 +14,19 @@ from dataclasses import replace
 from typing import Any
 
 from embconf.corpus.fixtures import Case
+from embconf.judging.compare import compare_outputs
 from embconf.model.contract import Status
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.model.record import Cause
-from embconf.run.compare import compare_outputs
+from embconf.model.symptom import PLAIN
 
 MAX_MUTANTS = 3  # the best-ranked mutants of a case whose symptoms are compared
-UNEXPLAINED = (
-    "unexplained:",
-    "zero_values:",
-)  # a difference said in plain words is what was measured, no mistake's identity
 
 
 def merge_shown(case: Case, inputs: Mapping[str, Any], result: CaseResult, causes: list[Cause]) -> list[Cause]:
     """``causes`` with each symptom that a mutant among them shows on ``case`` given that mutant's identity."""
     mutants = [c for c in causes if c.is_mutant]
-    symptoms = [c for c in causes if not c.is_mutant and not c.mistake and not c.key.startswith(UNEXPLAINED)]
+    symptoms = [c for c in causes if c.symptom is not None and not c.mistake and c.symptom.family not in PLAIN]
     if not mutants or not symptoms:
         return causes
     outputs = result.outcome == FAIL and result.error_kind is None and result.actual is not None  # not an exception

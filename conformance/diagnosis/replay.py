@@ -22,12 +22,12 @@ import numpy as np
 from embconf.adapters.base import call_python
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.compose import Relation, relate
+from embconf.judging.compare import compare_outputs, compare_value
+from embconf.judging.kept import RowSample, compare_kept
 from embconf.model.contract import UNSPECIFIED, Reply, Status
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.model.record import Cause
 from embconf.mutants.base import Mutant
-from embconf.run.compare import compare_outputs, compare_value
-from embconf.run.kept import RowSample, compare_kept
 
 SAMPLE_ABOVE = 4096  # outputs with more elements are first compared on a few rows
 

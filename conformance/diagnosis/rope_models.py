@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.model.record import Cause
+from embconf.model.symptom import ROPE, SEPARATOR, SymptomKey
 
 
 def spec_frequencies(inputs: Mapping[str, Any], positions: np.ndarray) -> Optional[np.ndarray]:
@@ -98,11 +99,11 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
 def identified(found: Cause) -> Cause:
     """``found`` under the identity of its mistake, whatever the operation it was measured on (the catalogue's
     id when the catalogue has the mistake), so the verdict names it once."""
-    parts = found.key.split(":")
-    if len(parts) < 3 or parts[0] != "rope":
+    key = found.symptom
+    if key is None or key.family != ROPE or len(key.parts) < 2:
         return found
-    kind, operation, detail = parts[1], parts[2], ":".join(parts[3:])
+    kind, operation, detail = key.part(0), key.part(1), SEPARATOR.join(key.parts[2:])
     if kind == "pairing":
         detail = ""
     mistake = MISTAKE_OF.get((kind, operation, detail)) or MISTAKE_OF.get((kind, "", detail))
-    return replace(found, mistake=mistake or f"rope:{kind}:{detail}")
+    return replace(found, mistake=mistake or str(SymptomKey.of(ROPE, kind, detail)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from embconf.corpus.fixtures import Case
@@ -18,7 +19,8 @@ from embconf.diagnosis.tinytorch_words import speak_tinytorch
 from embconf.diagnosis.verdict import run_verdict
 from embconf.model.contract import Reply
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
-from embconf.model.record import Cause, RunRecord
+from embconf.model.record import Cause, Diagnosis, RunRecord
+from embconf.model.symptom import STALE_BUFFER
 
 if TYPE_CHECKING:
     from embconf.mutants.base import Mutant
@@ -27,12 +29,13 @@ log = logging.getLogger("embconf.diagnosis")
 BUDGET_S = 120.0  # a run's diagnosis stops after this long; later failures stay undiagnosed
 
 
-def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET_S) -> None:
-    """Fill ``causes`` on every failing or erroring result of ``run`` and set its verdict (nothing is loaded
-    when nothing failed)."""
+def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET_S) -> Diagnosis:
+    """The causes of every failing or erroring result of ``record``, ranked, and the run's verdict. ``record`` is
+    read, never written: the causes are worked out on a copy of its results and returned, and the session writes
+    them into the record."""
+    run = replace(record, results=[replace(result, causes=list(result.causes)) for result in record.results])
     if not any(result.outcome in DIAGNOSED for result in run.results):
-        run.verdict = run_verdict(run)
-        return
+        return Diagnosis({}, run_verdict(run))
     by_id = {case.id: case for case in cases}
     deadline = time.monotonic() + budget_s
     found: dict[str, tuple[Replay, list[Cause]]] = {}
@@ -65,7 +68,7 @@ def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET
         speak_tinytorch(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no TinyTorch words: %s: %s", type(exc).__name__, exc)
-    run.verdict = run_verdict(run)
+    return Diagnosis({result.id: tuple(result.causes) for result in run.results if result.causes}, run_verdict(run))
 
 
 def diagnose_case(case: Case, result: CaseResult) -> list[Cause]:
@@ -85,12 +88,17 @@ def _measure(
         inputs = case.inputs()
         matches = replay(case, result, inputs)
         symptoms = describe(case, inputs, result)
-        if result.outcome == FAIL and not any(s.key.startswith("stale_buffer") for s in symptoms):
+        if result.outcome == FAIL and not any(_family(s) == STALE_BUFFER for s in symptoms):
             symptoms = history_symptom(case, result, reversed(earlier)) + symptoms
         return matches, symptoms
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no diagnosis for %s: %s: %s", result.id, type(exc).__name__, exc)
         return None
+
+
+def _family(cause: Cause) -> str:
+    key = cause.symptom
+    return key.family if key is not None else ""
 
 
 PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most

@@ -23,18 +23,18 @@ from functools import lru_cache
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms import OWN_BACKWARD
 from embconf.diagnosis.symptoms.raised import CONSTRUCTOR
+from embconf.model.impl import Impl
 from embconf.model.record import Cause, RunRecord
+from embconf.model.symptom import ASSERT_CHECK, NO_GRADIENT
 from embconf.model.vocabulary import error_kinds
 
 KIND = "tinytorch"
-ASSERT_CHECK = "assert_check"
 ASSERT_TITLE = (
     "checks its input with `assert`: TinyTorch rejects bad input with ValueError, and a failed assert raises "
     "AssertionError (and `python -O` removes every assert, leaving the input unchecked)"
 )
 ASSERT_HINT = 'write each check as `if <bad input>: raise ValueError("...")` instead of `assert`'
 FIX = " -> "  # between a mutant's description and its fix, in its summary (mutants.base)
-NO_GRADIENT = "no_gradient"
 NO_GRADIENT_HINT = (
     "compute each step with Tensor operations on the parameter Tensor itself (indexing, slicing, reshape, +, *) or "
     "through a Function whose backward you wrote; a new Tensor made from `.data` is cut from the autograd graph"
@@ -47,7 +47,7 @@ EXPORT_HINT = (
 
 def speak_tinytorch(run: RunRecord, by_id: Mapping[str, Case]) -> None:
     """Every cause of a TinyTorch run said in TinyTorch's terms (nothing changes for any other implementation)."""
-    if run.impl.partition(":")[0] != KIND:
+    if Impl.kind_of(run.impl) != KIND:
         return
     module = module_file(str(run.implementation.get("name", "")))
     for result in run.results:
@@ -70,7 +70,7 @@ def spoken(cause: Cause, case: Case, module: str) -> Cause:
             cause = replace(cause, key=ASSERT_CHECK, title=ASSERT_TITLE, hint=ASSERT_HINT, mistake=ASSERT_CHECK)
         elif cause.measured.get("constructor") == module and "exception" in cause.measured:
             cause = _constructor(cause, case)
-        elif cause.key.startswith(f"{NO_GRADIENT}:"):
+        elif cause.symptom is not None and cause.symptom.family == NO_GRADIENT:
             hint = cause.hint if case.operation == OWN_BACKWARD else NO_GRADIENT_HINT  # its own: requires_grad
             cause = replace(cause, mistake=NO_GRADIENT, hint=hint)
     if cause.is_mutant and FIX in cause.summary:  # a mutant's summary carries its fix after the arrow

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embconf.diagnosis.titles import merged_title
-from embconf.model.record import Cause, RunRecord, Verdict
+from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
 
 MAX_MISTAKES = 5
 
@@ -91,7 +91,7 @@ def _summary(chosen: list[Cause], explained: int, failures: int) -> str:
         return f"no likely mistake explains the {_plural(failures, 'failure')}"
     verb = "explains" if len(chosen) == 1 else "explain"
     parts = "; ".join(
-        f"{c.title} ({' + '.join((c.id, *(i for i in c.also if not i.startswith('symptom:'))))}, {_plural(len(c.cases), 'case')})"
+        f"{c.title} ({' + '.join((c.id, *(i for i in c.also if not is_symptom_id(i))))}, {_plural(len(c.cases), 'case')})"
         if c.is_mutant
         else f"{c.title} ({_plural(len(c.cases), 'case')})"
         for c in chosen

@@ -10,5 +10,8 @@ One job a module: :mod:`.layouts` (the rule saying where module 11 is: package, 
 :mod:`.rubric` and :mod:`.score`, :mod:`.feedback`, :mod:`.outputs` (the files) through :mod:`.files`
 (the one writer), :mod:`.report` with :mod:`.template`, :mod:`.session` (parallel, resumable, shards,
 merge), :mod:`.command` (the CLI's side), :mod:`.check` with :mod:`.check_text` (what the student
-reads) and :mod:`.fresh` (a call in a fresh interpreter, from anywhere).
+reads) and :mod:`.fresh` (a call in a fresh interpreter, from anywhere); :mod:`.base_names` (a module importing
+a name the base package lacks), :mod:`.pool` (grading processes side by side, as the TA sees them),
+:mod:`.roster` (who handed in what), :mod:`.withheld` (text a submission must not carry out of the autograder),
+:mod:`.markdown` (text a submission controls, in Markdown) and :mod:`.feedback_html` (the feedback as a page).
 """

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import quote
 
-from embconf import __version__
 from embconf.grading.rubric import Rubric
 from embconf.grading.score import Score
 from embconf.grading.template import render as render_template
 from embconf.model.outcomes import PASS, XPASS
+from embconf.model.version import __version__
 from embconf.model.vocabulary import requirement_order, requirement_subjects
 
 TEMPLATE = Path(__file__).with_name("report_template.html")

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from embconf import __version__
 from embconf.grading.files import check_writable
 from embconf.grading.job import RECORD_FORMAT, Job, record_of
 from embconf.grading.outputs import write_class, write_submission
@@ -31,6 +30,7 @@ from embconf.grading.submissions import Submission, content_hash, discover
 from embconf.grading.uploads import MODULE_NAME, UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.errors import UserError
+from embconf.model.version import __version__
 
 Say = Callable[[str], None]
 

@@ -7,7 +7,7 @@ so it starts at once; elsewhere it is a fresh interpreter (multiprocessing ``spa
 
 - loads the implementation itself (``create_adapter``); a failure to load comes back as one
   :class:`~embconf.adapters.ImplementationError` line;
-- runs every call through :class:`~embconf.run.guard.GuardedAdapter` (copies in, mutation and view checks);
+- runs every call through :class:`~embconf.adapters.guard.GuardedAdapter` (copies in, mutation and view checks);
   a forked worker gets its input arrays on memory it shares with the runner, which compares them with
   its own originals after each reply, and the runner reads the worker's working directory from
   ``/proc``: code that switches the worker's own checks off cannot hide a changed input or directory;
@@ -51,7 +51,8 @@ The package, one job a module:
   directory that moved, why a worker failed, in words);
 - :mod:`.hangs`: the hang policy (:func:`with_hang_policy`: the wrapper implementing the Protocols of what it
   wraps), which wraps the worker and protocol peers alike;
-- :mod:`.handle`: the runner's handle on one running worker (send, receive by a deadline, stop, kill, reap);
+- :mod:`.handle`: :class:`WorkerHandle`, the runner's handle on one running worker (send, receive by a deadline,
+  stop, kill, reap);
 - :mod:`.shared`: the input arrays on memory shared with a forked worker, compared by the runner;
 - :mod:`.channel`: what crosses between the two: the socket channel, the captured output, and the
   allow-list that replies are unpickled with (:func:`load_reply`, :func:`sendable`, :class:`Unsendable`);
@@ -74,7 +75,6 @@ from embconf.isolation.adapter import (
     open_adapter,
 )
 from embconf.isolation.channel import Unsendable, load_reply, sendable
-from embconf.isolation.handle import _Worker
 from embconf.isolation.hangs import HangPolicy
 from embconf.isolation.options import IsolationOptions, isolation_options
 from embconf.isolation.worker import GlobalState, Output, worker_main
@@ -99,5 +99,4 @@ __all__ = [
     "open_adapter",
     "sendable",
     "worker_main",
-    "_Worker",  # the tests watch what the runner sends through it
 ]

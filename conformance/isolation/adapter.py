@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from embconf.adapters import BUILTIN, ImplementationError, create_adapter, parse_impl
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.isolation.answers import checked_reply, last_words, moved, own_failure, while_loading
-from embconf.isolation.handle import _Worker
+from embconf.isolation.handle import WorkerHandle
 from embconf.isolation.hangs import with_hang_policy
 from embconf.isolation.options import DEFAULTS, IsolationOptions
 from embconf.isolation.shared import Placed
@@ -99,7 +99,7 @@ class IsolatedAdapter(AdapterBase):
         self.adapter_options = dict(adapter_options or {})
         self.start_method = start_method or default_start_method()
         self._run_deadline = time.monotonic() + run_timeout
-        self._worker: Optional[_Worker] = None
+        self._worker: Optional[WorkerHandle] = None
         self._loaded: Optional[tuple[Capabilities, dict[str, Any]]] = None  # from the first worker
         self._broken = ""  # why no worker can be started any more
         self._planned = CallPlan()  # calls announced and not yet sent
@@ -212,7 +212,7 @@ class IsolatedAdapter(AdapterBase):
         payload = [(call.operation, call.inputs()) for call in batch]
         return Batch(batch, payload, [case_budget(self.case_timeout, name, inputs) for name, inputs in payload])
 
-    def _send(self, worker: "_Worker", batch: Batch) -> None:
+    def _send(self, worker: "WorkerHandle", batch: Batch) -> None:
         """Send a batch of calls: each one's operation, inputs, and the rows of each output the runner judges
         (sent back alone). Nothing sent before is unanswered: the arena is free."""
         payload, placed = batch.payload, [Placed() for _ in batch.payload]
@@ -229,7 +229,7 @@ class IsolatedAdapter(AdapterBase):
             self._answers.append(failure)
         self._clock = time.monotonic()
 
-    def _collect(self, worker: "_Worker", wait: bool) -> None:
+    def _collect(self, worker: "WorkerHandle", wait: bool) -> None:
         """Read into ``_answers`` the replies that have arrived (the first one waited for when ``wait``), each
         checked against the runner's own copy of its inputs, so that the worker is not kept waiting on a
         runner still judging earlier replies: while it waits, the runner makes the next announced batch
@@ -275,7 +275,7 @@ class IsolatedAdapter(AdapterBase):
         assert self._loaded is not None
         return self._loaded
 
-    def _launch(self) -> "_Worker":
+    def _launch(self) -> "WorkerHandle":
         _preimport(self.kind)
         start = _fork_worker if self.start_method == "fork" else _spawn_worker
         worker = start(self.impl, self.adapter_options, self.memory_limit_mb)
@@ -301,7 +301,7 @@ class IsolatedAdapter(AdapterBase):
             self._loaded = (caps, hello[2])
         return worker
 
-    def _ready_worker(self) -> Union["_Worker", Reply]:
+    def _ready_worker(self) -> Union["WorkerHandle", Reply]:
         """The live worker, started anew if the last one died; a Status.DIED reply when none can be started."""
         if self._worker is None and not self._broken:
             try:

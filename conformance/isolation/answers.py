@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from embconf.isolation.handle import _Worker
+from embconf.isolation.handle import WorkerHandle
 from embconf.isolation.worker import FAILURE_PREFIX
 from embconf.model.contract import Planned, Reply, Status
 from embconf.model.encoding import PinnedRows, pinned_rows_problem
@@ -56,7 +56,7 @@ def own_failure(output: str) -> str:
     return f" ({said[-1][len(FAILURE_PREFIX) :][:300]})" if said else ""
 
 
-def last_words(worker: _Worker) -> str:
+def last_words(worker: WorkerHandle) -> str:
     """The last line the worker printed, as the end of a one-line reason ('' when it printed nothing)."""
     lines = [line.strip() for line in worker.output.text().splitlines() if line.strip()]
     return f"; its last output: {lines[-1][:300]}" if lines else ""

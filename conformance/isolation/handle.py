@@ -19,7 +19,7 @@ STOP_GRACE = 1.0  # seconds a worker gets to exit before it is killed
 MAX_REPLY_BYTES = 512 * 2**20
 
 
-class _Worker:
+class WorkerHandle:
     """A running worker: its channel, its captured output, and how to end it."""
 
     def __init__(

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.run.guard import modified_inputs
+from embconf.adapters.guard import modified_inputs
 
 ARENA_BYTES = 64 * 2**20  # address space reserved per worker; only the pages a batch touches are used
 _ALIGN = 64

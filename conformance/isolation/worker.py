@@ -21,16 +21,16 @@ import numpy as np
 
 from embconf.adapters import ImplementationError, create_adapter
 from embconf.adapters.base import _traceback_tail
+from embconf.adapters.guard import GuardedAdapter, ProcessState
 from embconf.adapters.loading import describe_exception
 from embconf.isolation.channel import _Captured, _Channel, sendable
-from embconf.isolation.handle import _Worker
+from embconf.isolation.handle import WorkerHandle
 from embconf.isolation.shared import Arena
 from embconf.model.contract import Adapter, Reply, Status, contradictory_features
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.encoding import rows_only
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
-from embconf.run.guard import GuardedAdapter, ProcessState
 
 RECURSION_LIMIT = sys.getrecursionlimit()  # the runner's: an implementation may raise it, never lower it
 FAILURE_PREFIX = "embconf worker: it could not go on: "  # its last line when its own machinery failed
@@ -41,7 +41,7 @@ BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and Tenso
 Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or a file path (spawn)
 
 
-def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
+def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
     parent_end, child_end = socket.socketpair()
     arena = Arena()
     read_fd, write_fd = os.pipe()
@@ -55,10 +55,10 @@ def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: in
         worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd, arena)
     child_end.close()
     os.close(write_fd)
-    return _Worker(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb, arena=arena)
+    return WorkerHandle(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb, arena=arena)
 
 
-def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> _Worker:
+def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
     import multiprocessing
     import tempfile
 
@@ -71,7 +71,7 @@ def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: i
     process.start()
     child_end.close()
     assert process.pid is not None  # started
-    return _Worker(process.pid, _Channel(parent_end), _Captured(fd, path), process, memory_limit_mb)
+    return WorkerHandle(process.pid, _Channel(parent_end), _Captured(fd, path), process, memory_limit_mb)
 
 
 def worker_main(

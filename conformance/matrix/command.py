@@ -16,6 +16,8 @@ from embconf.processes.options import add_limits
 
 
 def register(sub: Any) -> None:
+    from embconf.adapters import kinds_help
+
     matrix = sub.add_parser(
         "matrix", help="run several implementations and lay them side by side, requirement by requirement"
     )
@@ -23,7 +25,7 @@ def register(sub: Any) -> None:
         "--impl",
         action="append",
         metavar="KIND:TARGET",
-        help="an implementation (repeatable: one column each)",
+        help=f"an implementation (repeatable: one column each): {kinds_help()}",
     )
     matrix.add_argument(
         "--merge",
@@ -52,8 +54,7 @@ def matrix_command(args: argparse.Namespace) -> int:
     not fail on them)."""
     from embconf.corpus.command import selected
     from embconf.matrix.model import build
-    from embconf.run.command import run_options
-    from embconf.session import run_implementation
+    from embconf.session import RunOptions, run_implementation
 
     if bool(args.impl) == bool(args.merge):
         raise UserError("embconf matrix: give --impl KIND:TARGET (to run) or --merge FILE (to merge), not both")
@@ -63,7 +64,7 @@ def matrix_command(args: argparse.Namespace) -> int:
     if args.merge:
         return _write(args, merged(args.merge, command))
     corpus, cases = selected(args)
-    options = run_options(args)
+    options = RunOptions.from_args(args)
     fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
     records = []
     for impl in args.impl:

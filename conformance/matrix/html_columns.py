@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from embconf.matrix.model import anchor, short_names, slug, title
+from embconf.model.impl import Impl
 from embconf.model.outcomes import NOT_APPLICABLE, PASS
 
 
@@ -44,7 +45,7 @@ class ColumnView:
 
     @property
     def kind(self) -> str:
-        return self.impl.partition(":")[0]
+        return Impl.kind_of(self.impl)
 
     @property
     def language(self) -> str:

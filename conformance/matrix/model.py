@@ -16,11 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from embconf import __version__
 from embconf.model.claim import claim
+from embconf.model.impl import Impl
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict
 from embconf.model.sinusoid import SinusoidProfile
+from embconf.model.version import __version__
 from embconf.model.vocabulary import requirement_order, requirement_subjects, section_of, sections, spec_version
 
 MATRIX_FORMAT = 1
@@ -272,7 +273,10 @@ def short_names(columns: Sequence[dict[str, Any]]) -> dict[str, str]:
 def _short(impl: str) -> str:
     if len(impl) <= SHORT:
         return impl
-    kind, _, target = impl.partition(":")
+    try:
+        kind, target = Impl.parse(impl)
+    except ValueError:
+        return impl
     if kind == "subprocess":
         try:
             words = shlex.split(target)

@@ -7,6 +7,7 @@ Rooms:
 - ``schemas``: the JSON Schemas of ``spec/schemas``.
 - ``outcomes``: what one case ends in (:class:`Outcome`) and the result of one case.
 - ``record``: the run record (every case, the causes of its failures, its verdict) that every report derives from.
+- ``symptom``: what a measured symptom is, typed (:class:`SymptomKey`: its family and parts, one rendering).
 - ``sinusoid``: the sinusoid family (EMB-SIN-6): a point's parameters, the named profiles, how one is declared.
 - ``rope``: rotary position embeddings (spec 1.3.0, section 14): the pairings, the scaling families and the
   typed form of a ``scaling`` input (:class:`RopeScaling`), and the rope features.
@@ -14,6 +15,8 @@ Rooms:
   and the deviations it cites as the framework's documented design (:class:`DocumentedChoice`).
 - ``impl``: what ``--impl KIND:TARGET`` names, parsed once (:class:`Impl`).
 - ``budget``: how long one call may take: the case timeout plus an allowance for the case's work.
+- ``claim``: the claim a run supports, said the same by ``embconf run`` and ``embconf matrix``.
+- ``version``: the suite's own version.
 - ``errors``: :class:`UserError`, the one exception meaning "say it in one line, exit 2", and :class:`Decline`,
   an implementation declining one case.
 """

@@ -23,6 +23,14 @@ class Impl(NamedTuple):
             raise ValueError(f"bad --impl {text!r}: expected KIND:TARGET")
         return cls(kind.strip(), target.strip())
 
+    @classmethod
+    def kind_of(cls, text: Union[str, Impl]) -> str:
+        """The kind ``text`` names ('' when it names none: a record read back without its ``--impl``)."""
+        try:
+            return cls.parse(text).kind
+        except ValueError:
+            return ""
+
     def __str__(self) -> str:
         return f"{self.kind}:{self.target}" if self.target else self.kind
 

@@ -13,10 +13,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
 
 from embconf.model.contract import Capabilities
+from embconf.model.impl import Impl
 from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Freezable, FrozenDict, Outcome
+from embconf.model.symptom import SymptomKey
 from embconf.model.version import __version__
 
 REPORT_FORMAT = 2  # 2: written as JSON lines as the run goes (a header, one case a line, a footer)
+
+
+SYMPTOM_ID = "symptom:"  # a symptom's id is its key after this (a mutant's is its id), so the two never collide
+
+
+def is_symptom_id(cause_id: str) -> bool:
+    """Whether a cause's id (:attr:`Cause.id`, as a verdict entry carries it) is a symptom's: the one reading of it."""
+    return cause_id[: len(SYMPTOM_ID)] == SYMPTOM_ID
 
 
 class CauseKind(enum.Enum):
@@ -49,7 +59,12 @@ class Cause:
 
     @property
     def id(self) -> str:
-        return self.key if self.kind is CauseKind.MUTANT else f"symptom:{self.key}"
+        return self.key if self.kind is CauseKind.MUTANT else f"{SYMPTOM_ID}{self.key}"
+
+    @property
+    def symptom(self) -> Optional[SymptomKey]:
+        """A symptom's key, typed (None for a catalogue mutant): what reading a symptom back asks for."""
+        return None if self.is_mutant else SymptomKey.parse(self.key)
 
     @property
     def identity(self) -> str:
@@ -103,10 +118,10 @@ class Cause:
     @classmethod
     def from_verdict_json(cls, entry: Mapping[str, Any]) -> Cause:
         """The cause a verdict entry (:meth:`verdict_json`) describes."""
-        symptom = str(entry["id"]).startswith("symptom:")
+        symptom = is_symptom_id(str(entry["id"]))
         return cls(
             CauseKind.SYMPTOM if symptom else CauseKind.MUTANT,
-            str(entry["id"]).removeprefix("symptom:"),
+            str(entry["id"])[len(SYMPTOM_ID) if symptom else 0 :],
             str(entry.get("title", "")),
             str(entry.get("summary", entry.get("title", ""))),
             str(entry.get("hint", "")),
@@ -150,6 +165,15 @@ class Verdict:
 NO_FAILURES = Verdict("no failures", (), 0, 0)
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """What diagnosing a run found, returned to the session, which writes it into the record: each diagnosed
+    case's causes, best first (case id -> causes; a case not named has none), and the run's verdict."""
+
+    causes: Mapping[str, tuple[Cause, ...]]
+    verdict: Verdict
+
+
 @dataclass
 class RunRecord(Freezable):
     """One run of one implementation over a selection of cases. A :class:`~embconf.session.Session` builds it
@@ -161,7 +185,7 @@ class RunRecord(Freezable):
     unmatched_expectations: Sequence[str] = field(default_factory=list)
     duration: float = 0.0
     impl: str = ""  # the KIND:TARGET string that named it
-    verdict: Verdict = NO_FAILURES  # set by diagnosis (embconf.session)
+    verdict: Verdict = NO_FAILURES  # the diagnosis's, set by the session (embconf.session)
     fixtures: Mapping[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
     nondeterministic: Mapping[str, str] = field(default_factory=dict)  # case id -> how two answers differed
     origin: Optional[Mapping[str, Any]] = None  # read back from a report: its suite, spec_version and environment
@@ -229,7 +253,7 @@ class RunRecord(Freezable):
             "suite": dict(origin["suite"]),
             "spec_version": origin["spec_version"],
             "implementation": {**self.implementation, "impl": self.impl},
-            "adapter": self.impl.partition(":")[0],
+            "adapter": Impl.kind_of(self.impl),
             "capabilities": {**self.capabilities.to_json(), "notes": list(self.capabilities.notes)},
             "environment": dict(origin["environment"]),
             "fixtures": dict(self.fixtures),

@@ -3,9 +3,14 @@
 Each mutant is the reference with one or two operations replaced (see base.py);
 a mistake written for the plain lookup is composed with the optional inputs
 (``padding_idx``, ``scale_grad_by_freq``) as the spec applies them
-(with_options.py), so it can be replayed on every case. Run one with ``embconf run --impl mutant:ID``. ``embconf mutants`` shows which
-golden cases kill each mutant; the diagnosis of a failing case names the
-mutants whose results match the implementation's.
+(with_options.py), so it can be replayed on every case. Run one with ``embconf run --impl mutant:ID``; the
+diagnosis of a failing case names the mutants whose results match the implementation's. Which golden cases kill
+each mutant (``embconf mutants``, ``embconf explain``) is the feature package :mod:`embconf.mutation`.
+
+Rooms: ``base`` (what a mutant is, the registry), ``compose`` (the row-sparse gradient and the layer built from an
+implementation's parts), ``with_options`` (mistakes composed with the optional inputs), ``adapter`` (a mutant as an
+implementation), and the mistakes by area: ``lookup``, ``positions``, ``sinusoid``, ``layer``, ``options``,
+``memory``, ``rope``, ``frameworks`` (deviations measured in real frameworks).
 """
 
 from __future__ import annotations

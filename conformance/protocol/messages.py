@@ -77,6 +77,11 @@ class StopRequest:
 Request = Union[StartRequest, RunRequest, StopRequest]
 
 
+def outputs_reply(seq: int, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """A run reply carrying an operation's ``outputs`` as a peer writes it (spec/schemas/protocol-run-reply)."""
+    return {"seq": seq, "outputs": {name: to_wire(value) for name, value in outputs.items()}}
+
+
 def start_message() -> dict[str, Any]:
     """The start request this runner sends, as written on the wire."""
     return StartRequest.of_this_runner().wire()
@@ -94,7 +99,7 @@ STOP_MESSAGE: dict[str, Any] = StopRequest().wire()
 
 
 @dataclass(frozen=True)
-class Implementation:
+class PeerImplementation:
     """Who answered the start request, and what it provides."""
 
     name: str
@@ -111,7 +116,7 @@ class StartReply:
     """The start reply: the protocol the peer speaks and the implementation behind it."""
 
     protocol: int
-    implementation: Implementation
+    implementation: PeerImplementation
     minor: int = 0  # the protocol minor version it speaks
 
 
@@ -132,7 +137,7 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
         minor = message.get("protocol_minor", 0)
         return StartReply(
             message["protocol"],
-            Implementation(named[0], named[1], named[2], capabilities),
+            PeerImplementation(named[0], named[1], named[2], capabilities),
             minor if isinstance(minor, int) and not isinstance(minor, bool) else 0,
         )
     except RecursionError:

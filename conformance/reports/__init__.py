@@ -2,5 +2,5 @@
 
 Rooms: ``console`` (progress, by requirement, verdict, failures), ``json_report`` (the JSON report written as
 JSON lines as the run goes, and read back), ``junit``, ``targets`` (where ``embconf run`` writes them, checked
-first), ``command`` (``embconf report FILE``: a saved report rendered again).
+first). ``embconf report FILE``, a saved report rendered again, is the run feature's (:mod:`embconf.run.report`).
 """

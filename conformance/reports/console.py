@@ -11,9 +11,9 @@ from typing import Protocol, Sequence
 from embconf.model.claim import claim
 from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.model.record import RunRecord
+from embconf.model.symptom import PLAIN
 from embconf.model.vocabulary import requirement_order
 
-PLAIN = ("unexplained:", "zero_values:")  # keys of a difference said in plain words (diagnosis.difference)
 COLOURS = {
     "pass": "32",
     "fail": "31",
@@ -165,7 +165,7 @@ def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
     ]
     if (
         result.causes
-        and all(c.key.startswith(PLAIN) for c in result.causes if not c.is_mutant)
+        and all(c.symptom.family in PLAIN for c in result.causes if c.symptom is not None)
         and not any(c.is_mutant for c in result.causes)
     ):  # only a difference said in plain words: no mistake is named
         lines.insert(0, "  likely cause: no known mistake matches; what was measured:\n")
@@ -179,7 +179,7 @@ def diagnosis_lines(result: CaseResult, limit: int = 3) -> str:
 
 
 def headline(run: RunRecord) -> str:
-    from embconf import __version__
+    from embconf.model.version import __version__
     from embconf.model.vocabulary import spec_version
 
     impl = run.implementation

@@ -1,13 +1,8 @@
-"""Running cases: one call per case, judged against its golden values into one outcome.
+"""``embconf run`` and ``embconf report``, the feature of one implementation's conformance run and its report.
 
 Rooms:
-- ``cases``: :func:`run_case` and :func:`judge` (a reply becomes a case result).
-- ``compare``: values against expected values under the case's tolerance.
-- ``messages``: a failure as a reproduction a person can act on (the row story).
-- ``kept``: what a result keeps of outputs (whole, or a row sample with a digest).
-- ``guard``: the implementation gets copies; mutated inputs and returned views are violations.
-- ``repeat``: ``--repeat N``, cases whose result changes between runs, and a whole output that is not the
-  answer first judged on pinned rows.
-The pipeline that opens an implementation, plans, runs, repeats, diagnoses and closes is
-:class:`embconf.session.Session`.
+- ``command``: ``embconf run``: its options, the implementation opened, a :class:`~embconf.session.Session` run with
+  the console and the JSON lines report written as it goes, the exit code.
+- ``report``: ``embconf report FILE``: a saved run report rendered again (console, JUnit, Markdown, HTML).
+The cases are judged by :mod:`embconf.judging`, the reports rendered by :mod:`embconf.reports`.
 """

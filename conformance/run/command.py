@@ -19,11 +19,9 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 def register(sub: Any) -> None:
     run = sub.add_parser("run", help="validate an implementation against the golden cases")
-    run.add_argument(
-        "--impl",
-        help="KIND:TARGET (reference, functions:FILE_OR_MODULE, tinytorch:FILE_OR_MODULE, torch, subprocess:'CMD ARGS'); "
-        "default: the TinyTorch module tinytorch.core.embeddings",
-    )
+    from embconf.adapters import kinds_help
+
+    run.add_argument("--impl", help=f"{kinds_help()}; default: the TinyTorch module tinytorch.core.embeddings")
     add_selection(run)
     run.add_argument("--expectations", type=Path, help="YAML file of cases known to fail, each with a reason")
     run.add_argument(
@@ -72,23 +70,6 @@ def register(sub: Any) -> None:
     run.set_defaults(handler=run_command)
 
 
-def run_options(args: argparse.Namespace, expectations: Any = None) -> Any:
-    """The pipeline's options from the flags (UserError, one line, for unusable values)."""
-    from embconf.isolation import isolation_options
-    from embconf.session import RunOptions
-
-    if getattr(args, "repeat", 1) < 1:
-        raise UserError("--repeat must be at least 1")
-    return RunOptions(
-        isolation_options(args),
-        args.case_timeout,
-        getattr(args, "validate_protocol", False),
-        getattr(args, "repeat", 1),
-        getattr(args, "strict", False),
-        expectations,
-    )
-
-
 def loaded(step: Callable[[], Any], default: bool = False) -> Any:
     """``step()`` (opening the implementation, or its first answer); a load failure is one line, with a
     pointer to --impl when the default implementation was meant."""
@@ -121,7 +102,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     impl = implementation_named(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
     start_early(impl)  # a protocol peer starts beside what follows
-    from embconf import session
+    from embconf import session  # the module embconf.session
     from embconf.corpus.command import selected
     from embconf.corpus.expectations import Expectations
     from embconf.model.outcomes import XPASS
@@ -131,7 +112,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)  # before anything runs
     out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
-    options = run_options(args)
+    options = session.RunOptions.from_args(args)
     adapter = loaded(
         lambda: session.open_implementation(impl, options), args.impl is None
     )  # it starts while the fixtures load

@@ -8,5 +8,5 @@ Rooms:
 - ``archive``: zip uploads unpacked without trusting them (no member outside its folder, no links or
   devices, bounded members, size and ratio), or refused in one line.
 - ``text``: untrusted texts cut to size (one line, names, messages, a reply's texts); what a result keeps of
-  outputs is :mod:`embconf.run.kept`.
+  outputs is :mod:`embconf.judging.kept`.
 """

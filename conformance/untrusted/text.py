@@ -6,7 +6,7 @@ saying what was cut (``... [4.9 MB cut]``), and backslash-escapes lone surrogate
 every text is safe for the console, JSON and JUnit alike. :func:`escaped_result` does the same to a case result's
 texts, which quote the implementation's reprs and type names too: implementation text enters the record escaped,
 and every rendering of it (console, JUnit, Markdown, HTML) shows ``\x1b[2J``, never clears a screen. What a case
-result keeps of outputs is :mod:`embconf.run.kept`.
+result keeps of outputs is :mod:`embconf.judging.kept`.
 """
 
 from __future__ import annotations

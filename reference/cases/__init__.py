@@ -5,6 +5,9 @@ Each area module lists :class:`CaseSpec` objects: inputs plus what the case pins
 generator computes the expected values with the reference; nothing here states
 an expected output by hand, except the error kind, which the generator checks
 against the reference.
+
+Areas, one fixture file each: ``token_lookup``, ``lookup_options``, ``learned_positions``, ``sinusoidal``,
+``embedding_layer``, ``half_precision``, ``memory``, ``rope``.
 """
 from __future__ import annotations
 

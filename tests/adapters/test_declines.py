@@ -9,8 +9,8 @@ import textwrap
 from helpers import assert_exit, assert_outcome, run_report
 
 from embconf.adapters import create_adapter
+from embconf.judging.cases import run_case
 from embconf.model.outcomes import ERROR, NOT_APPLICABLE, PASS
-from embconf.run.cases import run_case
 
 CASES = ["lookup.forward.ids_3d", "lookup.forward.module_example"]
 

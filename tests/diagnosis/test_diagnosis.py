@@ -27,12 +27,12 @@ from helpers import (
 )
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
 from embconf.diagnosis.run import diagnose_run
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.mutants import catalogue
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
+from embconf.mutation.measure import FIRST_RANK_TARGET, judge_student, rank_catalogue
 from embconf.reports.console import Console
 
 CLAMPING = f"functions:{IMPLS / 'clamping_lookup.py'}"

@@ -106,7 +106,7 @@ def test_the_verdict_groups_by_identity_not_by_id():
 def test_a_detached_position_table_is_one_mistake_in_every_backward(cases):
     """'grad_table' None in the positions' backward and 'grad_position_table' None in the layer's: one identity."""
     from embconf.diagnosis.symptoms import describe
-    from embconf.run.compare import Mismatch
+    from embconf.judging.compare import Mismatch
 
     found = set()
     for operation, name in ((POS_BWD, "grad_table"), (LAYER_BWD, "grad_position_table")):

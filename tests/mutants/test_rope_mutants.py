@@ -13,7 +13,7 @@ from embconf.model.outcomes import PROBLEMS
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import kill_matrix
+from embconf.mutation.kills import kill_matrix
 
 ROPE = [m for m in catalogue() if m.area == "rope"]
 
@@ -93,7 +93,7 @@ def test_the_goldens_rank_every_case_a_rope_mutant_covers(goldens) -> None:
 
 @pytest.mark.parametrize("mutant", [m.id for m in ROPE])
 def test_every_rope_mutant_is_killed_and_ranked_first_by_the_goldens(goldens, mutant) -> None:
-    from embconf.diagnosis.measure import rank_catalogue
+    from embconf.mutation.measure import rank_catalogue
 
     (ranking,) = rank_catalogue(goldens, [mutant])
     assert ranking.failing

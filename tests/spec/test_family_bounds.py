@@ -10,12 +10,12 @@ from helpers import run_report
 
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import load_corpus
+from embconf.judging.cases import judge
 from embconf.model.contract import Reply, Status
 from embconf.model.dtypes import round_once
 from embconf.model.outcomes import FAIL, PASS
 from embconf.model.sinusoid import AMPLITUDE_RANGE, BASE_RANGE, SinusoidProfile
 from embconf.reference.sinusoid import family_table
-from embconf.run.cases import judge
 
 ZEROS = """
 import numpy as np

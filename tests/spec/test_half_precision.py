@@ -18,7 +18,7 @@ from embconf.model.outcomes import FAIL, PASS
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import killing, run_mutant
+from embconf.mutation.kills import killing, run_mutant
 from embconf.reference import embedding_layer_forward
 from embconf.reference.lookup import validate_ids
 from embconf.reference.sinusoid import interleaved

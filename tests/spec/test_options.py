@@ -23,15 +23,15 @@ from helpers import (
 )
 
 from embconf.adapters import create_adapter
+from embconf.adapters.guard import GuardedAdapter
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.outcomes import FAIL, NOT_APPLICABLE, PASS, PROBLEMS
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
-from embconf.mutants.kills import killing, run_mutant
+from embconf.mutation.kills import killing, run_mutant
 from embconf.reference import embedding_backward, embedding_forward, embedding_forward_max_norm
 from embconf.reference.errors import EmbeddingError
-from embconf.run.guard import GuardedAdapter
 
 OPTION_FEATURES = {"padding_idx", "max_norm", "scale_grad_by_freq"}
 # Each mistake of the issue, and a case written to catch it.

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from embconf.run.compare import compare_value
+from embconf.judging.compare import compare_value
 
 EXACT = {"kind": "exact"}
 CLOSE = {"kind": "close", "atol": 1e-6, "rtol": 0.0}

@@ -83,8 +83,8 @@ def test_an_implementations_description_is_bounded():
 
 
 def test_a_large_output_is_kept_as_a_bounded_sample_with_its_mismatching_row():
-    from embconf.run.compare import compare_value
-    from embconf.run.kept import SAMPLE_BYTES, RowSample, compare_kept, kept_outputs
+    from embconf.judging.compare import compare_value
+    from embconf.judging.kept import SAMPLE_BYTES, RowSample, compare_kept, kept_outputs
 
     want = np.arange(1 << 22, dtype=np.float32).reshape(1 << 16, 64)  # 16 MiB
     got = want.copy()
@@ -106,10 +106,10 @@ def test_diagnosis_still_names_the_mistake_on_a_sampled_output(cases_by_id):
     """sin.canonical.l32768_d64 returns an 8 MiB table: one of the expected size is kept whole (a run keeps
     at most its goldens' sizes), so the swapped sin/cos is named; kept as a sample, it is still named."""
     from embconf.diagnosis.replay import diagnose
+    from embconf.judging.cases import judge
+    from embconf.judging.kept import RowSample, kept_outputs
     from embconf.model.contract import Capabilities, Reply, Status
     from embconf.reference import sinusoidal_table
-    from embconf.run.cases import judge
-    from embconf.run.kept import RowSample, kept_outputs
 
     case = cases_by_id["sin.canonical.l32768_d64"]
     table = sinusoidal_table(**case.inputs())

@@ -10,7 +10,8 @@ output; otherwise nothing (a symptom is never guessed).
 
 Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, constant factors, sinusoid fits),
 ``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
-exceptions), ``rope`` (the rotation a rotary output applied, read against the spec's); this module dispatches a
+exceptions), ``rope`` (the rotation a rotary output applied, read against the spec's) with ``rope_words`` (its sentences, in
+the case's own terms); this module dispatches a
 result to them and measures a buffer kept across calls.
 """
 
@@ -42,6 +43,7 @@ from embconf.diagnosis.symptoms.values import (
     zero_rows,
 )
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
+from embconf.model.symptom import NO_GRADIENT, STALE_BUFFER, SymptomKey
 
 PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
 
@@ -89,12 +91,14 @@ def _untrained(name: str) -> Symptom:
         "backward, so training would never change it"
     )
     return symptom(
-        f"no_gradient:{OWN_BACKWARD}:{name}",
+        SymptomKey.of(NO_GRADIENT, OWN_BACKWARD, name),
         said,
         "make the layer's tables trainable parameters that its forward builds the output from "
         "(TinyTorch: Tensor(data, requires_grad=True))",
         title=said,
-        mistake=f"no_gradient:{PARAMETER.get(name, name)}",  # the same table's missing gradient elsewhere: one entry
+        mistake=str(
+            SymptomKey.of(NO_GRADIENT, PARAMETER.get(name, name))
+        ),  # the same table's missing gradient elsewhere
     )
 
 
@@ -136,12 +140,12 @@ def _no_gradient(case: Case, name: str) -> Symptom:
     nothing was computed that could have been refused)."""
     owner = OWNER.get(name, f"'{name}'")
     return symptom(
-        f"no_gradient:{case.operation}:{name}",
+        SymptomKey.of(NO_GRADIENT, case.operation, name),
         f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
         "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data",
         title=f"{PARAMETER_TITLE[PARAMETER[name]] if name in PARAMETER else owner} received no gradient (None): "
         "backward never reached it, so it is not in the graph the output was built from",
-        mistake=f"no_gradient:{PARAMETER.get(name, name)}",
+        mistake=str(SymptomKey.of(NO_GRADIENT, PARAMETER.get(name, name))),
     )
 
 
@@ -202,7 +206,7 @@ def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case
             ):
                 return [
                     symptom(
-                        f"stale_buffer:{case.operation}:{name}",
+                        SymptomKey.of(STALE_BUFFER, case.operation, name),
                         f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): "
                         "a buffer kept across calls and never zeroed",
                         "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from embconf.model.record import Cause, CauseKind
+from embconf.model.symptom import SymptomKey
 
 Symptom = Cause  # a measured symptom (CauseKind.SYMPTOM)
 MAX_ELEMENTS = 1 << 20  # larger outputs are not analysed element by element
@@ -30,7 +31,7 @@ PARAMETER = {  # which parameter a gradient output belongs to, whatever the oper
 
 
 def symptom(
-    key: str,
+    key: Union[str, SymptomKey],
     summary: str,
     hint: str = "",
     alternatives: Optional[Mapping[str, str]] = None,
@@ -39,7 +40,8 @@ def symptom(
     mistake: str = "",
     **measured: Any,
 ) -> Symptom:
-    """One stated symptom; ``key`` identifies it across cases (for the run's verdict).
+    """One stated symptom; ``key`` identifies it across cases (for the run's verdict), typed
+    (:class:`~embconf.model.symptom.SymptomKey`) wherever it is read back.
 
     ``summary`` is what was measured on this case; ``title`` (default: the summary) says the mistake without
     naming the case, as the verdict shows it once for every case it explains. ``alternatives`` ({key: title})
@@ -50,7 +52,7 @@ def symptom(
     """
     return Cause(
         CauseKind.SYMPTOM,
-        key,
+        str(key),
         title or summary,
         summary,
         hint,

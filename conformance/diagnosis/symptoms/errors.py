@@ -14,6 +14,7 @@ from embconf.diagnosis.symptoms.raised import cast_failure, constructor_failure
 from embconf.diagnosis.symptoms.rows import row_mapping
 from embconf.model.contract import UNSPECIFIED
 from embconf.model.outcomes import CaseResult
+from embconf.model.symptom import UNTYPED, SymptomKey
 from embconf.model.vocabulary import optional_inputs
 
 
@@ -215,7 +216,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     culprit = _culprit(case, inputs)
     return [
         symptom(
-            f"untyped:{raised.group(1)}:{case.expected_error}",
+            SymptomKey.of(UNTYPED, raised.group(1), case.expected_error),
             f"raised {raised.group(1)}{where}{culprit}{should}",
             (
                 f"raise the spec's {case.expected_error} from that check"

@@ -17,9 +17,10 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.model.symptom import CAST_UNCHECKED, SymptomKey
+from embconf.model.symptom import CONSTRUCTOR as CONSTRUCTOR_FAILED
 
 NAME_ERROR = re.compile(r"name '(\w+)' is not defined")
-CONSTRUCTOR_KEY = "constructor:"  # the key of a constructor failure: constructor:EXCEPTION:FILE:LINE
 CONSTRUCTOR = "the constructor"  # how a constructor failure names its constructor (a dialect may name the class)
 FLOAT_CAST = "fwd.float_truncated"  # the catalogue's identity of a float id cast to an integer unchecked
 
@@ -39,14 +40,15 @@ def constructor_failure(exception: str, detail: str, entered: str, raising: str,
     measured: dict[str, Any] = {"exception": exception, "constructor": entered_file, "line": raising}
     if missing:
         measured["missing_name"] = missing.group(1)
+    key = SymptomKey.of(CONSTRUCTOR_FAILED, exception, raising)
     return symptom(
-        f"{CONSTRUCTOR_KEY}{exception}:{raising}",
+        key,
         said,
         f"define {missing.group(1)} where the constructor can see it (import or define it in the module)"
         if missing
         else "",
         title=said,
-        mistake=f"{CONSTRUCTOR_KEY}{exception}:{raising}",  # the same line, whatever the input: one entry
+        mistake=str(key),  # the same line, whatever the input: one entry
         **measured,
     )
 
@@ -69,7 +71,7 @@ def cast_failure(case: Case, inputs: Mapping[str, Any], exception: str, code: st
         f"raised {exception} at {where}"
     )
     return symptom(
-        f"cast_unchecked:{exception}",
+        SymptomKey.of(CAST_UNCHECKED, exception),
         said,
         "before casting, check that float ids are finite integers (ids == floor(ids)) and raise invalid_index "
         "(EMB-IDX-4)",

@@ -10,7 +10,7 @@ from embconf.corpus.fixtures import Case
 from embconf.model.vocabulary import requirement_subjects, requirement_text, section_of, sections
 from embconf.mutants import catalogue, get
 from embconf.mutants.base import Mutant
-from embconf.mutants.kills import kill_matrix, kill_rate, killing, run_mutant
+from embconf.mutation.kills import kill_matrix, kill_rate, killing, run_mutant
 
 
 def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:

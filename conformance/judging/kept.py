@@ -18,8 +18,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from embconf.judging.compare import Mismatch, compare_value
 from embconf.model.encoding import PinnedRows
-from embconf.run.compare import Mismatch, compare_value
 from embconf.untrusted.text import MAX_NAME, bound_text
 
 KEEP_WHOLE_BYTES = 1 << 20  # outputs up to 1 MiB are kept whole

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from embconf.judging.kept import RowSample
 from embconf.model.contract import Reason
 from embconf.model.encoding import PinnedRows
 from embconf.model.outcomes import FAIL, PROBLEMS, TIMEOUT, CaseResult
-from embconf.run.kept import RowSample
 
 
 def cut_off(result: CaseResult) -> bool:

@@ -48,20 +48,20 @@ def register(sub: Any) -> None:
 
 def mutants_command(args: argparse.Namespace) -> int:
     if args.diagnosis:
-        from embconf.diagnosis.measure import DEFAULT_CORRECT, print_figures
+        from embconf.mutation.measure import DEFAULT_CORRECT, print_figures
 
         return (
             EXIT_OK
             if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT)
             else EXIT_FAIL
         )
-    from embconf.mutants.report import print_catalogue
+    from embconf.mutation.report import print_catalogue
 
     return EXIT_OK if print_catalogue(corpus_of(args).cases) else EXIT_FAIL
 
 
 def explain_command(args: argparse.Namespace) -> int:
-    from embconf.mutants.report import explain
+    from embconf.mutation.report import explain
 
     try:
         explain(args.id, corpus_of(args).cases)

@@ -11,14 +11,14 @@ import numpy as np
 
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.fixtures import Case
+from embconf.judging.compare import compare_outputs
+from embconf.judging.kept import kept_outputs
+from embconf.judging.messages import mismatch_headline, reproduction, returned_summary
 from embconf.model.contract import UNSPECIFIED, Adapter, Capabilities, Reason, Reply, Status
 from embconf.model.encoding import ARRAY_DTYPES
 from embconf.model.outcomes import CRASH as CRASH_OUTCOME
 from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, CaseResult
 from embconf.model.outcomes import TIMEOUT as TIMEOUT_OUTCOME
-from embconf.run.compare import compare_outputs
-from embconf.run.kept import kept_outputs
-from embconf.run.messages import mismatch_headline, reproduction, returned_summary
 from embconf.untrusted.text import bounded_reply, escaped_result
 
 Progress = Callable[[int, int, CaseResult], None]

@@ -47,7 +47,7 @@ class StudentResult:
 def rank_catalogue(cases: Sequence[Case], mutant_ids: Optional[Iterable[str]] = None) -> list[Ranking]:
     """For each mutant: on how many of its failing cases the diagnosis ranks it (or an equivalent) first."""
     from embconf.mutants import catalogue
-    from embconf.mutants.kills import run_mutant
+    from embconf.mutation.kills import run_mutant
 
     found = []
     for mutant in catalogue():
@@ -106,7 +106,7 @@ def print_figures(
     cases: Sequence[Case], students: Optional[Path], correct: Sequence[str], out: TextIO = sys.stdout
 ) -> bool:
     """Print the three figures; True when every target is met."""
-    from embconf.mutants.kills import kill_matrix, kill_rate
+    from embconf.mutation.kills import kill_matrix, kill_rate
 
     rate = kill_rate(kill_matrix(cases))
     rankings = rank_catalogue(cases)

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.run.compare import Mismatch
+from embconf.judging.compare import Mismatch
 
 MAX_INLINE = 12  # arrays up to this many elements are shown whole in a message
 

@@ -1,0 +1,13 @@
+"""Judging cases: one call per case, judged against its golden values into one outcome.
+
+Rooms:
+- ``cases``: :func:`run_case` and :func:`judge` (a reply becomes a case result).
+- ``compare``: values against expected values under the case's tolerance.
+- ``messages``: a failure as a reproduction a person can act on (the row story).
+- ``kept``: what a result keeps of outputs (whole, or a row sample with a digest).
+- ``repeat``: ``--repeat N``, cases whose result changes between runs, and a whole output that is not the
+  answer first judged on pinned rows.
+The pipeline that opens an implementation, plans, runs, repeats, diagnoses and closes is
+:class:`embconf.session.Session`; the input guard (copies in, mutations and views caught) wraps the adapter
+(:mod:`embconf.adapters.guard`).
+"""

@@ -1,0 +1,57 @@
+"""What a measured symptom is, as a typed value: :class:`SymptomKey`, its family (the kind of mistake it states)
+and its parts (the operation, the output, what was measured), so that the code that reads a symptom back asks
+for ``key.family`` and ``key.parts``, never for a prefix of a string.
+
+``str(key)`` is the one rendering, the ``symptom`` of a case's diagnosis entry in every report
+(``no_gradient:embedding_backward:grad_weight``) and a cause's ``key``; :meth:`SymptomKey.parse` the one reading
+of it. A mistake's identity across operations is a key too (``no_gradient:token_table``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+SEPARATOR = ":"  # between the family and each part, in the rendering
+
+# The families read back by the diagnosis's run-level analysis (each module that states one builds it from these).
+NO_GRADIENT = "no_gradient"  # (operation, output): a parameter that received no gradient; (table,): the mistake
+UNTYPED = "untyped"  # (exception type, expected error kind): an exception that names no error kind
+STALE_BUFFER = "stale_buffer"  # (operation, output): a gradient buffer kept across calls
+ROPE = "rope"  # (what, operation, detail...): a rotary symptom
+SINUSOID = "sinusoid"  # (the table fitted...): a wrong sinusoid table, fitted
+CONSTRUCTOR = "constructor"  # (exception, file, line): the constructor raised; one entry whatever the input
+ASSERT_CHECK = "assert_check"  # (): an input check written as assert (a TinyTorch run's words)
+CAST_UNCHECKED = "cast_unchecked"  # (exception,): a NaN or infinite float id cast to an integer unchecked
+UNEXPLAINED = "unexplained"  # (operation, output): a difference said in plain words
+ZERO_VALUES = "zero_values"  # (operation, output): a difference whose differing values are all 0
+PLAIN = frozenset({UNEXPLAINED, ZERO_VALUES})  # what was measured, in plain words: no mistake's identity
+ZEROS = frozenset({"zero_rows", "zeros", ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
+
+
+@dataclass(frozen=True)
+class SymptomKey:
+    """A symptom's identity: ``family`` and its ``parts``, rendered ``family:part:part`` (:meth:`__str__`)."""
+
+    family: str
+    parts: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, family: str, *parts: object) -> SymptomKey:
+        """The key of ``family`` with these parts (each said as text)."""
+        return cls(family, tuple(str(part) for part in parts))
+
+    @classmethod
+    def parse(cls, text: Union[str, SymptomKey]) -> SymptomKey:
+        """The key a rendering names (a key as it is): the inverse of ``str()``."""
+        if isinstance(text, SymptomKey):
+            return text
+        family, *parts = text.split(SEPARATOR)
+        return cls(family, tuple(parts))
+
+    def part(self, number: int) -> str:
+        """The part at ``number`` ('' when the key has fewer)."""
+        return self.parts[number] if -len(self.parts) <= number < len(self.parts) else ""
+
+    def __str__(self) -> str:
+        return SEPARATOR.join((self.family, *self.parts))
