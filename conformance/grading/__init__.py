@@ -11,7 +11,7 @@ One job a module: :mod:`.layouts` (the rule saying where module 11 is: package, 
 (the one writer), :mod:`.report` with :mod:`.template`, :mod:`.session` (parallel, resumable, shards,
 merge), :mod:`.command` (the CLI's side), :mod:`.check` with :mod:`.check_text` (what the student
 reads) and :mod:`.fresh` (a call in a fresh interpreter, from anywhere); :mod:`.base_names` (a module importing
-a name the base package lacks), :mod:`.pool` (grading processes side by side, as the TA sees them),
+a name the base package lacks), :mod:`.missing` (an import the environment or the submission lacks, in one line), :mod:`.pool` (grading processes side by side, as the TA sees them),
 :mod:`.roster` (who handed in what), :mod:`.withheld` (text a submission must not carry out of the autograder),
 :mod:`.markdown` (text a submission controls, in Markdown) and :mod:`.feedback_html` (the feedback as a page).
 """
