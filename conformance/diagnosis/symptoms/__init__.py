@@ -10,10 +10,9 @@ output; otherwise nothing (a symptom is never guessed).
 
 Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, constant factors, sinusoid fits),
 ``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
-exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``rope`` (the rotation a rotary output applied, read against the spec's) with ``rope_words`` (its sentences, in
-the case's own terms); this module dispatches a
-result to them and measures a buffer kept across calls.
-"""
+exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``rope`` (the rotation a rotary output
+applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms); this module
+dispatches a result to them and measures a buffer kept across calls."""
 
 from __future__ import annotations
 
