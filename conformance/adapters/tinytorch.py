@@ -42,7 +42,8 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
+from embconf.adapters.common import InProcessAdapter, layer_kwargs, module_version
+from embconf.adapters.convert import as_numpy
 from embconf.adapters.loading import load_module
 from embconf.grading import layouts
 from embconf.model.contract import Capabilities, Reply
@@ -91,14 +92,13 @@ class TinyTorchAdapter(InProcessAdapter):
         self.module = load_module(target)
         self.Tensor = student_tensor(self.module, target)
         enable_autograd(self.module, self.Tensor)
-        handlers = self._provided_handlers(target)
         caps = Capabilities(
-            frozenset(handlers),
+            self._provided_operations(target),
             FEATURES | rope_claim(self.module, self.Tensor),
             error_detail="coarse",
             notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
         )
-        super().__init__(target, handlers, caps, module_version(self.module))
+        super().__init__(target, caps, module_version(self.module))
         self._handed: list[tuple[str, Any, Any]] = []  # (input name, the student's Tensor, its data when handed)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
@@ -128,8 +128,8 @@ class TinyTorchAdapter(InProcessAdapter):
                 )
         return found
 
-    def _provided_handlers(self, target: str) -> dict[str, Handler]:
-        ops = {op: getattr(self, op) for op, names in REQUIRES.items() if any(hasattr(self.module, n) for n in names)}
+    def _provided_operations(self, target: str) -> frozenset[str]:
+        ops = frozenset(op for op, names in REQUIRES.items() if any(hasattr(self.module, n) for n in names))
         if not ops:
             wanted = sorted({n for names in REQUIRES.values() for n in names})
             raise ImplementationError(f"{target!r} has none of the TinyTorch embeddings API ({', '.join(wanted)})")
