@@ -41,6 +41,7 @@ from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.jaxcommon import JAX_INDEXING
 from embconf.adapters.keras_rope import KERAS_YARN_ORIGINAL, KerasRope
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
@@ -152,10 +153,7 @@ class KerasAdapter(FrameworkAdapter):
         return grad_x, grad_table
 
     def _token_and_position(
-        self,
-        config: Mapping[str, Any],
-        token_weight: Optional[np.ndarray] = None,
-        position_table: Optional[np.ndarray] = None,
+        self, config: Config, token_weight: Optional[np.ndarray] = None, position_table: Table = None
     ) -> Any:
         dtype = str(token_weight.dtype) if token_weight is not None else "float32"
         layer = self.hub.layers.TokenAndPositionEmbedding(
@@ -168,12 +166,7 @@ class KerasAdapter(FrameworkAdapter):
         return layer
 
     def embedding_layer_forward(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any = 0,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
     ) -> Any:
         layer = self._token_and_position(config, token_weight, position_table)
         with self.errors():
@@ -181,12 +174,12 @@ class KerasAdapter(FrameworkAdapter):
 
     def embedding_layer_backward(
         self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
+        config: Config,
+        token_weight: Array,
+        position_table: Table,
+        tokens: Array,
         start_pos: Any,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> tuple[Any, Any]:
         layer = self._token_and_position(config, token_weight, position_table)
         _, grads = self._gradients(layer, lambda call: call(tokens, start_index=start_pos), [], grad_output)

@@ -55,6 +55,7 @@ from embconf.adapters.common import InProcessAdapter, layer_kwargs
 from embconf.adapters.convert import to_numpy, torch_tensor
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.loading import describe_exception
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.dtypes import HALF_DTYPES
 from embconf.reference.errors import EmbeddingError
@@ -218,33 +219,26 @@ class TorchAdapter(InProcessAdapter):
         return table_t, x_t, add_positions(x_t, table_t, start_pos)
 
     def embedding_layer_forward(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any = 0,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
     ) -> Any:
         layer = self._layer(config, token_weight, position_table)
         return to_numpy(layer.forward(self._tensor(tokens), start_pos))
 
     def embedding_layer_backward(
         self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
+        config: Config,
+        token_weight: Array,
+        position_table: Table,
+        tokens: Array,
         start_pos: Any,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> tuple[Any, Any]:
         layer = self._layer(config, token_weight, position_table)
         self._backward(layer.forward(self._tensor(tokens), start_pos), grad_output)
         positions = layer.positions.weight.grad if layer.positions is not None else None
         return to_numpy(layer.tokens.weight.grad), to_numpy(positions)
 
-    def _layer(
-        self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray]
-    ) -> "GlueLayer":
+    def _layer(self, config: Config, token_weight: Array, position_table: Table) -> "GlueLayer":
         tables = {"token_weight": self._tensor(token_weight)}
         if position_table is not None:
             tables["position_table"] = self._tensor(position_table)

@@ -46,6 +46,7 @@ from embconf.adapters.common import InProcessAdapter, layer_kwargs, module_versi
 from embconf.adapters.convert import as_numpy
 from embconf.adapters.loading import load_module
 from embconf.grading import layouts
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.reference.layer import embedding_layer_forward
@@ -178,12 +179,7 @@ class TinyTorchAdapter(InProcessAdapter):
         return table_t, x_t, _forward(encoding, x_t, start_pos)
 
     def _layer(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any
     ) -> tuple[Any, Any, Any, Any]:
         """(layer, injected token table, injected position table or None, output)."""
         layer = self._api("EmbeddingLayer")(**student_kwargs(config))
@@ -236,23 +232,18 @@ class TinyTorchAdapter(InProcessAdapter):
         return grad_of(x_t), grad_of(table_t)
 
     def embedding_layer_forward(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any = 0,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
     ) -> Any:
         return as_numpy(self._layer(config, token_weight, position_table, tokens, start_pos)[3])
 
     def embedding_layer_backward(
         self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
+        config: Config,
+        token_weight: Array,
+        position_table: Table,
+        tokens: Array,
         start_pos: Any,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> tuple[Any, Any]:
         layer, weight, table, output = self._layer(config, token_weight, position_table, tokens, start_pos)
         self._backward(output, grad_output)
