@@ -3,6 +3,8 @@ mindspore) share.
 
 - :func:`import_framework`: a framework module imported on first use, or an
   :class:`~embconf.adapters.ImplementationError` (exit 2) naming the ``pip install`` line to run;
+- :func:`refusals`: the framework's own refusals (an exception type and a text in its message) as the spec's
+  error kinds;
 - :func:`glue_checks`: marks a typed error raised by the adapter's own code (not the framework's)
   as ``decided_by: glue``, so a report says which verdicts the framework did not earn;
 - :class:`FrameworkAdapter`: an in-process adapter (by declaration, :mod:`embconf.adapters.common`) that names the
@@ -15,7 +17,7 @@ import importlib
 import shlex
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, ClassVar, Iterable, Iterator, Optional
+from typing import Any, ClassVar, Iterable, Iterator, Optional, Union
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import InProcessAdapter, module_version
@@ -70,6 +72,23 @@ def glue_checks() -> Iterator[None]:
         yield
     except EmbeddingError as exc:
         exc.decided_by = GLUE  # type: ignore[attr-defined]
+        raise
+
+
+@contextmanager
+def refusals(
+    exception: Union[type[BaseException], tuple[type[BaseException], ...]],
+    *rules: tuple[Union[str, Iterable[str]], str],
+) -> Iterator[None]:
+    """The framework's own refusals as the spec's error kinds: an ``exception`` whose message contains the text (or
+    one of the texts) of a rule ``(texts, kind)`` is an EmbeddingError of that kind; anything else stays as it is."""
+    try:
+        yield
+    except exception as exc:
+        message = str(exc)
+        for texts, kind in rules:
+            if any(text in message for text in ((texts,) if isinstance(texts, str) else texts)):
+                raise EmbeddingError(kind, f"{type(exc).__name__}: {exc}") from exc
         raise
 
 

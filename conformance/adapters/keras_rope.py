@@ -25,17 +25,17 @@ What is keras_hub's and what is the adapter's:
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from embconf.adapters.convert import to_numpy
+from embconf.adapters.frameworks import refusals
 from embconf.adapters.rope import check_rank
 from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.contract import DocumentedChoice
 from embconf.model.errors import Decline
-from embconf.reference.errors import EmbeddingError
 
 YARN_KEYS = ("beta_fast", "beta_slow", "original_max_position_embeddings", "truncate")
 YARN_UNSUPPORTED = ("attention_factor", "mscale", "mscale_all_dim")
@@ -97,12 +97,6 @@ class KerasRope(RopeOperations):
         )
 
 
-@contextmanager
-def rope_errors() -> Iterator[None]:
+def rope_errors() -> AbstractContextManager[None]:
     """keras_hub's refusal of an odd feature width as invalid_config."""
-    try:
-        yield
-    except ValueError as exc:
-        if ODD in str(exc):
-            raise EmbeddingError("invalid_config", f"ValueError: {exc}") from exc
-        raise
+    return refusals(ValueError, (ODD, "invalid_config"))

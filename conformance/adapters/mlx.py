@@ -23,17 +23,16 @@ What is MLX's and what is the adapter's:
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
 from embconf.adapters.convert import to_numpy
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.adapters.mlx_rope import MlxRope, mlx_array
 from embconf.model.contract import Capabilities
 from embconf.model.dtypes import numpy_dtype
-from embconf.reference.errors import EmbeddingError
 
 EXTRA = "mlx"
 COTANGENT_SHAPE = "does not match cotangent shape"
@@ -90,15 +89,7 @@ class MlxAdapter(FrameworkAdapter):
         return to_numpy(table)
 
 
-@contextmanager
-def mlx_errors() -> Iterator[None]:
+def mlx_errors() -> AbstractContextManager[None]:
     """MLX's refusal of an upstream gradient of the wrong shape as the spec's shape_mismatch, and of an odd
     sinusoid width as invalid_config."""
-    try:
-        yield
-    except ValueError as exc:
-        if COTANGENT_SHAPE in str(exc):
-            raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
-        if ODD_DIMS in str(exc):
-            raise EmbeddingError("invalid_config", f"ValueError: {exc}") from exc
-        raise
+    return refusals(ValueError, (COTANGENT_SHAPE, "shape_mismatch"), (ODD_DIMS, "invalid_config"))

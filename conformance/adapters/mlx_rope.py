@@ -21,16 +21,16 @@ What is MLX's and what is the adapter's:
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Callable
 
 import numpy as np
 
 from embconf.adapters.convert import from_numpy, to_numpy
+from embconf.adapters.frameworks import refusals
 from embconf.adapters.rope import check_offset_length, require_contiguous
 from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.errors import Decline
-from embconf.reference.errors import EmbeddingError
 
 API = "MLX nn.RoPE"
 SHAPES = ("[rope] Input must have at least 3 dimensions", "does not match cotangent shape")
@@ -88,15 +88,7 @@ def mlx_array(mx: Any, value: np.ndarray) -> Any:
     return from_numpy(value, lambda a: mx.array(a, dtype=getattr(mx, a.dtype.name)), lambda m: m.view(mx.bfloat16))
 
 
-@contextmanager
-def rope_errors() -> Iterator[None]:
+def rope_errors() -> AbstractContextManager[None]:
     """MLX's own refusals: x without a batch axis or a cotangent of another shape as shape_mismatch, ``dims``
     odd, not positive or wider than x as invalid_config."""
-    try:
-        yield
-    except ValueError as exc:
-        if any(text in str(exc) for text in SHAPES):
-            raise EmbeddingError("shape_mismatch", f"ValueError: {exc}") from exc
-        if any(text in str(exc) for text in DIMS):
-            raise EmbeddingError("invalid_config", f"ValueError: {exc}") from exc
-        raise
+    return refusals(ValueError, (SHAPES, "shape_mismatch"), (DIMS, "invalid_config"))

@@ -16,14 +16,13 @@ What is ONNX Runtime's and what is the adapter's:
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.model.contract import Capabilities, DocumentedChoice
-from embconf.reference.errors import EmbeddingError
 
 EXTRA = "onnxruntime"
 # The ONNX operator spec defines negative Gather indices: every conformant runtime fails EMB-IDX-2 by definition.
@@ -88,13 +87,7 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
         return output
 
 
-@contextmanager
-def onnx_errors(ort: Any) -> Iterator[None]:
+def onnx_errors(ort: Any) -> AbstractContextManager[None]:
     """ONNX Runtime's refusal of an index outside [-V, V-1] as the spec's index_out_of_range."""
     invalid = ort.capi.onnxruntime_pybind11_state.InvalidArgument
-    try:
-        yield
-    except invalid as exc:
-        if OUT_OF_BOUNDS in str(exc):
-            raise EmbeddingError("index_out_of_range", f"InvalidArgument: {exc}") from exc
-        raise
+    return refusals(invalid, (OUT_OF_BOUNDS, "index_out_of_range"))

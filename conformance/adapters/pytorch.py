@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Iterator, Optional
@@ -53,7 +53,7 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import InProcessAdapter, layer_kwargs
 from embconf.adapters.convert import to_numpy, torch_tensor
-from embconf.adapters.frameworks import glue_checks
+from embconf.adapters.frameworks import glue_checks, refusals
 from embconf.adapters.loading import describe_exception
 from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, Reply
@@ -341,12 +341,6 @@ def pytorch_errors() -> Iterator[None]:
         raise
 
 
-@contextmanager
-def padding_errors() -> Iterator[None]:
+def padding_errors() -> AbstractContextManager[None]:
     """nn.Embedding's own check of padding_idx (an AssertionError) as the spec's invalid_config (EMB-PAD-4)."""
-    try:
-        yield
-    except AssertionError as exc:
-        if "Padding_idx must be within" in str(exc):
-            raise EmbeddingError("invalid_config", f"AssertionError: {exc}") from exc
-        raise
+    return refusals(AssertionError, ("Padding_idx must be within", "invalid_config"))

@@ -24,18 +24,17 @@ divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.adapters.rope import check_offset_length, require_contiguous
 from embconf.adapters.rope_operations import Rotation
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
-from embconf.reference.errors import EmbeddingError
 
 EXTRA = "rotary-embedding-torch"
 TARGETS = {"": "rotate_queries_or_keys", "freqs": "apply_rotary_emb"}
@@ -94,12 +93,6 @@ def _version() -> str:
         return ""
 
 
-@contextmanager
-def too_wide_errors() -> Iterator[None]:
+def too_wide_errors() -> AbstractContextManager[None]:
     """The package's assertion that x has rotary_dim features to rotate, as invalid_config."""
-    try:
-        yield
-    except AssertionError as exc:
-        if TOO_WIDE in str(exc):
-            raise EmbeddingError("invalid_config", f"AssertionError: {exc}") from exc
-        raise
+    return refusals(AssertionError, (TOO_WIDE, "invalid_config"))

@@ -9,14 +9,14 @@ own refusals by overriding :meth:`TorchRope.errors`.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import numpy as np
 
 from embconf.adapters.convert import to_numpy, torch_tensor
+from embconf.adapters.frameworks import refusals
 from embconf.adapters.rope_operations import RopeOperations, Rotation
-from embconf.reference.errors import EmbeddingError
 
 TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
 
@@ -50,12 +50,6 @@ class TorchRope(RopeOperations):
         return to_numpy(xt.grad)
 
 
-@contextmanager
-def torch_shape_errors() -> Iterator[None]:
+def torch_shape_errors() -> AbstractContextManager[None]:
     """torch's refusal of tables or a grad_output of another shape than x's, as shape_mismatch."""
-    try:
-        yield
-    except RuntimeError as exc:
-        if any(text in str(exc) for text in TORCH_SHAPES):
-            raise EmbeddingError("shape_mismatch", f"RuntimeError: {exc}") from exc
-        raise
+    return refusals(RuntimeError, (TORCH_SHAPES, "shape_mismatch"))

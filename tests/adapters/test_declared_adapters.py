@@ -15,11 +15,12 @@ from helpers import problems, run_undiagnosed
 from embconf.adapters import ImplementationError, create_adapter
 from embconf.adapters.common import InProcessAdapter, check_target
 from embconf.adapters.convert import from_numpy, to_numpy, torch_tensor
-from embconf.adapters.frameworks import FrameworkAdapter
+from embconf.adapters.frameworks import FrameworkAdapter, refusals
 from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.contract import Capabilities
 from embconf.model.dtypes import numpy_dtype
 from embconf.reference import rope_backward, rope_forward
+from embconf.reference.errors import EmbeddingError
 
 NUMPY_FRAMEWORK = types.SimpleNamespace(__version__="0.0-test")  # the "framework": NumPy and the reference formulas
 
@@ -137,3 +138,22 @@ def _optional(module: str):
         return __import__(module, fromlist=["_"])
     except ImportError:
         return None
+
+
+def test_a_framework_refusal_is_typed_by_its_text_and_nothing_else_is():
+    def raising(exc):
+        with refusals(
+            ValueError, (("dims must be even", "odd width"), "invalid_config"), ("cotangent", "shape_mismatch")
+        ):
+            raise exc
+
+    with pytest.raises(EmbeddingError) as typed:
+        raising(ValueError("[rope] dims must be even"))
+    assert typed.value.kind == "invalid_config" and str(typed.value).endswith("ValueError: [rope] dims must be even")
+    with pytest.raises(EmbeddingError, match="cotangent") as shaped:
+        raising(ValueError("does not match cotangent shape"))
+    assert shaped.value.kind == "shape_mismatch"
+    with pytest.raises(ValueError, match="something else"):
+        raising(ValueError("something else"))
+    with pytest.raises(TypeError):
+        raising(TypeError("dims must be even"))  # another exception type is not the framework's refusal
