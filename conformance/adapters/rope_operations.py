@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters.rope import ROPE_OPERATIONS, check_pairing, probe, rope_features, rope_type, tables_of
+from embconf.model.arrays import Array, Scaling
 
 
 @dataclass(frozen=True)
@@ -55,33 +56,27 @@ class RopeOperations:
         return rope_features(self.pairings, self.scalings, partial=self.partial, positions=self.positions)
 
     def rope_tables(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
+        self, position_ids: Array, rotary_dim: int, base: float, scaling: Scaling, dtype: str
     ) -> tuple[Any, Any]:
         pairing = self.pairings[0]
         rows = probe(len(position_ids), rotary_dim, pairing, dtype)
         return tables_of(self.rotated(rows, Rotation(position_ids, rotary_dim, base, scaling, pairing)), pairing)
 
     def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
+        self, x: Array, position_ids: Array, rotary_dim: int, base: float, scaling: Scaling, pairing: str
     ) -> Any:
         check_pairing(pairing, self.pairings)
         return self.rotated(x, Rotation(position_ids, rotary_dim, base, scaling, pairing))
 
     def rope_backward(
         self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
+        x: Array,
+        position_ids: Array,
         rotary_dim: int,
         base: float,
-        scaling: Mapping[str, Any],
+        scaling: Scaling,
         pairing: str,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> Any:
         check_pairing(pairing, self.pairings)
         return self.gradient(x, Rotation(position_ids, rotary_dim, base, scaling, pairing), grad_output)

@@ -11,3 +11,4 @@ import numpy as np
 Array = np.ndarray
 Config = Mapping[str, Any]  # a layer's constructor config, as a case gives it (spec section 10)
 Table = Optional[np.ndarray]  # a layer's position table, None for a layer without one
+Scaling = Mapping[str, Any]  # a rope case's scaling: its rope_type and that family's parameters
