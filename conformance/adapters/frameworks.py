@@ -3,25 +3,24 @@ mindspore) share.
 
 - :func:`import_framework`: a framework module imported on first use, or an
   :class:`~embconf.adapters.ImplementationError` (exit 2) naming the ``pip install`` line to run;
+- :func:`refusals`: the framework's own refusals (an exception type and a text in its message) as the spec's
+  error kinds;
 - :func:`glue_checks`: marks a typed error raised by the adapter's own code (not the framework's)
   as ``decided_by: glue``, so a report says which verdicts the framework did not earn;
-- :func:`as_array`: a framework tensor as a NumPy array of its own dtype;
-- :class:`FrameworkAdapter`: an in-process adapter that names the framework and its version.
+- :class:`FrameworkAdapter`: an in-process adapter (by declaration, :mod:`embconf.adapters.common`) that names the
+  framework and its version. Tensors cross through :mod:`embconf.adapters.convert`.
 """
 
 from __future__ import annotations
 
 import importlib
 import shlex
-from collections.abc import Mapping
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterator
-
-import numpy as np
+from typing import Any, ClassVar, Iterable, Iterator, Optional, Union
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler, InProcessAdapter, module_version
+from embconf.adapters.common import InProcessAdapter, module_version
 from embconf.adapters.loading import describe_exception
 from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
@@ -76,32 +75,38 @@ def glue_checks() -> Iterator[None]:
         raise
 
 
-def as_array(value: Any) -> Any:
-    """A framework tensor (torch, jax, tinygrad, keras) as a NumPy array; None stays None."""
-    if value is None or isinstance(value, np.ndarray):
-        return value
-    for method in ("detach", "cpu"):  # torch
-        if hasattr(value, method) and not hasattr(value, "__jax_array__"):
-            value = getattr(value, method)()
-    if hasattr(value, "numpy") and callable(value.numpy):
-        return np.asarray(value.numpy())
-    return np.asarray(value)
+@contextmanager
+def refusals(
+    exception: Union[type[BaseException], tuple[type[BaseException], ...]],
+    *rules: tuple[Union[str, Iterable[str]], str],
+) -> Iterator[None]:
+    """The framework's own refusals as the spec's error kinds: an ``exception`` whose message contains the text (or
+    one of the texts) of a rule ``(texts, kind)`` is an EmbeddingError of that kind; anything else stays as it is."""
+    try:
+        yield
+    except exception as exc:
+        message = str(exc)
+        for texts, kind in rules:
+            if any(text in message for text in ((texts,) if isinstance(texts, str) else texts)):
+                raise EmbeddingError(kind, f"{type(exc).__name__}: {exc}") from exc
+        raise
 
 
 class FrameworkAdapter(InProcessAdapter):
     """An adapter over one framework: reports carry the framework's display name and version."""
 
     display_name = ""
+    targets: ClassVar[Optional[tuple[str, ...]]] = ("",)  # no target unless the adapter declares its own
 
     def __init__(
         self,
         target: str,
         framework: ModuleType,
-        handlers: Mapping[str, Handler],
         capabilities: Capabilities,
         display_name: str = "",
+        parts: Iterable[object] = (),
     ) -> None:
-        super().__init__(target, handlers, capabilities, module_version(framework))
+        super().__init__(target, capabilities, module_version(framework), parts)
         self.display_name = display_name or self.display_name or self.kind
 
     def describe(self) -> dict[str, Any]:

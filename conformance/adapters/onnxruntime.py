@@ -16,15 +16,13 @@ What is ONNX Runtime's and what is the adapter's:
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.model.contract import Capabilities, DocumentedChoice
-from embconf.reference.errors import EmbeddingError
 
 EXTRA = "onnxruntime"
 # The ONNX operator spec defines negative Gather indices: every conformant runtime fails EMB-IDX-2 by definition.
@@ -45,10 +43,6 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
     display_name = "ONNX Runtime Gather"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(
-                f"the onnxruntime adapter takes no target (got {target!r}); use --impl onnxruntime"
-            )
         self.ort = import_framework("onnxruntime", EXTRA)
         self.onnx = import_framework("onnx", EXTRA)
         self.ort.set_default_logger_severity(4)  # its own log of every refused index would flood stderr
@@ -59,7 +53,7 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
             notes=(f"one Gather node, opset {OPSET}, CPUExecutionProvider; onnx {self.onnx.__version__}",),
             documented=(ONNX_GATHER,),
         )
-        super().__init__("onnxruntime", self.ort, {"embedding_forward": self.embedding_forward}, caps)
+        super().__init__("onnxruntime", self.ort, caps)
 
     def _session(self, weight_dtype: str, ids_dtype: str) -> Any:
         key = (weight_dtype, ids_dtype)
@@ -93,13 +87,7 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
         return output
 
 
-@contextmanager
-def onnx_errors(ort: Any) -> Iterator[None]:
+def onnx_errors(ort: Any) -> AbstractContextManager[None]:
     """ONNX Runtime's refusal of an index outside [-V, V-1] as the spec's index_out_of_range."""
     invalid = ort.capi.onnxruntime_pybind11_state.InvalidArgument
-    try:
-        yield
-    except invalid as exc:
-        if OUT_OF_BOUNDS in str(exc):
-            raise EmbeddingError("index_out_of_range", f"InvalidArgument: {exc}") from exc
-        raise
+    return refusals(invalid, (OUT_OF_BOUNDS, "index_out_of_range"))

@@ -31,15 +31,16 @@ What is transformers' and what is the adapter's:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from functools import partial
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from embconf.adapters.pytorch import to_numpy
-from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.rope import check_rank, rope_type
+from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
@@ -47,7 +48,6 @@ from embconf.reference.errors import EmbeddingError
 HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3")
 DTYPES = frozenset({"float16", "bfloat16", "float64"})
 EVEN = "RoPE requires an even rotary dimension"
-TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
 HF_YARN_ORIGINAL = DocumentedChoice(
     "https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/modeling_rope_utils.py",
     "transformers documents original_max_position_embeddings as optional for yarn (RopeParameters) and "
@@ -73,72 +73,47 @@ ROPE_MODELS = {
 }
 
 
-def rope_capabilities(model: RopeModel) -> Capabilities:
-    features = rope_features(("half_split",), HF_SCALINGS, partial=bool(model.partial), positions=True)
+def rope_capabilities(rope: "HfRope") -> Capabilities:
+    model = rope.model
     return Capabilities(
-        frozenset({"rope_tables", "rope_forward", "rope_backward"}),
-        features | DTYPES,
+        rope.operations,
+        rope.features() | DTYPES,
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
         documented=(HF_YARN_ORIGINAL,),
     )
 
 
-class HfRope:
+class HfRope(TorchRope):
     """The three rope operations of one transformers model, on torch tensors."""
 
-    def __init__(self, torch: Any, module: Any, model: RopeModel) -> None:
-        self.torch, self.module, self.model = torch, module, model
+    scalings = HF_SCALINGS
+    positions = True
 
-    # ----- operations (named and called as the spec's) -----------------------------------
+    def __init__(self, torch: Any, module: Any, model: RopeModel) -> None:
+        super().__init__(torch)
+        self.module, self.model, self.partial = module, model, bool(model.partial)
 
     def rope_tables(
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
     ) -> tuple[Any, Any]:
+        """The rotary module's own tables, for an empty tensor of the case's dtype."""
         half = rotary_dim // 2
         with self.torch.no_grad():
             rotary = self._rotary(rotary_dim, rotary_dim, base, scaling)
             cos, sin = rotary(self.torch.empty(0, dtype=getattr(self.torch, dtype)), self._positions(position_ids))
         return to_numpy(cos[0, ..., :half]), to_numpy(sin[0, ..., :half])
 
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        check_pairing(pairing, ("half_split",))
-        with self.torch.no_grad(), torch_shape_errors():
-            return to_numpy(self._rotate(self._tensor(x), position_ids, rotary_dim, base, scaling))
+    def errors(self) -> AbstractContextManager[None]:
+        return torch_shape_errors()
 
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        check_pairing(pairing, ("half_split",))
-        rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
-        return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
-
-    # ----- the model's own calls ------------------------------------------------------------
-
-    def _rotate(
-        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]
-    ) -> Any:
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
         """x rotated as the model's attention rotates its queries."""
         check_rank(x)
         width = x.shape[-1]
-        if not self.model.partial and rotary_dim != width:
-            raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotary_dim} != d {width}")
-        rotary = self._rotary(width, rotary_dim, base, scaling)
-        cos, sin = rotary(x, self._positions(position_ids))
+        if not self.model.partial and rotation.rotary_dim != width:
+            raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotation.rotary_dim} != d {width}")
+        rotary = self._rotary(width, rotation.rotary_dim, rotation.base, rotation.scaling)
+        cos, sin = rotary(x, self._positions(rotation.position_ids))
         heads = x.reshape(-1, 1, *x.shape[-2:])  # (batch, heads, T, d): what the attention passes
         if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
             ndims = int(width * rotary.config.rope_parameters["partial_rotary_factor"])
@@ -170,12 +145,6 @@ class HfRope:
     def _positions(self, position_ids: np.ndarray) -> Any:
         return self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64).reshape(1, -1))
 
-    def _tensor(self, array: np.ndarray) -> Any:
-        array = np.asarray(array, order="C")
-        if array.dtype.name == "bfloat16":  # ml_dtypes -> torch through the bit patterns
-            return self.torch.from_numpy(array.view(np.uint16).copy()).view(self.torch.bfloat16)
-        return self.torch.from_numpy(array.copy())
-
 
 @contextmanager
 def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
@@ -190,24 +159,4 @@ def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
     except Exception as exc:  # a validation error class of huggingface_hub's, wrapping the ValueError
         if EVEN in str(exc):
             raise EmbeddingError("invalid_config", f"{type(exc).__name__}: {EVEN}") from exc
-        raise
-
-
-def autograd_backward(rotate: Callable[[Any], Any], x: Any, grad_output: Callable[[], Any]) -> Any:
-    """The gradient of ``rotate`` at the torch tensor ``x`` for the tensor ``grad_output()`` gives, by autograd
-    (torch's shape refusals typed as shape_mismatch), as NumPy."""
-    xt = x.requires_grad_(True)
-    with torch_shape_errors():
-        rotate(xt).backward(grad_output())
-    return to_numpy(xt.grad)
-
-
-@contextmanager
-def torch_shape_errors() -> Iterator[None]:
-    """torch's refusal of tables or a grad_output of another shape than x's, as shape_mismatch."""
-    try:
-        yield
-    except RuntimeError as exc:
-        if any(text in str(exc) for text in TORCH_SHAPES):
-            raise EmbeddingError("shape_mismatch", f"RuntimeError: {exc}") from exc
         raise
