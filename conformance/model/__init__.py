@@ -3,6 +3,7 @@
 Rooms:
 - ``vocabulary``: where ``spec/`` and ``fixtures/`` live, and ``spec/vocabulary.json`` read once (operations,
   features, error kinds, and the spec's structure: areas, requirement families, sections).
+- ``arrays``: the type names of the operations' signatures (an array, a layer's config, a table, a scaling).
 - ``dtypes``, ``encoding``: the value types of the spec and their fixture and wire encodings.
 - ``schemas``: the JSON Schemas of ``spec/schemas``.
 - ``outcomes``: what one case ends in (:class:`Outcome`) and the result of one case.
