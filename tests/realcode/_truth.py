@@ -40,6 +40,7 @@ class Facts:
     own_checks: tuple[str, ...] = ()  # error kinds the code checks itself before use, raising another exception
     dtype_only: tuple[str, ...] = ()  # operations whose output has another dtype and values right once cast
     declares: tuple[str, ...] = ()  # what the module declares (EMBCONF_SINUSOID_CONVENTION, features)
+    nan_widths: tuple[str, ...] = ()  # the widths D whose sinusoid table the code fills with NaN
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,16 @@ def _declare(claim: Claim, facts: Facts) -> str:
     return ""
 
 
+NAN_WIDTHS = re.compile(r"D = ([\d, ]+(?: or \d+)?) gives? a table of NaN")
+
+
+def _nan(claim: Claim, facts: Facts) -> str:
+    found = NAN_WIDTHS.search(claim.text)
+    said = re.findall(r"\d+", found.group(1)) if found else []
+    wrong = [width for width in said if width not in facts.nan_widths]
+    return f"says D = {', '.join(wrong)} gives a table of NaN, but nan_widths is {facts.nan_widths}" if wrong else ""
+
+
 PRECONDITIONS = (
     _ids_rule(
         r"instead of id >= vocab_size|range check is off by one",
@@ -237,6 +248,7 @@ PRECONDITIONS = (
     _before_use,
     _dtype,
     _declare,
+    _nan,
 )
 
 _FRAME = re.compile(r"at (\S+:\d+) in (\S+)")
