@@ -1,7 +1,8 @@
 """What was measured when no known mistake and no fitted symptom explains an output: the difference in plain words.
 
 Where the first difference is and its size, how many elements differ, which rows and columns, and the pattern
-when one holds on every differing element (zeros, NaN, one constant factor, a permutation of the expected rows).
+when one holds on every differing element (zeros, NaN, one constant factor, one row in every row, a permutation of
+the expected rows).
 Never a cause: only what the numbers show.
 """
 
@@ -29,6 +30,8 @@ def pattern(want: np.ndarray, got: np.ndarray, differs: np.ndarray) -> str:
         ratio = g / np.where(w == 0, np.nan, w)
     if w.size and np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio[0], rtol=1e-5):
         return f"every differing value is {float(ratio[0]):.6g} times the expected"
+    if want.ndim == 2 and got.shape == want.shape and got.shape[0] > 1 and np.all(got == got[0]):
+        return "every row of the output is the same row (one vector broadcast into every row)"
     if want.ndim == 2 and got.shape == want.shape:
         rows = np.flatnonzero(np.any(differs, axis=1))
         matched = [np.flatnonzero(np.all(np.isclose(want, got[r], rtol=1e-5, atol=1e-6), axis=1)) for r in rows]

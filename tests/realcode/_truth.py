@@ -151,6 +151,7 @@ MEASURED = (
     "symptom:rejects_empty_sequence",
     "symptom:unexplained:*",
     "symptom:zero_values:*",
+    "symptom:zeros:*",
 )
 
 

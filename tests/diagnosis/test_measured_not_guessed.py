@@ -1,0 +1,70 @@
+"""Mistakes outside the catalogue are said as what was measured, and a sentence names only what its cases show:
+cos/sin rounded to float16 (not only bfloat16), linear scaling's factor multiplied instead of divided, a gradient
+that is one row broadcast into every row, and "a table of NaN" only for the widths whose table is NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import run_diagnosed
+from rope_cases import case, float32_operations, window
+
+from embconf.diagnosis.difference import described
+from embconf.model.outcomes import PROBLEMS
+from embconf.mutants.adapter import ImplementationAdapter
+from embconf.mutants.compose import Implementation
+
+LINEAR = {"rope_type": "linear", "factor": 4.0}
+
+
+def _said(ops: dict, cases: list) -> dict[str, list[str]]:
+    run = run_diagnosed(ImplementationAdapter(Implementation(ops), "float32"), cases)
+    return {r.id: [c.key for c in r.causes] for r in run.results if r.outcome in PROBLEMS}
+
+
+def test_cos_and_sin_rounded_to_float16_are_said_as_such() -> None:
+    cases = [case(f"f16.{op}", op, positions=window(0, 16), d=64) for op in ("rope_forward", "rope_tables")]
+    said = _said(float32_operations(tables_in="float16"), cases)
+    assert set(said) == {c.id for c in cases}  # the float16 tables fail: float32's precision ruling is exceeded
+    for keys in said.values():
+        assert any(k.startswith("rope:table_precision:") and k.endswith(":float16") for k in keys), keys
+    assert not _said(float32_operations(), cases)  # the float32 tables pass: nothing is said
+
+
+def test_a_linear_factor_multiplied_instead_of_divided_is_read_from_the_angles() -> None:
+    cases = [case("lin.forward", "rope_forward", positions=window(4093), d=64, scaling=LINEAR)]
+    said = _said(float32_operations(factor_multiplied=True), cases)
+    assert any(k.endswith(":factor_multiplied") for k in said["lin.forward"]), said
+    default = [case("plain.forward", "rope_forward", positions=window(4093), d=64)]
+    assert not _said(float32_operations(factor_multiplied=True), default)  # no linear scaling: nothing wrong
+
+
+def test_a_gradient_broadcast_into_every_row_is_said_as_measured() -> None:
+    want = np.arange(12.0).reshape(4, 3)
+    got = np.tile(np.array([1.0, 2.0, 3.0]), (4, 1))
+    assert described("grad_weight", want, got).endswith(
+        "every row of the output is the same row (one vector broadcast into every row)"
+    )
+    other = got.copy()
+    other[3] = 0.5
+    assert "broadcast" not in described("grad_weight", want, other)
+
+
+def _t2t_refusing_odd(max_len, embed_dim, dtype="float32"):  # type: ignore[no-untyped-def]
+    """tensor2tensor's timing signal, log(10000) / (h - 1) unguarded, refusing odd widths by an assert."""
+    assert embed_dim % 2 == 0
+    h = embed_dim // 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        angles = np.arange(max_len)[:, None] * np.exp(-np.arange(h) * np.log(10000.0) / np.float64(h - 1))
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1).astype(dtype)
+
+
+def test_a_table_of_nan_is_said_only_of_the_widths_measured_nan() -> None:
+    from embconf.corpus.fixtures import load_corpus
+    from embconf.model.vocabulary import FIXTURES_DIR
+
+    by_id = load_corpus(FIXTURES_DIR).by_id()
+    cases = [by_id[f"sin.canonical.l16_d{d}"] for d in (2, 3)] + [by_id["sin.canonical.l16_d8"]]
+    run = run_diagnosed(ImplementationAdapter(Implementation({"sinusoidal_table": _t2t_refusing_odd}), "t2t"), cases)
+    titles = [c.title for c in run.verdict.causes if c.id == "sin.small_dim_nan"]
+    assert titles and all("NaN" not in t or "D = 2 gives" in t for t in titles), titles
+    assert not any("D = 3" in t or "2 or 3" in t for t in titles), titles  # D = 3 is refused, not NaN
