@@ -68,3 +68,22 @@ def test_a_table_of_nan_is_said_only_of_the_widths_measured_nan() -> None:
     titles = [c.title for c in run.verdict.causes if c.id == "sin.small_dim_nan"]
     assert titles and all("NaN" not in t or "D = 2 gives" in t for t in titles), titles
     assert not any("D = 3" in t or "2 or 3" in t for t in titles), titles  # D = 3 is refused, not NaN
+
+
+def test_the_other_pairing_and_wrong_angles_are_two_mistakes_each_named() -> None:
+    """Adjacent pairs where the case asks for rotate_half, and positions from 1: the angles read besides the pairing
+    are one of two parts of the case, so the verdict names the pairing too (not the positions alone)."""
+    from embconf.reference import OPERATIONS
+
+    def rope_forward(x, position_ids, rotary_dim, base, scaling, pairing):  # type: ignore[no-untyped-def]
+        shifted = np.asarray(position_ids) + 1
+        return OPERATIONS["rope_forward"](x, shifted, rotary_dim, base, scaling, "interleaved")
+
+    cases = [
+        case(f"pairs.{pairing}.{p0}", "rope_forward", positions=window(p0), d=64, pairing=pairing)
+        for pairing in ("half_split", "interleaved")  # interleaved cases show the positions alone
+        for p0 in (0, 4096, 32768)
+    ]
+    run = run_diagnosed(ImplementationAdapter(Implementation({"rope_forward": rope_forward}), "pairs"), cases)
+    named = {c.identity for c in run.verdict.causes}
+    assert "rope.pairing_swapped" in named and len(named) == 2, [c.title for c in run.verdict.causes]

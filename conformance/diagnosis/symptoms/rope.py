@@ -70,7 +70,8 @@ def _rotation_symptoms(
         swapped = rotation(source, got, r, other)
         if _is_rotation(swapped, expected, scale):
             also = _reading(swapped, expected, positions, noise, inputs, sign)
-            return [_other_pairing(case, pairing, other, also)] + (_said(case, inputs, also) if also else [])
+            besides = [replace(s, complete=False) for s in _said(case, inputs, also)] if also else []
+            return [_other_pairing(case, pairing, other, also)] + besides  # the pairing and the angles: two parts
         return []
     if not _is_rotation(actual, expected, scale):
         return []
