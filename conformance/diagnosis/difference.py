@@ -8,7 +8,12 @@ Never a cause: only what the numbers show.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, Optional
+
 import numpy as np
+
+from embconf.run.compare import out_of_tolerance
 
 SHOWN = 6  # rows or columns listed at most
 
@@ -42,11 +47,17 @@ def pattern(want: np.ndarray, got: np.ndarray, differs: np.ndarray) -> str:
     return ""
 
 
-def described(name: str, want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6) -> str:
-    """``name``'s difference from the expected, in plain words (same shapes)."""
+def described(
+    name: str, want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6, rule: Optional[Mapping[str, Any]] = None
+) -> str:
+    """``name``'s difference from the expected, in plain words (same shapes): the elements outside the case's
+    tolerance ``rule`` when given (the differences its failure message counts), else outside ``tolerance``."""
     w, g = want.astype(np.float64), got.astype(np.float64)
-    with np.errstate(all="ignore"):
-        differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+    if rule:
+        differs = out_of_tolerance(want, got, rule)
+    else:
+        with np.errstate(all="ignore"):
+            differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
     if not differs.any():
         return ""
     first = tuple(int(i) for i in np.argwhere(differs)[0])

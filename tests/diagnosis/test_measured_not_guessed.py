@@ -87,3 +87,15 @@ def test_the_other_pairing_and_wrong_angles_are_two_mistakes_each_named() -> Non
     run = run_diagnosed(ImplementationAdapter(Implementation({"rope_forward": rope_forward}), "pairs"), cases)
     named = {c.identity for c in run.verdict.causes}
     assert "rope.pairing_swapped" in named and len(named) == 2, [c.title for c in run.verdict.causes]
+
+
+def test_the_first_difference_said_is_the_one_the_case_measured() -> None:
+    """With the case's tolerance rule, the plain words count and locate the values outside it, as the failure's own
+    message does (not every value that differs in the last bits)."""
+    want = np.array([[0.1, 0.2], [0.3, 0.4]])
+    got = want + np.array([[1e-4, 0.0], [0.0, 0.05]])
+    rule = {"kind": "close", "atol": 1e-3, "rtol": 0.0}
+    assert described("table", want, got, rule=rule).startswith(
+        "'table' first differs at [1, 1]: expected 0.4, got 0.45; 1 of 4"
+    )
+    assert described("table", want, got).startswith("'table' first differs at [0, 0]")  # without a rule: any difference
