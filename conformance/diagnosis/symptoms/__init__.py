@@ -152,7 +152,9 @@ def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, 
             return found
     if case.operation in OWN_FACTORS:  # a rotation is read by its angles, or not at all
         return []
-    plain = described(name, want, got, rule=case.tolerance.get(name))  # nothing fitted: what was measured, in plain words, never a guess
+    plain = described(
+        name, want, got, rule=case.tolerance.get(name)
+    )  # nothing fitted: what was measured, in plain words, never a guess
     return [symptom(plain_key(case.operation, name, plain), plain, complete=False)] if plain else []
 
 
