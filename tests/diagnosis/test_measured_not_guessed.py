@@ -99,3 +99,15 @@ def test_the_first_difference_said_is_the_one_the_case_measured() -> None:
         "'table' first differs at [1, 1]: expected 0.4, got 0.45; 1 of 4"
     )
     assert described("table", want, got).startswith("'table' first differs at [0, 0]")  # without a rule: any difference
+
+
+def test_rotary_tables_in_another_dtype_are_said_so() -> None:
+    """rope_tables returned in float32 for a bfloat16 case: the dtype not cast back is said (not nothing)."""
+    ops = float32_operations()
+    exact = ops["rope_tables"]
+    ops["rope_tables"] = lambda position_ids, rotary_dim, base, scaling, dtype="float32": tuple(  # noqa: E731
+        t.astype(np.float32) for t in exact(position_ids, rotary_dim, base, scaling, "float32")
+    )
+    cases = [case("tables.bf16", "rope_tables", ("bfloat16",), positions=window(0), d=64, dtype="bfloat16")]
+    said = _said(ops, cases)
+    assert any(k.startswith("dtype:rope_tables:float32->bfloat16") for k in said["tables.bf16"]), said
