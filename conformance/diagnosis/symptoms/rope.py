@@ -215,7 +215,7 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
         still = (
             ""
             if p.get("grows")
-            else " (the tables' precision, not the angles': the error does not grow with the position)"
+            else " (on this case the error does not grow with the position, as a rounding of the tables' values does)"
         )
         half = p.get("precision", "bfloat16")
         return [
