@@ -18,6 +18,7 @@ import importlib.util
 import os
 import re
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Callable, Optional
@@ -116,7 +117,20 @@ def _guarded(target: str, load: Callable[[], ModuleType]) -> ModuleType:
     except ImplementationError:
         raise
     except (Exception, SystemExit) as exc:
-        raise ImplementationError(f"cannot import {target!r}: {describe_exception(exc)}") from None
+        raise ImplementationError(f"cannot import {target!r}: {describe_exception(exc)}{importer(exc)}") from None
+
+
+def importer(exc: BaseException) -> str:
+    """' (imported by FILE line N)': the implementation's own line whose import found no module, else ''."""
+    if not isinstance(exc, ModuleNotFoundError):
+        return ""
+    ours = Path(__file__).resolve().parents[1]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<") and ours not in Path(f.filename).resolve().parents
+    ]
+    return f" (imported by {frames[-1].filename} line {frames[-1].lineno})" if frames else ""
 
 
 def describe_exception(exc: BaseException) -> str:

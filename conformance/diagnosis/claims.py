@@ -32,6 +32,7 @@ GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a for
     "layer.start_pos_ignored": "pos.start_ignored",
     "bwd.padding_row_zeroed": "fwd.id0_zero_row",
     "bwd.drops_missing_ids": "fwd.negative_wraps",
+    "symptom:ids_truncated": "fwd.float_truncated",  # measured as a mapping of ids to rows: the mutant's mistake
     "layer.scale_always": "token_scale",
     "layer.scale_missing": "token_scale",
     "layer.scale_d": "token_scale",
@@ -81,6 +82,7 @@ def disciplined(run: RunRecord, by_id: Mapping[str, Case]) -> None:
     _same_symptom_same_mistake(run)
     _backward_of_its_forward(run)
     _alike_as_present(run)
+    _cast_as_present(run)
 
 
 def _alike_as_present(run: RunRecord) -> None:
@@ -89,6 +91,21 @@ def _alike_as_present(run: RunRecord) -> None:
     alone = {c.key.rsplit(":", 1)[-1]: c.identity for r in run.results for c in r.causes if _frequency_reading(c)}
     for result in run.results:
         result.causes = [_as_present(c, alone) for c in result.causes]
+
+
+CAST, CAST_EITHER = "fwd.float_truncated", "ids_rounded_or_truncated"
+
+
+def _cast_as_present(run: RunRecord) -> None:
+    """A float id that cannot tell rounding from truncation (0.5 -> row 0) is the truncation the run shows on
+    other ids, when it shows it and shows no rounding: the same cast, not another mistake."""
+    seen = {c.identity for r in run.results for c in r.causes}
+    if CAST not in seen or "symptom:ids_rounded" in seen:
+        return
+    for result in run.results:
+        result.causes = [
+            replace(c, mistake=CAST) if not c.is_mutant and c.key == CAST_EITHER else c for c in result.causes
+        ]
 
 
 def _frequency_reading(cause: Cause) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.errors import window_of
+from embconf.diagnosis.symptoms.raised import CONSTRUCTOR_KEY
 from embconf.model.outcomes import ERROR, FAIL, PASS
 from embconf.model.record import RunRecord
 
@@ -113,7 +114,10 @@ def crash_conditions(run: RunRecord, by_id: dict[str, Case]) -> None:
     crashed: dict[str, set[str]] = {}
     for result in run.results:
         for cause in result.causes:
-            if not cause.is_mutant and cause.key.startswith("untyped:") and cause.key.endswith(":None"):
+            if not cause.is_mutant and (
+                cause.key.startswith(CONSTRUCTOR_KEY)
+                or (cause.key.startswith("untyped:") and cause.key.endswith(":None"))
+            ):
                 crashed.setdefault(cause.key, set()).add(result.id)
     for key, ids in crashed.items():
         condition = _separating(run, by_id, ids)

@@ -14,6 +14,7 @@ from embconf.diagnosis.conditions import conditional_gradients, crash_conditions
 from embconf.diagnosis.identity import merge_shown
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
+from embconf.diagnosis.tinytorch_words import speak_tinytorch
 from embconf.diagnosis.verdict import run_verdict
 from embconf.model.contract import Reply
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
@@ -60,6 +61,10 @@ def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET
         disciplined(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no claim discipline: %s: %s", type(exc).__name__, exc)
+    try:
+        speak_tinytorch(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no TinyTorch words: %s: %s", type(exc).__name__, exc)
     run.verdict = run_verdict(run)
 
 

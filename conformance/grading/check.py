@@ -164,7 +164,7 @@ def _run(
     try:
         return run_submission(impl, cases_of(fixtures, case_ids), options)
     except ImplementationError as exc:
-        raise CheckError(load_reason(str(exc), tmp / "work", exported)) from None
+        raise CheckError(load_reason(str(exc), tmp / "work", exported, grading=False)) from None
 
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):

@@ -125,10 +125,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"
-            title, hint = (
-                f"{case['operation']} is missing from the submission",
-                "implement it with the TinyTorch API's names",
-            )
+            title, hint = missing_operation(case["operation"])
         else:
             key, title, hint = f"unexplained:{case['outcome']}", _no_match(case), ""
         entry = found.setdefault(key, [key, [], hint, 0, ("", 0, "")])
@@ -138,6 +135,20 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             entry[4] = _frame(str(case.get("message", "")))
     return sorted(
         (Mistake(key, merged_title(titles), *rest) for key, titles, *rest in found.values()), key=lambda m: -m.count
+    )
+
+
+def missing_operation(operation: str) -> tuple[str, str]:
+    """(title, hint) of an operation the submission does not provide: the TinyTorch names it would export."""
+    from embconf.adapters.tinytorch import REQUIRES
+
+    names = REQUIRES.get(operation)
+    if not names:
+        return f"{operation} is missing from the submission", "implement it with the TinyTorch API's names"
+    listed = " or ".join(names)
+    return (
+        f"{operation} is missing from the submission: the module has no {listed}",
+        f"define {listed} in the module (if a notebook defines it, export that cell: `#| export`)",
     )
 
 

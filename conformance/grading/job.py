@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from embconf.adapters import ImplementationError
+from embconf.grading.missing import missing_module
 from embconf.grading.mistakes import case_cause, verdict
 from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
@@ -86,7 +87,7 @@ def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]
     try:
         run = run_submission(f"tinytorch:{module}", cases, job.options)
     except ImplementationError as exc:
-        raise SubmissionProblem(load_reason(str(exc), job.work, exported)) from None
+        raise SubmissionProblem(load_reason(str(exc), job.work, exported, job.submission.needs_base)) from None
     fields = run_fields(run, job.work)
     if job.bench:
         from embconf.bench.column import grade_column
@@ -125,13 +126,18 @@ def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
     return {"summary": run.summary(), "verdict": found, "cases": records}
 
 
-def load_reason(message: str, work: Path, exported: Optional[Exported] = None) -> str:
+def load_reason(
+    message: str, work: Path, exported: Optional[Exported] = None, based: bool = False, grading: bool = True
+) -> str:
     """A load failure as the gradebook says it: 'does not import: SyntaxError at line 12 (invalid syntax)'."""
     message = _clean(message, work)
     found = re.match(r"cannot import '[^']*': (\w+)(?:: (.*))?$", message)
     if not found:
         return "does not load: " + re.sub(r"^(cannot load )?'tinytorch:[^']*': ", "", message)
     kind, text = found.group(1), (found.group(2) or "").strip()
+    missing = missing_module(text, based, grading) if kind == "ModuleNotFoundError" else None
+    if missing:
+        return f"does not import: {missing}"
     line = re.search(r"\(([^()]*), line (\d+)\)$", text)
     if line and kind in ("SyntaxError", "IndentationError", "TabError"):
         at = exported.locate(int(line.group(2))) if exported is not None else f"line {line.group(2)}"

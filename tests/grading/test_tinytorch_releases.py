@@ -154,11 +154,6 @@ def test_the_missing_name_is_named_in_one_verdict_entry(graded, release):
     assert len([m for m in mistakes if MISSING_SINUSOID in m["title"]]) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37 item 4 (feedback): a constructor failure on an invalid input is a second, unexplained entry; "
-    "the same astype(int) line is explained differently in two releases",
-)
 @pytest.mark.parametrize("release", ["autumn2025", "late2025", "nov2025-course"])
 def test_each_known_gap_is_one_entry_holding_every_case_it_breaks(graded, release):
     """Named once, truly: one entry a gap, with all its cases; the constructor failure names the class and the name."""

@@ -145,6 +145,8 @@ def printed(report: Mapping[str, Any]) -> list[Claim]:
 # Symptoms that state a measurement, true when every case they cite shows it (verified on the report itself).
 MEASURED = (
     "symptom:untyped:*",
+    "symptom:constructor:*",
+    "symptom:cast_unchecked:*",
     "symptom:accepts:*",
     "symptom:accepts_non_integer_start_pos",
     "symptom:boundary:accepts_s+T=L+1",
@@ -295,7 +297,9 @@ def _measured_on(claim: Claim, text: str, case_id: str, cases: Mapping[str, Any]
         return f"cites {case_id}, which the report does not hold"
     message = str(case.get("message", ""))
     kind = claim.ids[0].split(":")
-    if kind[1] != "untyped":
+    if kind[1] == "constructor" and ", in __init__" not in message:
+        return f"says a constructor raised on {case_id}, whose traceback has no __init__"
+    if kind[1] not in ("untyped", "constructor", "cast_unchecked"):
         return "" if case["outcome"] == "fail" else f"says {case_id} returned a result, but it is {case['outcome']}"
     if f"raised {kind[2]}" not in message:
         return f"says {kind[2]} was raised on {case_id}, whose message does not say so"

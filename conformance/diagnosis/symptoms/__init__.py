@@ -61,6 +61,9 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
         return []
     actual = result.actual
     if case.expected_error is not None:
+        gradients = [name for name in actual if name.startswith("grad")]
+        if gradients and all(actual[name] is None for name in gradients):  # no backward ran: nothing was accepted
+            return [_no_gradient(case, name) for name in gradients]
         return accepted(case, inputs, actual)
     if case.operation == "rope_tables":  # two outputs read together: the angles are (cos, sin)
         return _tables(case, inputs, actual)
@@ -117,17 +120,7 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
     if got is None and case.operation == OWN_BACKWARD:
         return [_untrained(name)]
     if got is None:
-        owner = OWNER.get(name, f"'{name}'")
-        return [
-            symptom(
-                f"no_gradient:{case.operation}:{name}",
-                f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
-                "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data",
-                title=f"{PARAMETER_TITLE[PARAMETER[name]] if name in PARAMETER else owner} received no gradient (None): "
-                "backward never reached it, so it is not in the graph the output was built from",
-                mistake=f"no_gradient:{PARAMETER.get(name, name)}",
-            )
-        ]
+        return [_no_gradient(case, name)]
     if not isinstance(got, np.ndarray):
         return []
     raw = case.raw_expected["outputs"][name]
@@ -152,6 +145,20 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
     if not _is_float(want):
         return []
     return _values(case, inputs, name, want, got)
+
+
+def _no_gradient(case: Case, name: str) -> Symptom:
+    """The gradient output ``name`` is None: backward never reached its parameter (on an error case too, where
+    nothing was computed that could have been refused)."""
+    owner = OWNER.get(name, f"'{name}'")
+    return symptom(
+        f"no_gradient:{case.operation}:{name}",
+        f"{owner} received no gradient ('{name}' is None): backward never reached it, so it is not in the graph the output was built from",
+        "build the output from the parameter Tensor itself (slicing or indexing it), not from a new Tensor made of its .data",
+        title=f"{PARAMETER_TITLE[PARAMETER[name]] if name in PARAMETER else owner} received no gradient (None): "
+        "backward never reached it, so it is not in the graph the output was built from",
+        mistake=f"no_gradient:{PARAMETER.get(name, name)}",
+    )
 
 
 def _is_float(array: np.ndarray) -> bool:

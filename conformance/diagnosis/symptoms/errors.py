@@ -10,6 +10,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.diagnosis.symptoms.raised import cast_failure, constructor_failure
 from embconf.diagnosis.symptoms.rows import row_mapping
 from embconf.model.contract import UNSPECIFIED
 from embconf.model.outcomes import CaseResult
@@ -179,16 +180,32 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         for m in _FRAME.finditer(result.message)
         if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
-    where = ""
+    where, statement = "", ""
     if frames:
-        where = f" at {_frame_text(frames[-1])}"
+        innermost = frames[-1]
+        where, statement = f" at {_frame_text(innermost)}", innermost.group(4).strip()
         # where the implementation was entered: the first frame of the user's own code (a library frame, such as
         # Keras's filtered-traceback handler, only when no other is left)
         own = [m for m in frames if not _library(m.group(1))]
         entered = (own or frames)[0]
-        if entered is not frames[-1]:
+        if entered is not innermost:
             where += f", reached from {_frame_text(entered)}"
-    checked = bool(frames) and frames[-1].group(4).strip().startswith(("raise ", "assert "))
+        own_check = statement.startswith(("raise ", "assert "))  # its own check refused: said as such below
+        failed = (
+            None
+            if own_check
+            else constructor_failure(
+                raised.group(1),
+                raised.group(2),
+                f"{own[0].group(3)} {_file(own[0])}" if own else "",
+                f"{_file(innermost)}:{innermost.group(2)}",
+                _frame_text(innermost),
+            )
+        )
+        failed = failed or cast_failure(case, inputs, raised.group(1), statement, _frame_text(innermost))
+        if failed:  # the line that raised is the cause, whatever the input
+            return [failed]
+    checked = statement.startswith(("raise ", "assert "))
     if case.expected_error and checked:  # refused before use, by its own check, with another exception
         should = f"; its own check refuses this input, with {raised.group(1)} where the spec's error is {case.expected_error}"
     elif case.expected_error:
@@ -210,8 +227,13 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             else "",
             title=f"raised {raised.group(1)}{where}{should}",  # the input shown belongs to the case, not the entry
             exception=raised.group(1),
+            checked_by=statement.split(" ", 1)[0] if checked else "",  # a check of its own: raise or assert
         )
     ]
+
+
+def _file(frame: re.Match) -> str:
+    return frame.group(1).replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _frame_text(frame: re.Match) -> str:
