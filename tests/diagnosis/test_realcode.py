@@ -112,7 +112,7 @@ def test_the_audit_fails_an_untrue_sentence() -> None:
     }
     (found,) = audit({"verdict": {"mistakes": [entry]}, "cases": [case]}, truth, IDENTITY)
     assert "not raised there" in found.problem
-    entry = {"id": "symptom:zeros:embedding_forward:output", "title": "'output' is all zeros", "cases": ["c"]}
+    entry = {"id": "symptom:token_scale:D", "title": "the tokens are scaled by D", "cases": ["c"]}
     found = audit({"verdict": {"mistakes": [entry]}, "cases": [case]}, truth, IDENTITY)[0]
     assert "no recorded mistake" in found.problem
     assert duplicates({"verdict": {"mistakes": [entry, dict(entry)]}, "cases": [case]}, truth)
