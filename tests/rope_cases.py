@@ -122,15 +122,25 @@ def window(p0: int, length: int = 8) -> np.ndarray:
     return np.arange(p0, p0 + length, dtype=np.int64)
 
 
-def float32_operations() -> dict[str, Any]:
+def float32_operations(tables_in: Optional[str] = None, factor_multiplied: bool = False) -> dict[str, Any]:
     """A correct rotary implementation computed the way frameworks do it, in float32 throughout (inv_freq,
-    positions, their product, cos/sin, the rotation): the precision ruling says it conforms at every position."""
+    positions, their product, cos/sin, the rotation): the precision ruling says it conforms at every position.
+    Two mistakes on request: cos and sin rounded to ``tables_in`` (a half cache), linear scaling's factor
+    multiplied into inv_freq instead of dividing it."""
     from embconf.reference.rope import pair_columns
 
     def tables32(position_ids: Any, rotary_dim: int, base: float, scaling: Any) -> tuple[np.ndarray, np.ndarray]:
         theta, a = inverse_frequencies(rotary_dim, base, scaling, int(np.max(position_ids)))
+        if factor_multiplied and (scaling or {}).get("rope_type") == "linear":
+            theta = theta * float(scaling["factor"]) ** 2
         angles = np.asarray(position_ids).astype(np.float32)[:, None] * theta.astype(np.float32)
-        return np.float32(a) * np.cos(angles), np.float32(a) * np.sin(angles)
+        cos, sin = np.float32(a) * np.cos(angles), np.float32(a) * np.sin(angles)
+        if tables_in is not None:
+            cos, sin = (
+                cos.astype(DTYPES[tables_in]).astype(np.float32),
+                sin.astype(DTYPES[tables_in]).astype(np.float32),
+            )
+        return cos, sin
 
     def rotate32(v: np.ndarray, cos: np.ndarray, sin: np.ndarray, r: int, pairing: str) -> np.ndarray:
         i, j = pair_columns(r, pairing)

@@ -2,6 +2,7 @@
 
 Run after the causes of every failure are known (``run.diagnose_run``), it
 
+- says a table of NaN only of the widths whose table the run measured NaN (``sin.small_dim_nan``);
 - drops a cause whose precondition the run does not show: an off-by-one range check needs an id equal to
   vocab_size let through and a larger id refused as the spec says; "rejects V - 1: the range check is off by
   one" needs no passing case of the operation that used id V - 1; a sinusoid fit's precision ("computed in
@@ -23,7 +24,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import plain_key
-from embconf.model.outcomes import PASS
+from embconf.model.outcomes import PASS, CaseResult
 from embconf.model.record import Cause, RunRecord
 from embconf.model.symptom import ROPE, SINUSOID, ZEROS, SymptomKey
 
@@ -89,7 +90,9 @@ def disciplined(run: RunRecord, by_id: Mapping[str, Case]) -> None:
                 continue
             if not cause.is_mutant and cause.key == "boundary:rejects_id_V-1" and result.operation in last_row_used:
                 continue
-            kept.append(_identity(_fit_or_plain(_precision_said(cause, precisions), fits)))
+            kept.append(
+                _identity(_fit_or_plain(_precision_said(_nan_measured(cause, result, by_id), precisions), fits))
+            )
         result.causes = kept
     _same_symptom_same_mistake(run)
     _backward_of_its_forward(run)
@@ -224,6 +227,21 @@ def _rope_mistake(mistake: str) -> bool:
 def _output_named(summary: str) -> Optional[str]:
     found = re.match(r"'(\w+)'", summary)
     return found.group(1) if found else None
+
+
+NAN_CLAUSE = ": D = 2 or 3 gives a table of NaN"  # sin.small_dim_nan's title: said only of the widths measured NaN
+
+
+def _nan_measured(cause: Cause, result: CaseResult, by_id: Mapping[str, Case]) -> Cause:
+    """A mistake said to give a table of NaN for small widths names the case's width when its table is NaN,
+    and no width when it is not (a width refused before the division, or a wide table, shows no NaN)."""
+    if not cause.is_mutant or NAN_CLAUSE not in cause.title or result.id not in by_id:
+        return cause
+    table = (result.actual or {}).get("table")
+    width = by_id[result.id].inputs().get("embed_dim")
+    nan = isinstance(table, np.ndarray) and table.size > 0 and bool(np.isnan(table.astype(np.float64)).all())
+    said = f": D = {width} gives a table of NaN" if nan else ""
+    return replace(cause, title=cause.title.replace(NAN_CLAUSE, said), summary=cause.summary.replace(NAN_CLAUSE, said))
 
 
 def _ids_of(inputs: Mapping[str, Any]) -> Optional[np.ndarray]:

@@ -1,14 +1,19 @@
 """What was measured when no known mistake and no fitted symptom explains an output: the difference in plain words.
 
 Where the first difference is and its size, how many elements differ, which rows and columns, and the pattern
-when one holds on every differing element (zeros, NaN, one constant factor, a permutation of the expected rows).
+when one holds on every differing element (zeros, NaN, one constant factor, one row in every row, a permutation of
+the expected rows).
 Never a cause: only what the numbers show.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, Optional
+
 import numpy as np
 
+from embconf.judging.compare import out_of_tolerance
 from embconf.model.symptom import UNEXPLAINED, ZERO_VALUES, SymptomKey
 
 SHOWN = 6  # rows or columns listed at most
@@ -31,6 +36,8 @@ def pattern(want: np.ndarray, got: np.ndarray, differs: np.ndarray) -> str:
         ratio = g / np.where(w == 0, np.nan, w)
     if w.size and np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio[0], rtol=1e-5):
         return f"every differing value is {float(ratio[0]):.6g} times the expected"
+    if want.ndim == 2 and got.shape == want.shape and got.shape[0] > 1 and np.all(got == got[0]):
+        return "every row of the output is the same row (one vector broadcast into every row)"
     if want.ndim == 2 and got.shape == want.shape:
         rows = np.flatnonzero(np.any(differs, axis=1))
         matched = [np.flatnonzero(np.all(np.isclose(want, got[r], rtol=1e-5, atol=1e-6), axis=1)) for r in rows]
@@ -41,11 +48,17 @@ def pattern(want: np.ndarray, got: np.ndarray, differs: np.ndarray) -> str:
     return ""
 
 
-def described(name: str, want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6) -> str:
-    """``name``'s difference from the expected, in plain words (same shapes)."""
+def described(
+    name: str, want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6, rule: Optional[Mapping[str, Any]] = None
+) -> str:
+    """``name``'s difference from the expected, in plain words (same shapes): the elements outside the case's
+    tolerance ``rule`` when given (the differences its failure message counts), else outside ``tolerance``."""
     w, g = want.astype(np.float64), got.astype(np.float64)
-    with np.errstate(all="ignore"):
-        differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+    if rule:
+        differs = out_of_tolerance(want, got, rule)
+    else:
+        with np.errstate(all="ignore"):
+            differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
     if not differs.any():
         return ""
     first = tuple(int(i) for i in np.argwhere(differs)[0])

@@ -338,13 +338,21 @@ def _frequencies(omega: np.ndarray, want: np.ndarray, base: Optional[float], rot
     return Reading(Kind.FREQUENCIES, params)
 
 
-TABLE_EVIDENCE = 8  # values of at least 1/16 (where bfloat16's spacing dwarfs float32's noise) needed to say so
+TABLE_EVIDENCE = 8  # values large enough that the precision's spacing dwarfs float32's noise, needed to say so
+EVIDENCE_FROM = {"bfloat16": 2.0**-4, "float16": 2.0**-2}  # |value| from which a value is such evidence
 
 
-def table_precision(values: np.ndarray, noise: float = 0.0) -> bool:
-    """Whether every value is a bfloat16 number (tables rounded to bfloat16), within float32's own rounding and
-    ``noise`` (absolute: what measuring cos/sin back from a rotated x adds), on enough values to tell."""
+def table_precision(values: np.ndarray, noise: float = 0.0, precision: str = "bfloat16") -> bool:
+    """Whether every value is a ``precision`` number (tables rounded to bfloat16 or float16), within float32's own
+    rounding and ``noise`` (absolute: what measuring cos/sin back from a rotated x adds), on enough values to tell."""
     v = np.asarray(values, dtype=np.float64)
-    rounded = rounded_to(v, "bfloat16")
+    rounded = rounded_to(v, precision)
     close = np.abs(v - rounded) <= 4.0 * EPS["float32"] * np.abs(v) + noise
-    return int(np.sum(np.abs(v) >= 2.0**-4)) >= TABLE_EVIDENCE and bool(np.all(close))
+    return int(np.sum(np.abs(v) >= EVIDENCE_FROM[precision])) >= TABLE_EVIDENCE and bool(np.all(close))
+
+
+def tables_rounded_to(cos: np.ndarray, sin: np.ndarray, noise: float = 0.0) -> Optional[str]:
+    """The half precision every cos and sin is a number of (bfloat16 first: its numbers are float16 ones too)."""
+    return next(
+        (p for p in ("bfloat16", "float16") if table_precision(cos, noise, p) and table_precision(sin, noise, p)), None
+    )

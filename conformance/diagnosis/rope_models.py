@@ -45,6 +45,8 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         found["every_band"] = base ** (-2.0 * k / r) / float(factor)
     if rope_type in ("linear", "llama3", "yarn") and isinstance(factor, (int, float)) and factor not in (0, 1):
         found["scaling_ignored"] = base ** (-2.0 * k / r)  # the case's scaling left out altogether
+    if rope_type == "linear" and isinstance(factor, (int, float)) and factor > 0 and factor != 1:
+        found["factor_multiplied"] = base ** (-2.0 * k / r) * float(factor)  # inv_freq * factor, not / factor
     if rope_type == "default":
         if r > 2:
             found["d_minus_1"] = base ** (-2.0 * k / (r - 1))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embconf.diagnosis.titles import merged_title
+from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
 
 MAX_MISTAKES = 5
@@ -68,6 +69,22 @@ def run_verdict(run: RunRecord) -> Verdict:
                 left.discard(case_id)
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))
+
+
+def case_title(result: CaseResult, cause: Cause) -> str:
+    """What ``result``'s case measured of the mistake ``cause`` is (its reading's title), else ``cause``'s title."""
+    for own in result.causes:
+        for reading in own.readings():
+            if reading.identity == cause.identity:
+                return reading.title
+    return cause.title
+
+
+def cases_title(run: RunRecord, cause: Cause, case_ids: list[str]) -> str:
+    """The title of ``cause`` true of exactly ``case_ids`` (a feedback item's, a matrix deviation's share of an
+    entry's cases): each case's own reading, merged as the verdict merges them (``titles.merged_title``)."""
+    results = {r.id: r for r in run.results}
+    return merged_title([case_title(results[i], cause) for i in case_ids if i in results]) or cause.title
 
 
 def _representative(key: str, found: dict[str, Cause], member_cases: dict[tuple[str, str], set[str]]) -> Cause:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, MutableMapping, Optional, Sequence
 
+from embconf.diagnosis.titles import merged_title
 from embconf.grading import markdown as md
 from embconf.grading.rubric import declined_by_submission
 from embconf.grading.score import ItemScore, Score
@@ -56,7 +57,7 @@ def lines_hold(record: Mapping[str, Any]) -> bool:
 def _lost(
     item_score: ItemScore, named: Optional[MutableMapping[str, str]] = None, with_lines: bool = False
 ) -> list[str]:
-    """An item's lost points: each mistake once (``named``: cause key -> the item that already named it), with
+    """An item's lost points: each mistake once (``named``: cause key and title -> the item that already named it), with
     where to look in the student's code when a traceback says (the line too when ``with_lines``)."""
     named = {} if named is None else named
     item = item_score.item
@@ -69,12 +70,13 @@ def _lost(
     ]
     for mistake in likely_mistakes(item_score.failed):
         cases = f"{mistake.count} case{'s' if mistake.count > 1 else ''}"
-        earlier = named.get(mistake.key)
+        said = f"{mistake.key}\n{mistake.title}"  # said again only when these cases measured it alike
+        earlier = named.get(said)
         if earlier is not None:
             lines.append(f"- The same mistake as under {earlier}, above ({cases}).")
             continue
-        named[mistake.key] = item.name
-        hint = f"\n  Hint: {mistake.hint}" if mistake.hint else ""
+        named[said] = item.name
+        hint = f"\n  Hint: {md.text(mistake.hint)}" if mistake.hint else ""  # as written: `**` is no bold
         where = _where(mistake.frame, with_lines)
         lines.append(
             f"- Likely mistake ({cases}): {md.text(mistake.title)}{hint}"
@@ -126,11 +128,14 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             title, hint = missing_operation(case["operation"])
         else:
             key, title, hint = f"unexplained:{case['outcome']}", _no_match(case), ""
-        entry = found.setdefault(key, [key, title, hint, 0, ("", 0, "")])
+        entry = found.setdefault(key, [key, [], hint, 0, ("", 0, "")])
+        entry[1].append(title)  # each case's own reading: the title said is true of every case counted
         entry[3] += 1
         if not entry[4][0]:
             entry[4] = _frame(str(case.get("message", "")))
-    return sorted((Mistake(*entry) for entry in found.values()), key=lambda m: -m.count)
+    return sorted(
+        (Mistake(key, merged_title(titles), *rest) for key, titles, *rest in found.values()), key=lambda m: -m.count
+    )
 
 
 def missing_operation(operation: str) -> tuple[str, str]:

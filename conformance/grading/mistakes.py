@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from embconf.diagnosis.verdict import case_title
 from embconf.model.outcomes import FAIL, NOT_APPLICABLE, CaseResult
 from embconf.model.record import RunRecord
 
@@ -15,9 +16,10 @@ NO_MATCH = "no known mistake matches"
 
 
 def case_cause(run: RunRecord, result: CaseResult) -> Optional[dict[str, str]]:
-    """The verdict's cause of one failing case (the first, in fixing order, that explains it), if any."""
+    """The verdict's cause of one failing case (the first, in fixing order, that explains it), if any, with the
+    title this case measured of it (an item's cases are told what they show, never another case's numbers)."""
     cause = run.verdict.cause_of(result.id)
-    return {"id": cause.id, "title": cause.title, "hint": cause.hint} if cause is not None else None
+    return {"id": cause.id, "title": case_title(result, cause), "hint": cause.hint} if cause is not None else None
 
 
 def verdict(run: RunRecord) -> dict[str, Any]:

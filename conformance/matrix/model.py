@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from embconf.diagnosis.titles import merged_title
+from embconf.diagnosis.verdict import case_title
 from embconf.model.claim import claim
 from embconf.model.impl import Impl
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS, CaseResult
@@ -144,7 +146,7 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
         documented = members[0].documented
         deviations.append(
             {
-                "summary": (cause.summary if cause.is_mutant else cause.title) if cause is not None else key,
+                "summary": _said(cause, members) if cause is not None else key,
                 "likely_cause": cause.id if cause is not None else None,
                 "hint": cause.hint if cause is not None else "",
                 "requirements": requirements,
@@ -153,6 +155,14 @@ def _deviations(problems: list[CaseResult], verdict: Verdict) -> list[dict[str, 
             }
         )
     return sorted(deviations, key=lambda d: (d["documented"] is not None, -len(d["cases"]), d["summary"]))
+
+
+def _said(cause: Cause, members: list[CaseResult]) -> str:
+    """A deviation's sentence, true of every case grouped under it: a mutant's summary, else what each of these
+    cases measured of the mistake (never a case outside the group, nor the first case's numbers alone)."""
+    if cause.is_mutant:
+        return cause.summary
+    return merged_title([case_title(r, cause) for r in members]) or cause.title
 
 
 def cell_of(results: list[CaseResult]) -> dict[str, Any]:

@@ -2,12 +2,15 @@
 about their mistakes stays true of the catalogue, and every sentence the console prints about a module is true of
 it (the truth audit, tests/realcode/_truth.py: each verdict entry and each case's diagnosis line is a typed claim,
 checked against the module's recorded MISTAKES and FACTS and on every case it cites), with no verdict entry
-repeating another. How many mistakes the verdict names is measured by scripts/measure_realcode.py, not asserted
-here: the corpus is held out from tuning."""
+repeating another; and so is every sentence the same run's feedback, Gradescope results, gradebook, class report,
+``embconf.check`` text and HTML and matrix column print about it (tests/realcode/_outputs.py). How many mistakes
+the verdict names is measured by scripts/measure_realcode.py, not asserted here: the corpus is held out from
+tuning."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -19,7 +22,10 @@ from embconf.mutants import registry
 CORPUS = ROOT / "tests" / "realcode"
 MODULES = sorted(CORPUS.glob("[a-z]*.py"))
 sys.path.insert(0, str(CORPUS))
-from _truth import audit, duplicates, read_truth  # noqa: E402  (the corpus's own helper, beside its modules)
+from _outputs import every_output  # noqa: E402
+from _truth import audit, duplicates, judge, read_truth  # noqa: E402  (the corpus's own helper, beside its modules)
+
+RUBRIC = CORPUS / "_every_area_rubric.yaml"  # every case graded, so feedback prints every cause the run names
 
 
 def _mistakes(path: Path) -> list[dict]:
@@ -60,6 +66,23 @@ def test_every_real_code_module_is_caught(path: Path, tmp_path: Path) -> None:
     assert not untrue, "\n".join(untrue)
     repeated = duplicates(read_report(report), read_truth(path))
     assert not repeated, repeated
+    claims, unaudited = every_output(read_report(report), _rubric(), path.stem)
+    assert not unaudited, "\n".join(unaudited)  # the audit reads what feedback, reports and the matrix print
+    untrue = [
+        f"{v.claim.where}: {v.problem}: {v.claim.text[:200]}"
+        for v in judge(claims, read_report(report), read_truth(path), IDENTITY)
+        if v.problem
+    ]
+    assert not untrue, "\n".join(untrue)
+
+
+@functools.lru_cache(maxsize=1)
+def _rubric():
+    from embconf.corpus.fixtures import load_corpus
+    from embconf.grading.rubric import load
+    from embconf.model.vocabulary import FIXTURES_DIR
+
+    return load(RUBRIC, load_corpus(FIXTURES_DIR).cases)
 
 
 IDENTITY = {key: m.mistake or key for key, m in registry().items()}  # a mutant's id -> its mistake's primary id
@@ -89,7 +112,7 @@ def test_the_audit_fails_an_untrue_sentence() -> None:
     }
     (found,) = audit({"verdict": {"mistakes": [entry]}, "cases": [case]}, truth, IDENTITY)
     assert "not raised there" in found.problem
-    entry = {"id": "symptom:zeros:embedding_forward:output", "title": "'output' is all zeros", "cases": ["c"]}
+    entry = {"id": "symptom:token_scale:D", "title": "the tokens are scaled by D", "cases": ["c"]}
     found = audit({"verdict": {"mistakes": [entry]}, "cases": [case]}, truth, IDENTITY)[0]
     assert "no recorded mistake" in found.problem
     assert duplicates({"verdict": {"mistakes": [entry, dict(entry)]}, "cases": [case]}, truth)

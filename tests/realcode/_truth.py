@@ -26,7 +26,6 @@ from typing import Any, Literal, Mapping, get_args
 
 IdCheck = Literal["spec", "none", "untyped", "off_by_one", "upper_only", "clamps"]
 LengthCheck = Literal["spec", "none", "off_by_one", "ignores_start", "untyped"]
-SHOWN_PER_CASE = 3  # the console's diagnosis lines under one failure (reports.console.diagnosis_lines)
 FAILING = ("fail", "error", "crash", "timeout")
 LITERALS = {"IdCheck": get_args(IdCheck), "LengthCheck": get_args(LengthCheck)}
 
@@ -41,6 +40,7 @@ class Facts:
     own_checks: tuple[str, ...] = ()  # error kinds the code checks itself before use, raising another exception
     dtype_only: tuple[str, ...] = ()  # operations whose output has another dtype and values right once cast
     declares: tuple[str, ...] = ()  # what the module declares (EMBCONF_SINUSOID_CONVENTION, features)
+    nan_widths: tuple[str, ...] = ()  # the widths D whose sinusoid table the code fills with NaN
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,9 @@ def _facts(raw: Mapping[str, Any], declared: list[str]) -> Facts:
     return Facts(**values)
 
 
+HINT = "\nHint: "  # a claim's text: the title as printed, then its hint when one is printed
+
+
 @dataclass(frozen=True)
 class Claim:
     """One printed sentence: where (the verdict, or a case), the cause ids it states, its text, the cases it cites."""
@@ -123,7 +126,8 @@ class Claim:
 
 
 def printed(report: Mapping[str, Any]) -> list[Claim]:
-    """Every sentence the console shows: each verdict entry, each failing case's first diagnosis lines."""
+    """Every sentence a run states: each verdict entry, and every diagnosis entry of each failing case (the console
+    shows the first three, the JSON report, JUnit and ``embconf explain`` every one)."""
     claims = [
         Claim("verdict", (m["id"], *m.get("also", ())), m["title"], tuple(m["cases"]))
         for m in report["verdict"].get("mistakes") or []
@@ -132,7 +136,7 @@ def printed(report: Mapping[str, Any]) -> list[Claim]:
     for case in report["cases"]:
         if case["outcome"] not in FAILING:
             continue
-        for entry in (case.get("diagnosis") or [])[:SHOWN_PER_CASE]:
+        for entry in case.get("diagnosis") or []:
             ident = entry.get("mutant") or f"symptom:{entry['symptom']}"
             claims.append(Claim(case["id"], (ident,), str(entry.get("summary", "")), (case["id"],)))
     return claims
@@ -149,6 +153,7 @@ MEASURED = (
     "symptom:rejects_empty_sequence",
     "symptom:unexplained:*",
     "symptom:zero_values:*",
+    "symptom:zeros:*",
 )
 
 
@@ -159,9 +164,15 @@ class Verdict:
 
 
 def audit(report: Mapping[str, Any], truth: Truth, identity: Mapping[str, str]) -> list[Verdict]:
-    """Each printed claim judged; ``identity`` maps a mutant id to its mistake's primary id (the catalogue's)."""
+    """Each claim the run prints judged; ``identity`` maps a mutant id to its mistake's primary id (the catalogue's)."""
+    return judge(printed(report), report, truth, identity)
+
+
+def judge(claims: list[Claim], report: Mapping[str, Any], truth: Truth, identity: Mapping[str, str]) -> list[Verdict]:
+    """Each of ``claims`` (printed by any output: the console, feedback, the class report, the matrix) judged
+    against the module's truth and on the cases of ``report`` (the run's JSON report) it cites."""
     cases = {c["id"]: c for c in report["cases"]}
-    return [Verdict(claim, _problem(claim, truth, identity, cases)) for claim in printed(report)]
+    return [Verdict(claim, _problem(claim, truth, identity, cases)) for claim in claims]
 
 
 def _problem(claim: Claim, truth: Truth, identity: Mapping[str, str], cases: Mapping[str, Any]) -> str:
@@ -170,6 +181,9 @@ def _problem(claim: Claim, truth: Truth, identity: Mapping[str, str], cases: Map
         problem = rule(claim, facts)
         if problem:
             return problem
+    counted = _counted(claim)
+    if counted:
+        return counted
     main = claim.ids[0]
     if any(fnmatch.fnmatchcase(main, p) for p in MEASURED):
         return _measured(claim, cases)
@@ -210,6 +224,16 @@ def _declare(claim: Claim, facts: Facts) -> str:
     return ""
 
 
+NAN_WIDTHS = re.compile(r"D = ([\d, ]+(?: or \d+)?) gives? a table of NaN")
+
+
+def _nan(claim: Claim, facts: Facts) -> str:
+    found = NAN_WIDTHS.search(claim.text)
+    said = re.findall(r"\d+", found.group(1)) if found else []
+    wrong = [width for width in said if width not in facts.nan_widths]
+    return f"says D = {', '.join(wrong)} gives a table of NaN, but nan_widths is {facts.nan_widths}" if wrong else ""
+
+
 PRECONDITIONS = (
     _ids_rule(
         r"instead of id >= vocab_size|range check is off by one",
@@ -227,6 +251,7 @@ PRECONDITIONS = (
     _before_use,
     _dtype,
     _declare,
+    _nan,
 )
 
 _FRAME = re.compile(r"at (\S+:\d+) in (\S+)")
@@ -234,6 +259,16 @@ _ON = re.compile(r" on (\w+) = (\[[^\]]*\]|\S+?)(?=[;,)]|$| )")
 
 
 READING = re.compile(r" \(in (\d+) of (\d+) cases\)(?:; |$)")
+COUNTED = re.compile(r"\bin (\d+) of (\d+) cases\b")
+
+
+def _counted(claim: Claim) -> str:
+    """ "in k of n cases" is said of exactly n cases: the cases the sentence is printed for (a group's count carried
+    to a subset of its cases, an item's or another student's, is untrue)."""
+    for found in COUNTED.finditer(claim.text.split(HINT)[0]):
+        if int(found.group(2)) != len(claim.cases):
+            return f"says 'in {found.group(1)} of {found.group(2)} cases' of {len(claim.cases)} cases"
+    return ""
 
 
 def readings(text: str) -> list[tuple[str, int]]:
@@ -247,7 +282,7 @@ def readings(text: str) -> list[tuple[str, int]]:
 def _measured(claim: Claim, cases: Mapping[str, Any]) -> str:
     """A measurement must show on every case it cites (a title of several readings: each on as many cases as it
     says): the exception and the frame, the input shown, the result."""
-    for text, count in readings(claim.text):
+    for text, count in readings(claim.text.split(HINT)[0]):
         problems = [_measured_on(claim, text, case_id, cases) for case_id in claim.cases]
         true_of = sum(not p for p in problems)
         if true_of < (len(claim.cases) if count < 0 else count):

@@ -11,8 +11,16 @@ from _rope import FEATURES, SCALED, Rope
 EMBCONF_FEATURES = FEATURES + SCALED
 
 MISTAKES = [
-    {"phrase": ["frequenc", "times"], "mutants": []},
-    {"phrase": ["float16", "rounded"], "mutants": []},
+    {
+        "phrase": ["frequenc", "times"],
+        "mutants": [],
+        "claims": ["symptom:rope:frequencies:*:factor_multiplied"],
+    },  # inv_freq * factor for linear scaling: factor^2 times the scaled frequencies
+    {
+        "phrase": ["float16", "rounded"],
+        "mutants": [],
+        "claims": ["symptom:rope:table_precision:*:float16"],
+    },  # cos and sin cast to float16 (and back) before the rotation
 ]
 
 

@@ -23,7 +23,10 @@ MISTAKES = [
     {
         "phrase": ["float16"],
         "mutants": ["rope.angles_float16", "rope.tables.angles_float16"],
-        "claims": ["symptom:rope:angle_precision:*"],
+        "claims": [
+            "symptom:rope:angle_precision:*",
+            "symptom:rope:table_precision:*:float16",  # np.cos of float16 angles: float16 tables too
+        ],
     },
 ]
 

@@ -17,6 +17,7 @@ dispatches a result to them and measures a buffer kept across calls."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -66,7 +67,7 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
             return [_no_gradient(case, name) for name in gradients]
         return accepted(case, inputs, actual)
     if case.operation == "rope_tables":  # two outputs read together: the angles are (cos, sin)
-        return table_symptoms(case, inputs, actual)
+        return _tables(case, inputs, actual)
     found: list[Symptom] = []
     missing = {m.output for m in result.mismatches if getattr(m, "kind", "") == "missing"}  # None judged as no value
     differing = {getattr(m, "output", None) for m in result.mismatches} or set(case.expected_outputs)
@@ -77,6 +78,21 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
         if isinstance(want, np.ndarray) and (got is not None or name in missing):
             found += _array(case, inputs, name, want, got)
     return found
+
+
+def _tables(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Symptom]:
+    """rope_tables' (cos, sin): a dtype not cast back is said first (one symptom: both tables share its key), and
+    the angles are read from the tables cast to the expected dtype when their values differ as well."""
+    wanted = {n: w for n, w in case.expected_outputs.items() if isinstance(w, np.ndarray)}
+    got = {n: actual.get(n) for n in wanted}
+    other = [n for n, g in got.items() if isinstance(g, np.ndarray) and g.dtype != wanted[n].dtype]
+    if not other or any(got[n].shape != wanted[n].shape or got[n].dtype.kind not in "fiu" for n in other):  # type: ignore[union-attr]
+        return table_symptoms(case, inputs, actual)
+    dtype = dtype_symptom(case, other[0], wanted[other[0]], got[other[0]])  # type: ignore[arg-type]
+    if all(dtype_symptom(case, n, wanted[n], got[n]).complete for n in other):  # type: ignore[arg-type]
+        return [dtype]
+    cast = {**actual, **{n: got[n].astype(wanted[n].dtype) for n in other}}  # type: ignore[union-attr]
+    return [replace(dtype, complete=False)] + table_symptoms(case, inputs, cast)
 
 
 OWN_BACKWARD = "embedding_layer_own_backward"
@@ -162,7 +178,9 @@ def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, 
             return found
     if case.operation in OWN_FACTORS:  # a rotation is read by its angles, or not at all
         return []
-    plain = described(name, want, got)  # nothing fitted: what was measured, in plain words, never a guess
+    plain = described(
+        name, want, got, rule=case.tolerance.get(name)
+    )  # nothing fitted: what was measured, in plain words, never a guess
     return [symptom(plain_key(case.operation, name, plain), plain, complete=False)] if plain else []
 
 

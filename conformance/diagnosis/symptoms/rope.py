@@ -25,8 +25,8 @@ from embconf.diagnosis.rope_fit import (
     Rotation,
     read,
     rotation,
-    table_precision,
     table_rotation,
+    tables_rounded_to,
 )
 from embconf.diagnosis.rope_models import identified, mistaken, spec_frequencies
 from embconf.diagnosis.symptoms.base import Symptom, symptom
@@ -70,17 +70,19 @@ def _rotation_symptoms(
         swapped = rotation(source, got, r, other)
         if _is_rotation(swapped, expected, scale):
             also = _reading(swapped, expected, positions, noise, inputs, sign)
-            return [_other_pairing(case, pairing, other, also)] + (_said(case, inputs, also) if also else [])
+            besides = [replace(s, complete=False) for s in _said(case, inputs, also)] if also else []
+            return [_other_pairing(case, pairing, other, also)] + besides  # the pairing and the angles: two parts
         return []
     if not _is_rotation(actual, expected, scale):
         return []
     implied = actual.amplitude * np.exp(1j * actual.phi)
-    if (
-        source.dtype.itemsize >= 4
-        and table_precision(implied.real[actual.valid], MEASURED_NOISE)
-        and table_precision(implied.imag[actual.valid], MEASURED_NOISE)
-    ):
-        return _with_tables(case, inputs, _reading(actual, expected, positions, noise, inputs, sign))
+    rounded = (
+        tables_rounded_to(implied.real[actual.valid], implied.imag[actual.valid], MEASURED_NOISE)
+        if source.dtype.itemsize >= 4
+        else None
+    )
+    if rounded:
+        return _with_tables(case, inputs, _reading(actual, expected, positions, noise, inputs, sign), rounded)
     reading = _reading(actual, expected, positions, noise, inputs, sign)
     return [] if reading is None else _said(case, inputs, reading)
 
@@ -107,9 +109,11 @@ def _is_rotation(actual: Rotation, expected: Rotation, tolerance: float) -> bool
     return bool(np.allclose(ratio, np.median(ratio), rtol=max(tolerance, LENGTH_SLACK), atol=0.0))
 
 
-def _with_tables(case: Case, inputs: Mapping[str, Any], reading: Optional[Reading]) -> list[Symptom]:
-    """cos/sin rounded to bfloat16, and the mistake the angles show besides it (read within that rounding)."""
-    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION, {"grows": reading is not None}))
+def _with_tables(
+    case: Case, inputs: Mapping[str, Any], reading: Optional[Reading], precision: str = "bfloat16"
+) -> list[Symptom]:
+    """cos/sin rounded to ``precision``, and the mistake the angles show besides it (read within that rounding)."""
+    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION, {"grows": reading is not None, "precision": precision}))
     if reading is None or not reading.params.get("rough"):
         return tables
     return [replace(t, complete=False) for t in tables] + _said(case, inputs, reading)
@@ -132,8 +136,9 @@ def _table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, 
         return overflow
     expected = table_rotation(want_cos, case.expected_outputs["sin"])
     reading = _reading(table_rotation(got_cos, got_sin), expected, positions, noise, inputs, 1.0)
-    if want_cos.dtype.itemsize >= 4 and table_precision(got_cos) and table_precision(got_sin):
-        return _with_tables(case, inputs, reading)
+    rounded = tables_rounded_to(got_cos, got_sin) if want_cos.dtype.itemsize >= 4 else None
+    if rounded:
+        return _with_tables(case, inputs, reading, rounded)
     return [] if reading is None else _said(case, inputs, reading)
 
 
@@ -210,14 +215,15 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
         still = (
             ""
             if p.get("grows")
-            else " (the tables' precision, not the angles': the error does not grow with the position)"
+            else " (on this case the error does not grow with the position, as a rounding of the tables' values does)"
         )
+        half = p.get("precision", "bfloat16")
         return [
             symptom(
-                key,
-                f"cos and sin were rounded to bfloat16 before rotating a float32 x: every cos and sin the output implies is a bfloat16 number{still}",
-                "keep cos/sin in float32 (or x's dtype when x is float32); round to bfloat16 only for a bfloat16 x",
-                title="cos and sin were rounded to bfloat16 before rotating a float32 x",
+                key if half == "bfloat16" else f"{key}:{half}",
+                f"cos and sin were rounded to {half} before rotating a float32 x: every cos and sin the output implies is a {half} number{still}",
+                f"keep cos/sin in float32 (or x's dtype when x is float32); round to {half} only for a {half} x",
+                title=f"cos and sin were rounded to {half} before rotating a float32 x",
             )
         ]
     if kind is Kind.AMPLITUDE:

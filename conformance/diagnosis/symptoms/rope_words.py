@@ -122,6 +122,13 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
             f"(factor {factor}) is ignored",
             f"apply {rope_type} scaling to theta_k as the case's scaling asks (EMB-ROPE-9)",
         )
+    if candidate == "factor_multiplied":
+        return symptom(
+            f"{key}:factor_multiplied",
+            f"every frequency is multiplied by the linear factor {factor} instead of divided by it (inv_freq * "
+            f"factor, or positions * factor): each is {float(factor) ** 2:g} times the scaled theta_k",
+            "linear scaling divides: theta_k / factor (or position / factor) (EMB-ROPE-7)",
+        )
     if candidate in CANDIDATE_WORDS:
         return symptom(f"{key}:{candidate}", CANDIDATE_WORDS[candidate], FREQUENCY_FIX)
     if candidate and all(part in CANDIDATE_WORDS for part in candidate.split("|")):  # alike on this case

@@ -228,7 +228,7 @@ def sinusoid_table(
     if not words and not precision:
         return []
     title, text = (_sinusoid_text(w, precision) for w in (words, shown or words))
-    plain = described(name, want, got) if want.shape == got.shape else ""
+    plain = described(name, want, got, rule=case.tolerance.get(name)) if want.shape == got.shape else ""
     return [
         symptom(
             "sinusoid:" + ";".join(words + [precision]),
