@@ -129,18 +129,18 @@ def class_mistakes(graded: Sequence[Score]) -> list[dict[str, Any]]:
     """Each mistake of the run-level verdicts, with the students who made it, most common first: one row per
     cause and title, so that a row's sentence is true of every student under it (a mistake measured with other
     numbers in another submission is its own row)."""
-    students: dict[str, list[str]] = defaultdict(list)
-    shown: dict[str, tuple[str, str]] = {}  # cause id and title -> (what is wrong, the hint)
+    students: dict[tuple[str, str], list[str]] = defaultdict(list)
+    shown: dict[tuple[str, str], tuple[str, str]] = {}  # (cause id, title) -> (what is wrong, the hint)
     for result in graded:
         for mistake in result.record["verdict"].get("mistakes", []):
-            key = f"{mistake['id']}\n{mistake['title']}"  # one mistake measured alike: another reading is its own row
+            key = (mistake["id"], mistake["title"])  # one mistake measured alike: another reading is its own row
             students[key].append(result.record["name"])
             shown[key] = (mistake["title"], mistake.get("hint", ""))
     total = len(graded) or 1
     ranked = sorted(students.items(), key=lambda kv: (-len(kv[1]), shown[kv[0]][0]))
     return [
         {
-            "id": key.split("\n", 1)[0],
+            "id": key[0],
             "summary": shown[key][0],
             "hint": shown[key][1],
             "count": len(names),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, read_report, run_cli
+from helpers import ROOT, assert_exit, run_reported
 
 from embconf.mutants import registry
 
@@ -36,13 +36,6 @@ def _rubric(path: Path | None = None) -> Any:
     return load(path, load_corpus(FIXTURES_DIR).cases)
 
 
-def _report(module: str, tmp_path: Path) -> dict[str, Any]:
-    path = tmp_path / f"{module}.json"
-    done = run_cli("run", "--impl", f"functions:{CORPUS / module}.py", "-q", "--report-json", str(path))
-    assert done.returncode == 1, done.stderr[-400:]
-    return read_report(path)
-
-
 def _injected(report: dict[str, Any]) -> dict[str, Any]:
     """The report with its first verdict entry's mistake said as WRONG, in the verdict and in every case."""
     wrong = copy.deepcopy(report)
@@ -58,7 +51,8 @@ def _injected(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_an_untrue_sentence_fails_the_audit_of_every_output(tmp_path: Path) -> None:
     """The same wrong sentence, printed by each output, is found in each (the audit can fail for every one)."""
-    report = _report("dlfs2_embedding", tmp_path)
+    result, report = run_reported(tmp_path, f"functions:{CORPUS / 'dlfs2_embedding'}.py")
+    assert_exit(result, 1)
     truth = read_truth(CORPUS / "dlfs2_embedding.py")
     claims, unaudited = every_output(report, _rubric(CORPUS / "_every_area_rubric.yaml"), "dlfs2")
     assert not unaudited and not [v for v in judge(claims, report, truth, IDENTITY) if v.problem]
@@ -99,7 +93,8 @@ def test_the_matrix_and_the_class_report_say_each_group_what_it_measured(tmp_pat
     from embconf.matrix.model import build
     from embconf.model.record import RunRecord
 
-    report = _report("layer_scale_by_d", tmp_path)
+    result, report = run_reported(tmp_path, f"functions:{CORPUS / 'layer_scale_by_d'}.py")
+    assert_exit(result, 1)
     run = RunRecord.from_json(report)
     (column,) = build([run], dict(run.fixtures))["implementations"]
     for deviation in column["deviations"]:
