@@ -1,5 +1,6 @@
 """``transformers:MODEL`` for a model's rotary position embedding: its ``<Model>RotaryEmbedding`` and its
-``apply_rotary_pos_emb``, called as the model's attention calls them (MODEL: llama, gpt_neox, qwen2, gemma, phi).
+``apply_rotary_pos_emb``, called as the model's attention calls them (MODEL: llama, gpt_neox, qwen2, gemma, phi, phi3,
+qwen2_vl).
 
 What is transformers' and what is the adapter's:
 
@@ -12,10 +13,10 @@ What is transformers' and what is the adapter's:
   returns ``(.., r)`` tables, the ``h`` frequencies twice: ``[..., :h]`` is kept).
 - ``rope_forward``: ``apply_rotary_pos_emb(q=x, k=x, cos, sin)`` on x viewed as (batch, 1 head, T, d), its
   ``q_embed`` kept; ``rope_backward``: torch autograd through the same call.
-- Partial rotary is what the model does: GPT-NeoX's ``apply_rotary_pos_emb`` splits x at the tables' width
-  itself; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``) before the
-  call and concatenates the rest after it, which the adapter repeats. Llama, Qwen2 and Gemma rotate the whole
-  head (their default frequencies ignore ``partial_rotary_factor``): ``rope-partial`` is not declared and a case
+- Partial rotary is what the model does: GPT-NeoX's and Phi-3's ``apply_rotary_pos_emb`` split x at the tables'
+  width themselves; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``) before the
+  call and concatenates the rest after it, which the adapter repeats. Llama, Qwen2, Gemma and Qwen2-VL rotate the
+  whole head (their default frequencies ignore ``partial_rotary_factor``): ``rope-partial`` is not declared and a case
   with ``rotary_dim != d`` is declined.
 - Every model pairs (k, k + h) (``rotate_half``): ``rope-half_split`` only. The adapter rejects an unknown
   pairing and an x of rank < 2 (it cannot view it as heads) itself (decided by glue). Mapped: transformers'
@@ -24,6 +25,11 @@ What is transformers' and what is the adapter's:
   autograd's "Mismatch in shape" of grad_output to shape_mismatch. Nothing else: a base <= 0 gives NaN.
 - transformers documents yarn's ``original_max_position_embeddings`` as optional and fills it from
   ``max_position_embeddings`` (cited as :data:`HF_YARN_ORIGINAL`; the spec rejects its absence).
+- Qwen2-VL (config class ``Qwen2VLTextConfig``) expands the position ids to (temporal, height, width) rows and
+  recomposes its tables from ``mrope_section``: a case's one row of positions is every row, and the adapter gives
+  ``mrope_section`` in Qwen2-VL's proportions for the head width (:func:`text_sections`).
+- Phi-3's config accepts ``default`` and ``longrope`` only ("type field must be one of", mapped to invalid_config,
+  as the even-dimension refusal is); it turns a ``yarn`` scaling into ``longrope``: no scaling family is declared.
 - rope_types recorded but not run: ``longrope`` (needs per-frequency factor lists the spec does not define) and
   ``proportional`` (Gemma 4's zero frequencies for the rest of the head): no spec feature names them.
 """
@@ -47,6 +53,7 @@ from embconf.reference.errors import EmbeddingError
 HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3")
 DTYPES = frozenset({"float16", "bfloat16", "float64"})
 EVEN = "RoPE requires an even rotary dimension"
+ONE_OF = "type field must be one of"  # a config that accepts only some rope_types (Phi-3: default and longrope)
 TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
 HF_YARN_ORIGINAL = DocumentedChoice(
     "https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/modeling_rope_utils.py",
@@ -62,6 +69,9 @@ class RopeModel:
     prefix: str  # <prefix>RotaryEmbedding, <prefix>Config
     title: str
     partial: str  # "": the whole head; "apply": apply_rotary_pos_emb splits; "attention": the attention splits
+    config: str = ""  # the config class, when it is not <prefix>Config
+    sections: bool = False  # M-RoPE: rope_parameters carry mrope_section (temporal, height, width frequencies)
+    scalings: tuple[str, ...] = HF_SCALINGS  # the rope_types its config accepts
 
 
 ROPE_MODELS = {
@@ -70,11 +80,15 @@ ROPE_MODELS = {
     "qwen2": RopeModel("qwen2.modeling_qwen2", "Qwen2", "Qwen2 rotary embedding", ""),
     "gemma": RopeModel("gemma.modeling_gemma", "Gemma", "Gemma rotary embedding", ""),
     "phi": RopeModel("phi.modeling_phi", "Phi", "Phi rotary embedding", "attention"),
+    "phi3": RopeModel("phi3.modeling_phi3", "Phi3", "Phi-3 rotary embedding", "apply", scalings=()),
+    "qwen2_vl": RopeModel(
+        "qwen2_vl.modeling_qwen2_vl", "Qwen2VL", "Qwen2-VL rotary embedding (M-RoPE)", "", "Qwen2VLTextConfig", True
+    ),
 }
 
 
 def rope_capabilities(model: RopeModel) -> Capabilities:
-    features = rope_features(("half_split",), HF_SCALINGS, partial=bool(model.partial), positions=True)
+    features = rope_features(("half_split",), model.scalings, partial=bool(model.partial), positions=True)
     return Capabilities(
         frozenset({"rope_tables", "rope_forward", "rope_backward"}),
         features | DTYPES,
@@ -153,7 +167,9 @@ class HfRope:
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
             parameters["partial_rotary_factor"] = rotary_dim / head_dim
-        config_class = getattr(self.module, f"{self.model.prefix}Config")
+        if self.model.sections and "mrope_section" not in parameters:
+            parameters["mrope_section"] = text_sections(rotary_dim // 2)
+        config_class = getattr(self.module, self.model.config or f"{self.model.prefix}Config")
         original = scaling.get("original_max_position_embeddings")
         lengths = {"max_position_embeddings": int(original)} if original else {}  # else the config's default
         with rope_type_errors(rope_type(scaling)):
@@ -177,6 +193,14 @@ class HfRope:
         return self.torch.from_numpy(array.copy())
 
 
+def text_sections(half: int) -> list[int]:
+    """An M-RoPE split of ``half`` frequencies into (temporal, height, width) sections, in Qwen2-VL's proportions
+    (16, 24, 24 of 64). With one position per token (text), every section rotates by the same positions, so any
+    split gives the same rotation: it only has to add up to ``half``."""
+    height = half * 3 // 8
+    return [half - 2 * height, height, height]
+
+
 @contextmanager
 def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
     """transformers' KeyError for a rope_type its ROPE_INIT_FUNCTIONS does not have, and its config's refusal of
@@ -188,8 +212,9 @@ def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
             raise EmbeddingError("invalid_config", f"KeyError: unknown rope_type {kind!r}") from exc
         raise
     except Exception as exc:  # a validation error class of huggingface_hub's, wrapping the ValueError
-        if EVEN in str(exc):
-            raise EmbeddingError("invalid_config", f"{type(exc).__name__}: {EVEN}") from exc
+        for refusal in (EVEN, ONE_OF):
+            if refusal in str(exc):
+                raise EmbeddingError("invalid_config", f"{type(exc).__name__}: {refusal}") from exc
         raise
 
 

@@ -1,0 +1,67 @@
+"""``x_transformers``: x-transformers' ``RotaryEmbedding`` and ``apply_rotary_pos_emb`` (lucidrains; PyTorch), as
+its ``Attention`` calls them, against the spec's rope operations.
+
+What is x-transformers' and what is the adapter's:
+
+- ``freqs, scale = RotaryEmbedding(dim=rotary_dim, base=base, interpolation_factor=factor)(position_ids)`` (the
+  angles at any positions: ``rope-positions``), then ``apply_rotary_pos_emb(x, freqs, scale)``, which rotates the
+  first ``rotary_dim`` features and keeps the rest (``rope-partial``). Its ``rotate_half`` pairs
+  ``(2k, 2k + 1)`` (``'... (d r) -> ... d r', r = 2``): ``rope-interleaved`` only.
+- ``interpolation_factor`` divides the angles: linear scaling (``rope-linear``; it asserts a factor >= 1). Its
+  ``base_rescale_factor`` is a static NTK base scaling, none of the spec's families: nothing else is declared.
+- ``apply_rotary_pos_emb`` wants a batch axis: x is viewed as ``(batch, T, d)`` (every leading axis folded into
+  the batch; an x of rank < 2 is shape_mismatch, decided by glue). It computes in the tables' float32 and casts
+  back: float16 and bfloat16 are declared, float64 is not.
+- Mapped: torch's refusal to broadcast tables of another length and autograd's grad_output shape check, to
+  shape_mismatch. Its ``base_rescale_factor ** (dim / (dim - 2))`` divides by zero for ``rotary_dim`` 2 even
+  with no rescaling asked: those cases fail as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from embconf.adapters import ImplementationError
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.rope import check_rank, rope_features, rope_type
+from embconf.adapters.torch_rope import TorchRope, package_version
+from embconf.model.contract import Capabilities
+from embconf.model.errors import Decline
+
+EXTRA = "x-transformers"
+
+
+class XTransformersAdapter(FrameworkAdapter):
+    kind = "x_transformers"
+
+    def __init__(self, target: str = "") -> None:
+        if target:
+            raise ImplementationError(f"x_transformers takes no target (got {target!r})")
+        self.torch = import_framework("torch", EXTRA)
+        package = import_framework("x_transformers", EXTRA)
+        self.module = import_framework("x_transformers.x_transformers", EXTRA)
+        rope = TorchRope(self.torch, self._rotate, ("interleaved",))
+        features = rope_features(("interleaved",), ("linear",), partial=True, positions=True)
+        caps = Capabilities(
+            frozenset(rope.handlers()),
+            features | {"float16", "bfloat16"},
+            notes=("x_transformers.x_transformers: RotaryEmbedding + apply_rotary_pos_emb",),
+        )
+        super().__init__("x_transformers", package, rope.handlers(), caps, "x-transformers RotaryEmbedding")
+        self._version = package_version("x-transformers") or self._version
+
+    def _rotate(
+        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str
+    ) -> Any:
+        check_rank(x)
+        kind = rope_type(scaling)
+        if kind not in ("default", "linear"):
+            raise Decline(f"x-transformers' RotaryEmbedding has no {kind} scaling")
+        factor = float(scaling["factor"]) if kind == "linear" else 1.0
+        rotary = self.module.RotaryEmbedding(rotary_dim, base=base, interpolation_factor=factor)
+        freqs, scale = rotary(self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64)))
+        batch = x.reshape(-1, *x.shape[-2:])
+        return self.module.apply_rotary_pos_emb(batch, freqs, scale).reshape(x.shape)
