@@ -201,13 +201,13 @@ def yarn_parameters(base: float, scaling: Mapping[str, Any]) -> tuple[int, float
     """``(n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow)`` for a case's scaling,
     as llama.cpp passes them (Decline for a family ggml_rope_ext does not implement)."""
     kind = rope_type(scaling)
+    if kind not in ("default", "linear", "yarn"):
+        raise Decline(f"ggml_rope_ext has no {kind} scaling of its own")
     if kind == "default":
         return 0, base, 1.0, 0.0, 1.0, 0.0, 0.0
     factor = float(scaling["factor"])
     if kind == "linear":
         return 0, base, 1.0 / factor, 0.0, 1.0, 0.0, 0.0
-    if kind != "yarn":
-        raise Decline(f"ggml_rope_ext has no {kind} scaling of its own")
     if scaling.get("truncate") is False:
         raise Decline("ggml always rounds YaRN's correction range (ggml_rope_yarn_corr_dims)")
     attention = yarn_attention(factor, scaling)
