@@ -106,6 +106,7 @@ def family_cases() -> list[CaseSpec]:
         tables("rope.tables.longrope_short", "longrope tables with the short factors (L = 4096 = the original length).", long_, run(4088, 8), 64, scaling=longrope(32, factor=32.0)),
         tables("rope.tables.longrope_long", "longrope tables with the long factors and a = sqrt(1 + ln 32 / ln 4096).", long_, run(4089, 8), 64, scaling=longrope(32, factor=32.0)),
         tables("rope.tables.llama3_bands", "llama3 tables with factor 16, original 4096, bands 2 and 8.", l3, run(0, 8), 128, base=500000.0, scaling=LLAMA3_BANDS),
+        tables("rope.tables.yarn_attention_factor", "YaRN tables with attention_factor 0.8 given.", yarn, run(2044, 8), 64, scaling=YARN_ATTENTION),
         tables("rope.tables.yarn_deepseek_mscale", "YaRN tables with mscale = mscale_all_dim: a = 1.", yarn, run(0, 8), 64, scaling=YARN_DEEPSEEK),
     ]
 
