@@ -57,7 +57,9 @@ def _operations(change: Change) -> dict[str, Callable[..., Any]]:
     return {FWD: rope_forward, BWD: rope_backward, TABLES: rope_tables}
 
 
-def changed_inputs(name: str, description: str, hint: str, change: Change, tables_too: bool = True, source: str = "") -> None:
+def changed_inputs(
+    name: str, description: str, hint: str, change: Change, tables_too: bool = True, source: str = ""
+) -> None:
     """Register ``rope.NAME`` (forward and backward) and, with ``tables_too``, ``rope.tables.NAME``: one mistake."""
     ops = _operations(change)
     primary = register(Mutant(f"rope.{name}", description, hint, {FWD: ops[FWD], BWD: ops[BWD]}, source=source))
@@ -81,7 +83,12 @@ def _yarn_off_below(scaling: Mapping[str, Any], ids: np.ndarray, pairing: Option
 def _llama31(scaling: Mapping[str, Any], ids: np.ndarray, pairing: Optional[str]) -> tuple[Any, np.ndarray]:
     if _type(scaling) != "llama3":
         return scaling, ids
-    constants = {"factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    constants = {
+        "factor": 8.0,
+        "original_max_position_embeddings": 8192,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    }
     return {**scaling, **constants}, ids
 
 
@@ -118,7 +125,9 @@ def _temporal_only(scaling: Mapping[str, Any], ids: np.ndarray, pairing: Optiona
     return scaling, np.stack([ids[0]] * 3)
 
 
-def _height_width_swapped(scaling: Mapping[str, Any], ids: np.ndarray, pairing: Optional[str]) -> tuple[Any, np.ndarray]:
+def _height_width_swapped(
+    scaling: Mapping[str, Any], ids: np.ndarray, pairing: Optional[str]
+) -> tuple[Any, np.ndarray]:
     if not scaling.get("mrope_section") or ids.shape[0] != 3:
         return scaling, ids
     return scaling, ids[[0, 2, 1]]
@@ -219,7 +228,9 @@ def _fused(forward_columns: str = "own", backward_sin: str = "own", backward_sig
         out[..., j] = wide[..., j] * cj + wide[..., i] * sj
         return out
 
-    def rope_apply_backward(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, grad_output: np.ndarray) -> np.ndarray:
+    def rope_apply_backward(
+        x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, grad_output: np.ndarray
+    ) -> np.ndarray:
         OPERATIONS[APPLY_BWD](x, cos, sin, pairing, grad_output)
         check_apply(x, cos, sin, pairing)
         i, j, ci, cj, si, sj = reads(cos, sin, pairing, x)
