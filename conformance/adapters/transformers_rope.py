@@ -11,7 +11,10 @@ What is transformers' and what is the adapter's:
 - ``rope_tables``: the rotary module's ``forward(x, position_ids)`` on an empty tensor of the case's dtype (it
   returns ``(.., r)`` tables, the ``h`` frequencies twice: ``[..., :h]`` is kept).
 - ``rope_forward``: ``apply_rotary_pos_emb(q=x, k=x, cos, sin)`` on x viewed as (batch, 1 head, T, d), its
-  ``q_embed`` kept; ``rope_backward``: torch autograd through the same call.
+  ``q_embed`` kept; ``rope_backward``: torch autograd through the same call. Per-batch ``(B, T)`` positions
+  (2.1.0) go to the rotary module as they are, with x viewed as (B, heads, T, d).
+- ``rope_apply`` (2.1.0): the same ``apply_rotary_pos_emb`` with the case's tables (``(T, r)`` given a batch axis
+  of 1, as the rotary module returns them); ``rope_apply_backward``: autograd through it.
 - Partial rotary is what the model does: GPT-NeoX's ``apply_rotary_pos_emb`` splits x at the tables' width
   itself; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``) before the
   call and concatenates the rest after it, which the adapter repeats. Llama, Qwen2 and Gemma rotate the whole
@@ -24,8 +27,9 @@ What is transformers' and what is the adapter's:
   autograd's "Mismatch in shape" of grad_output to shape_mismatch. Nothing else: a base <= 0 gives NaN.
 - transformers documents yarn's ``original_max_position_embeddings`` as optional and fills it from
   ``max_position_embeddings`` (cited as :data:`HF_YARN_ORIGINAL`; the spec rejects its absence).
-- rope_types recorded but not run: ``longrope`` (needs per-frequency factor lists the spec does not define) and
-  ``proportional`` (Gemma 4's zero frequencies for the rest of the head): no spec feature names them.
+- ``longrope`` (2.1.0) runs through the same rotary module (its ``longrope_frequency_update`` picks the long
+  factors past ``original_max_position_embeddings``). Not run: ``proportional`` (Gemma 4's zero frequencies for the
+  rest of the head), which no spec feature names, and M-RoPE (the Qwen2-VL classes, not these models).
 """
 
 from __future__ import annotations
@@ -38,13 +42,16 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.pytorch import to_numpy
 from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
+from embconf.model.rope import BATCH_POSITIONS_FEATURE
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.rope_apply import check_apply
 
-HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3")
+HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3", "longrope")
 DTYPES = frozenset({"float16", "bfloat16", "float64"})
 EVEN = "RoPE requires an even rotary dimension"
 TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
@@ -76,8 +83,8 @@ ROPE_MODELS = {
 def rope_capabilities(model: RopeModel) -> Capabilities:
     features = rope_features(("half_split",), HF_SCALINGS, partial=bool(model.partial), positions=True)
     return Capabilities(
-        frozenset({"rope_tables", "rope_forward", "rope_backward"}),
-        features | DTYPES,
+        frozenset({"rope_tables", "rope_forward", "rope_backward", "rope_apply", "rope_apply_backward"}),
+        features | DTYPES | {BATCH_POSITIONS_FEATURE},
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
         documented=(HF_YARN_ORIGINAL,),
     )
@@ -98,7 +105,10 @@ class HfRope:
         with self.torch.no_grad():
             rotary = self._rotary(rotary_dim, rotary_dim, base, scaling)
             cos, sin = rotary(self.torch.empty(0, dtype=getattr(self.torch, dtype)), self._positions(position_ids))
-        return to_numpy(cos[0, ..., :half]), to_numpy(sin[0, ..., :half])
+        batched = np.ndim(position_ids) == 2
+        return to_numpy(cos[..., :half] if batched else cos[0, ..., :half]), to_numpy(
+            sin[..., :half] if batched else sin[0, ..., :half]
+        )
 
     def rope_forward(
         self,
@@ -127,7 +137,41 @@ class HfRope:
         rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
         return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
 
+    def rope_apply(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) -> Any:
+        check_tables(x, cos, sin, pairing)
+        with self.torch.no_grad(), torch_shape_errors():
+            return to_numpy(self._apply(self._tensor(x), cos, sin))
+
+    def rope_apply_backward(
+        self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, grad_output: np.ndarray
+    ) -> Any:
+        check_tables(x, cos, sin, pairing)
+        return autograd_backward(
+            partial(self._apply, cos=cos, sin=sin), self._tensor(x), lambda: self._tensor(grad_output)
+        )
+
     # ----- the model's own calls ------------------------------------------------------------
+
+    def _apply(self, x: Any, cos: np.ndarray, sin: np.ndarray) -> Any:
+        """x rotated by the model's apply_rotary_pos_emb with the given (T, r) or (B, T, r) tables."""
+        c, s = (self._tensor(t) for t in (cos, sin))
+        c, s = (t[None] if t.dim() == 2 else t for t in (c, s))
+        return self._attend(x, c, s, c.shape[-1], batch=cos.ndim == 3)
+
+    def _attend(self, x: Any, cos: Any, sin: Any, rotary: int, batch: bool) -> Any:
+        """x viewed as (batch, heads, T, d) and rotated as the model's attention rotates its queries by (cos, sin)
+        of width ``rotary`` (Phi's attention splits x at it; GPT-NeoX's apply_rotary_pos_emb does so itself)."""
+        check_rank(x)
+        width = x.shape[-1]
+        if not self.model.partial and rotary != width:
+            raise Decline(f"{self.model.prefix} rotates the whole head: rotary width {rotary} != d {width}")
+        heads = x.reshape(*((x.shape[0], -1) if batch else (-1, 1)), *x.shape[-2:])  # (batch, heads, T, d)
+        if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
+            rot, rest = heads[..., :rotary], heads[..., rotary:]
+            out = self.torch.cat((self.module.apply_rotary_pos_emb(rot, rot, cos, sin)[0], rest), dim=-1)
+        else:
+            out = self.module.apply_rotary_pos_emb(heads, heads, cos, sin)[0]
+        return out.reshape(x.shape)
 
     def _rotate(
         self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]
@@ -139,14 +183,10 @@ class HfRope:
             raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotary_dim} != d {width}")
         rotary = self._rotary(width, rotary_dim, base, scaling)
         cos, sin = rotary(x, self._positions(position_ids))
-        heads = x.reshape(-1, 1, *x.shape[-2:])  # (batch, heads, T, d): what the attention passes
-        if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
-            ndims = int(width * rotary.config.rope_parameters["partial_rotary_factor"])
-            rot, rest = heads[..., :ndims], heads[..., ndims:]
-            out = self.torch.cat((self.module.apply_rotary_pos_emb(rot, rot, cos, sin)[0], rest), dim=-1)
-        else:
-            out = self.module.apply_rotary_pos_emb(heads, heads, cos, sin)[0]
-        return out.reshape(x.shape)
+        ndims = int(width * rotary.config.rope_parameters.get("partial_rotary_factor", 1.0))
+        return self._attend(
+            x, cos, sin, ndims if self.model.partial == "attention" else cos.shape[-1], np.ndim(position_ids) == 2
+        )
 
     def _rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling."""
@@ -168,13 +208,23 @@ class HfRope:
             return getattr(self.module, f"{self.model.prefix}RotaryEmbedding")(config)
 
     def _positions(self, position_ids: np.ndarray) -> Any:
-        return self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64).reshape(1, -1))
+        """(1, T) for one row of positions, (B, T) per batch row (as the model's forward passes them)."""
+        ids = np.asarray(position_ids, dtype=np.int64)
+        return self.torch.from_numpy(ids if ids.ndim == 2 else ids.reshape(1, -1))
 
     def _tensor(self, array: np.ndarray) -> Any:
         array = np.asarray(array, order="C")
         if array.dtype.name == "bfloat16":  # ml_dtypes -> torch through the bit patterns
             return self.torch.from_numpy(array.view(np.uint16).copy()).view(self.torch.bfloat16)
         return self.torch.from_numpy(array.copy())
+
+
+def check_tables(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) -> None:
+    """The pairing, and tables of the shapes EMB-ROPE-16 defines, checked by the adapter (decided by glue):
+    apply_rotary_pos_emb broadcasts whatever it is given, or splits x at another width."""
+    check_pairing(pairing, ("half_split",))
+    with glue_checks():
+        check_apply(np.asarray(x), np.asarray(cos), np.asarray(sin), pairing)
 
 
 @contextmanager
