@@ -94,12 +94,13 @@ class TransformersAdapter(FrameworkAdapter):
                 )
             model = ROPE_MODELS[target]
             rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
-            handlers = {name: getattr(rope, name) for name in ("rope_tables", "rope_forward", "rope_backward")}
+            caps = rope_capabilities(model)
+            handlers = {name: getattr(rope, name) for name in caps.operations}
             super().__init__(
                 f"transformers:{target}",
                 transformers,
                 handlers,
-                rope_capabilities(model),
+                caps,
                 f"transformers {model.title}",
             )
             return

@@ -12,11 +12,15 @@ What is transformers' and what is the adapter's:
 - ``rope_tables``: the rotary module's ``forward(x, position_ids)`` on an empty tensor of the case's dtype (it
   returns ``(.., r)`` tables, the ``h`` frequencies twice: ``[..., :h]`` is kept).
 - ``rope_forward``: ``apply_rotary_pos_emb(q=x, k=x, cos, sin)`` on x viewed as (batch, 1 head, T, d), its
-  ``q_embed`` kept; ``rope_backward``: torch autograd through the same call.
+  ``q_embed`` kept; ``rope_backward``: torch autograd through the same call. Per-batch ``(B, T)`` positions
+  (2.1.0) go to the rotary module as they are, with x viewed as (B, heads, T, d).
+- ``rope_apply`` (2.1.0): the same ``apply_rotary_pos_emb`` with the case's tables (``(T, r)`` given a batch axis
+  of 1, as the rotary module returns them); ``rope_apply_backward``: autograd through it.
 - Partial rotary is what the model does: GPT-NeoX's and Phi-3's ``apply_rotary_pos_emb`` split x at the tables'
-  width themselves; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``) before the
-  call and concatenates the rest after it, which the adapter repeats. Llama, Qwen2, Gemma and Qwen2-VL rotate the
-  whole head (their default frequencies ignore ``partial_rotary_factor``): ``rope-partial`` is not declared and a case
+  width themselves; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``)
+  before the call and concatenates the rest after it, which the adapter repeats. Llama, Qwen2, Gemma and Qwen2-VL
+  rotate the whole head (their default frequencies ignore ``partial_rotary_factor``): ``rope-partial`` is not
+  declared and a case
   with ``rotary_dim != d`` is declined.
 - Every model pairs (k, k + h) (``rotate_half``): ``rope-half_split`` only. The adapter rejects an unknown
   pairing and an x of rank < 2 (it cannot view it as heads) itself (decided by glue). Mapped: transformers'
@@ -25,13 +29,15 @@ What is transformers' and what is the adapter's:
   autograd's "Mismatch in shape" of grad_output to shape_mismatch. Nothing else: a base <= 0 gives NaN.
 - transformers documents yarn's ``original_max_position_embeddings`` as optional and fills it from
   ``max_position_embeddings`` (cited as :data:`HF_YARN_ORIGINAL`; the spec rejects its absence).
-- Qwen2-VL (config class ``Qwen2VLTextConfig``) expands the position ids to (temporal, height, width) rows and
-  recomposes its tables from ``mrope_section``: a case's one row of positions is every row, and the adapter gives
-  ``mrope_section`` in Qwen2-VL's proportions for the head width (:func:`text_sections`).
-- Phi-3's config accepts ``default`` and ``longrope`` only ("type field must be one of", mapped to invalid_config,
-  as the even-dimension refusal is); it turns a ``yarn`` scaling into ``longrope``: no scaling family is declared.
-- rope_types recorded but not run: ``longrope`` (needs per-frequency factor lists the spec does not define) and
-  ``proportional`` (Gemma 4's zero frequencies for the rest of the head): no spec feature names them.
+- ``longrope`` (2.1.0) runs through the same rotary module (its ``longrope_frequency_update`` picks the long
+  factors past ``original_max_position_embeddings``); Phi-3's config accepts ``default`` and ``longrope`` only
+  ("type field must be one of", mapped to invalid_config, as the even-dimension refusal is) and turns a ``yarn``
+  scaling into ``longrope``: it declares ``rope-longrope`` alone. Not run: ``proportional`` (Gemma 4's zero
+  frequencies for the rest of the head), which no spec feature names.
+- Qwen2-VL (config class ``Qwen2VLTextConfig``) takes M-RoPE position ids (temporal, height, width rows: ``(3, T)``
+  or ``(3, B, T)``, ``rope-mrope``) and recomposes its tables from ``mrope_section``, the case's. A case with one
+  row of positions gives it that row for every axis, and ``mrope_section`` in Qwen2-VL's proportions for the head
+  width (:func:`text_sections`): with one position per token every split rotates alike.
 """
 
 from __future__ import annotations
@@ -44,13 +50,16 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.pytorch import to_numpy
 from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
+from embconf.model.rope import BATCH_POSITIONS_FEATURE, MROPE_FEATURE, SECTION, batch_positions
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.rope_apply import check_apply
 
-HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3")
+HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3", "longrope")
 DTYPES = frozenset({"float16", "bfloat16", "float64"})
 EVEN = "RoPE requires an even rotary dimension"
 ONE_OF = "type field must be one of"  # a config that accepts only some rope_types (Phi-3: default and longrope)
@@ -80,7 +89,7 @@ ROPE_MODELS = {
     "qwen2": RopeModel("qwen2.modeling_qwen2", "Qwen2", "Qwen2 rotary embedding", ""),
     "gemma": RopeModel("gemma.modeling_gemma", "Gemma", "Gemma rotary embedding", ""),
     "phi": RopeModel("phi.modeling_phi", "Phi", "Phi rotary embedding", "attention"),
-    "phi3": RopeModel("phi3.modeling_phi3", "Phi3", "Phi-3 rotary embedding", "apply", scalings=()),
+    "phi3": RopeModel("phi3.modeling_phi3", "Phi3", "Phi-3 rotary embedding", "apply", scalings=("longrope",)),
     "qwen2_vl": RopeModel(
         "qwen2_vl.modeling_qwen2_vl", "Qwen2VL", "Qwen2-VL rotary embedding (M-RoPE)", "", "Qwen2VLTextConfig", True
     ),
@@ -90,8 +99,8 @@ ROPE_MODELS = {
 def rope_capabilities(model: RopeModel) -> Capabilities:
     features = rope_features(("half_split",), model.scalings, partial=bool(model.partial), positions=True)
     return Capabilities(
-        frozenset({"rope_tables", "rope_forward", "rope_backward"}),
-        features | DTYPES,
+        frozenset({"rope_tables", "rope_forward", "rope_backward", "rope_apply", "rope_apply_backward"}),
+        features | DTYPES | {BATCH_POSITIONS_FEATURE} | ({MROPE_FEATURE} if model.sections else set()),
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
         documented=(HF_YARN_ORIGINAL,),
     )
@@ -111,8 +120,12 @@ class HfRope:
         half = rotary_dim // 2
         with self.torch.no_grad():
             rotary = self._rotary(rotary_dim, rotary_dim, base, scaling)
-            cos, sin = rotary(self.torch.empty(0, dtype=getattr(self.torch, dtype)), self._positions(position_ids))
-        return to_numpy(cos[0, ..., :half]), to_numpy(sin[0, ..., :half])
+            empty = self.torch.empty(0, dtype=getattr(self.torch, dtype))
+            cos, sin = rotary(empty, self._positions(position_ids, scaling))
+        batched = batch_positions(np.ndim(position_ids), SECTION in scaling)
+        return to_numpy(cos[..., :half] if batched else cos[0, ..., :half]), to_numpy(
+            sin[..., :half] if batched else sin[0, ..., :half]
+        )
 
     def rope_forward(
         self,
@@ -141,7 +154,41 @@ class HfRope:
         rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
         return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
 
+    def rope_apply(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) -> Any:
+        check_tables(x, cos, sin, pairing)
+        with self.torch.no_grad(), torch_shape_errors():
+            return to_numpy(self._apply(self._tensor(x), cos, sin))
+
+    def rope_apply_backward(
+        self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, grad_output: np.ndarray
+    ) -> Any:
+        check_tables(x, cos, sin, pairing)
+        return autograd_backward(
+            partial(self._apply, cos=cos, sin=sin), self._tensor(x), lambda: self._tensor(grad_output)
+        )
+
     # ----- the model's own calls ------------------------------------------------------------
+
+    def _apply(self, x: Any, cos: np.ndarray, sin: np.ndarray) -> Any:
+        """x rotated by the model's apply_rotary_pos_emb with the given (T, r) or (B, T, r) tables."""
+        c, s = (self._tensor(t) for t in (cos, sin))
+        c, s = (t[None] if t.dim() == 2 else t for t in (c, s))
+        return self._attend(x, c, s, c.shape[-1], batch=cos.ndim == 3)
+
+    def _attend(self, x: Any, cos: Any, sin: Any, rotary: int, batch: bool) -> Any:
+        """x viewed as (batch, heads, T, d) and rotated as the model's attention rotates its queries by (cos, sin)
+        of width ``rotary`` (Phi's attention splits x at it; GPT-NeoX's apply_rotary_pos_emb does so itself)."""
+        check_rank(x)
+        width = x.shape[-1]
+        if not self.model.partial and rotary != width:
+            raise Decline(f"{self.model.prefix} rotates the whole head: rotary width {rotary} != d {width}")
+        heads = x.reshape(*((x.shape[0], -1) if batch else (-1, 1)), *x.shape[-2:])  # (batch, heads, T, d)
+        if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
+            rot, rest = heads[..., :rotary], heads[..., rotary:]
+            out = self.torch.cat((self.module.apply_rotary_pos_emb(rot, rot, cos, sin)[0], rest), dim=-1)
+        else:
+            out = self.module.apply_rotary_pos_emb(heads, heads, cos, sin)[0]
+        return out.reshape(x.shape)
 
     def _rotate(
         self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]
@@ -152,22 +199,17 @@ class HfRope:
         if not self.model.partial and rotary_dim != width:
             raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotary_dim} != d {width}")
         rotary = self._rotary(width, rotary_dim, base, scaling)
-        cos, sin = rotary(x, self._positions(position_ids))
-        heads = x.reshape(-1, 1, *x.shape[-2:])  # (batch, heads, T, d): what the attention passes
-        if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
-            ndims = int(width * rotary.config.rope_parameters["partial_rotary_factor"])
-            rot, rest = heads[..., :ndims], heads[..., ndims:]
-            out = self.torch.cat((self.module.apply_rotary_pos_emb(rot, rot, cos, sin)[0], rest), dim=-1)
-        else:
-            out = self.module.apply_rotary_pos_emb(heads, heads, cos, sin)[0]
-        return out.reshape(x.shape)
+        cos, sin = rotary(x, self._positions(position_ids, scaling))
+        ndims = int(width * rotary.config.rope_parameters.get("partial_rotary_factor", 1.0))
+        batched = batch_positions(np.ndim(position_ids), SECTION in scaling)
+        return self._attend(x, cos, sin, ndims if self.model.partial == "attention" else cos.shape[-1], batched)
 
     def _rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling."""
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
             parameters["partial_rotary_factor"] = rotary_dim / head_dim
-        if self.model.sections and "mrope_section" not in parameters:
+        if self.model.sections and SECTION not in parameters:
             parameters["mrope_section"] = text_sections(rotary_dim // 2)
         config_class = getattr(self.module, self.model.config or f"{self.model.prefix}Config")
         original = scaling.get("original_max_position_embeddings")
@@ -183,8 +225,13 @@ class HfRope:
             )
             return getattr(self.module, f"{self.model.prefix}RotaryEmbedding")(config)
 
-    def _positions(self, position_ids: np.ndarray) -> Any:
-        return self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64).reshape(1, -1))
+    def _positions(self, position_ids: np.ndarray, scaling: Mapping[str, Any]) -> Any:
+        """(1, T) for one row of positions, (B, T) per batch row (as the model's forward passes them); with M-RoPE
+        sections (3, 1, T) or (3, B, T)."""
+        ids = np.asarray(position_ids, dtype=np.int64)
+        if SECTION in scaling:
+            return self.torch.from_numpy(np.ascontiguousarray(ids[:, None] if ids.ndim == 2 else ids))
+        return self.torch.from_numpy(ids if ids.ndim == 2 else ids.reshape(1, -1))
 
     def _tensor(self, array: np.ndarray) -> Any:
         array = np.asarray(array, order="C")
@@ -199,6 +246,14 @@ def text_sections(half: int) -> list[int]:
     split gives the same rotation: it only has to add up to ``half``."""
     height = half * 3 // 8
     return [half - 2 * height, height, height]
+
+
+def check_tables(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) -> None:
+    """The pairing, and tables of the shapes EMB-ROPE-16 defines, checked by the adapter (decided by glue):
+    apply_rotary_pos_emb broadcasts whatever it is given, or splits x at another width."""
+    check_pairing(pairing, ("half_split",))
+    with glue_checks():
+        check_apply(np.asarray(x), np.asarray(cos), np.asarray(sin), pairing)
 
 
 @contextmanager
