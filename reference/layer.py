@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.rope import Pairing, pairing_of
 from embconf.model.sinusoid import SinusoidProfile
 from embconf.reference.arithmetic import active
@@ -90,10 +91,10 @@ def _rotate_layer(values: np.ndarray, cfg: Mapping[str, Any], start_pos: int, si
 
 
 def check_layer_inputs(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
+    config: Config,
+    token_weight: Array,
+    position_table: Table,
+    tokens: Array,
     start_pos: object,
     rope_layer: bool = False,
 ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, int]:
@@ -130,10 +131,10 @@ def _positions(
 
 
 def embedding_layer_forward(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
+    config: Config,
+    token_weight: Array,
+    position_table: Table,
+    tokens: Array,
     start_pos: int = 0,
     convention: Union[str, SinusoidProfile] = CANONICAL,
     rope_layer: bool = False,
@@ -154,12 +155,12 @@ def embedding_layer_forward(
 
 
 def embedding_layer_backward(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
+    config: Config,
+    token_weight: Array,
+    position_table: Table,
+    tokens: Array,
     start_pos: int,
-    grad_output: np.ndarray,
+    grad_output: Array,
     rope_layer: bool = False,
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """(grad_token_weight, grad_position_table): c times the scatter-add (of the rope backward of G for a rope

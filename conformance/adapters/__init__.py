@@ -3,6 +3,21 @@
 Built-in kinds load lazily (a run pays only for the adapter it uses); third-party
 adapters register a factory ``(target: str) -> Adapter`` in the entry point
 group ``embconf.adapters`` and are then named like the built-ins.
+
+The rooms: ``base`` (the Protocol's defaults, :func:`call_python`, the call plan); ``common`` (adapters by
+declaration: targets, capabilities, one method per operation); ``convert`` (the one NumPy <-> tensor converter
+set); ``frameworks`` (importing a framework, glue verdicts, :class:`FrameworkAdapter`); ``loading`` (a module or
+file of the user's); ``rope`` (the rope features and checks), ``rope_operations`` (the rope operations written
+once) and ``torch_rope`` (them on torch autograd); ``jaxcommon`` (what the JAX libraries share); then one file
+per kind: ``reference``, ``functions``, ``tinytorch``, ``pytorch``, ``flax``, ``haiku``, ``equinox``, ``keras``
+(+ ``keras_rope``), ``tinygrad``, ``transformers`` (+ ``transformers_rope``), ``rotary_torch``, ``mlx``
+(+ ``mlx_rope``), ``paddle``, ``mindspore``, ``onnxruntime``.
+
+Adding a framework adapter is one short file and its line in :data:`BUILTIN`: a
+:class:`~embconf.adapters.frameworks.FrameworkAdapter` subclass declares ``kind``, the ``targets`` it takes and
+its capabilities, and has one method per operation it computes, named as the operation; a rotary embedding is a
+:class:`~embconf.adapters.rope_operations.RopeOperations` part (``TorchRope`` for PyTorch) listed in ``parts``.
+docs/implementations.md ("Adding a built-in framework adapter") walks through it.
 """
 
 from __future__ import annotations

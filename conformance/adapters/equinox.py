@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import import_framework
 from embconf.adapters.jaxcommon import JaxLookupAdapter
 
@@ -27,8 +26,6 @@ class EquinoxAdapter(JaxLookupAdapter):
     display_name = "Equinox nn.Embedding"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"the equinox adapter takes no target (got {target!r}); use --impl equinox")
         self.eqx = import_framework("equinox", EXTRA)
         super().__init__("equinox", self.eqx)
 

@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler
-from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.jaxcommon import JAX_INDEXING, enable_x64, vjp
 from embconf.model.contract import Capabilities
 
@@ -33,12 +32,9 @@ EXTRA = "flax"
 class FlaxAdapter(FrameworkAdapter):
     kind = "flax"
     display_name = "Flax nnx.Embed"
+    targets = ("", "x64")
 
     def __init__(self, target: str = "") -> None:
-        if target not in ("", "x64"):
-            raise ImplementationError(
-                f"the flax adapter takes no target or 'x64' (got {target!r}); use --impl flax or --impl flax:x64"
-            )
         self.jax = import_framework("jax", EXTRA)
         enable_x64(self.jax, target == "x64")
         self.nnx = import_framework("flax.nnx", EXTRA)
@@ -50,14 +46,9 @@ class FlaxAdapter(FrameworkAdapter):
             notes=(f"jax {self.jax.__version__}, x64 mode {'on' if target == 'x64' else 'off'}",),
             documented=JAX_INDEXING,
         )
-        handlers: dict[str, Handler] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-        }
         super().__init__(
             f"flax:{target}" if target else "flax",
             flax,
-            handlers,
             caps,
             self.display_name + (" (jax x64)" if target == "x64" else ""),
         )
@@ -70,10 +61,10 @@ class FlaxAdapter(FrameworkAdapter):
         return embed
 
     def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
-        return as_array(self._embed(weight)(self.jax.numpy.asarray(ids)))
+        return to_numpy(self._embed(weight)(self.jax.numpy.asarray(ids)))
 
     def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
         graph, state = self.nnx.split(self._embed(weight))
         ids_j = self.jax.numpy.asarray(ids)
         grad = vjp(self.jax, lambda s: self.nnx.merge(graph, s)(ids_j), state, grad_output)
-        return as_array(grad["embedding"].value)
+        return to_numpy(grad["embedding"].value)

@@ -5,23 +5,20 @@ mindspore) share.
   :class:`~embconf.adapters.ImplementationError` (exit 2) naming the ``pip install`` line to run;
 - :func:`glue_checks`: marks a typed error raised by the adapter's own code (not the framework's)
   as ``decided_by: glue``, so a report says which verdicts the framework did not earn;
-- :func:`as_array`: a framework tensor as a NumPy array of its own dtype;
-- :class:`FrameworkAdapter`: an in-process adapter that names the framework and its version.
+- :class:`FrameworkAdapter`: an in-process adapter (by declaration, :mod:`embconf.adapters.common`) that names the
+  framework and its version. Tensors cross through :mod:`embconf.adapters.convert`.
 """
 
 from __future__ import annotations
 
 import importlib
 import shlex
-from collections.abc import Mapping
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterator
-
-import numpy as np
+from typing import Any, ClassVar, Iterable, Iterator, Optional
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler, InProcessAdapter, module_version
+from embconf.adapters.common import InProcessAdapter, module_version
 from embconf.adapters.loading import describe_exception
 from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
@@ -66,6 +63,16 @@ def import_framework(module: str, extra: str, needs: str = "") -> ModuleType:
         raise ImplementationError(f"{module} does not import: {describe_exception(exc)}") from None
 
 
+def package_version(distribution: str) -> str:
+    """The installed version of a distribution ('' when it is not installed): for packages whose module carries none."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return ""
+
+
 @contextmanager
 def glue_checks() -> Iterator[None]:
     """Typed errors raised inside are the adapter's own checks: mark them ``decided_by: glue``."""
@@ -76,32 +83,21 @@ def glue_checks() -> Iterator[None]:
         raise
 
 
-def as_array(value: Any) -> Any:
-    """A framework tensor (torch, jax, tinygrad, keras) as a NumPy array; None stays None."""
-    if value is None or isinstance(value, np.ndarray):
-        return value
-    for method in ("detach", "cpu"):  # torch
-        if hasattr(value, method) and not hasattr(value, "__jax_array__"):
-            value = getattr(value, method)()
-    if hasattr(value, "numpy") and callable(value.numpy):
-        return np.asarray(value.numpy())
-    return np.asarray(value)
-
-
 class FrameworkAdapter(InProcessAdapter):
     """An adapter over one framework: reports carry the framework's display name and version."""
 
     display_name = ""
+    targets: ClassVar[Optional[tuple[str, ...]]] = ("",)  # no target unless the adapter declares its own
 
     def __init__(
         self,
         target: str,
         framework: ModuleType,
-        handlers: Mapping[str, Handler],
         capabilities: Capabilities,
         display_name: str = "",
+        parts: Iterable[object] = (),
     ) -> None:
-        super().__init__(target, handlers, capabilities, module_version(framework))
+        super().__init__(target, capabilities, module_version(framework), parts)
         self.display_name = display_name or self.display_name or self.kind
 
     def describe(self) -> dict[str, Any]:

@@ -43,13 +43,12 @@ class FunctionsAdapter(InProcessAdapter):
     def __init__(self, target: str) -> None:
         module = load_module(target)
         self._own_files = module_files(module)
-        handlers = operation_functions(module, target)
         caps = Capabilities(
-            frozenset(handlers),
+            frozenset(operation_functions(module, target)),
             declared_features(module, target),
             sinusoid_parameters=declared_sinusoid(module, target),
         )
-        super().__init__(target, handlers, caps, module_version(module))
+        super().__init__(target, caps, module_version(module), (module,))
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         """As every in-process adapter, except that the module's own NotImplementedError declines the case."""

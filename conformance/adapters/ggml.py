@@ -39,49 +39,37 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework
-from embconf.adapters.rope import check_pairing, check_rank, probe, rope_features, rope_type, tables_of
-from embconf.adapters.torch_rope import package_version
+from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version
+from embconf.adapters.rope import check_rank, rope_type
+from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "ggml"
-PAIRINGS = ("half_split", "interleaved")
 INT32 = np.iinfo(np.int32)
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0
-DTYPES = {"float32", "float16"}
+
+Build = Callable[[Any, list[Any]], Any]  # (ctx, input tensors) -> the graph's output tensor
 
 
 class GgmlAdapter(FrameworkAdapter):
     kind = "ggml"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"ggml takes no target (got {target!r})")
         self.ggml = import_framework("ggml", EXTRA)
         self.utils = import_framework("ggml.utils", EXTRA)
-        handlers: dict[str, Callable[..., Any]] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-            "rope_tables": self.rope_tables,
-            "rope_forward": self.rope_forward,
-            "rope_backward": self.rope_backward,
-        }
-        features = rope_features(PAIRINGS, ("linear", "yarn"), partial=True, positions=True)
+        rope = GgmlRope(self.ggml, self._compute)
         caps = Capabilities(
-            frozenset(handlers),
-            features | {"float16", "int32_ids"},
+            rope.operations | {"embedding_forward", "embedding_backward"},
+            rope.features() | {"float16", "int32_ids"},
             notes=("ggml_get_rows, ggml_get_rows_back, ggml_rope_ext, ggml_rope_ext_back on the CPU, one thread",),
         )
-        super().__init__("ggml", self.ggml, handlers, caps, "ggml (llama.cpp's tensor library, C)")
+        super().__init__("ggml", self.ggml, caps, "ggml (llama.cpp's tensor library, C)", (rope,))
         self._version = package_version("ggml-python") or self._version
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "language": "c", "bindings": f"ggml-python {self._version}"}
-
-    # ----- lookup ---------------------------------------------------------------------------------
 
     def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
         ids = row_ids(ids)
@@ -102,63 +90,7 @@ class GgmlAdapter(FrameworkAdapter):
             table,
         )
 
-    # ----- rope -----------------------------------------------------------------------------------
-
-    def rope_tables(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
-    ) -> tuple[Any, Any]:
-        rows = probe(len(position_ids), rotary_dim, "half_split", dtype)
-        return tables_of(self._rope(rows, position_ids, rotary_dim, base, scaling, "half_split"), "half_split")
-
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        check_pairing(pairing, PAIRINGS)
-        return self._rope(x, position_ids, rotary_dim, base, scaling, pairing)
-
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        check_pairing(pairing, PAIRINGS)
-        same_shape(grad_output, x, "x")
-        return self._rope(grad_output, position_ids, rotary_dim, base, scaling, pairing, backward=True)
-
-    def _rope(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        backward: bool = False,
-    ) -> Any:
-        check_rank(x)
-        x = np.asarray(x)
-        heads = np.ascontiguousarray(x.reshape(-1, x.shape[-2], 1, x.shape[-1]))  # ne = [d, 1, T, B]
-        mode = self.ggml.GGML_ROPE_TYPE_NEOX if pairing == "half_split" else self.ggml.GGML_ROPE_TYPE_NORMAL
-        params = (rotary_dim, mode, *yarn_parameters(base, scaling))
-        rope = self.ggml.ggml_rope_ext_back if backward else self.ggml.ggml_rope_ext
-        return self._compute(lambda ctx, t: rope(ctx, t[0], t[1], None, *params), x.shape, heads, row_ids(position_ids))
-
-    # ----- one graph ------------------------------------------------------------------------------
-
-    def _compute(
-        self, build: Callable[[Any, list[Any]], Any], shape: tuple[int, ...], *arrays: np.ndarray
-    ) -> np.ndarray:
+    def _compute(self, build: Build, shape: tuple[int, ...], *arrays: np.ndarray) -> np.ndarray:
         """The result of the graph ``build(ctx, tensors)`` makes over ``arrays``, copied out of a fresh context as
         ``shape`` (ggml drops trailing axes of length 1 from its own count of dimensions)."""
         ggml = self.ggml
@@ -175,6 +107,36 @@ class GgmlAdapter(FrameworkAdapter):
             return np.array(self.utils.to_numpy(out), copy=True).reshape(shape)
         finally:
             ggml.ggml_free(ctx)
+
+
+class GgmlRope(RopeOperations):
+    """``ggml_rope_ext`` (NEOX or NORMAL mode) and ``ggml_rope_ext_back`` on x viewed as [B, T, 1 head, d]."""
+
+    pairings = ("half_split", "interleaved")
+    scalings = ("linear", "yarn")
+    partial = True
+    positions = True
+
+    def __init__(self, ggml: Any, compute: Callable[..., np.ndarray]) -> None:
+        self.ggml, self.compute = ggml, compute
+
+    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+        return self._rope(x, rotation, backward=False)
+
+    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+        same_shape(grad_output, x, "x")
+        return self._rope(grad_output, rotation, backward=True)
+
+    def _rope(self, x: np.ndarray, rotation: Rotation, backward: bool) -> Any:
+        check_rank(x)
+        x = np.asarray(x)
+        heads = np.ascontiguousarray(x.reshape(-1, x.shape[-2], 1, x.shape[-1]))  # ne = [d, 1, T, B]
+        neox = rotation.pairing == "half_split"
+        mode = self.ggml.GGML_ROPE_TYPE_NEOX if neox else self.ggml.GGML_ROPE_TYPE_NORMAL
+        params = (rotation.rotary_dim, mode, *yarn_parameters(rotation.base, rotation.scaling))
+        rope = self.ggml.ggml_rope_ext_back if backward else self.ggml.ggml_rope_ext
+        positions = row_ids(rotation.position_ids)
+        return self.compute(lambda ctx, t: rope(ctx, t[0], t[1], None, *params), x.shape, heads, positions)
 
 
 def same_shape(grad_output: np.ndarray, like: np.ndarray, what: str) -> None:

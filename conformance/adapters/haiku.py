@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import import_framework
 from embconf.adapters.jaxcommon import JAX_ARRAY_INDEXING, JaxLookupAdapter
 
@@ -29,12 +28,9 @@ STYLES = {"": "ARRAY_INDEX", "array_index": "ARRAY_INDEX", "one_hot": "ONE_HOT"}
 
 class HaikuAdapter(JaxLookupAdapter):
     kind = "haiku"
+    targets = tuple(STYLES)
 
     def __init__(self, target: str = "") -> None:
-        if target not in STYLES:
-            raise ImplementationError(
-                f"the haiku adapter takes no target, 'array_index' or 'one_hot' (got {target!r}); use --impl haiku"
-            )
         self.hk = import_framework("haiku", EXTRA)
         self.style = STYLES[target]
         self.display_name = f"Haiku hk.Embed ({self.style})"

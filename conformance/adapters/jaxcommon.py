@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from embconf.adapters.common import Handler
-from embconf.adapters.frameworks import FrameworkAdapter, as_array
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.frameworks import FrameworkAdapter
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
@@ -106,18 +106,14 @@ class JaxLookupAdapter(FrameworkAdapter):
             notes=(f"jax {self.jax.__version__}, x64 mode off", *notes),
             documented=documented,
         )
-        handlers: dict[str, Handler] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-        }
-        super().__init__(target, library, handlers, caps)
+        super().__init__(target, library, caps)
 
     def lookup(self, table: Any, ids: Any) -> Any:
         raise NotImplementedError
 
     def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
         jnp = self.jax.numpy
-        return as_array(self.lookup(jnp.asarray(weight), jnp.asarray(ids)))
+        return to_numpy(self.lookup(jnp.asarray(weight), jnp.asarray(ids)))
 
     def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
         jnp = self.jax.numpy
@@ -125,4 +121,4 @@ class JaxLookupAdapter(FrameworkAdapter):
         out = self.jax.eval_shape(lambda t: self.lookup(t, ids_j), table)
         if np.can_cast(grad_output.dtype, out.dtype, "safe"):  # a float32 output of a half table (one-hot matmul):
             grad_output = grad_output.astype(out.dtype)  # its upstream gradient is float32 too; widening is exact
-        return as_array(vjp(self.jax, lambda t: self.lookup(t, ids_j), table, grad_output))
+        return to_numpy(vjp(self.jax, lambda t: self.lookup(t, ids_j), table, grad_output))

@@ -37,54 +37,49 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.jaxcommon import JAX_INDEXING
-from embconf.adapters.keras_rope import KERAS_ROPE_FEATURES, KERAS_YARN_ORIGINAL, KerasRope
+from embconf.adapters.keras_rope import KERAS_YARN_ORIGINAL, KerasRope
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "keras"
 BACKENDS = ("tensorflow", "jax", "torch")
 LAYER_OPERATIONS = ("embedding_layer_forward", "embedding_layer_backward", "parameter_count")
+HUB_OPERATIONS = frozenset(
+    {"sinusoidal_table", "learned_positions_forward", "learned_positions_backward", *LAYER_OPERATIONS}
+)
 _TF_RANGE = re.compile(r"indices\[[\d,]*\] = -?\d+ is not in \[0, \d+\)")
 
 
 class KerasAdapter(FrameworkAdapter):
     kind = "keras"
+    targets = ("", *BACKENDS)
 
     def __init__(self, target: str = "") -> None:
         self.keras = _import_keras(target)
         self.backend = self.keras.backend.backend()
         self.ops = self.keras.ops
         self.hub = _import_optional("keras_hub")
-        handlers: dict[str, Callable[..., Any]] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-        }
-        if self.hub is not None:
-            handlers.update(
-                sinusoidal_table=self.sinusoidal_table,
-                learned_positions_forward=self.learned_positions_forward,
-                learned_positions_backward=self.learned_positions_backward,
-                embedding_layer_forward=self.embedding_layer_forward,
-                embedding_layer_backward=self.embedding_layer_backward,
-                parameter_count=self.parameter_count,
-                **KerasRope(self.hub, self.ops, self._gradients).handlers(),
-            )
+        rope = KerasRope(self.hub, self.ops, self._gradients) if self.hub is not None else None
+        operations = {"embedding_forward", "embedding_backward"}
+        operations |= HUB_OPERATIONS | rope.operations if rope is not None else set()
         features = {"int32_ids", "float_ids"} | ({"float64"} if self._float64() else set())
-        features |= KERAS_ROPE_FEATURES if self.hub is not None else set()
+        features |= rope.features() if rope is not None else set()
         hub = f"keras_hub {self.hub.__version__}" if self.hub is not None else "keras_hub not installed"
         documented: tuple[DocumentedChoice, ...] = JAX_INDEXING if self.backend == "jax" else ()  # jnp.take there
         documented += (KERAS_YARN_ORIGINAL,) if self.hub is not None else ()
         caps = Capabilities(
-            frozenset(handlers), frozenset(features), notes=(f"backend {self.backend}", hub), documented=documented
+            frozenset(operations), frozenset(features), notes=(f"backend {self.backend}", hub), documented=documented
         )
         super().__init__(
             f"keras:{target}" if target else "keras",
             self.keras,
-            handlers,
             caps,
             f"Keras ({self.backend})" + (" + keras_hub" if self.hub is not None else ""),
+            (rope,) if rope is not None else (),
         )
 
     def describe(self) -> dict[str, Any]:
@@ -122,7 +117,7 @@ class KerasAdapter(FrameworkAdapter):
     def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
         layer = self._embedding(weight)
         with self.errors():
-            return as_array(self.ops.convert_to_numpy(layer(ids)))
+            return to_numpy(self.ops.convert_to_numpy(layer(ids)))
 
     def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
         layer = self._embedding(weight)
@@ -134,7 +129,7 @@ class KerasAdapter(FrameworkAdapter):
     def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
         layer = self.hub.layers.SinePositionEncoding(dtype=dtype)
         with self.errors():
-            return as_array(self.ops.convert_to_numpy(layer(np.zeros((1, max_len, embed_dim), dtype))))[0]
+            return to_numpy(self.ops.convert_to_numpy(layer(np.zeros((1, max_len, embed_dim), dtype))))[0]
 
     def _position_embedding(self, table: np.ndarray) -> Any:
         layer = self.hub.layers.PositionEmbedding(sequence_length=table.shape[0], dtype=str(table.dtype))
@@ -146,7 +141,7 @@ class KerasAdapter(FrameworkAdapter):
         layer = self._position_embedding(table)
         with self.errors():
             x_ = self.ops.convert_to_tensor(x)
-            return as_array(self.ops.convert_to_numpy(self.ops.add(x_, layer(x_, start_index=start_pos))))
+            return to_numpy(self.ops.convert_to_numpy(self.ops.add(x_, layer(x_, start_index=start_pos))))
 
     def learned_positions_backward(
         self, table: np.ndarray, x: np.ndarray, start_pos: Any, grad_output: np.ndarray
@@ -158,10 +153,7 @@ class KerasAdapter(FrameworkAdapter):
         return grad_x, grad_table
 
     def _token_and_position(
-        self,
-        config: Mapping[str, Any],
-        token_weight: Optional[np.ndarray] = None,
-        position_table: Optional[np.ndarray] = None,
+        self, config: Config, token_weight: Optional[np.ndarray] = None, position_table: Table = None
     ) -> Any:
         dtype = str(token_weight.dtype) if token_weight is not None else "float32"
         layer = self.hub.layers.TokenAndPositionEmbedding(
@@ -174,25 +166,20 @@ class KerasAdapter(FrameworkAdapter):
         return layer
 
     def embedding_layer_forward(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any = 0,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
     ) -> Any:
         layer = self._token_and_position(config, token_weight, position_table)
         with self.errors():
-            return as_array(self.ops.convert_to_numpy(layer(tokens, start_index=start_pos)))
+            return to_numpy(self.ops.convert_to_numpy(layer(tokens, start_index=start_pos)))
 
     def embedding_layer_backward(
         self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
+        config: Config,
+        token_weight: Array,
+        position_table: Table,
+        tokens: Array,
         start_pos: Any,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> tuple[Any, Any]:
         layer = self._token_and_position(config, token_weight, position_table)
         _, grads = self._gradients(layer, lambda call: call(tokens, start_index=start_pos), [], grad_output)
@@ -220,7 +207,7 @@ class KerasAdapter(FrameworkAdapter):
                 grads_x, grads_v = self._torch_gradients(layer, forward, xs, grad_output)
             else:
                 grads_x, grads_v = self._tf_gradients(layer, forward, xs, grad_output)
-        return [as_array(g) for g in grads_x], [as_array(g) for g in grads_v]
+        return [to_numpy(g) for g in grads_x], [to_numpy(g) for g in grads_v]
 
     def _tf_gradients(
         self, layer: Any, forward: Callable[..., Any], xs: Sequence[np.ndarray], grad_output: np.ndarray
@@ -280,10 +267,6 @@ class KerasAdapter(FrameworkAdapter):
 
 def _import_keras(backend: str) -> Any:
     if backend:
-        if backend not in BACKENDS:
-            raise ImplementationError(
-                f"unknown Keras backend {backend!r}; use keras, or keras:BACKEND with BACKEND one of {', '.join(BACKENDS)}"
-            )
         loaded = sys.modules.get("keras")
         if loaded is not None and loaded.backend.backend() != backend:
             raise ImplementationError(

@@ -25,19 +25,18 @@ What is keras_hub's and what is the adapter's:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from embconf.adapters.frameworks import as_array
-from embconf.adapters.rope import check_pairing, check_rank, probe, rope_features, rope_type, tables_of
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.rope import check_rank
+from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.contract import DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
-KERAS_ROPE_FEATURES = rope_features(("half_split",), ("linear", "yarn"), positions=True)
 YARN_KEYS = ("beta_fast", "beta_slow", "original_max_position_embeddings", "truncate")
 YARN_UNSUPPORTED = ("attention_factor", "mscale", "mscale_all_dim")
 KERAS_YARN_ORIGINAL = DocumentedChoice(
@@ -50,51 +49,25 @@ ODD = "Rotary dimension must be even"
 Gradients = Callable[[Any, Callable[..., Any], Sequence[np.ndarray], np.ndarray], tuple[list[Any], list[Any]]]
 
 
-class KerasRope:
+class KerasRope(RopeOperations):
     """The three rope operations on keras_hub's RotaryEmbedding; ``gradients`` is the keras adapter's own."""
+
+    scalings = ("linear", "yarn")
+    positions = True
 
     def __init__(self, hub: Any, ops: Any, gradients: Gradients) -> None:
         self.hub, self.ops, self._gradients = hub, ops, gradients
 
-    def handlers(self) -> dict[str, Callable[..., Any]]:
-        return {"rope_tables": self.rope_tables, "rope_forward": self.rope_forward, "rope_backward": self.rope_backward}
-
-    def rope_tables(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
-    ) -> tuple[Any, Any]:
-        rows = probe(len(position_ids), rotary_dim, "half_split", dtype)
-        layer = self._layer(rows, rotary_dim, base, scaling, "half_split")
+    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+        layer = self._layer(x, rotation)
         with rope_errors():
-            rotated = as_array(self.ops.convert_to_numpy(self._rotate(layer, rows, position_ids)))
-        return tables_of(rotated, "half_split")
+            return to_numpy(self.ops.convert_to_numpy(self._rotate(layer, x, rotation.position_ids)))
 
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        layer = self._layer(x, rotary_dim, base, scaling, pairing)
-        with rope_errors():
-            return as_array(self.ops.convert_to_numpy(self._rotate(layer, x, position_ids)))
-
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        layer = self._layer(x, rotary_dim, base, scaling, pairing)
+    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+        layer = self._layer(x, rotation)
         with rope_errors():
             (grad_x,), _ = self._gradients(
-                layer, lambda call, x_: self._rotate(call, x_, position_ids), [x], grad_output
+                layer, lambda call, x_: self._rotate(call, x_, rotation.position_ids), [x], grad_output
             )
         return grad_x
 
@@ -103,12 +76,13 @@ class KerasRope:
         positions = self.ops.convert_to_tensor(np.asarray(position_ids))
         return call(self.ops.expand_dims(x, 0), positions=positions)[0]
 
-    def _layer(self, x: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str) -> Any:
-        check_pairing(pairing, ("half_split",))
+    def _layer(self, x: np.ndarray, rotation: Rotation) -> Any:
         check_rank(x)
-        if rotary_dim != np.shape(x)[-1]:
-            raise Decline(f"keras_hub's RotaryEmbedding rotates the whole feature axis, not {rotary_dim} of it")
-        kind = rope_type(scaling)
+        if rotation.rotary_dim != np.shape(x)[-1]:
+            raise Decline(
+                f"keras_hub's RotaryEmbedding rotates the whole feature axis, not {rotation.rotary_dim} of it"
+            )
+        kind, scaling = rotation.rope_type, rotation.scaling
         options: dict[str, Any] = {"rope_type": "linear" if kind == "default" else kind}
         options["scaling_factor"] = float(scaling.get("factor", 1.0))
         if kind == "yarn":
@@ -119,7 +93,7 @@ class KerasRope:
                 )
             options.update({key: scaling[key] for key in YARN_KEYS if key in scaling})
         return self.hub.layers.RotaryEmbedding(
-            max_wavelength=base, sequence_axis=-2, feature_axis=-1, dtype=np.asarray(x).dtype.name, **options
+            max_wavelength=rotation.base, sequence_axis=-2, feature_axis=-1, dtype=np.asarray(x).dtype.name, **options
         )
 
 

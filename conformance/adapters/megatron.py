@@ -31,12 +31,10 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
-from embconf.adapters.rope import check_offset_length, check_rank, require_contiguous, rope_features, rope_type
-from embconf.adapters.torch_rope import TorchRope, package_version
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
+from embconf.adapters.rope import check_offset_length, check_rank, require_contiguous, rope_type
+from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 
@@ -48,40 +46,46 @@ class MegatronAdapter(FrameworkAdapter):
     kind = "megatron"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"megatron takes no target (got {target!r})")
-        self.torch = import_framework("torch", EXTRA)
+        torch = import_framework("torch", EXTRA)
         with warnings.catch_warnings():  # "Transformer Engine and Apex are not installed": the CPU path is the point
             warnings.simplefilter("ignore")
             package = import_framework("megatron.core", EXTRA)
-            self.rotary = import_framework(f"{EMBEDDINGS}.rotary_pos_embedding", EXTRA)
-            self.utils = import_framework(f"{EMBEDDINGS}.rope_utils", EXTRA)
-        pairings = ("half_split", "interleaved")
-        rope = TorchRope(self.torch, self._rotate, pairings)
-        features = rope_features(pairings, ("linear", "llama3"), partial=True)
+            rotary = import_framework(f"{EMBEDDINGS}.rotary_pos_embedding", EXTRA)
+            utils = import_framework(f"{EMBEDDINGS}.rope_utils", EXTRA)
+        rope = MegatronRope(torch, rotary, utils)
         caps = Capabilities(
-            frozenset(rope.handlers()),
-            features | {"float16", "bfloat16"},
+            rope.operations,
+            rope.features() | {"float16", "bfloat16"},
             notes=(f"{EMBEDDINGS}: RotaryEmbedding + rope_utils._apply_rotary_pos_emb_bshd (unfused, CPU)",),
         )
-        super().__init__("megatron", package, rope.handlers(), caps, "Megatron-Core RotaryEmbedding")
+        super().__init__("megatron", package, caps, "Megatron-Core RotaryEmbedding", (rope,))
         self._version = package_version("megatron-core") or self._version
 
-    def _rotate(
-        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str
-    ) -> Any:
+
+class MegatronRope(TorchRope):
+    """RotaryEmbedding's angles at an offset, laid out as get_emb lays them, rotated by the unfused bshd path."""
+
+    pairings = ("half_split", "interleaved")
+    scalings = ("linear", "llama3")
+    partial = True
+
+    def __init__(self, torch: Any, rotary: Any, utils: Any) -> None:
+        super().__init__(torch)
+        self.rotary, self.utils = rotary, utils
+
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
         check_rank(x)
-        check_offset_length(x, position_ids)
-        offset = require_contiguous(position_ids, "Megatron's get_freqs_non_repeated (an offset)")
-        interleaved = pairing == "interleaved"
+        check_offset_length(x, rotation.position_ids)
+        offset = require_contiguous(rotation.position_ids, "Megatron's get_freqs_non_repeated (an offset)")
+        interleaved = rotation.pairing == "interleaved"
         width, length = x.shape[-1], x.shape[-2]
         rotary = self.rotary.RotaryEmbedding(
             kv_channels=width,
-            rotary_percent=rotary_dim / width,
+            rotary_percent=rotation.rotary_dim / width,
             rotary_interleaved=interleaved,
-            rotary_base=base,
+            rotary_base=rotation.base,
             use_cpu_initialization=True,
-            **scaling_arguments(scaling),
+            **scaling_arguments(rotation.scaling),
         )
         freqs = rotary.get_freqs_non_repeated(length, offset)
         if interleaved:  # get_emb's layout, without its move to the GPU

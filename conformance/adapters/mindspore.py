@@ -28,8 +28,6 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
@@ -46,8 +44,6 @@ class MindSporeAdapter(FrameworkAdapter):
     display_name = "MindSpore nn.Embedding"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"the mindspore adapter takes no target (got {target!r}); use --impl mindspore")
         self.ms = import_framework("mindspore", EXTRA, NEEDS)
         self.ms.set_device("CPU")
         caps = Capabilities(
@@ -55,11 +51,7 @@ class MindSporeAdapter(FrameworkAdapter):
             frozenset({"float64", "float16", "int32_ids", "padding_idx"}),
             notes=("CPU, PyNative mode",),
         )
-        handlers: dict[str, Handler] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-        }
-        super().__init__("mindspore", self.ms, handlers, caps)
+        super().__init__("mindspore", self.ms, caps)
 
     def _embedding(self, weight: np.ndarray, **options: Any) -> Any:
         rows, dim = weight.shape

@@ -28,10 +28,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler
+from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
-from embconf.adapters.mlx_rope import MLX_ROPE_FEATURES, MlxRope
+from embconf.adapters.mlx_rope import MlxRope, mlx_array
 from embconf.model.contract import Capabilities
 from embconf.model.dtypes import numpy_dtype
 from embconf.reference.errors import EmbeddingError
@@ -46,35 +45,19 @@ class MlxAdapter(FrameworkAdapter):
     display_name = "MLX nn.Embedding, nn.RoPE"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"the mlx adapter takes no target (got {target!r}); use --impl mlx")
         self.mx = import_framework("mlx.core", EXTRA)  # the extra's line names mlx[cpu]
         self.nn = import_framework("mlx.nn", EXTRA)
-        handlers: dict[str, Handler] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-            "sinusoidal_table": self.sinusoidal_table,
-            **MlxRope(self.mx, self.nn, self._array, self._numpy).handlers(),
-        }
+        rope = MlxRope(self.mx, self.nn)
         caps = Capabilities(
-            frozenset(handlers),
-            frozenset({"float64", "int32_ids", "float16", "bfloat16"}) | MLX_ROPE_FEATURES,
+            frozenset({"embedding_forward", "embedding_backward", "sinusoidal_table"}) | rope.operations,
+            frozenset({"float64", "int32_ids", "float16", "bfloat16"}) | rope.features(),
             sinusoid_convention="mlx",
             notes=(f"device {self.mx.default_device()}",),
         )
-        super().__init__("mlx", self.mx, handlers, caps)
+        super().__init__("mlx", self.mx, caps, parts=(rope,))
 
     def _array(self, value: np.ndarray) -> Any:
-        """A NumPy array as an MLX array of the same dtype."""
-        value = np.asarray(value, order="C")
-        if value.dtype.name == "bfloat16":
-            return self.mx.array(value.view(np.uint16)).view(self.mx.bfloat16)
-        return self.mx.array(value, dtype=getattr(self.mx, value.dtype.name))
-
-    def _numpy(self, value: Any) -> np.ndarray:
-        if value.dtype == self.mx.bfloat16:
-            return np.array(value.view(self.mx.uint16)).view(numpy_dtype("bfloat16"))
-        return np.array(value)
+        return mlx_array(self.mx, value)
 
     def _embed(self, weight: np.ndarray) -> Any:
         rows, dim = weight.shape
@@ -85,7 +68,7 @@ class MlxAdapter(FrameworkAdapter):
     def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
         output = self._embed(weight)(self._array(ids))
         self.mx.eval(output)
-        return self._numpy(output)
+        return to_numpy(output)
 
     def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
         embedding, ids_m = self._embed(weight), self._array(ids)
@@ -97,14 +80,14 @@ class MlxAdapter(FrameworkAdapter):
         with mlx_errors():
             _, (grad,) = self.mx.vjp(lookup, [self._array(weight)], [self._array(grad_output)])
             self.mx.eval(grad)
-        return self._numpy(grad)
+        return to_numpy(grad)
 
     def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
         with mlx_errors():
             encoding = self.nn.SinusoidalPositionalEncoding(embed_dim)
         table = encoding(self._array(np.arange(max_len, dtype=numpy_dtype(dtype))))
         self.mx.eval(table)
-        return self._numpy(table)
+        return to_numpy(table)
 
 
 @contextmanager

@@ -21,95 +21,71 @@ What is MLX's and what is the adapter's:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from embconf.adapters.rope import (
-    check_offset_length,
-    check_pairing,
-    probe,
-    require_contiguous,
-    rope_features,
-    rope_type,
-    tables_of,
-)
+from embconf.adapters.convert import from_numpy, to_numpy
+from embconf.adapters.rope import check_offset_length, require_contiguous
+from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
 API = "MLX nn.RoPE"
-MLX_ROPE_FEATURES = rope_features(("half_split", "interleaved"), ("linear",), partial=True)
 SHAPES = ("[rope] Input must have at least 3 dimensions", "does not match cotangent shape")
 DIMS = ("[rope] dims must be even", "[rope] dims must be positive", "[rope] dims must not exceed")
 
 
-class MlxRope:
-    """The three rope operations on ``nn.RoPE``; ``array`` / ``numpy`` convert as the mlx adapter does."""
+class MlxRope(RopeOperations):
+    """The three rope operations on ``nn.RoPE``."""
 
-    def __init__(self, mx: Any, nn: Any, array: Callable[[np.ndarray], Any], numpy: Callable[[Any], Any]) -> None:
-        self.mx, self.nn, self._array, self._numpy = mx, nn, array, numpy
+    pairings = ("half_split", "interleaved")
+    scalings = ("linear",)
+    partial = True
 
-    def handlers(self) -> dict[str, Callable[..., Any]]:
-        return {"rope_tables": self.rope_tables, "rope_forward": self.rope_forward, "rope_backward": self.rope_backward}
+    def __init__(self, mx: Any, nn: Any) -> None:
+        self.mx, self.nn = mx, nn
 
-    def rope_tables(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
-    ) -> tuple[Any, Any]:
-        rows = probe(len(position_ids), rotary_dim, "half_split", dtype)
-        rotated = self._numpy(self._rotation(position_ids, rotary_dim, base, scaling, "half_split")(self._array(rows)))
-        return tables_of(rotated, "half_split")
+    def _array(self, value: np.ndarray) -> Any:
+        return mlx_array(self.mx, value)
 
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        check_offset_length(x, position_ids)
-        out = self._rotation(position_ids, rotary_dim, base, scaling, pairing)(self._array(x))
+    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+        check_offset_length(x, rotation.position_ids)
+        out = self._rotation(rotation)(self._array(x))
         self.mx.eval(out)
-        return self._numpy(out)
+        return to_numpy(out)
 
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        check_offset_length(x, position_ids)
-        rotate = self._rotation(position_ids, rotary_dim, base, scaling, pairing)
+    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+        check_offset_length(x, rotation.position_ids)
+        rotate = self._rotation(rotation)
         with rope_errors():
             _, (grad,) = self.mx.vjp(rotate, [self._array(x)], [self._array(grad_output)])
             self.mx.eval(grad)
-        return self._numpy(grad)
+        return to_numpy(grad)
 
-    def _rotation(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str
-    ) -> Callable[[Any], Any]:
+    def _rotation(self, rotation: Rotation) -> Callable[[Any], Any]:
         """x -> nn.RoPE(x[None], offset)[0], for this case's parameters."""
-        check_pairing(pairing, ("half_split", "interleaved"))
-        kind = rope_type(scaling)
+        kind = rotation.rope_type
         if kind not in ("default", "linear"):
             raise Decline(f"{API} has no {kind} scaling")
-        offset = require_contiguous(position_ids, f"{API} (offset)")
-        scale = 1.0 / float(scaling["factor"]) if kind == "linear" else 1.0
+        offset = require_contiguous(rotation.position_ids, f"{API} (offset)")
+        scale = 1.0 / float(rotation.scaling["factor"]) if kind == "linear" else 1.0
         with rope_errors():
-            rope = self.nn.RoPE(rotary_dim, traditional=pairing == "interleaved", base=base, scale=scale)
+            rope = self.nn.RoPE(
+                rotation.rotary_dim, traditional=rotation.pairing == "interleaved", base=rotation.base, scale=scale
+            )
 
         def rotate(x: Any) -> Any:
             with rope_errors():
                 return rope(x[None], offset=offset)[0]
 
         return rotate
+
+
+def mlx_array(mx: Any, value: np.ndarray) -> Any:
+    """A NumPy array as an MLX array of the same dtype (MLX would narrow a float64 array unless told)."""
+    return from_numpy(value, lambda a: mx.array(a, dtype=getattr(mx, a.dtype.name)), lambda m: m.view(mx.bfloat16))
 
 
 @contextmanager

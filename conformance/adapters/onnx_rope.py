@@ -30,7 +30,6 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework
 from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
 from embconf.model.contract import Capabilities
@@ -52,10 +51,9 @@ REFUSALS = {
 
 class OnnxRopeAdapter(FrameworkAdapter):
     kind = "onnxruntime_rope"
+    targets = tuple(TARGETS)
 
     def __init__(self, target: str = "") -> None:
-        if target not in TARGETS:
-            raise ImplementationError(f"unknown onnxruntime_rope target {target!r}; use onnxruntime_rope[:contrib]")
         self.ort = import_framework("onnxruntime", EXTRA)
         self.onnx = import_framework("onnx", EXTRA)
         self.ort.set_default_logger_severity(4)
@@ -67,7 +65,7 @@ class OnnxRopeAdapter(FrameworkAdapter):
             notes=(f"{title}, one node, CPUExecutionProvider; caches from the suite's reference tables",),
         )
         name = f"onnxruntime_rope:{target}" if target else "onnxruntime_rope"
-        super().__init__(name, self.ort, {"rope_forward": self.rope_forward}, caps, f"ONNX Runtime {title}")
+        super().__init__(name, self.ort, caps, f"ONNX Runtime {title}")
 
     def rope_forward(
         self,

@@ -21,7 +21,6 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
@@ -45,10 +44,6 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
     display_name = "ONNX Runtime Gather"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(
-                f"the onnxruntime adapter takes no target (got {target!r}); use --impl onnxruntime"
-            )
         self.ort = import_framework("onnxruntime", EXTRA)
         self.onnx = import_framework("onnx", EXTRA)
         self.ort.set_default_logger_severity(4)  # its own log of every refused index would flood stderr
@@ -59,7 +54,7 @@ class OnnxRuntimeAdapter(FrameworkAdapter):
             notes=(f"one Gather node, opset {OPSET}, CPUExecutionProvider; onnx {self.onnx.__version__}",),
             documented=(ONNX_GATHER,),
         )
-        super().__init__("onnxruntime", self.ort, {"embedding_forward": self.embedding_forward}, caps)
+        super().__init__("onnxruntime", self.ort, caps)
 
     def _session(self, weight_dtype: str, ids_dtype: str) -> Any:
         key = (weight_dtype, ids_dtype)

@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler
+from embconf.adapters.convert import from_numpy, to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework
 from embconf.model.contract import Capabilities, DocumentedChoice
-from embconf.model.dtypes import numpy_dtype
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.options import check_renorm_args
 
@@ -55,6 +53,9 @@ OUT_OF_RANGE = re.compile(
 )
 PADDING_RANGE = "padding_idx must be within"
 GRAD_SHAPE = "Tensor shape not match"
+OPERATIONS = frozenset(
+    {"embedding_forward", "embedding_backward", "embedding_backward_sparse", "embedding_forward_max_norm"}
+)
 FEATURES = frozenset(
     {"float64", "int32_ids", "float16", "bfloat16", "padding_idx", "max_norm", "scale_grad_by_freq", "row_sparse_grad"}
 )
@@ -62,35 +63,22 @@ FEATURES = frozenset(
 
 class PaddleAdapter(FrameworkAdapter):
     kind = "paddle"
+    targets = tuple(TARGETS)
 
     def __init__(self, target: str = "") -> None:
-        if target not in TARGETS:
-            raise ImplementationError(
-                f"the paddle adapter takes no target or 'functional' (got {target!r}); use --impl paddle"
-            )
         self.paddle = import_framework("paddle", EXTRA)
         self.paddle.set_device("cpu")
         self.functional = target == "functional"
         self.display_name = f"PaddlePaddle {TARGETS[target]}"
-        handlers: dict[str, Handler] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-            "embedding_backward_sparse": self.embedding_backward_sparse,
-            "embedding_forward_max_norm": self.embedding_forward_max_norm,
-        }
         caps = Capabilities(
-            frozenset(handlers), FEATURES, notes=(f"{TARGETS[target]} on the CPU",), documented=(PADDING_ZERO_ROW,)
+            OPERATIONS, FEATURES, notes=(f"{TARGETS[target]} on the CPU",), documented=(PADDING_ZERO_ROW,)
         )
-        super().__init__(f"paddle:{target}" if target else "paddle", self.paddle, handlers, caps)
+        super().__init__(f"paddle:{target}" if target else "paddle", self.paddle, caps)
 
     # ----- conversions -----------------------------------------------------------------
 
     def _tensor(self, array: np.ndarray, trainable: bool = False) -> Any:
-        array = np.asarray(array, order="C")
-        if array.dtype.name == "bfloat16":  # ml_dtypes -> paddle through the bit patterns
-            tensor = self.paddle.to_tensor(array.view(np.uint16)).view(self.paddle.bfloat16)
-        else:
-            tensor = self.paddle.to_tensor(array)
+        tensor = from_numpy(array, self.paddle.to_tensor, lambda t: t.view(self.paddle.bfloat16))
         tensor.stop_gradient = not trainable
         return tensor
 
@@ -159,13 +147,3 @@ def paddle_errors() -> Iterator[None]:
 
 def first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-
-
-def to_numpy(tensor: Optional[Any]) -> Any:
-    """A paddle tensor as a NumPy array of its own dtype (bfloat16 through its bit patterns)."""
-    if tensor is None:
-        return None
-    array = tensor.numpy()
-    if str(tensor.dtype).endswith("bfloat16"):
-        return array.view(numpy_dtype("bfloat16"))
-    return array

@@ -52,10 +52,12 @@ import numpy as np
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import InProcessAdapter, layer_kwargs
+from embconf.adapters.convert import to_numpy, torch_tensor
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.loading import describe_exception
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, Reply
-from embconf.model.dtypes import HALF_DTYPES, numpy_dtype
+from embconf.model.dtypes import HALF_DTYPES
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
 from embconf.reference.positions import (
@@ -110,21 +112,17 @@ def import_torch() -> ModuleType:
 
 class TorchAdapter(InProcessAdapter):
     kind = "torch"
+    targets = MODES
 
     def __init__(self, target: str = "") -> None:
-        if target not in MODES:
-            raise ImplementationError(
-                f"the torch adapter takes no target but 'float32-master' (got {target!r}); use --impl torch"
-            )
         self.master = target == "float32-master"
         self.torch = import_torch()
-        handlers = {op: getattr(self, op) for op in OPERATIONS}
         caps = Capabilities(
-            frozenset(handlers),
+            frozenset(OPERATIONS),
             FEATURES,
             notes=("positions and the layer are thin glue over nn.Embedding; the glue raises the spec's errors",),
         )
-        super().__init__("torch", handlers, caps, str(self.torch.__version__))
+        super().__init__("torch", caps, str(self.torch.__version__))
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -157,10 +155,7 @@ class TorchAdapter(InProcessAdapter):
     # ----- conversions -----------------------------------------------------------------
 
     def _tensor(self, array: np.ndarray, requires_grad: bool = False) -> Any:
-        array = np.asarray(array, order="C")
-        if array.dtype.name == "bfloat16":  # ml_dtypes -> torch through the bit patterns
-            return self.torch.from_numpy(array.view(np.uint16)).view(self.torch.bfloat16).requires_grad_(requires_grad)
-        return self.torch.from_numpy(array).requires_grad_(requires_grad)
+        return torch_tensor(self.torch, array).requires_grad_(requires_grad)
 
     def _embedding(self, weight: np.ndarray, sparse: bool = False, **options: Any) -> Any:
         """nn.Embedding holding the fixture's table as its (trainable) weight; ``options`` are its own arguments."""
@@ -224,33 +219,26 @@ class TorchAdapter(InProcessAdapter):
         return table_t, x_t, add_positions(x_t, table_t, start_pos)
 
     def embedding_layer_forward(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any = 0,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
     ) -> Any:
         layer = self._layer(config, token_weight, position_table)
         return to_numpy(layer.forward(self._tensor(tokens), start_pos))
 
     def embedding_layer_backward(
         self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
+        config: Config,
+        token_weight: Array,
+        position_table: Table,
+        tokens: Array,
         start_pos: Any,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> tuple[Any, Any]:
         layer = self._layer(config, token_weight, position_table)
         self._backward(layer.forward(self._tensor(tokens), start_pos), grad_output)
         positions = layer.positions.weight.grad if layer.positions is not None else None
         return to_numpy(layer.tokens.weight.grad), to_numpy(positions)
 
-    def _layer(
-        self, config: Mapping[str, Any], token_weight: np.ndarray, position_table: Optional[np.ndarray]
-    ) -> "GlueLayer":
+    def _layer(self, config: Config, token_weight: Array, position_table: Table) -> "GlueLayer":
         tables = {"token_weight": self._tensor(token_weight)}
         if position_table is not None:
             tables["position_table"] = self._tensor(position_table)
@@ -362,19 +350,3 @@ def padding_errors() -> Iterator[None]:
         if "Padding_idx must be within" in str(exc):
             raise EmbeddingError("invalid_config", f"AssertionError: {exc}") from exc
         raise
-
-
-def to_numpy(tensor: Any) -> Any:
-    """A torch tensor as a NumPy array of its own dtype (None stays None)."""
-    if tensor is None:
-        return None
-    tensor = tensor.detach().cpu()
-    if str(tensor.dtype) == "torch.bfloat16":  # torch -> ml_dtypes through the bit patterns
-        return tensor.view(torch_module(tensor).uint16).numpy().view(numpy_dtype("bfloat16"))
-    return tensor.numpy()
-
-
-def torch_module(tensor: Any) -> ModuleType:
-    import sys
-
-    return sys.modules[type(tensor).__module__.split(".")[0]]

@@ -24,27 +24,15 @@ divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from contextlib import contextmanager
-from functools import partial
 from typing import Any, Iterator
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
-from embconf.adapters.pytorch import to_numpy
-from embconf.adapters.rope import (
-    check_offset_length,
-    check_pairing,
-    probe,
-    require_contiguous,
-    rope_features,
-    rope_type,
-    tables_of,
-)
-from embconf.adapters.transformers_rope import autograd_backward
+from embconf.adapters.rope import check_offset_length, require_contiguous
+from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
@@ -56,85 +44,45 @@ TOO_WIDE = "is not of sufficient size to rotate"
 
 class RotaryTorchAdapter(FrameworkAdapter):
     kind = "rotary_embedding_torch"
+    targets = tuple(TARGETS)
 
     def __init__(self, target: str = "") -> None:
-        if target not in TARGETS:
-            raise ImplementationError(
-                f"unknown rotary_embedding_torch target {target!r}; use rotary_embedding_torch or rotary_embedding_torch:freqs"
-            )
-        self.torch = import_framework("torch", EXTRA)
-        self.package = import_framework("rotary_embedding_torch", EXTRA)
-        self.positions = target == "freqs"
-        handlers: dict[str, Handler] = {
-            "rope_tables": self.rope_tables,
-            "rope_forward": self.rope_forward,
-            "rope_backward": self.rope_backward,
-        }
-        scalings = () if self.positions else ("linear",)  # interpolate_factor applies in get_seq_pos only
-        features = rope_features(("interleaved",), scalings, partial=True, positions=self.positions)
-        caps = Capabilities(frozenset(handlers), features | {"float16", "bfloat16"}, notes=(f"API {TARGETS[target]}",))
+        torch = import_framework("torch", EXTRA)
+        rope = RotaryTorchRope(torch, import_framework("rotary_embedding_torch", EXTRA), target == "freqs")
+        caps = Capabilities(
+            rope.operations, rope.features() | {"float16", "bfloat16"}, notes=(f"API {TARGETS[target]}",)
+        )
         name = f"rotary_embedding_torch:{target}" if target else "rotary_embedding_torch"
-        super().__init__(name, self.package, handlers, caps, f"rotary-embedding-torch {TARGETS[target]}")
+        super().__init__(name, rope.package, caps, f"rotary-embedding-torch {TARGETS[target]}", (rope,))
         self._version = _version()
 
-    def rope_tables(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
-    ) -> tuple[Any, Any]:
-        rows = self._tensor(probe(len(position_ids), rotary_dim, "interleaved", dtype))
-        with self.torch.no_grad():
-            rotated = self._rotate(rows, position_ids, rotary_dim, base, scaling)
-        return tables_of(to_numpy(rotated), "interleaved")
 
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        check_pairing(pairing, ("interleaved",))
-        with self.torch.no_grad():
-            return to_numpy(self._rotate(self._tensor(x), position_ids, rotary_dim, base, scaling))
+class RotaryTorchRope(TorchRope):
+    """The package's rotation: ``rotate_queries_or_keys`` at an offset, or ``apply_rotary_emb`` of its freqs."""
 
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        check_pairing(pairing, ("interleaved",))
-        rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
-        return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
+    pairings = ("interleaved",)
+    partial = True
 
-    def _rotate(
-        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]
-    ) -> Any:
-        kind = rope_type(scaling)
+    def __init__(self, torch: Any, package: Any, freqs: bool) -> None:
+        super().__init__(torch)
+        self.package, self.positions = package, freqs
+        self.scalings = () if freqs else ("linear",)  # interpolate_factor applies in get_seq_pos only
+
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
+        kind = rotation.rope_type
         if kind not in ("default", "linear"):
             raise Decline(f"rotary-embedding-torch has no {kind} scaling")
         if kind == "linear" and self.positions:
             raise Decline("its forward(positions) takes the positions as given (interpolate_factor scales get_seq_pos)")
-        factor = float(scaling["factor"]) if kind == "linear" else 1.0
-        rotary = self.package.RotaryEmbedding(dim=rotary_dim, theta=base, interpolate_factor=factor)
+        factor = float(rotation.scaling["factor"]) if kind == "linear" else 1.0
+        rotary = self.package.RotaryEmbedding(dim=rotation.rotary_dim, theta=rotation.base, interpolate_factor=factor)
         with too_wide_errors():
             if self.positions:
-                freqs = rotary(self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64)))
+                freqs = rotary(self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64)))
                 return self.package.apply_rotary_emb(freqs, x)
-            check_offset_length(x, position_ids)
-            offset = require_contiguous(position_ids, "rotate_queries_or_keys (offset)")
+            check_offset_length(x, rotation.position_ids)
+            offset = require_contiguous(rotation.position_ids, "rotate_queries_or_keys (offset)")
             return rotary.rotate_queries_or_keys(x, offset=offset)
-
-    def _tensor(self, array: np.ndarray) -> Any:
-        array = np.asarray(array, order="C")
-        if array.dtype.name == "bfloat16":  # ml_dtypes -> torch through the bit patterns
-            return self.torch.from_numpy(array.view(np.uint16).copy()).view(self.torch.bfloat16)
-        return self.torch.from_numpy(array.copy())
 
 
 def _version() -> str:

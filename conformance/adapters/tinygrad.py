@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler
-from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.model.contract import Capabilities
 
 EXTRA = "tinygrad"
@@ -38,8 +38,6 @@ class TinygradAdapter(FrameworkAdapter):
     display_name = "tinygrad nn.Embedding"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"the tinygrad adapter takes no target (got {target!r}); use --impl tinygrad")
         tinygrad = import_framework("tinygrad", EXTRA)
         self.Tensor, self.Embedding = tinygrad.Tensor, import_framework("tinygrad.nn", EXTRA).Embedding
         _check_compiler()
@@ -48,11 +46,7 @@ class TinygradAdapter(FrameworkAdapter):
             frozenset({"float64", "int32_ids"}),
             notes=(f"device {DEVICE}",),
         )
-        handlers: dict[str, Handler] = {
-            "embedding_forward": self.embedding_forward,
-            "embedding_backward": self.embedding_backward,
-        }
-        super().__init__("tinygrad", tinygrad, handlers, caps)
+        super().__init__("tinygrad", tinygrad, caps)
         self._version = _version()
 
     def _embed(self, weight: np.ndarray) -> Any:
@@ -62,13 +56,13 @@ class TinygradAdapter(FrameworkAdapter):
         return embedding
 
     def embedding_forward(self, weight: np.ndarray, ids: np.ndarray) -> Any:
-        return as_array(self._embed(weight)(self.Tensor(_c(ids), device=DEVICE)))
+        return to_numpy(self._embed(weight)(self.Tensor(_c(ids), device=DEVICE)))
 
     def embedding_backward(self, weight: np.ndarray, ids: np.ndarray, grad_output: np.ndarray) -> Any:
         embedding = self._embed(weight)
         output = embedding(self.Tensor(_c(ids), device=DEVICE))
         output.backward(self.Tensor(_c(grad_output), device=DEVICE))
-        return as_array(embedding.weight.grad)
+        return to_numpy(embedding.weight.grad)
 
 
 def _check_compiler() -> None:

@@ -42,9 +42,11 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.common import Handler, InProcessAdapter, as_numpy, layer_kwargs, module_version
+from embconf.adapters.common import InProcessAdapter, layer_kwargs, module_version
+from embconf.adapters.convert import as_numpy
 from embconf.adapters.loading import load_module
 from embconf.grading import layouts
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.reference.layer import embedding_layer_forward
@@ -91,14 +93,13 @@ class TinyTorchAdapter(InProcessAdapter):
         self.module = load_module(target)
         self.Tensor = student_tensor(self.module, target)
         enable_autograd(self.module, self.Tensor)
-        handlers = self._provided_handlers(target)
         caps = Capabilities(
-            frozenset(handlers),
+            self._provided_operations(target),
             FEATURES | rope_claim(self.module, self.Tensor),
             error_detail="coarse",
             notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
         )
-        super().__init__(target, handlers, caps, module_version(self.module))
+        super().__init__(target, caps, module_version(self.module))
         self._handed: list[tuple[str, Any, Any]] = []  # (input name, the student's Tensor, its data when handed)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
@@ -128,8 +129,8 @@ class TinyTorchAdapter(InProcessAdapter):
                 )
         return found
 
-    def _provided_handlers(self, target: str) -> dict[str, Handler]:
-        ops = {op: getattr(self, op) for op, names in REQUIRES.items() if any(hasattr(self.module, n) for n in names)}
+    def _provided_operations(self, target: str) -> frozenset[str]:
+        ops = frozenset(op for op, names in REQUIRES.items() if any(hasattr(self.module, n) for n in names))
         if not ops:
             wanted = sorted({n for names in REQUIRES.values() for n in names})
             raise ImplementationError(f"{target!r} has none of the TinyTorch embeddings API ({', '.join(wanted)})")
@@ -178,12 +179,7 @@ class TinyTorchAdapter(InProcessAdapter):
         return table_t, x_t, _forward(encoding, x_t, start_pos)
 
     def _layer(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any
     ) -> tuple[Any, Any, Any, Any]:
         """(layer, injected token table, injected position table or None, output)."""
         layer = self._api("EmbeddingLayer")(**student_kwargs(config))
@@ -236,23 +232,18 @@ class TinyTorchAdapter(InProcessAdapter):
         return grad_of(x_t), grad_of(table_t)
 
     def embedding_layer_forward(
-        self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
-        start_pos: Any = 0,
+        self, config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
     ) -> Any:
         return as_numpy(self._layer(config, token_weight, position_table, tokens, start_pos)[3])
 
     def embedding_layer_backward(
         self,
-        config: Mapping[str, Any],
-        token_weight: np.ndarray,
-        position_table: Optional[np.ndarray],
-        tokens: np.ndarray,
+        config: Config,
+        token_weight: Array,
+        position_table: Table,
+        tokens: Array,
         start_pos: Any,
-        grad_output: np.ndarray,
+        grad_output: Array,
     ) -> tuple[Any, Any]:
         layer, weight, table, output = self._layer(config, token_weight, position_table, tokens, start_pos)
         self._backward(output, grad_output)

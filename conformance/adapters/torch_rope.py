@@ -1,98 +1,66 @@
-"""What the PyTorch rotary-embedding libraries (``torchtune``, ``x_transformers``, ``megatron``) share: the spec's
-three rope operations over one rotation of theirs.
+"""The rope operations of a PyTorch rotary embedding (transformers, rotary-embedding-torch, torchtune, x-transformers,
+Megatron-Core):
+:class:`TorchRope` is :class:`~embconf.adapters.rope_operations.RopeOperations` on torch tensors.
 
-An adapter supplies a :data:`Rotation`, ``(x, position_ids, rotary_dim, base, scaling, pairing) -> tensor``: the
-library's own call on a torch tensor. :class:`TorchRope` turns it into the operations:
-
-- ``rope_forward``: the rotation under ``torch.no_grad()``, as NumPy;
-- ``rope_backward``: torch autograd through the same rotation
-  (:func:`embconf.adapters.transformers_rope.autograd_backward`);
-- ``rope_tables``: read off the rotation of a probe (:func:`embconf.adapters.rope.probe`) in the case's dtype,
-  since none of these libraries returns its tables through a public call.
-
-An unknown pairing is rejected (decided by glue) and a known one the library does not implement declined
-(:func:`embconf.adapters.rope.check_pairing`); torch's refusals of tables or a grad_output of another shape are
-shape_mismatch. Everything else is the library's.
+A torch part supplies ``rotate(x, rotation)`` on a torch tensor; the forward runs it under ``no_grad``, the backward
+is torch autograd through it. Autograd's refusal of a grad_output of another shape than x's is shape_mismatch
+(:func:`torch_shape_errors`, which also covers tables that do not broadcast against x); a part maps its forward's
+own refusals by overriding :meth:`TorchRope.errors`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from embconf.adapters.pytorch import to_numpy
-from embconf.adapters.rope import check_pairing, probe, tables_of
-from embconf.adapters.transformers_rope import autograd_backward, torch_shape_errors
+from embconf.adapters.convert import to_numpy, torch_tensor
+from embconf.adapters.rope_operations import RopeOperations, Rotation
+from embconf.reference.errors import EmbeddingError
 
-Rotation = Callable[[Any, np.ndarray, int, float, Mapping[str, Any], str], Any]
-
-
-def torch_tensor(torch: Any, array: np.ndarray) -> Any:
-    """A NumPy array as a fresh torch tensor of its dtype (ml_dtypes' bfloat16 through its bit patterns)."""
-    array = np.asarray(array, order="C")
-    if array.dtype.name == "bfloat16":
-        return torch.from_numpy(array.view(np.uint16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(array.copy())
+TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
 
 
-class TorchRope:
-    """The three rope operations on one library's rotation, for the pairings it implements."""
+class TorchRope(RopeOperations):
+    """Rope operations over ``rotate`` on torch tensors."""
 
-    def __init__(self, torch: Any, rotation: Rotation, pairings: tuple[str, ...]) -> None:
-        self.torch, self.rotation, self.pairings = torch, rotation, pairings
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
 
-    def handlers(self) -> dict[str, Callable[..., Any]]:
-        return {"rope_tables": self.rope_tables, "rope_forward": self.rope_forward, "rope_backward": self.rope_backward}
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
+        """The torch tensor x rotated by the framework (differentiable)."""
+        raise NotImplementedError
 
-    def rope_tables(
-        self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
-    ) -> tuple[Any, Any]:
-        pairing = self.pairings[0]
-        rows = torch_tensor(self.torch, probe(len(position_ids), rotary_dim, pairing, dtype))
-        with self.torch.no_grad():
-            rotated = self.rotation(rows, position_ids, rotary_dim, base, scaling, pairing)
-        return tables_of(to_numpy(rotated), pairing)
+    def errors(self) -> AbstractContextManager[None]:
+        """The forward's error mapping: none unless the part has one."""
+        return nullcontext()
 
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        check_pairing(pairing, self.pairings)
-        with self.torch.no_grad(), torch_shape_errors():
-            return to_numpy(
-                self.rotation(torch_tensor(self.torch, x), position_ids, rotary_dim, base, scaling, pairing)
-            )
+    def tensor(self, array: np.ndarray) -> Any:
+        """A fresh torch tensor holding the array (a copy: the framework may write to it)."""
+        return torch_tensor(self.torch, array, copy=True)
 
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        check_pairing(pairing, self.pairings)
+    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+        with self.torch.no_grad(), self.errors():
+            return to_numpy(self.rotate(self.tensor(x), rotation))
 
-        def rotate(xt: Any) -> Any:
-            return self.rotation(xt, position_ids, rotary_dim, base, scaling, pairing)
+    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+        return self.autograd(lambda xt: self.rotate(xt, rotation), x, grad_output)
 
-        return autograd_backward(rotate, torch_tensor(self.torch, x), lambda: torch_tensor(self.torch, grad_output))
+    def autograd(self, function: Callable[[Any], Any], x: np.ndarray, grad_output: np.ndarray) -> Any:
+        """The gradient of ``function`` (torch tensor -> torch tensor) at x for ``grad_output``, by autograd."""
+        xt = self.tensor(x).requires_grad_(True)
+        with torch_shape_errors():
+            function(xt).backward(self.tensor(grad_output))
+        return to_numpy(xt.grad)
 
 
-def package_version(distribution: str) -> str:
-    """The installed version of a distribution ('' when it has none)."""
-    from importlib.metadata import PackageNotFoundError, version
-
+@contextmanager
+def torch_shape_errors() -> Iterator[None]:
+    """torch's refusal of tables or a grad_output of another shape than x's, as shape_mismatch."""
     try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return ""
+        yield
+    except RuntimeError as exc:
+        if any(text in str(exc) for text in TORCH_SHAPES):
+            raise EmbeddingError("shape_mismatch", f"RuntimeError: {exc}") from exc
+        raise

@@ -21,15 +21,14 @@ What is torchtune's and what is the adapter's:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
-from embconf.adapters.rope import check_rank, rope_features, rope_type
-from embconf.adapters.torch_rope import TorchRope, package_version
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
+from embconf.adapters.rope import check_rank
+from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 
@@ -39,47 +38,53 @@ TARGETS = {"": "RotaryPositionalEmbeddings", "llama3": "Llama3ScaledRoPE"}
 
 class TorchtuneAdapter(FrameworkAdapter):
     kind = "torchtune"
+    targets = tuple(TARGETS)
 
     def __init__(self, target: str = "") -> None:
-        if target not in TARGETS:
-            raise ImplementationError(f"unknown torchtune target {target!r}; use torchtune or torchtune:llama3")
-        self.torch = import_framework("torch", EXTRA)
+        torch = import_framework("torch", EXTRA)
         package = import_framework("torchtune", EXTRA)
-        self.llama3 = target == "llama3"
-        module = "torchtune.models.llama3_1" if self.llama3 else "torchtune.modules"
-        self.module_class = getattr(import_framework(module, EXTRA), TARGETS[target])
-        rope = TorchRope(self.torch, self._rotate, ("interleaved",))
-        features = rope_features(("interleaved",), ("llama3",) if self.llama3 else (), positions=True)
+        module = "torchtune.models.llama3_1" if target == "llama3" else "torchtune.modules"
+        rope = TorchtuneRope(torch, getattr(import_framework(module, EXTRA), TARGETS[target]), target == "llama3")
         caps = Capabilities(
-            frozenset(rope.handlers()), features | {"float16", "bfloat16"}, notes=(f"{module}.{TARGETS[target]}",)
+            rope.operations, rope.features() | {"float16", "bfloat16"}, notes=(f"{module}.{TARGETS[target]}",)
         )
         name = f"torchtune:{target}" if target else "torchtune"
-        super().__init__(name, package, rope.handlers(), caps, f"torchtune {TARGETS[target]}")
+        super().__init__(name, package, caps, f"torchtune {TARGETS[target]}", (rope,))
         self._version = package_version("torchtune") or self._version
 
-    def _rotate(
-        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str
-    ) -> Any:
+
+class TorchtuneRope(TorchRope):
+    """``module(x, input_pos=position_ids)`` on x viewed as [b, s, n_h, h_d], for one module class."""
+
+    pairings = ("interleaved",)
+    positions = True
+
+    def __init__(self, torch: Any, module_class: Any, llama3: bool) -> None:
+        super().__init__(torch)
+        self.module_class, self.llama3 = module_class, llama3
+        self.scalings = ("llama3",) if llama3 else ()
+
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
         check_rank(x)
-        if rotary_dim != x.shape[-1]:
-            raise Decline(f"it rotates the whole head: rotary_dim {rotary_dim} != d {x.shape[-1]}")
-        rope = self._module(rotary_dim, base, scaling, int(np.max(position_ids, initial=0)) + 1)
+        if rotation.rotary_dim != x.shape[-1]:
+            raise Decline(f"it rotates the whole head: rotary_dim {rotation.rotary_dim} != d {x.shape[-1]}")
+        rope = self._module(rotation, int(np.max(rotation.position_ids, initial=0)) + 1)
         heads = x.reshape(-1, x.shape[-2], 1, x.shape[-1])  # [b, s, n_h, h_d]
-        positions = self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64))
+        positions = self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64))
         return rope(heads, input_pos=positions).reshape(x.shape)
 
-    def _module(self, rotary_dim: int, base: float, scaling: Mapping[str, Any], length: int) -> Any:
-        kind = rope_type(scaling)
+    def _module(self, rotation: Rotation, length: int) -> Any:
+        kind, scaling = rotation.rope_type, rotation.scaling
         if not self.llama3:
             if kind != "default":
                 raise Decline(f"torchtune's RotaryPositionalEmbeddings has no {kind} scaling")
-            return self.module_class(dim=rotary_dim, max_seq_len=length, base=base)
+            return self.module_class(dim=rotation.rotary_dim, max_seq_len=length, base=rotation.base)
         if kind != "llama3":
             raise Decline(f"Llama3ScaledRoPE always applies llama3 scaling, not {kind}")
         return self.module_class(
-            dim=rotary_dim,
+            dim=rotation.rotary_dim,
             max_seq_len=length,
-            base=base,
+            base=rotation.base,
             scale_factor=scaling["factor"],
             low_freq_factor=scaling["low_freq_factor"],
             high_freq_factor=scaling["high_freq_factor"],

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, as_array, import_framework
+from embconf.adapters.convert import to_numpy
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.transformers_rope import ROPE_MODELS, HfRope, rope_capabilities
 from embconf.model.contract import Capabilities
 
@@ -78,6 +79,7 @@ TABLES = {
 
 class TransformersAdapter(FrameworkAdapter):
     kind = "transformers"
+    targets = None  # a table or a model, checked below (the message lists them)
 
     def __init__(self, target: str) -> None:
         if target not in TABLES and target not in ROPE_MODELS:
@@ -94,15 +96,8 @@ class TransformersAdapter(FrameworkAdapter):
                 )
             model = ROPE_MODELS[target]
             rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
-            caps = rope_capabilities(model)
-            handlers = {name: getattr(rope, name) for name in caps.operations}
-            super().__init__(
-                f"transformers:{target}",
-                transformers,
-                handlers,
-                caps,
-                f"transformers {model.title}",
-            )
+            caps = rope_capabilities(rope)
+            super().__init__(f"transformers:{target}", transformers, caps, f"transformers {model.title}", (rope,))
             return
         self.table = TABLES[target]
         self.module = import_framework(f"transformers.models.{self.table.module}", EXTRA)
@@ -111,14 +106,8 @@ class TransformersAdapter(FrameworkAdapter):
             frozenset({"float64"} if self.table.float64 else set()),
             sinusoid_convention=self.table.convention,
         )
-        super().__init__(
-            f"transformers:{target}",
-            transformers,
-            {"sinusoidal_table": self.sinusoidal_table},
-            caps,
-            f"transformers {self.table.title}",
-        )
+        super().__init__(f"transformers:{target}", transformers, caps, f"transformers {self.table.title}")
 
     def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
         with self.torch.no_grad():
-            return as_array(self.table.build(self.module, self.torch, max_len, embed_dim, dtype))
+            return to_numpy(self.table.build(self.module, self.torch, max_len, embed_dim, dtype))

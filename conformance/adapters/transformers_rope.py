@@ -20,8 +20,7 @@ What is transformers' and what is the adapter's:
   width themselves; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``)
   before the call and concatenates the rest after it, which the adapter repeats. Llama, Qwen2, Gemma and Qwen2-VL
   rotate the whole head (their default frequencies ignore ``partial_rotary_factor``): ``rope-partial`` is not
-  declared and a case
-  with ``rotary_dim != d`` is declined.
+  declared and a case with ``rotary_dim != d`` is declined.
 - Every model pairs (k, k + h) (``rotate_half``): ``rope-half_split`` only. The adapter rejects an unknown
   pairing and an x of rank < 2 (it cannot view it as heads) itself (decided by glue). Mapped: transformers'
   ``KeyError`` for an unknown ``rope_type`` (its ``ROPE_INIT_FUNCTIONS`` lookup) and its config's "RoPE requires
@@ -43,16 +42,18 @@ What is transformers' and what is the adapter's:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
-from embconf.adapters.pytorch import to_numpy
-from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
+from embconf.adapters.rope import check_pairing, check_rank, rope_type
+from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.model.rope import BATCH_POSITIONS_FEATURE, MROPE_FEATURE, SECTION, batch_positions
@@ -63,13 +64,13 @@ HF_SCALINGS = ("linear", "dynamic", "yarn", "llama3", "longrope")
 DTYPES = frozenset({"float16", "bfloat16", "float64"})
 EVEN = "RoPE requires an even rotary dimension"
 ONE_OF = "type field must be one of"  # a config that accepts only some rope_types (Phi-3: default and longrope)
-TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
 HF_YARN_ORIGINAL = DocumentedChoice(
     "https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/modeling_rope_utils.py",
     "transformers documents original_max_position_embeddings as optional for yarn (RopeParameters) and "
     "standardize_rope_params fills it from max_position_embeddings",
     cases=("rope.error.yarn_missing_original",),
 )
+APPLY_OPERATIONS = frozenset({"rope_apply", "rope_apply_backward"})
 
 
 @dataclass(frozen=True)
@@ -96,27 +97,30 @@ ROPE_MODELS = {
 }
 
 
-def rope_capabilities(model: RopeModel) -> Capabilities:
-    features = rope_features(("half_split",), model.scalings, partial=bool(model.partial), positions=True)
+def rope_capabilities(rope: "HfRope") -> Capabilities:
+    model = rope.model
     return Capabilities(
-        frozenset({"rope_tables", "rope_forward", "rope_backward", "rope_apply", "rope_apply_backward"}),
-        features | DTYPES | {BATCH_POSITIONS_FEATURE} | ({MROPE_FEATURE} if model.sections else set()),
+        rope.operations | APPLY_OPERATIONS,
+        rope.features() | DTYPES | {BATCH_POSITIONS_FEATURE} | ({MROPE_FEATURE} if model.sections else set()),
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
         documented=(HF_YARN_ORIGINAL,),
     )
 
 
-class HfRope:
-    """The three rope operations of one transformers model, on torch tensors."""
+class HfRope(TorchRope):
+    """The rope operations of one transformers model, on torch tensors: its rotary module and
+    apply_rotary_pos_emb, and that function alone with given tables (rope_apply)."""
+
+    positions = True
 
     def __init__(self, torch: Any, module: Any, model: RopeModel) -> None:
-        self.torch, self.module, self.model = torch, module, model
-
-    # ----- operations (named and called as the spec's) -----------------------------------
+        super().__init__(torch)
+        self.module, self.model, self.partial, self.scalings = module, model, bool(model.partial), model.scalings
 
     def rope_tables(
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
     ) -> tuple[Any, Any]:
+        """The rotary module's own tables, for an empty tensor of the case's dtype."""
         half = rotary_dim // 2
         with self.torch.no_grad():
             rotary = self._rotary(rotary_dim, rotary_dim, base, scaling)
@@ -127,51 +131,37 @@ class HfRope:
             sin[..., :half] if batched else sin[0, ..., :half]
         )
 
-    def rope_forward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-    ) -> Any:
-        check_pairing(pairing, ("half_split",))
-        with self.torch.no_grad(), torch_shape_errors():
-            return to_numpy(self._rotate(self._tensor(x), position_ids, rotary_dim, base, scaling))
-
-    def rope_backward(
-        self,
-        x: np.ndarray,
-        position_ids: np.ndarray,
-        rotary_dim: int,
-        base: float,
-        scaling: Mapping[str, Any],
-        pairing: str,
-        grad_output: np.ndarray,
-    ) -> Any:
-        check_pairing(pairing, ("half_split",))
-        rotate = partial(self._rotate, position_ids=position_ids, rotary_dim=rotary_dim, base=base, scaling=scaling)
-        return autograd_backward(rotate, self._tensor(x), lambda: self._tensor(grad_output))
+    def errors(self) -> AbstractContextManager[None]:
+        return torch_shape_errors()
 
     def rope_apply(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) -> Any:
         check_tables(x, cos, sin, pairing)
         with self.torch.no_grad(), torch_shape_errors():
-            return to_numpy(self._apply(self._tensor(x), cos, sin))
+            return to_numpy(self._apply(self.tensor(x), cos, sin))
 
     def rope_apply_backward(
         self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, grad_output: np.ndarray
     ) -> Any:
         check_tables(x, cos, sin, pairing)
-        return autograd_backward(
-            partial(self._apply, cos=cos, sin=sin), self._tensor(x), lambda: self._tensor(grad_output)
-        )
+        return self.autograd(partial(self._apply, cos=cos, sin=sin), x, grad_output)
+
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
+        """x rotated as the model's attention rotates its queries."""
+        check_rank(x)
+        width = x.shape[-1]
+        if not self.model.partial and rotation.rotary_dim != width:
+            raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotation.rotary_dim} != d {width}")
+        rotary = self._rotary(width, rotation.rotary_dim, rotation.base, rotation.scaling)
+        cos, sin = rotary(x, self._positions(rotation.position_ids, rotation.scaling))
+        ndims = int(width * rotary.config.rope_parameters.get("partial_rotary_factor", 1.0))
+        batched = batch_positions(np.ndim(rotation.position_ids), SECTION in rotation.scaling)
+        return self._attend(x, cos, sin, ndims if self.model.partial == "attention" else cos.shape[-1], batched)
 
     # ----- the model's own calls ------------------------------------------------------------
 
     def _apply(self, x: Any, cos: np.ndarray, sin: np.ndarray) -> Any:
         """x rotated by the model's apply_rotary_pos_emb with the given (T, r) or (B, T, r) tables."""
-        c, s = (self._tensor(t) for t in (cos, sin))
+        c, s = (self.tensor(t) for t in (cos, sin))
         c, s = (t[None] if t.dim() == 2 else t for t in (c, s))
         return self._attend(x, c, s, c.shape[-1], batch=cos.ndim == 3)
 
@@ -190,27 +180,13 @@ class HfRope:
             out = self.module.apply_rotary_pos_emb(heads, heads, cos, sin)[0]
         return out.reshape(x.shape)
 
-    def _rotate(
-        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any]
-    ) -> Any:
-        """x rotated as the model's attention rotates its queries."""
-        check_rank(x)
-        width = x.shape[-1]
-        if not self.model.partial and rotary_dim != width:
-            raise Decline(f"{self.model.prefix} rotates the whole head: rotary_dim {rotary_dim} != d {width}")
-        rotary = self._rotary(width, rotary_dim, base, scaling)
-        cos, sin = rotary(x, self._positions(position_ids, scaling))
-        ndims = int(width * rotary.config.rope_parameters.get("partial_rotary_factor", 1.0))
-        batched = batch_positions(np.ndim(position_ids), SECTION in scaling)
-        return self._attend(x, cos, sin, ndims if self.model.partial == "attention" else cos.shape[-1], batched)
-
     def _rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling."""
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
             parameters["partial_rotary_factor"] = rotary_dim / head_dim
         if self.model.sections and SECTION not in parameters:
-            parameters["mrope_section"] = text_sections(rotary_dim // 2)
+            parameters[SECTION] = text_sections(rotary_dim // 2)
         config_class = getattr(self.module, self.model.config or f"{self.model.prefix}Config")
         original = scaling.get("original_max_position_embeddings")
         lengths = {"max_position_embeddings": int(original)} if original else {}  # else the config's default
@@ -233,12 +209,6 @@ class HfRope:
             return self.torch.from_numpy(np.ascontiguousarray(ids[:, None] if ids.ndim == 2 else ids))
         return self.torch.from_numpy(ids if ids.ndim == 2 else ids.reshape(1, -1))
 
-    def _tensor(self, array: np.ndarray) -> Any:
-        array = np.asarray(array, order="C")
-        if array.dtype.name == "bfloat16":  # ml_dtypes -> torch through the bit patterns
-            return self.torch.from_numpy(array.view(np.uint16).copy()).view(self.torch.bfloat16)
-        return self.torch.from_numpy(array.copy())
-
 
 def text_sections(half: int) -> list[int]:
     """An M-RoPE split of ``half`` frequencies into (temporal, height, width) sections, in Qwen2-VL's proportions
@@ -259,7 +229,7 @@ def check_tables(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) 
 @contextmanager
 def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
     """transformers' KeyError for a rope_type its ROPE_INIT_FUNCTIONS does not have, and its config's refusal of
-    an odd rotary dimension, as invalid_config."""
+    an odd rotary dimension or of a rope_type it does not take, as invalid_config."""
     try:
         yield
     except KeyError as exc:
@@ -270,24 +240,4 @@ def rope_type_errors(kind: Optional[str]) -> Iterator[None]:
         for refusal in (EVEN, ONE_OF):
             if refusal in str(exc):
                 raise EmbeddingError("invalid_config", f"{type(exc).__name__}: {refusal}") from exc
-        raise
-
-
-def autograd_backward(rotate: Callable[[Any], Any], x: Any, grad_output: Callable[[], Any]) -> Any:
-    """The gradient of ``rotate`` at the torch tensor ``x`` for the tensor ``grad_output()`` gives, by autograd
-    (torch's shape refusals typed as shape_mismatch), as NumPy."""
-    xt = x.requires_grad_(True)
-    with torch_shape_errors():
-        rotate(xt).backward(grad_output())
-    return to_numpy(xt.grad)
-
-
-@contextmanager
-def torch_shape_errors() -> Iterator[None]:
-    """torch's refusal of tables or a grad_output of another shape than x's, as shape_mismatch."""
-    try:
-        yield
-    except RuntimeError as exc:
-        if any(text in str(exc) for text in TORCH_SHAPES):
-            raise EmbeddingError("shape_mismatch", f"RuntimeError: {exc}") from exc
         raise

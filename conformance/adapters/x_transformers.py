@@ -19,15 +19,14 @@ What is x-transformers' and what is the adapter's:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from embconf.adapters import ImplementationError
-from embconf.adapters.frameworks import FrameworkAdapter, import_framework
-from embconf.adapters.rope import check_rank, rope_features, rope_type
-from embconf.adapters.torch_rope import TorchRope, package_version
+from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
+from embconf.adapters.rope import check_rank
+from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 
@@ -38,30 +37,37 @@ class XTransformersAdapter(FrameworkAdapter):
     kind = "x_transformers"
 
     def __init__(self, target: str = "") -> None:
-        if target:
-            raise ImplementationError(f"x_transformers takes no target (got {target!r})")
-        self.torch = import_framework("torch", EXTRA)
+        torch = import_framework("torch", EXTRA)
         package = import_framework("x_transformers", EXTRA)
-        self.module = import_framework("x_transformers.x_transformers", EXTRA)
-        rope = TorchRope(self.torch, self._rotate, ("interleaved",))
-        features = rope_features(("interleaved",), ("linear",), partial=True, positions=True)
+        rope = XTransformersRope(torch, import_framework("x_transformers.x_transformers", EXTRA))
         caps = Capabilities(
-            frozenset(rope.handlers()),
-            features | {"float16", "bfloat16"},
+            rope.operations,
+            rope.features() | {"float16", "bfloat16"},
             notes=("x_transformers.x_transformers: RotaryEmbedding + apply_rotary_pos_emb",),
         )
-        super().__init__("x_transformers", package, rope.handlers(), caps, "x-transformers RotaryEmbedding")
+        super().__init__("x_transformers", package, caps, "x-transformers RotaryEmbedding", (rope,))
         self._version = package_version("x-transformers") or self._version
 
-    def _rotate(
-        self, x: Any, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], pairing: str
-    ) -> Any:
+
+class XTransformersRope(TorchRope):
+    """``apply_rotary_pos_emb(x, *RotaryEmbedding(...)(position_ids))`` on x viewed as (batch, T, d)."""
+
+    pairings = ("interleaved",)
+    scalings = ("linear",)
+    partial = True
+    positions = True
+
+    def __init__(self, torch: Any, module: Any) -> None:
+        super().__init__(torch)
+        self.module = module
+
+    def rotate(self, x: Any, rotation: Rotation) -> Any:
         check_rank(x)
-        kind = rope_type(scaling)
+        kind = rotation.rope_type
         if kind not in ("default", "linear"):
             raise Decline(f"x-transformers' RotaryEmbedding has no {kind} scaling")
-        factor = float(scaling["factor"]) if kind == "linear" else 1.0
-        rotary = self.module.RotaryEmbedding(rotary_dim, base=base, interpolation_factor=factor)
-        freqs, scale = rotary(self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64)))
+        factor = float(rotation.scaling["factor"]) if kind == "linear" else 1.0
+        rotary = self.module.RotaryEmbedding(rotation.rotary_dim, base=rotation.base, interpolation_factor=factor)
+        freqs, scale = rotary(self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64)))
         batch = x.reshape(-1, *x.shape[-2:])
         return self.module.apply_rotary_pos_emb(batch, freqs, scale).reshape(x.shape)

@@ -45,6 +45,23 @@ class Case:
     tolerance: Mapping[str, Any] = field(repr=False)
     source: str = ""
 
+    @classmethod
+    def from_record(
+        cls, record: Mapping[str, Any], source: str, tolerance: Optional[Mapping[str, Any]] = None
+    ) -> "Case":
+        """The case a fixture record (a dict as the YAML holds it) describes; ``tolerance`` in place of its own."""
+        return cls(
+            record["id"],
+            record["description"],
+            tuple(record["requirements"]),
+            tuple(record["features"]),
+            record["operation"],
+            record["inputs"],
+            record["expected"],
+            record.get("tolerance", {}) if tolerance is None else tolerance,
+            source,
+        )
+
     @property
     def expected_error(self) -> Optional[str]:
         return self.raw_expected.get("error")
@@ -222,20 +239,7 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document:
         problem = _case_problem(case)
         if problem:
             raise FixtureError(f"{path}: malformed case #{number} ({problem}); run `embconf validate`")
-    return [
-        Case(
-            c["id"],
-            c["description"],
-            tuple(c["requirements"]),
-            tuple(c["features"]),
-            c["operation"],
-            c["inputs"],
-            c["expected"],
-            c.get("tolerance", {}),
-            path.name,
-        )
-        for c in document["cases"]
-    ]
+    return [Case.from_record(c, path.name) for c in document["cases"]]
 
 
 _CASE_FIELDS = {

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.dtypes import round_once
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
@@ -81,12 +82,7 @@ def positions(
 
 
 def layer_inputs(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any,
-    rope_layer: bool = False,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any, rope_layer: bool = False
 ) -> tuple[dict[str, Any], np.ndarray, int]:
     """(config, tokens as (B, T), start_pos) after the layer's checks, the token ids left to the lookup part: a
     layer built on a lookup checks its ids there, so a lookup that clamps or wraps them does so in the layer too."""
@@ -97,10 +93,10 @@ def layer_inputs(
 
 def layer_forward(
     impl: Implementation,
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
+    config: Config,
+    token_weight: Array,
+    position_table: Table,
+    tokens: Array,
     start_pos: Any = 0,
     *,
     combine: Combine = add_scaled,
@@ -123,12 +119,12 @@ def layer_forward(
 
 def layer_backward(
     impl: Implementation,
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
+    config: Config,
+    token_weight: Array,
+    position_table: Table,
+    tokens: Array,
     start_pos: Any,
-    grad_output: np.ndarray,
+    grad_output: Array,
     *,
     grad_scale: Scale = scale_of,
     rope_start: Callable[[int], int] = lambda start: start,

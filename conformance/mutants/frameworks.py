@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
+from embconf.model.arrays import Array, Config, Table
 from embconf.mutants.base import Mutant, mutant, register
+from embconf.mutants.compose import BASE as PARTS
+from embconf.mutants.compose import layer_forward
 from embconf.mutants.lookup import _ids_no_range_check, _scatter
 from embconf.mutants.sinusoid import sinusoid
 from embconf.reference import learned_positions_forward as ref_positions
@@ -144,15 +146,8 @@ register(
     source="keras_hub SinusoidalPositionEncoding and HF sinusoid helpers: positions = start_index + arange(T) in floating point",
 )
 def _fractional_start(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any = 0,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
 ) -> np.ndarray:
-    from embconf.mutants.compose import BASE as PARTS
-    from embconf.mutants.compose import layer_forward
-
     cfg = resolve_config(config)
     if isinstance(start_pos, float) and cfg["pos_encoding"] == "sinusoidal" and start_pos >= 0:
         seq = tokens.shape[-1]
@@ -181,15 +176,8 @@ def _fractional_sinusoid(start: float, seq_len: int, dim: int) -> np.ndarray:
     source="Keras / keras_hub TokenAndPositionEmbedding on the JAX backend: ops.take on the raw ids",
 )
 def _layer_ids_unchecked(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any = 0,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
 ) -> np.ndarray:
-    from embconf.mutants.compose import BASE as PARTS
-    from embconf.mutants.compose import layer_forward
-
     ids = np.asarray(tokens)
     if ids.dtype.kind in "iu" and ids.size:
         ids = np.where(ids < 0, ids + token_weight.shape[0], ids)  # Python's negative indexing

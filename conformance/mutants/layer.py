@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from embconf.model.arrays import Array, Config, Table
 from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.mutants.base import Mutant, register
 from embconf.mutants.compose import BASE, ROPE_BASE, Combine, layer_backward, layer_forward, scale_of
@@ -68,11 +69,7 @@ def _fitted(config: Mapping[str, Any], tokens: np.ndarray, start_pos: Any) -> tu
 
 
 def _truncates(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any = 0,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
 ) -> np.ndarray:
     cfg, _, overruns = _fitted(config, tokens, start_pos)
     if overruns:
@@ -81,11 +78,7 @@ def _truncates(
 
 
 def _table_extended(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any = 0,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
 ) -> np.ndarray:
     cfg, length, overruns = _fitted(config, tokens, start_pos)
     if overruns and cfg["pos_encoding"] == "sinusoidal":
@@ -94,22 +87,13 @@ def _table_extended(
 
 
 def _start_pos_ignored(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any = 0,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any = 0
 ) -> np.ndarray:
     return BASE[FWD](config, token_weight, position_table, tokens, 0)
 
 
 def _sinusoid_grad(
-    config: Mapping[str, Any],
-    token_weight: np.ndarray,
-    position_table: Optional[np.ndarray],
-    tokens: np.ndarray,
-    start_pos: Any,
-    grad_output: np.ndarray,
+    config: Config, token_weight: Array, position_table: Table, tokens: Array, start_pos: Any, grad_output: Array
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
     grad_w, grad_p = ref_backward(config, token_weight, position_table, tokens, start_pos, grad_output)
     cfg = resolve_config(config)

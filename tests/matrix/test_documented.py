@@ -30,8 +30,10 @@ class Wrapping(InProcessAdapter):
     kind = "wrapping"
 
     def __init__(self) -> None:
-        forward = {"embedding_forward": lambda weight, ids: np.take(weight, ids, axis=0, mode="wrap")}
-        super().__init__("wrapping", forward, Capabilities(frozenset(forward), documented=(WRAPS,)))
+        super().__init__("wrapping", Capabilities(frozenset({"embedding_forward"}), documented=(WRAPS,)))
+
+    def embedding_forward(self, weight, ids):
+        return np.take(weight, ids, axis=0, mode="wrap")
 
 
 def _record(corpus):

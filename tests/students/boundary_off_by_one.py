@@ -2,10 +2,7 @@
 
 SYMPTOM = "= max_seq_len"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
-from _tinytorch import solution
-
-Embedding, _compute_sinusoidal_table = solution.Embedding, solution._compute_sinusoidal_table
-Tensor = solution.Tensor
+from _tinytorch import Embedding, Tensor, _compute_sinusoidal_table, solution
 
 
 class PositionalEncoding(solution.PositionalEncoding):

@@ -3,14 +3,7 @@
 SYMPTOM = "rounded"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-from _tinytorch import solution
-
-PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = (
-    solution.PositionalEncoding,
-    solution._compute_sinusoidal_table,
-    solution.EmbeddingLayer,
-)
-Tensor = solution.Tensor
+from _tinytorch import EmbeddingLayer, PositionalEncoding, Tensor, _compute_sinusoidal_table, solution
 
 
 class Embedding(solution.Embedding):

@@ -3,25 +3,16 @@
 SYMPTOM = "earlier call"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-from _tinytorch import Function, solution
+from _tinytorch import EmbeddingLayer, PositionalEncoding, Tensor, _compute_sinusoidal_table, solution
 
-PositionalEncoding, _compute_sinusoidal_table, EmbeddingLayer = (
-    solution.PositionalEncoding,
-    solution._compute_sinusoidal_table,
-    solution.EmbeddingLayer,
-)
-Tensor = solution.Tensor
 _BUFFERS = {}
 
 
-class EmbeddingFunction(Function):
-    def forward(self, weight, indices):
-        self.shape = weight.shape
-        self.ids = solution._token_ids(indices, weight.shape[0])
-        return weight[self.ids]
-
+class EmbeddingFunction(solution.EmbeddingFunction):
     def backward(self, grad_output):
-        grad = _BUFFERS.setdefault(self.shape, np.zeros(self.shape, dtype=np.float32))  # reuse, saves memory
+        grad = _BUFFERS.setdefault(
+            self.weight_shape, np.zeros(self.weight_shape, dtype=np.float32)
+        )  # reuse, saves memory
         np.add.at(grad, self.ids, grad_output)
         return (grad.copy(),)
 

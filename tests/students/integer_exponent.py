@@ -3,9 +3,7 @@
 SYMPTOM = "frequency 1"  # what a correct symptom diagnosis says (tests/diagnosis/test_diagnosis.py)
 
 import numpy as np
-from _tinytorch import solution
-
-Tensor = solution.Tensor
+from _tinytorch import Tensor
 
 
 def _compute_sinusoidal_table(max_len, embed_dim):

@@ -4,14 +4,7 @@ SYMPTOM = "int(sqrt(D))"  # what a correct symptom diagnosis says (tests/diagnos
 
 import math
 
-from _tinytorch import solution
-
-Embedding, PositionalEncoding, _compute_sinusoidal_table = (
-    solution.Embedding,
-    solution.PositionalEncoding,
-    solution._compute_sinusoidal_table,
-)
-Tensor = solution.Tensor
+from _tinytorch import Embedding, PositionalEncoding, Tensor, _compute_sinusoidal_table, solution
 
 
 class EmbeddingLayer(solution.EmbeddingLayer):

@@ -5,9 +5,7 @@ SYMPTOM = "float64"  # what a correct symptom diagnosis says (tests/diagnosis/te
 import math
 
 import numpy as np
-from _tinytorch import solution
-
-Tensor = solution.Tensor
+from _tinytorch import Tensor
 
 
 def _compute_sinusoidal_table(max_len, embed_dim):
