@@ -15,7 +15,9 @@ What is ONNX Runtime's and what is the adapter's:
   declared (a scaled table would be the reference's, not the operator's), and the reference's refusals of a
   configuration (odd or zero ``rotary_dim``, a base <= 0) are the adapter's (decided by glue).
 - x is viewed as ``(B, T, d)`` with ``num_heads = 1`` (x's leading axes folded into ``B``); ``position_ids`` is
-  given per batch row. ``interleaved = 1`` pairs (2k, 2k + 1), ``0`` pairs (k, k + h): both pairings.
+  given per batch row: the case's one row to each, or per-batch ``(B, T)`` rows (``rope-batch-positions``) each
+  to the heads of its batch row (x of another batch than the rows is the adapter's shape_mismatch, decided by
+  glue: the operator never sees x's own batch axis). ``interleaved = 1`` pairs (2k, 2k + 1), ``0`` pairs (k, k + h): both pairings.
   ``rotary_embedding_dim`` rotates the first ``rotary_dim`` features and keeps the rest (``rope-partial``).
 - ONNX Runtime has no gradient and no tables API: ``rope_forward`` only. float32 and float16 (its Python binding
   takes no bfloat16 array). ONNX Runtime's own checks are mapped: ``rotary_embedding_dim`` wider than the head
@@ -34,7 +36,9 @@ from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_fr
 from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
+from embconf.model.rope import BATCH_POSITIONS_FEATURE
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.rope import check_batch
 
 EXTRA = "onnxruntime"
 TARGETS = {
@@ -61,7 +65,7 @@ class OnnxRopeAdapter(FrameworkAdapter):
         self._sessions: dict[tuple[str, int, int], Any] = {}
         caps = Capabilities(
             frozenset({"rope_forward"}),
-            rope_features(PAIRINGS, (), partial=True, positions=True) | {"float16"},
+            rope_features(PAIRINGS, (), partial=True, positions=True) | {"float16", BATCH_POSITIONS_FEATURE},
             notes=(f"{title}, one node, CPUExecutionProvider; caches from the suite's reference tables",),
         )
         name = f"onnxruntime_rope:{target}" if target else "onnxruntime_rope"
@@ -87,10 +91,14 @@ class OnnxRopeAdapter(FrameworkAdapter):
         with glue_checks():  # the caller's tables, and the caller's refusals
             rows = max(int(positions.max(initial=0)) + 1, x.shape[-2])
             cos, sin = rope_tables(np.arange(rows), rotary_dim, base, None, x.dtype.name)
+        if positions.ndim == 2:  # per-batch rows: x (B, ..., T, d), each batch row's heads given its row
+            with glue_checks():
+                check_batch(x, positions.shape[0])
+            positions = np.repeat(positions, int(np.prod(x.shape[1:-2], dtype=np.int64)), axis=0)
         batch = np.ascontiguousarray(x.reshape(-1, *x.shape[-2:]))
         feeds = {
             "x": batch,
-            "position_ids": np.ascontiguousarray(np.broadcast_to(positions, (batch.shape[0], positions.size))),
+            "position_ids": np.ascontiguousarray(np.broadcast_to(positions, (batch.shape[0], positions.shape[-1]))),
             "cos_cache": np.ascontiguousarray(cos),
             "sin_cache": np.ascontiguousarray(sin),
         }

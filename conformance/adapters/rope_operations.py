@@ -58,7 +58,8 @@ class RopeOperations:
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
     ) -> tuple[Any, Any]:
         pairing = self.pairings[0]
-        rows = probe(len(position_ids), rotary_dim, pairing, dtype)
+        shape = np.shape(position_ids)  # (T,), or (B, T) per batch row: one probe row per position
+        rows = np.ascontiguousarray(np.broadcast_to(probe(shape[-1], rotary_dim, pairing, dtype), (*shape, rotary_dim)))
         return tables_of(self.rotated(rows, Rotation(position_ids, rotary_dim, base, scaling, pairing)), pairing)
 
     def rope_forward(

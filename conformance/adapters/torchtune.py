@@ -5,9 +5,10 @@ What is torchtune's and what is the adapter's:
 
 - ``RotaryPositionalEmbeddings(dim=rotary_dim, max_seq_len=..., base=base)`` (or ``Llama3ScaledRoPE(...,
   scale_factor=factor, low_freq_factor, high_freq_factor, old_context_len=original_max_position_embeddings)``)
-  called as its attention calls it, ``rope(x, input_pos=position_ids)`` on x viewed as ``[b, s, n_h, h_d]``
-  (every leading axis of x folded into ``b``, one head). ``input_pos`` indexes its cache: any positions
-  (``rope-positions``). The cache holds ``max_seq_len`` positions: the adapter builds it up to the largest
+  called as its attention calls it, ``rope(x, input_pos=position_ids)`` on x viewed as ``[b, s, n_h, h_d]`` (x's
+  leading axes as heads of one batch row, or, for per-batch ``(B, T)`` positions, its first axis as ``b``: its
+  packed-sample ``input_pos``). ``input_pos`` indexes its cache: any positions (``rope-positions``,
+  ``rope-batch-positions``). The cache holds ``max_seq_len`` positions: the adapter builds it up to the largest
   position asked for, as a model configured for that length would.
 - It pairs ``(2k, 2k + 1)`` (``xshaped = x.reshape(..., -1, 2)``): ``rope-interleaved`` only. It rotates the
   whole head (``dim`` is the head width): a case with ``rotary_dim != d`` is declined, so no ``rope-partial``.
@@ -31,6 +32,7 @@ from embconf.adapters.rope_operations import Rotation
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
+from embconf.model.rope import BATCH_POSITIONS_FEATURE
 
 EXTRA = "torchtune"
 TARGETS = {"": "RotaryPositionalEmbeddings", "llama3": "Llama3ScaledRoPE"}
@@ -59,6 +61,9 @@ class TorchtuneRope(TorchRope):
     pairings = ("interleaved",)
     positions = True
 
+    def features(self) -> frozenset[str]:
+        return super().features() | {BATCH_POSITIONS_FEATURE}
+
     def __init__(self, torch: Any, module_class: Any, llama3: bool) -> None:
         super().__init__(torch)
         self.module_class, self.llama3 = module_class, llama3
@@ -69,9 +74,11 @@ class TorchtuneRope(TorchRope):
         if rotation.rotary_dim != x.shape[-1]:
             raise Decline(f"it rotates the whole head: rotary_dim {rotation.rotary_dim} != d {x.shape[-1]}")
         rope = self._module(rotation, int(np.max(rotation.position_ids, initial=0)) + 1)
-        heads = x.reshape(-1, x.shape[-2], 1, x.shape[-1])  # [b, s, n_h, h_d]
-        positions = self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64))
-        return rope(heads, input_pos=positions).reshape(x.shape)
+        positions = np.asarray(rotation.position_ids, dtype=np.int64)
+        batch = x.shape[0] if positions.ndim == 2 else 1  # per-batch rows: x is (B, ..., T, d)
+        heads = x.reshape(batch, -1, *x.shape[-2:]).transpose(1, 2)  # [b, s, n_h, h_d]
+        out = rope(heads, input_pos=self.torch.from_numpy(positions))
+        return out.transpose(1, 2).reshape(x.shape)
 
     def _module(self, rotation: Rotation, length: int) -> Any:
         kind, scaling = rotation.rope_type, rotation.scaling

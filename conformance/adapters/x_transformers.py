@@ -10,7 +10,8 @@ What is x-transformers' and what is the adapter's:
 - ``interpolation_factor`` divides the angles: linear scaling (``rope-linear``; it asserts a factor >= 1). Its
   ``base_rescale_factor`` is a static NTK base scaling, none of the spec's families: nothing else is declared.
 - ``apply_rotary_pos_emb`` wants a batch axis: x is viewed as ``(batch, T, d)`` (every leading axis folded into
-  the batch; an x of rank < 2 is shape_mismatch, decided by glue). It computes in the tables' float32 and casts
+  the batch), or for per-batch ``(B, T)`` positions (``rope-batch-positions``: its ``RotaryEmbedding`` takes them
+  as they are) as ``(B, heads, T, d)`` ( an x of rank < 2 is shape_mismatch, decided by glue). It computes in the tables' float32 and casts
   back: float16 and bfloat16 are declared, float64 is not.
 - Mapped: torch's refusal to broadcast tables of another length and autograd's grad_output shape check, to
   shape_mismatch. Its ``base_rescale_factor ** (dim / (dim - 2))`` divides by zero for ``rotary_dim`` 2 even
@@ -29,6 +30,7 @@ from embconf.adapters.rope_operations import Rotation
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
+from embconf.model.rope import BATCH_POSITIONS_FEATURE
 
 EXTRA = "x-transformers"
 
@@ -57,6 +59,9 @@ class XTransformersRope(TorchRope):
     partial = True
     positions = True
 
+    def features(self) -> frozenset[str]:
+        return super().features() | {BATCH_POSITIONS_FEATURE}
+
     def __init__(self, torch: Any, module: Any) -> None:
         super().__init__(torch)
         self.module = module
@@ -69,5 +74,8 @@ class XTransformersRope(TorchRope):
         factor = float(rotation.scaling["factor"]) if kind == "linear" else 1.0
         rotary = self.module.RotaryEmbedding(rotation.rotary_dim, base=rotation.base, interpolation_factor=factor)
         freqs, scale = rotary(self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64)))
-        batch = x.reshape(-1, *x.shape[-2:])
-        return self.module.apply_rotary_pos_emb(batch, freqs, scale).reshape(x.shape)
+        if np.ndim(rotation.position_ids) == 2:  # per-batch rows: x is (B, ..., T, d), seen as (B, heads, T, d)
+            return self.module.apply_rotary_pos_emb(x.reshape(x.shape[0], -1, *x.shape[-2:]), freqs, scale).reshape(
+                x.shape
+            )
+        return self.module.apply_rotary_pos_emb(x.reshape(-1, *x.shape[-2:]), freqs, scale).reshape(x.shape)
