@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from test_frameworks import needs
 
-from embconf.adapters.rope import contiguous_start, probe, tables_of
+from embconf.adapters.rope import PAIRINGS, contiguous_start, probe, tables_of
 
 HF_MODELS = [
     "transformers:llama",
@@ -135,6 +135,11 @@ VALUE_DEVIATIONS = {
     "rotary_embedding_torch": DIM_2 | HALF_POSITIONS,
     "rotary_embedding_torch:freqs": DIM_2,
     "x_transformers": DIM_2,
+    # Megatron-Core's llama3 takes the factor only: bands 2 and 8 get Llama 3.1's 1 and 4 (llama-models #241's class)
+    "megatron": {
+        "rope.tables.llama3_bands",
+        *(f"rope.{op}.{pairing}.llama3_bands_d128" for op in ("forward", "backward") for pairing in PAIRINGS),
+    },
 }
 # Llama3ScaledRoPE always scales: only the llama3 cases apply to it
 FEWER_CASES = {"torchtune:llama3": 3}
