@@ -23,6 +23,9 @@ What is ggml's and what is the adapter's:
   attention factor (explicit, or from ``mscale``/``mscale_all_dim``) divided by that. ggml always rounds the
   correction range (a case with ``truncate: false`` is declined). No dynamic NTK; llama3 and longrope reach ggml
   as per-frequency divisors that llama.cpp's model converter computes: not declared.
+- M-RoPE (``rope-mrope``): ``ggml_rope_multi`` (``GGML_ROPE_TYPE_MROPE``, NEOX pairs only: an interleaved case is
+  declined) with the case's ``mrope_section`` as its first three sections and the ``(3, T)`` positions as its
+  temporal, height and width rows (the fourth, extra row is zero); ``(3, B, T)`` rows are declined.
 - ``rope_tables`` are read off the rotation of a probe (:func:`embconf.adapters.rope.probe`); the backward is
   ``ggml_rope_ext_back`` on grad_output with the same parameters. ggml checks shapes, ``n_dims`` and positions
   with ``GGML_ASSERT`` too: what it refuses crashes the worker. The adapter rejects an unknown pairing, an x of
@@ -33,6 +36,7 @@ What is ggml's and what is the adapter's:
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
@@ -44,6 +48,7 @@ from embconf.adapters.rope import check_rank, rope_type
 from embconf.adapters.rope_operations import RopeOperations, Rotation
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
+from embconf.model.rope import MROPE_FEATURE, SECTION
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "ggml"
@@ -127,16 +132,37 @@ class GgmlRope(RopeOperations):
         same_shape(grad_output, x, "x")
         return self._rope(grad_output, rotation, backward=True)
 
+    def features(self) -> frozenset[str]:
+        return super().features() | {MROPE_FEATURE}
+
     def _rope(self, x: np.ndarray, rotation: Rotation, backward: bool) -> Any:
         check_rank(x)
         x = np.asarray(x)
         heads = np.ascontiguousarray(x.reshape(-1, x.shape[-2], 1, x.shape[-1]))  # ne = [d, 1, T, B]
+        scaling = {key: value for key, value in rotation.scaling.items() if key != SECTION}
+        yarn = yarn_parameters(rotation.base, scaling)
+        positions = row_ids(rotation.position_ids)
+        if SECTION in rotation.scaling:  # M-RoPE: ggml_rope_multi, NEOX ordering always
+            if rotation.pairing != "half_split":
+                raise Decline("ggml's M-RoPE (GGML_ROPE_TYPE_MROPE) rotates NEOX pairs (half_split) only")
+            if positions.ndim != 2:
+                raise Decline("ggml_rope_multi takes one (temporal, height, width) row per token, not per batch row")
+            sections = (ctypes.c_int * 4)(*(int(n) for n in rotation.scaling[SECTION]), 0)
+            multi = self.ggml.ggml_rope_multi_back if backward else self.ggml.ggml_rope_multi
+            mode = self.ggml.GGML_ROPE_TYPE_MROPE
+            rows = np.concatenate([positions.reshape(-1), np.zeros(positions.shape[-1], np.int32)])  # t, h, w, e
+            return self.compute(
+                lambda ctx, t: multi(ctx, t[0], t[1], None, rotation.rotary_dim, sections, mode, *yarn),
+                x.shape,
+                heads,
+                rows,
+            )
         neox = rotation.pairing == "half_split"
         mode = self.ggml.GGML_ROPE_TYPE_NEOX if neox else self.ggml.GGML_ROPE_TYPE_NORMAL
-        params = (rotation.rotary_dim, mode, *yarn_parameters(rotation.base, rotation.scaling))
         rope = self.ggml.ggml_rope_ext_back if backward else self.ggml.ggml_rope_ext
-        positions = row_ids(rotation.position_ids)
-        return self.compute(lambda ctx, t: rope(ctx, t[0], t[1], None, *params), x.shape, heads, positions)
+        return self.compute(
+            lambda ctx, t: rope(ctx, t[0], t[1], None, rotation.rotary_dim, mode, *yarn), x.shape, heads, positions
+        )
 
 
 def same_shape(grad_output: np.ndarray, like: np.ndarray, what: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters.rope import ROPE_OPERATIONS, check_pairing, probe, rope_features, rope_type, tables_of
+from embconf.model.rope import SECTION
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class RopeOperations:
     ) -> tuple[Any, Any]:
         pairing = self.pairings[0]
         shape = np.shape(position_ids)  # (T,), or (B, T) per batch row: one probe row per position
+        shape = shape[1:] if SECTION in scaling else shape  # M-RoPE: (3, T) or (3, B, T), one row per token
         rows = np.ascontiguousarray(np.broadcast_to(probe(shape[-1], rotary_dim, pairing, dtype), (*shape, rotary_dim)))
         return tables_of(self.rotated(rows, Rotation(position_ids, rotary_dim, base, scaling, pairing)), pairing)
 
