@@ -19,7 +19,11 @@ What is ONNX Runtime's and what is the adapter's:
   to the heads of its batch row (x of another batch than the rows is the adapter's shape_mismatch, decided by
   glue: the operator never sees x's own batch axis). ``interleaved = 1`` pairs (2k, 2k + 1), ``0`` pairs (k, k + h): both pairings.
   ``rotary_embedding_dim`` rotates the first ``rotary_dim`` features and keeps the rest (``rope-partial``).
-- ONNX Runtime has no gradient and no tables API: ``rope_forward`` only. float32 and float16 (its Python binding
+- ``rope_apply`` (2.1.0, the tables as inputs) is the operator's own interface: the case's tables become the caches
+  (row t of a ``(T, r)`` table at position t, of a ``(B, T, r)`` one at ``b * T + t``). A cache holds one cos and
+  one sin per pair, so tables whose two columns of a pair differ cannot be given to it: declined. Their shapes
+  are checked by the adapter (decided by glue): the operator only sees the per-pair caches.
+- ONNX Runtime has no gradient and no tables API: ``rope_forward`` and ``rope_apply`` only. float32 and float16 (its Python binding
   takes no bfloat16 array). ONNX Runtime's own checks are mapped: ``rotary_embedding_dim`` wider than the head
   to invalid_config, ``position_ids`` of another length than the sequence to shape_mismatch; nothing else.
 """
@@ -38,7 +42,8 @@ from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.model.rope import BATCH_POSITIONS_FEATURE
 from embconf.reference.errors import EmbeddingError
-from embconf.reference.rope import check_batch
+from embconf.reference.rope import check_batch, pair_columns
+from embconf.reference.rope_apply import check_apply
 
 EXTRA = "onnxruntime"
 TARGETS = {
@@ -64,7 +69,7 @@ class OnnxRopeAdapter(FrameworkAdapter):
         self.domain, self.opset, title = TARGETS[target]
         self._sessions: dict[tuple[str, int, int], Any] = {}
         caps = Capabilities(
-            frozenset({"rope_forward"}),
+            frozenset({"rope_forward", "rope_apply"}),
             rope_features(PAIRINGS, (), partial=True, positions=True) | {"float16", BATCH_POSITIONS_FEATURE},
             notes=(f"{title}, one node, CPUExecutionProvider; caches from the suite's reference tables",),
         )
@@ -91,6 +96,29 @@ class OnnxRopeAdapter(FrameworkAdapter):
         with glue_checks():  # the caller's tables, and the caller's refusals
             rows = max(int(positions.max(initial=0)) + 1, x.shape[-2])
             cos, sin = rope_tables(np.arange(rows), rotary_dim, base, None, x.dtype.name)
+        return self._run(x, positions, cos, sin, pairing, rotary_dim)
+
+    def rope_apply(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str) -> Any:
+        """The case's own tables as the caches (one value per pair: tables whose pair columns differ are declined),
+        row t of a (T, r) table at position t, row (b, t) of a (B, T, r) one at position b * T + t."""
+        check_pairing(pairing, PAIRINGS)
+        x, cos, sin = np.asarray(x), np.asarray(cos), np.asarray(sin)
+        with glue_checks():  # the operator sees per-pair caches, never the tables' own shapes
+            rotary = check_apply(x, cos, sin, pairing)
+        first, second = pair_columns(rotary, pairing)
+        if not (
+            np.array_equal(cos[..., first], cos[..., second]) and np.array_equal(sin[..., first], sin[..., second])
+        ):
+            raise Decline("ONNX's RotaryEmbedding caches hold one cos and one sin per pair: these tables' pairs differ")
+        length = x.shape[-2]
+        positions = np.arange(cos.size // rotary, dtype=np.int64).reshape(cos.shape[:-1])
+        caches = (t[..., first].reshape(-1, rotary // 2) for t in (cos, sin))
+        return self._run(x, positions, *caches, pairing, rotary) if length else x.copy()
+
+    def _run(
+        self, x: np.ndarray, positions: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, rotary_dim: int
+    ) -> Any:
+        """The one-node model on x viewed as (B, T, d), its position_ids one row per batch row."""
         if positions.ndim == 2:  # per-batch rows: x (B, ..., T, d), each batch row's heads given its row
             with glue_checks():
                 check_batch(x, positions.shape[0])

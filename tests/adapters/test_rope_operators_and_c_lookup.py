@@ -54,7 +54,30 @@ def test_onnx_rotary_embedding_refusals_are_onnx_runtimes_own_and_typed(impl):
         assert raised.value.kind == kind and getattr(raised.value, "decided_by", "") == ""
     with pytest.raises(Decline):  # the caches are the caller's: a scaled table would not be the operator's
         rope(x, np.arange(8), 8, 10000.0, {"rope_type": "linear", "factor": 2.0}, "half_split")
-    assert onnx.capabilities().operations == frozenset({"rope_forward"})  # no gradient, no tables API
+    assert onnx.capabilities().operations == frozenset({"rope_forward", "rope_apply"})  # no gradient, no tables API
+
+
+@pytest.mark.parametrize("impl", ONNX_ROPE)
+def test_onnx_rope_apply_takes_the_cases_tables_as_its_caches_and_declines_pairs_that_differ(impl):
+    rope_apply = adapter(impl).handlers["rope_apply"]
+    rng = np.random.default_rng(35)
+    x = rng.standard_normal((2, 3, 5, 10)).astype(np.float32)
+    angles = rng.uniform(-3, 3, (2, 5, 4))  # (B, T, h): per-batch tables
+    for pairing in OTHER:
+        first = slice(0, 4) if pairing == "half_split" else slice(0, 8, 2)
+        second = slice(4, 8) if pairing == "half_split" else slice(1, 8, 2)
+        cos, sin = np.zeros((2, 5, 8), np.float32), np.zeros((2, 5, 8), np.float32)
+        for columns in (first, second):
+            cos[..., columns], sin[..., columns] = np.cos(angles), np.sin(angles)
+        got = rope_apply(x, cos, sin, pairing)
+        c, s = cos[:, None, :, first], sin[:, None, :, first]
+        want = x.astype(np.float64)
+        want[..., first] = x[..., first] * c - x[..., second] * s
+        want[..., second] = x[..., second] * c + x[..., first] * s
+        assert np.abs(got - want).max() < 1e-5 and np.array_equal(got[..., 8:], x[..., 8:])
+        sin[..., second] *= 2  # the two columns of a pair now read different values: no cache holds that
+        with pytest.raises(Decline, match="pair"):
+            rope_apply(x, cos, sin, pairing)
 
 
 def test_ggml_is_a_c_implementation_and_looks_up_rows_exactly():
