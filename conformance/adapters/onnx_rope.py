@@ -112,8 +112,8 @@ class OnnxRopeAdapter(FrameworkAdapter):
             raise Decline("ONNX's RotaryEmbedding caches hold one cos and one sin per pair: these tables' pairs differ")
         length = x.shape[-2]
         positions = np.arange(cos.size // rotary, dtype=np.int64).reshape(cos.shape[:-1])
-        caches = (t[..., first].reshape(-1, rotary // 2) for t in (cos, sin))
-        return self._run(x, positions, *caches, pairing, rotary) if length else x.copy()
+        cos_cache, sin_cache = (t[..., first].reshape(-1, rotary // 2) for t in (cos, sin))
+        return self._run(x, positions, cos_cache, sin_cache, pairing, rotary) if length else x.copy()
 
     def _run(
         self, x: np.ndarray, positions: np.ndarray, cos: np.ndarray, sin: np.ndarray, pairing: str, rotary_dim: int
