@@ -2,7 +2,8 @@
 # Regenerates docs/matrix.md, docs/matrix.json and docs/matrix.html: every built-in framework adapter,
 # the TensorFlow.js peer, the example TinyTorch package and the reference, measured side by side. Needs the
 # extras installed:
-#   pip install -r requirements-matrix.txt -e .   (the measured versions; and clang on PATH for tinygrad)
+#   pip install -r requirements-matrix.txt -e .   (the measured versions; clang on PATH for tinygrad, CMake and a
+#                                                 C/C++ compiler for ggml-python's source build)
 #   (cd examples/tfjs && npm ci)                  (TensorFlow.js for the Node.js peer; needs node on PATH)
 # MindSpore needs NumPy < 2, so it is measured in an environment of its own and merged in (embconf matrix
 # --merge) when MINDSPORE_PYTHON names that environment's python (pip install -e '.[mindspore]' there).
@@ -20,12 +21,15 @@ main=(
   --impl transformers:distilbert --impl transformers:marian --impl transformers:m2m100 --impl transformers:whisper
   --impl transformers:llama --impl transformers:gpt_neox --impl transformers:qwen2 --impl transformers:gemma
   --impl transformers:phi
+  --impl transformers:phi3 --impl transformers:qwen2_vl
   --impl rotary_embedding_torch --impl rotary_embedding_torch:freqs
+  --impl torchtune --impl torchtune:llama3 --impl x_transformers --impl megatron
+  --impl ggml
   --impl paddle --impl paddle:functional
   --impl mlx
   --impl haiku --impl haiku:one_hot
   --impl equinox
-  --impl onnxruntime
+  --impl onnxruntime --impl onnxruntime_rope --impl onnxruntime_rope:contrib
   --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer'
   --case-timeout 120
 )

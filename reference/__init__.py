@@ -24,6 +24,7 @@ from embconf.reference.lookup import (
 from embconf.reference.memory import adam_state_bytes, gradient_bytes, parameter_count, table_bytes
 from embconf.reference.positions import learned_positions_backward, learned_positions_forward
 from embconf.reference.rope import rope_backward, rope_forward, rope_tables
+from embconf.reference.rope_apply import rope_apply, rope_apply_backward
 from embconf.reference.sinusoid import sinusoidal_table
 
 OPERATIONS: dict[str, Callable[..., Any]] = {
@@ -46,6 +47,8 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
         rope_forward,
         rope_backward,
         embedding_layer_own_backward,
+        rope_apply,
+        rope_apply_backward,
     )
 }
 

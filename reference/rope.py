@@ -15,7 +15,16 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from embconf.model.rope import YARN_BETA_FAST, YARN_BETA_SLOW, Pairing, RopeScaling, RopeType, pairing_of
+from embconf.model.rope import (
+    MROPE_AXES,
+    YARN_BETA_FAST,
+    YARN_BETA_SLOW,
+    Pairing,
+    RopeScaling,
+    RopeType,
+    batch_positions,
+    pairing_of,
+)
 from embconf.reference.arithmetic import active
 from embconf.reference.errors import EmbeddingError
 
@@ -35,16 +44,47 @@ def _config(rotary_dim: Any, base: Any, scaling: Any) -> tuple[int, float, RopeS
         raise EmbeddingError("invalid_config", str(exc)) from None
     if typed.rope_type is RopeType.DYNAMIC and rotary_dim == 2:
         raise EmbeddingError("invalid_config", "dynamic scaling needs rotary_dim >= 4 (its exponent is r / (r - 2))")
+    h = int(rotary_dim) // 2
+    for name in ("short_factor", "long_factor"):
+        factors = getattr(typed, name)
+        if factors is not None and len(factors) != h:
+            raise EmbeddingError(
+                "invalid_config", f"scaling {name} needs rotary_dim/2 = {h} numbers, got {len(factors)}"
+            )
+    if typed.mrope_section is not None and sum(typed.mrope_section) != h:
+        raise EmbeddingError(
+            "invalid_config", f"scaling mrope_section must sum to rotary_dim/2 = {h}, got {list(typed.mrope_section)}"
+        )
     return int(rotary_dim), float(base), typed
 
 
-def _positions(position_ids: Any) -> np.ndarray:
+def _positions(position_ids: Any, scaling: Any = None) -> np.ndarray:
+    """position_ids as int64: (T,) or (B, T) (EMB-ROPE-15), with M-RoPE (3, T) or (3, B, T) (EMB-ROPE-14)."""
     ids = np.asarray(position_ids)
     if ids.dtype.kind not in "iu":
         raise EmbeddingError("shape_mismatch", f"position_ids must be an integer array, got dtype {ids.dtype}")
-    if ids.ndim != 1:
-        raise EmbeddingError("shape_mismatch", f"position_ids must be 1-D (T,), got shape {ids.shape}")
+    try:
+        mrope = RopeScaling.of(scaling).mrope_section is not None
+    except ValueError:
+        mrope = False
+    if mrope and (ids.ndim not in (2, 3) or ids.shape[0] != MROPE_AXES):
+        raise EmbeddingError(
+            "shape_mismatch", f"M-RoPE position_ids must be (3, T) or (3, B, T), got shape {ids.shape}"
+        )
+    if not mrope and ids.ndim not in (1, 2):
+        raise EmbeddingError("shape_mismatch", f"position_ids must be (T,) or (B, T), got shape {ids.shape}")
     return ids.astype(np.int64)
+
+
+def position_grid(ids: np.ndarray, rotary_dim: int, scaling: Any) -> np.ndarray:
+    """The position each frequency k of each row turns by, (..., T, h): ``ids`` itself for every k, or with
+    M-RoPE the temporal, height or width row that k's section names (EMB-ROPE-14)."""
+    h = rotary_dim // 2
+    section = RopeScaling.of(scaling).mrope_section
+    if section is None:
+        return np.broadcast_to(ids[..., None], ids.shape + (h,))
+    axis_of = np.repeat(np.arange(MROPE_AXES), section)  # frequency k -> its position axis
+    return np.moveaxis(ids[axis_of], 0, -1)
 
 
 def _frequencies(r: int, base: Any) -> Any:
@@ -99,6 +139,21 @@ def _llama3(inv_freq: np.ndarray, s: RopeScaling) -> np.ndarray:
     return np.where(medium, smoothed, scaled)
 
 
+def _longrope(r: int, base: Any, s: RopeScaling, length: int) -> tuple[Any, Any]:
+    """longrope (SPEC.md EMB-ROPE-13): each frequency divided by its own factor, the long ones past the original
+    length; the attention factor given, or sqrt(1 + ln(factor) / ln(L0)) for a factor above 1."""
+    ar = active()
+    original = s.original_max_position_embeddings or 1
+    chosen = s.long_factor if length > original else s.short_factor
+    inv_freq = _frequencies(r, base) / ar.array(np.asarray(chosen, dtype=np.float64))
+    if s.attention_factor is not None:
+        return inv_freq, ar.number(s.attention_factor)
+    factor = ar.number(s.factor or 1.0)
+    if factor <= 1:
+        return inv_freq, ar.number(1)
+    return inv_freq, ar.sqrt(1 + ar.log(factor) / ar.log(ar.number(original)))
+
+
 def inverse_frequencies(
     rotary_dim: int, base: float, scaling: Optional[Mapping[str, Any]], max_position: int
 ) -> tuple[np.ndarray, Any]:
@@ -117,6 +172,8 @@ def inverse_frequencies(
             b = b * ar.power((factor * length / original) - (factor - 1), ar.number(r) / (r - 2))
     if s.rope_type is RopeType.YARN:
         return _yarn(r, b, s)
+    if s.rope_type is RopeType.LONGROPE:
+        return _longrope(r, b, s, max_position + 1)
     inv_freq = _frequencies(r, b)
     if s.rope_type is RopeType.LINEAR:
         inv_freq = inv_freq / ar.number(s.factor or 1.0)
@@ -126,10 +183,10 @@ def inverse_frequencies(
 
 
 def _cos_sin(position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Any) -> tuple[np.ndarray, np.ndarray]:
-    """a*cos(angle), a*sin(angle) of shape (T, h), unrounded in the active arithmetic."""
+    """a*cos(angle), a*sin(angle) of shape (..., T, h), unrounded in the active arithmetic."""
     ar = active()
     inv_freq, attention = inverse_frequencies(rotary_dim, base, scaling, int(position_ids.max(initial=0)))
-    angles = ar.array(position_ids)[:, None] * inv_freq[None, :]
+    angles = ar.array(position_grid(position_ids, rotary_dim, scaling)) * inv_freq
     return attention * ar.cos(angles), attention * ar.sin(angles)
 
 
@@ -141,8 +198,8 @@ def rope_tables(
     dtype: str = "float32",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(cos, sin), each (T, h): a*cos(p*theta_k) and a*sin(p*theta_k), rounded once to ``dtype`` (EMB-ROPE-1)."""
-    ids = _positions(position_ids)
     _config(rotary_dim, base, scaling)
+    ids = _positions(position_ids, scaling)
     if dtype not in TABLE_DTYPES:
         raise EmbeddingError("invalid_config", f"unknown dtype {dtype!r} (known: {', '.join(TABLE_DTYPES)})")
     cos, sin = _cos_sin(ids, rotary_dim, base, scaling)
@@ -159,12 +216,14 @@ def pair_columns(rotary_dim: int, pairing: Any) -> tuple[np.ndarray, np.ndarray]
 
 def check_call(x: np.ndarray, position_ids: Any, rotary_dim: Any, base: Any, scaling: Any, pairing: Any) -> np.ndarray:
     """position_ids as int64, after the checks of EMB-ROPE-12 on a forward or backward call."""
-    ids = _positions(position_ids)
+    r, _, typed = _config(rotary_dim, base, scaling)
+    ids = _positions(position_ids, scaling)
     if x.ndim < 2:
         raise EmbeddingError("shape_mismatch", f"x must have rank >= 2 (..., T, d), got shape {x.shape}")
-    if x.shape[-2] != ids.shape[0]:
-        raise EmbeddingError("shape_mismatch", f"x has T = {x.shape[-2]} rows, position_ids has {ids.shape[0]}")
-    r, _, _ = _config(rotary_dim, base, scaling)
+    if x.shape[-2] != ids.shape[-1]:
+        raise EmbeddingError("shape_mismatch", f"x has T = {x.shape[-2]} rows, position_ids has {ids.shape[-1]}")
+    if batch_positions(ids.ndim, typed.mrope_section is not None):
+        check_batch(x, ids.shape[-2])
     if r > x.shape[-1]:
         raise EmbeddingError("invalid_config", f"rotary_dim {r} exceeds the width d = {x.shape[-1]}")
     try:
@@ -174,12 +233,27 @@ def check_call(x: np.ndarray, position_ids: Any, rotary_dim: Any, base: Any, sca
     return ids
 
 
+def check_batch(x: np.ndarray, batch: int) -> None:
+    """Per-batch positions or tables (B, T, ...) need x of shape (B, ..., T, d) (EMB-ROPE-15)."""
+    if x.ndim < 3 or x.shape[0] != batch:
+        raise EmbeddingError(
+            "shape_mismatch", f"per-batch positions of B = {batch} rows need x (B, ..., T, d), got {x.shape}"
+        )
+
+
+def per_row(table: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A (T, w) or (B, T, w) table shaped to broadcast against x (..., T, d) or (B, ..., T, d)."""
+    if table.ndim == 2:
+        return table
+    return table.reshape(table.shape[:1] + (1,) * (x.ndim - 3) + table.shape[1:])
+
+
 def rotated(
     wide: np.ndarray, ids: np.ndarray, rotary_dim: int, base: float, scaling: Any, pairing: Pairing, sign: float
 ) -> np.ndarray:
     """``wide`` (in the active arithmetic) with each pair rotated by sign * angle, unrounded; other columns as
     they are."""
-    cos, sin = _cos_sin(ids, rotary_dim, base, scaling)
+    cos, sin = (per_row(t, wide) for t in _cos_sin(ids, rotary_dim, base, scaling))
     i, j = pair_columns(rotary_dim, pairing)
     xi, xj = wide[..., i], wide[..., j]
     out = wide.copy()

@@ -291,6 +291,30 @@ def _rope_rotation(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str,
     return {name: rope(attention, _pair_magnitude(values, inputs), angle, values.dtype.name) for name in outputs}
 
 
+def _rope_apply(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """Spec 8.8 for the fused rotation (EMB-ROPE-16, 17): two products and a sum of given numbers in the output
+    dtype, atol 4u * P with P the largest |v_i c| + |v_j s| of an output element, rtol 2u (no angle term)."""
+    from embconf.reference.rope import pair_columns, per_row
+
+    values = inputs["grad_output"] if "grad_output" in inputs else inputs["x"]
+    wide = np.abs(values.astype(np.float64))
+    c, s = (per_row(np.abs(inputs[name].astype(np.float64)), wide) for name in ("cos", "sin"))
+    i, j = pair_columns(int(inputs["cos"].shape[-1]), inputs["pairing"])
+    both = np.concatenate(
+        [
+            wide[..., i] * c[..., i] + wide[..., j] * s[..., i],
+            wide[..., j] * c[..., j] + wide[..., i] * s[..., j],
+            wide[..., i] * c[..., j] + wide[..., j] * s[..., i],
+            wide[..., j] * c[..., i] + wide[..., i] * s[..., j],
+        ],
+        axis=-1,
+    )
+    products = float(both.max(initial=0))
+    u = unit_roundoff(values.dtype.name)
+    rule = f"rope_apply: {ROPE_ROTATION_ULPS:g}*u*P with P={products:.6g} (the largest |v_i c| + |v_j s|), u={u:.3g}; rtol 2u"
+    return {name: close(ROPE_ROTATION_ULPS * u * products, 2 * u, rule) for name in outputs}
+
+
 def _rope_layer_parts(inputs: dict[str, Any], values: np.ndarray) -> tuple[dict[str, Any], float, float]:
     """(the layer's rope settings, M of ``values`` over its pairs, A = s + T - 1: the largest angle, theta_0 = 1)."""
     from embconf.reference.layer import resolve_config, rope_settings
@@ -343,5 +367,7 @@ _RULES = {
     "rope_tables": _rope_tables,
     "rope_forward": _rope_rotation,
     "rope_backward": _rope_rotation,
+    "rope_apply": _rope_apply,
+    "rope_apply_backward": _rope_apply,
     "embedding_layer_own_backward": _own_backward,
 }

@@ -8,7 +8,8 @@ this script's to write:
     python scripts/docs_figures.py            # rewrite every marked figure from the suite as it is now
     python scripts/docs_figures.py --check    # exit 1 naming each figure that differs from what is committed
 
-Every figure is computed from the installed suite (the fixtures, the spec's vocabulary, the mutant catalogue),
+Every figure is computed from the installed suite (the fixtures, the spec's vocabulary, the mutant catalogue) or
+from committed files (docs/matrix.json and docs/upstream-findings.yaml for docs/upstream.md, see upstream_doc.py),
 fast and without any optional dependency. Figures that depend on the machine (timings, install times, the
 diagnosis measured against framework adapters) are not quoted: the docs name the command that prints them.
 """
@@ -114,6 +115,21 @@ def _rubric() -> str:
 
 EXAMPLE_RUN = ["run", "--impl", "mutant:bwd.overwrite", "-k", "lookup.backward.module_example_020", "-q"]
 
+
+def _upstream_findings() -> str:
+    """docs/upstream.md's findings, each with its reproduction (refused when docs/matrix.json no longer shows it)."""
+    from upstream_doc import upstream_findings
+
+    return upstream_findings()
+
+
+def _upstream_deviations() -> str:
+    """docs/upstream.md's table of every deviation docs/matrix.json records."""
+    from upstream_doc import upstream_deviations
+
+    return upstream_deviations()
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "cases": _cases,
     "requirements": _requirements,
@@ -126,6 +142,8 @@ FIGURES: dict[str, Callable[[], str]] = {
     "fixture_table": _fixture_table,
     "failure_example": _failure_example,
     "rubric": _rubric,
+    "upstream_findings": _upstream_findings,
+    "upstream_deviations": _upstream_deviations,
 }
 
 

@@ -31,7 +31,16 @@ SPEC_1_1_FEATURES = frozenset(
 )
 # spec 1.3's operations (rotary position embeddings) and 2.0's (the layer's own parameters, EMB-LAY-12): not
 # provided by the implementations written before them
-LATER_OPERATIONS = frozenset({"rope_tables", "rope_forward", "rope_backward", "embedding_layer_own_backward"})
+LATER_OPERATIONS = frozenset(
+    {
+        "rope_tables",
+        "rope_forward",
+        "rope_backward",
+        "embedding_layer_own_backward",
+        "rope_apply",
+        "rope_apply_backward",
+    }
+)
 
 
 # A declared point of the sinusoid family no named profile is (EMB-SIN-6): MLX's cos-first table in turns.
@@ -68,7 +77,8 @@ def sinusoidal_table(max_len, embed_dim, dtype):  # MLX SinusoidalPositionalEnco
 def declined_for_a_later_addition(case: dict) -> bool:
     """Whether a not_applicable case of a report is one of the additions after spec 1.0 that the example
     implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation
-    or rope layer (feature ``rope-layer``, with its pairing), or spec 2.0's layer of its own (EMB-LAY-12)."""
+    or rope layer (feature ``rope-layer``, with its pairing), spec 2.0's layer of its own (EMB-LAY-12), or spec 2.1's
+    fused rope operations (EMB-ROPE-16, 17)."""
     features = case["features"]
     return case["operation"] in LATER_OPERATIONS or any(
         f.startswith(("sinusoid-", "rope-")) or f in SPEC_1_1_FEATURES for f in features

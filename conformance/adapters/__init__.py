@@ -49,6 +49,11 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "paddle": ("embconf.adapters.paddle", "PaddleAdapter", False),
     "mindspore": ("embconf.adapters.mindspore", "MindSporeAdapter", False),
     "rotary_embedding_torch": ("embconf.adapters.rotary_torch", "RotaryTorchAdapter", False),
+    "torchtune": ("embconf.adapters.torchtune", "TorchtuneAdapter", False),
+    "x_transformers": ("embconf.adapters.x_transformers", "XTransformersAdapter", False),
+    "megatron": ("embconf.adapters.megatron", "MegatronAdapter", False),
+    "ggml": ("embconf.adapters.ggml", "GgmlAdapter", False),
+    "onnxruntime_rope": ("embconf.adapters.onnx_rope", "OnnxRopeAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

@@ -65,6 +65,16 @@ def import_framework(module: str, extra: str, needs: str = "") -> ModuleType:
         raise ImplementationError(f"{module} does not import: {describe_exception(exc)}") from None
 
 
+def package_version(distribution: str) -> str:
+    """The installed version of a distribution ('' when it is not installed): for packages whose module carries none."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return ""
+
+
 @contextmanager
 def glue_checks() -> Iterator[None]:
     """Typed errors raised inside are the adapter's own checks: mark them ``decided_by: glue``."""

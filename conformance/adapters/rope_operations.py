@@ -24,6 +24,7 @@ import numpy as np
 
 from embconf.adapters.rope import ROPE_OPERATIONS, check_pairing, probe, rope_features, rope_type, tables_of
 from embconf.model.arrays import Array, Scaling
+from embconf.model.rope import SECTION
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,9 @@ class RopeOperations:
         self, position_ids: Array, rotary_dim: int, base: float, scaling: Scaling, dtype: str
     ) -> tuple[Any, Any]:
         pairing = self.pairings[0]
-        rows = probe(len(position_ids), rotary_dim, pairing, dtype)
+        shape = np.shape(position_ids)  # (T,), or (B, T) per batch row: one probe row per position
+        shape = shape[1:] if SECTION in scaling else shape  # M-RoPE: (3, T) or (3, B, T), one row per token
+        rows = np.ascontiguousarray(np.broadcast_to(probe(shape[-1], rotary_dim, pairing, dtype), (*shape, rotary_dim)))
         return tables_of(self.rotated(rows, Rotation(position_ids, rotary_dim, base, scaling, pairing)), pairing)
 
     def rope_forward(

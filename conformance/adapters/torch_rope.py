@@ -1,4 +1,5 @@
-"""The rope operations of a PyTorch rotary embedding (transformers, rotary-embedding-torch, and the next):
+"""The rope operations of a PyTorch rotary embedding (transformers, rotary-embedding-torch, torchtune, x-transformers,
+Megatron-Core):
 :class:`TorchRope` is :class:`~embconf.adapters.rope_operations.RopeOperations` on torch tensors.
 
 A torch part supplies ``rotate(x, rotation)`` on a torch tensor; the forward runs it under ``no_grad``, the backward
@@ -10,7 +11,7 @@ own refusals by overriding :meth:`TorchRope.errors`.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,9 +45,13 @@ class TorchRope(RopeOperations):
             return to_numpy(self.rotate(self.tensor(x), rotation))
 
     def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+        return self.autograd(lambda xt: self.rotate(xt, rotation), x, grad_output)
+
+    def autograd(self, function: Callable[[Any], Any], x: np.ndarray, grad_output: np.ndarray) -> Any:
+        """The gradient of ``function`` (torch tensor -> torch tensor) at x for ``grad_output``, by autograd."""
         xt = self.tensor(x).requires_grad_(True)
         with torch_shape_errors():
-            self.rotate(xt, rotation).backward(self.tensor(grad_output))
+            function(xt).backward(self.tensor(grad_output))
         return to_numpy(xt.grad)
 
 

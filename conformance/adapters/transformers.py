@@ -2,7 +2,7 @@
 ships, against the spec.
 
 Each NAME is one function or module of transformers, called as its model calls it. A model's rotary
-embedding (NAME one of llama, gpt_neox, qwen2, gemma, phi) provides the rope operations: see
+embedding (NAME one of llama, gpt_neox, qwen2, gemma, phi, phi3, qwen2_vl) provides the rope operations: see
 :mod:`embconf.adapters.transformers_rope`. A sinusoid table declares the convention it really follows
 (so its profile cases identify it, and the canonical cases show that it is not canonical where it is
 not) and provides only ``sinusoidal_table``:

@@ -35,6 +35,7 @@ class RopeType(enum.Enum):
     DYNAMIC = "dynamic"
     YARN = "yarn"
     LLAMA3 = "llama3"
+    LONGROPE = "longrope"  # since 2.1.0 (EMB-ROPE-13)
 
     @property
     def feature(self) -> Optional[str]:
@@ -46,6 +47,9 @@ PARTIAL_FEATURE = "rope-partial"  # rotary_dim < d
 LAYER_FEATURE = "rope-layer"  # an embedding layer with pos_encoding 'rope' (EMB-LAY-10)
 LAYER_REFUSED_FEATURE = "rope-layer-refused"  # 'rope' is invalid_config (EMB-LAY-7): implied unless rope-layer
 POSITIONS_FEATURE = "rope-positions"  # position_ids that are not one contiguous run
+BATCH_POSITIONS_FEATURE = "rope-batch-positions"  # position_ids (B, T): one row of positions per batch row (2.1.0)
+MROPE_FEATURE = "rope-mrope"  # scaling mrope_section: M-RoPE's temporal/height/width positions (2.1.0)
+MROPE_AXES = 3  # M-RoPE's position axes: temporal, height, width (Qwen2-VL)
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # Hugging Face's defaults (the YaRN paper's)
 
 # rope_type -> (required keys, optional keys), in the order a mapping is written back
@@ -58,13 +62,39 @@ _KEYS: dict[RopeType, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate"),
     ),
     RopeType.LLAMA3: (("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"), ()),
+    RopeType.LONGROPE: (
+        ("short_factor", "long_factor", "original_max_position_embeddings"),
+        ("factor", "attention_factor"),
+    ),
 }
+LISTS = ("short_factor", "long_factor")  # per-frequency factors: one positive number per k (h of them)
+SECTION = "mrope_section"  # optional with every rope_type: the frequencies of each M-RoPE position axis
 
 
 def _positive(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"scaling {name} must be a finite number > 0, got {value!r}")
     return float(value)
+
+
+def _factors(name: str, value: Any) -> tuple[float, ...]:
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"scaling {name} must be a list of numbers > 0, got {value!r}")
+    factors = tuple(_positive(name, v) for v in value)
+    if not factors:
+        raise ValueError(f"scaling {name} must not be empty")
+    return factors
+
+
+def _section(value: Any) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"scaling {SECTION} must be a list of {MROPE_AXES} integers >= 1, got {value!r}")
+    section = tuple(value)
+    if len(section) != MROPE_AXES or any(
+        isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1 for v in section
+    ):
+        raise ValueError(f"scaling {SECTION} must be a list of {MROPE_AXES} integers >= 1, got {list(section)!r}")
+    return tuple(int(v) for v in section)
 
 
 @dataclass(frozen=True)
@@ -82,6 +112,9 @@ class RopeScaling:
     truncate: Optional[bool] = None
     low_freq_factor: Optional[float] = None
     high_freq_factor: Optional[float] = None
+    short_factor: Optional[tuple[float, ...]] = None
+    long_factor: Optional[tuple[float, ...]] = None
+    mrope_section: Optional[tuple[int, ...]] = None
 
     @classmethod
     def of(cls, scaling: Optional[Mapping[str, Any]]) -> "RopeScaling":
@@ -99,17 +132,21 @@ class RopeScaling:
             raise ValueError(f"unknown rope_type {scaling.get('rope_type')!r} (known: {known})") from None
         required, optional = _KEYS[rope_type]
         missing = [key for key in required if scaling.get(key) is None]
-        unknown = sorted(set(scaling) - {"rope_type", *required, *optional})
+        unknown = sorted(set(scaling) - {"rope_type", SECTION, *required, *optional})
         if missing or unknown:
             raise ValueError(
                 f"rope_type {rope_type.value!r} needs {list(required)}; missing {missing}, unknown {unknown}"
             )
         values: dict[str, Any] = {"rope_type": rope_type}
-        for key in (*required, *optional):
+        for key in (*required, *optional, SECTION):
             value = scaling.get(key)
             if value is None:
                 continue
-            if key == "truncate":
+            if key in LISTS:
+                values[key] = _factors(key, value)
+            elif key == SECTION:
+                values[key] = _section(value)
+            elif key == "truncate":
                 if not isinstance(value, bool):
                     raise ValueError(f"scaling truncate must be true or false, got {value!r}")
                 values[key] = value
@@ -132,12 +169,18 @@ class RopeScaling:
         for field in fields(self)[1:]:
             value = getattr(self, field.name)
             if value is not None:
-                out[field.name] = value
+                out[field.name] = list(value) if isinstance(value, tuple) else value
         return out
 
     @property
     def feature(self) -> Optional[str]:
         return self.rope_type.feature
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The features a case of this scaling carries: its family's, and M-RoPE's with a section."""
+        family = (self.rope_type.feature,) if self.rope_type.feature else ()
+        return family + ((MROPE_FEATURE,) if self.mrope_section else ())
 
 
 def pairing_of(pairing: Any) -> Pairing:
@@ -153,27 +196,60 @@ def pairing_of(pairing: Any) -> Pairing:
 def rope_features() -> tuple[str, ...]:
     """Every feature of the rope area."""
     scaled = tuple(t.feature for t in RopeType if t.feature)
-    return (*(p.feature for p in Pairing), PARTIAL_FEATURE, POSITIONS_FEATURE, *scaled)
+    return (
+        *(p.feature for p in Pairing),
+        PARTIAL_FEATURE,
+        POSITIONS_FEATURE,
+        *scaled,
+        BATCH_POSITIONS_FEATURE,
+        MROPE_FEATURE,
+    )
+
+
+TABLE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")  # tables from a configuration
+APPLY_OPERATIONS = ("rope_apply", "rope_apply_backward")  # tables given as inputs (since 2.1.0, EMB-ROPE-16)
+
+
+def batch_positions(position_ids_rank: int, mrope: bool) -> bool:
+    """Whether position_ids of this rank hold one row of positions per batch row: (B, T), or (3, B, T) with M-RoPE."""
+    return position_ids_rank == (3 if mrope else 2)
 
 
 def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: Any, error: Optional[str]) -> list[str]:
     """What a rope case's features lack or claim wrongly for its (encoded) inputs: the pairing it names, its
-    scaling's family, partial rotary (``embconf validate``; the generator derives them the same way)."""
-    if operation not in ("rope_tables", "rope_forward", "rope_backward"):
+    scaling's family and M-RoPE, per-batch positions, partial rotary (``embconf validate``; the generator derives
+    them the same way)."""
+    if operation not in TABLE_OPERATIONS + APPLY_OPERATIONS:
         return []
     needed: set[str] = set()
     pairing = inputs.get("pairing")
     if operation != "rope_tables" and pairing in {p.value for p in Pairing}:
         needed.add(Pairing(pairing).feature)
     try:
-        scaled = RopeScaling.of(inputs.get("scaling")).feature
+        scaling = RopeScaling.of(inputs.get("scaling")) if operation in TABLE_OPERATIONS else RopeScaling()
     except ValueError:
-        scaled = None
-    needed |= {scaled} if scaled else set()
-    shape = inputs["x"].get("shape") if isinstance(inputs.get("x"), Mapping) else None
-    rotary = inputs.get("rotary_dim")
+        scaling = RopeScaling()
+    needed |= set(scaling.features)
+    shape = _shape_of(inputs.get("x"))
+    if operation in APPLY_OPERATIONS:
+        table = _shape_of(inputs.get("cos"))
+        rotary, batched = (table[-1] if table else None), len(table or ()) == 3
+    else:
+        rotary = inputs.get("rotary_dim")
+        batched = batch_positions(len(_shape_of(inputs.get("position_ids")) or ()), bool(scaling.mrope_section))
+    if error is None and batched:
+        needed.add(BATCH_POSITIONS_FEATURE)
     if error is None and shape and isinstance(rotary, int) and rotary < shape[-1]:
         needed.add(PARTIAL_FEATURE)
     claimed = {f for f in features if f.startswith("rope-") and f != POSITIONS_FEATURE}
     problems = [f"a rope case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]
     return problems + [f"feature {f!r} does not match the case's inputs" for f in sorted(claimed - needed)]
+
+
+def _shape_of(value: Any) -> Optional[list[int]]:
+    """The shape of an encoded (a mapping) or decoded array input, None for anything else."""
+    if isinstance(value, Mapping):
+        shape = value.get("shape")
+        return list(shape) if isinstance(shape, list) else None
+    shape = getattr(value, "shape", None)
+    return list(shape) if shape is not None else None

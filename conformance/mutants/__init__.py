@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import areas
-from embconf.mutants import frameworks, layer, lookup, memory, options, positions, rope, sinusoid  # noqa: F401  (each registers its mutants)
+from embconf.mutants import frameworks, layer, lookup, memory, options, positions, rope, rope_families, sinusoid  # noqa: F401  (each registers its mutants)
 from embconf.mutants.base import Mutant, registry
 from embconf.mutants.compose import Implementation
 

@@ -20,7 +20,7 @@ import numpy as np
 from embconf.model.dtypes import rounded_to
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
-from embconf.reference.rope import inverse_frequencies, pair_columns
+from embconf.reference.rope import inverse_frequencies, pair_columns, per_row, position_grid
 
 FWD, BWD, TABLES = "rope_forward", "rope_backward", "rope_tables"
 ACTIVATIONS = "activations"  # the dtype of the activations (x, or the tables asked for)
@@ -52,11 +52,11 @@ class Slip:
 def tables(
     slip: Slip, position_ids: Any, rotary_dim: int, base: float, scaling: Any, activations: str = "float32"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """This slip's (cos, sin), (T, h) float64, for activations (x, or the tables asked for) of that dtype."""
+    """This slip's (cos, sin), (..., T, h) float64, for activations (x, or the tables asked for) of that dtype."""
     positions = np.asarray(position_ids, dtype=np.int64)
     if slip.ignore_positions:
-        positions = np.arange(positions.size, dtype=np.int64)
-    positions = positions + slip.offset
+        positions = np.broadcast_to(np.arange(positions.shape[-1], dtype=np.int64), positions.shape)
+    positions = position_grid(positions + slip.offset, rotary_dim, scaling)  # (..., T, h): each k's position
     used = slip.base(float(base), rotary_dim) if slip.base else float(base)
     largest = int(positions.max(initial=0))
     theta, attention = inverse_frequencies(rotary_dim, used, scaling, largest)
@@ -68,16 +68,16 @@ def tables(
         attention = 1.0
     with np.errstate(all="ignore"):
         if slip.angle_precision:  # a product of two half numbers is exact in float64: one rounding is the half multiply
-            held = rounded_to(positions, slip.angle_precision)[:, None] * rounded_to(theta, slip.angle_precision)
+            held = rounded_to(positions, slip.angle_precision) * rounded_to(theta, slip.angle_precision)
             angles = rounded_to(held, slip.angle_precision)
         elif slip.inv_freq_precision:
             rounded = rounded_to(theta, slip.inv_freq_precision).astype(np.float32)
-            angles = (positions.astype(np.float32)[:, None] * rounded).astype(np.float64)
+            angles = (positions.astype(np.float32) * rounded).astype(np.float64)
         elif slip.positions_precision == ACTIVATIONS and activations in ("float16", "bfloat16"):
             held = rounded_to(positions, activations).astype(np.float32)
-            angles = (held[:, None] * theta.astype(np.float32)).astype(np.float64)
+            angles = (held * theta.astype(np.float32)).astype(np.float64)
         else:
-            angles = positions.astype(np.float64)[:, None] * theta
+            angles = positions.astype(np.float64) * theta
     with np.errstate(all="ignore"):  # float16 positions past 65504 are inf: their angles are NaN, as in the bug
         cos, sin = attention * np.cos(angles), attention * np.sin(angles)
     if slip.table_precision:
@@ -89,6 +89,7 @@ def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, rotary_dim: int, pai
     """out_i = x_i cos - x_j sin, out_j = x_j cos + x_i sin for each pair (i, j); the rest passed through."""
     i, j = pair_columns(rotary_dim, pairing)
     wide = np.asarray(x, dtype=np.float64)
+    cos, sin = per_row(cos, wide), per_row(sin, wide)
     out = wide.copy()
     with np.errstate(all="ignore"):
         out[..., i] = wide[..., i] * cos - wide[..., j] * sin

@@ -12,7 +12,15 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.model.rope import PARTIAL_FEATURE, POSITIONS_FEATURE, Pairing, RopeScaling
+from embconf.model.rope import (
+    APPLY_OPERATIONS,
+    BATCH_POSITIONS_FEATURE,
+    PARTIAL_FEATURE,
+    POSITIONS_FEATURE,
+    Pairing,
+    RopeScaling,
+    batch_positions,
+)
 from embconf.reference.cases import CaseSpec, values
 
 AREA = "rope"
@@ -40,25 +48,32 @@ def run(p0: int, length: int) -> np.ndarray:
 
 
 def _contiguous(ids: np.ndarray) -> bool:
-    return bool(ids.size == 0 or np.array_equal(ids, run(int(ids[0]), ids.size)))
+    """Whether every row of position ids (the last axis) is one contiguous run."""
+    rows = ids.reshape(-1, ids.shape[-1]) if ids.ndim else ids.reshape(1, 1)
+    return all(row.size == 0 or np.array_equal(row, run(int(row[0]), row.size)) for row in rows)
 
 
-def _features(operation: str, inputs: dict[str, Any], error: Optional[str]) -> tuple[str, ...]:
-    """The features a case needs: its pairing, partial rotary, non-contiguous positions, its scaling, its dtype."""
+def features_of(operation: str, inputs: dict[str, Any], error: Optional[str]) -> tuple[str, ...]:
+    """The features a case needs: its pairing, partial rotary, non-contiguous positions, its scaling (and M-RoPE),
+    per-batch positions or tables, its dtype."""
     found: list[str] = []
     if operation != "rope_tables" and inputs["pairing"] in {p.value for p in Pairing}:
         found.append(Pairing(inputs["pairing"]).feature)
     x = inputs.get("x")
-    if error is None and x is not None and inputs["rotary_dim"] < x.shape[-1]:
+    applied = operation in APPLY_OPERATIONS
+    rotary = inputs["cos"].shape[-1] if applied else inputs["rotary_dim"]
+    if error is None and x is not None and rotary < x.shape[-1]:
         found.append(PARTIAL_FEATURE)
-    if not _contiguous(np.asarray(inputs["position_ids"])):
+    if not applied and not _contiguous(np.asarray(inputs["position_ids"])):
         found.append(POSITIONS_FEATURE)
     try:
-        scaled = RopeScaling.of(inputs["scaling"]).feature
+        scaling = RopeScaling.of(None if applied else inputs["scaling"])
     except ValueError:
-        scaled = None
-    if scaled:
-        found.append(scaled)
+        scaling = RopeScaling()
+    found += scaling.features
+    rank = inputs["cos"].ndim if applied else np.asarray(inputs["position_ids"]).ndim
+    if error is None and (rank == 3 if applied else batch_positions(rank, scaling.mrope_section is not None)):
+        found.append(BATCH_POSITIONS_FEATURE)
     dtype = inputs["dtype"] if operation == "rope_tables" else x.dtype.name if x is not None else "float32"
     if dtype != "float32":
         found.append(dtype)
@@ -70,7 +85,7 @@ def tables(case_id: str, description: str, reqs: tuple[str, ...], ids: Any, rota
     inputs = {"position_ids": np.asarray(ids, dtype=np.int64), "rotary_dim": rotary_dim, "base": base,
               "scaling": dict(scaling or DEFAULT), "dtype": dtype}
     return CaseSpec(case_id, description, ("EMB-ROPE-1",) + reqs, "rope_tables", inputs,
-                    _features("rope_tables", inputs, error), error=error)
+                    features_of("rope_tables", inputs, error), error=error)
 
 
 def rotation(case_id: str, description: str, reqs: tuple[str, ...], shape: tuple[int, ...], ids: Any, pairing: str,
@@ -86,7 +101,7 @@ def rotation(case_id: str, description: str, reqs: tuple[str, ...], shape: tuple
         inputs["grad_output"] = values(case_id, grad_shape or shape, dtype, "grad")
     first = ("EMB-ROPE-6",) if backward else ("EMB-ROPE-2",)
     reqs = first + (("EMB-ROPE-3",) if error is None else ()) + reqs
-    return CaseSpec(case_id, description, reqs, operation, inputs, _features(operation, inputs, error), error=error)
+    return CaseSpec(case_id, description, reqs, operation, inputs, features_of(operation, inputs, error), error=error)
 
 
 def rotation_cases() -> list[CaseSpec]:
@@ -210,4 +225,6 @@ def error_cases() -> list[CaseSpec]:
 
 
 def cases() -> list[CaseSpec]:
-    return rotation_cases() + table_cases() + backward_cases() + partial_and_position_cases() + scaling_cases() + dtype_cases() + error_cases()
+    from embconf.reference.cases import rope_families  # spec 2.1.0's cases, after 1.3.0's
+
+    return rotation_cases() + table_cases() + backward_cases() + partial_and_position_cases() + scaling_cases() + dtype_cases() + error_cases() + rope_families.cases()

@@ -35,6 +35,11 @@ NEEDS = {
     "onnxruntime": ["onnxruntime", "onnx"],
     "mindspore": ["mindspore"],  # in an environment of its own (NumPy < 2)
     "rotary_embedding_torch": ["rotary_embedding_torch", "einops", "torch"],
+    "torchtune": ["torchtune", "torchao", "torch"],
+    "x_transformers": ["x_transformers", "torch"],
+    "megatron": ["megatron", "torch"],
+    "ggml": ["ggml"],
+    "onnxruntime_rope": ["onnxruntime", "onnx"],
 }
 GLUE_CASES = {
     "pos.error.x_2d",

@@ -129,6 +129,7 @@ def _default_rope(corpus, operation: str) -> list[Case]:
         if c.operation == operation
         and c.expected_error is None
         and c.raw_inputs["scaling"] == {"rope_type": "default"}
+        and len(c.raw_inputs["position_ids"]["shape"]) == 1  # one row of positions (T,)
         and (c.raw_inputs.get("dtype") or c.raw_expected["outputs"][next(iter(c.raw_expected["outputs"]))]["dtype"])
         in BITS
     ]

@@ -5,7 +5,8 @@ against each other: the other pairing, the negative angle (rotate_half's sign, o
 forward), cos and sin swapped, positions shifted, other frequencies (a base fitted from them, or the scaling
 factor applied to every band), an error growing with the position as angles computed in a half dtype do, cos/sin
 rounded to bfloat16, a wrong attention factor, pass-through features changed. Nothing is said when no reading
-explains every measured angle: a correct float32 computation at any position gets no cause.
+explains every measured angle: a correct float32 computation at any position gets no cause. Only one row of
+positions ``(T,)`` is read: per-batch and M-RoPE positions (EMB-ROPE-14, 15) are left to the catalogue's replay.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def _rotation_symptoms(
     if r < d and not np.array_equal(got[..., r:].astype(np.float64), source[..., r:].astype(np.float64)):
         return [passthrough(case, inputs, source, want, got, noise)]
     positions = np.asarray(inputs["position_ids"], dtype=np.int64)
+    if positions.ndim != 1:  # per-batch or M-RoPE positions: no single angle per row to read
+        return []
     overflow = _float16_overflow(case, positions, got[..., :r].reshape((-1,) + got.shape[-2:-1] + (r,)), axis=(0, 2))
     if overflow:
         return overflow

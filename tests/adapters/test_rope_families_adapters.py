@@ -1,0 +1,66 @@
+"""transformers' rotary models on the cases of spec 2.1.0 they can run: longrope through their rotary module,
+per-batch ``(B, T)`` position ids as the model's forward passes them, and ``rope_apply`` through the model's own
+``apply_rotary_pos_emb`` with the case's tables (whose two halves differ), its backward by autograd. Skips with
+the reason when transformers or torch is absent."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import problems, run_undiagnosed
+from test_frameworks import needs
+
+from embconf.adapters import create_adapter
+from embconf.corpus.fixtures import load_corpus
+from embconf.model.outcomes import PASS
+
+FAMILIES = (
+    "rope.forward.half_split.longrope_short",
+    "rope.forward.half_split.longrope_long",
+    "rope.tables.longrope_long",
+    "rope.forward.half_split.batch_positions",
+    "rope.backward.half_split.batch_positions",
+    "rope.tables.batch_positions",
+    "rope.forward.half_split.longrope_batch_positions",
+    "rope.apply.half_split.halves_differ",
+    "rope.apply_backward.half_split.halves_differ",
+    "rope.apply.half_split.batch_tables",
+    "rope.apply.half_split.bfloat16",
+    "rope.forward.half_split.yarn_attention_factor",
+    "rope.forward.half_split.llama3_bands_d128",
+)
+
+
+@pytest.fixture(scope="module")
+def chosen():
+    return [case for case in load_corpus().cases if case.id in FAMILIES or case.id.startswith("rope.apply.error.")]
+
+
+@pytest.mark.parametrize("impl", ["transformers:llama", "transformers:gpt_neox", "transformers:phi"])
+def test_transformers_runs_the_2_1_families_it_declares(chosen, impl):
+    needs(impl)
+    adapter = create_adapter(impl)
+    try:
+        caps = adapter.capabilities()
+        assert {"rope_apply", "rope_apply_backward"} <= set(caps.operations)
+        assert {"rope-longrope", "rope-batch-positions"} <= set(caps.features)
+        run = run_undiagnosed(adapter, chosen)
+    finally:
+        adapter.close()
+    assert problems(run.results) == []
+    passed = {r.id for r in run.results if r.outcome == PASS}
+    assert set(FAMILIES) <= passed  # run, not declined
+    errors = [r for r in run.results if r.id.startswith("rope.apply.error.") and r.outcome == PASS]
+    assert len(errors) == 3 and all(r.decided_by == "glue" for r in errors)  # the adapter checks the tables' shapes
+
+
+def test_partial_tables_go_where_the_model_splits_x(chosen):
+    """GPT-NeoX's apply_rotary_pos_emb splits x at the tables' width; Llama rotates the whole head and declines."""
+    partial = [case for case in load_corpus().cases if case.id == "rope.apply.half_split.partial_d128_r64"]
+    for impl, outcome in (("transformers:gpt_neox", PASS), ("transformers:llama", "not_applicable")):
+        needs(impl)
+        adapter = create_adapter(impl)
+        try:
+            (result,) = run_undiagnosed(adapter, partial).results
+        finally:
+            adapter.close()
+        assert result.outcome == outcome, (impl, result.message[:300])

@@ -1,0 +1,64 @@
+"""docs/upstream.md: every reproduction it lists runs without embconf and shows its deviation where its framework is
+installed (skipped with the reason otherwise), and the page refuses a finding that docs/matrix.json does not record,
+and lists every deviation the matrix records."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from upstream_doc import StaleFinding, deviations_markdown, findings_markdown, load_findings, load_matrix  # noqa: E402
+
+FINDINGS = load_findings()
+
+
+def installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package absent
+        return False
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=[f.id for f in FINDINGS])
+def test_each_reproduction_runs_without_embconf_and_shows_its_deviation(finding, tmp_path):
+    if not installed(finding.module):
+        pytest.skip(f"{finding.id}: needs {finding.module}, not installed")
+    assert "embconf" not in finding.code  # a maintainer pastes it with only the framework and NumPy
+    script = tmp_path / f"{finding.id}.py"
+    script.write_text(finding.code, encoding="utf-8")
+    # -I: no user site, no PYTHONPATH, not this checkout's directory; run from an empty one
+    result = subprocess.run(
+        [sys.executable, "-I", str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, f"{finding.id} no longer shows its deviation:\n{result.stdout}\n{result.stderr}"
+    assert result.stdout.strip(), "a reproduction prints what it found"
+
+
+def test_a_finding_the_matrix_no_longer_records_is_refused():
+    matrix = load_matrix()
+    recorded = next(f for f in FINDINGS if any(c["impl"] == f.impl for c in matrix["implementations"]))
+    findings_markdown(matrix, [recorded])  # as committed: accepted
+    fixed = copy.deepcopy(matrix)
+    for column in fixed["implementations"]:
+        if column["impl"] == recorded.impl:
+            column["failing"] = [case for case in column["failing"] if case["id"] != recorded.cases[0]]
+    with pytest.raises(StaleFinding, match=recorded.cases[0]):
+        findings_markdown(fixed, [recorded])
+
+
+def test_every_deviation_of_the_matrix_is_listed_with_its_reproduction():
+    matrix = load_matrix()
+    table = deviations_markdown(matrix, FINDINGS).splitlines()
+    deviations = [(c["impl"], d) for c in matrix["implementations"] for d in c["deviations"]]
+    rows = [line for line in table if line.startswith("| `")]
+    assert len(rows) == len(deviations)
+    for row, (impl, deviation) in zip(rows, deviations):
+        assert row.startswith(f"| `{impl}` ") and ("| yes |" in row) == bool(deviation["documented"])
+    linked = {f.id for f in FINDINGS if any(c["impl"] == f.impl for c in matrix["implementations"])}
+    assert linked and all(f"[{finding}](#{finding})" in "\n".join(rows) for finding in linked)
