@@ -300,14 +300,10 @@ def _rope_apply(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, An
     wide = np.abs(values.astype(np.float64))
     c, s = (per_row(np.abs(inputs[name].astype(np.float64)), wide) for name in ("cos", "sin"))
     i, j = pair_columns(int(inputs["cos"].shape[-1]), inputs["pairing"])
+    backward = "grad_output" in inputs  # the transpose reads s_j for column i and s_i for column j
+    si, sj = (s[..., j], s[..., i]) if backward else (s[..., i], s[..., j])
     both = np.concatenate(
-        [
-            wide[..., i] * c[..., i] + wide[..., j] * s[..., i],
-            wide[..., j] * c[..., j] + wide[..., i] * s[..., j],
-            wide[..., i] * c[..., j] + wide[..., j] * s[..., i],
-            wide[..., j] * c[..., i] + wide[..., i] * s[..., j],
-        ],
-        axis=-1,
+        [wide[..., i] * c[..., i] + wide[..., j] * si, wide[..., j] * c[..., j] + wide[..., i] * sj], -1
     )
     products = float(both.max(initial=0))
     u = unit_roundoff(values.dtype.name)

@@ -24,7 +24,7 @@ SHIPPED_SHA256: dict[str, str] = {
     "learned_positions.yaml": "db1b26c2a5becfdaae26813cea62070f5c2f9391c4c38ae113139f1fddcf9d65",
     "lookup_options.yaml": "acdfe3be8d86ff4cf6fdd1df29d3351f7ec1c67b3ad1750bab41b913ecd81612",
     "memory.yaml": "e5b51f7914b665c1a9d2ce422c3afd1b2bb4e0a706875c720d7b20b86787794a",
-    "rope.yaml": "39ad0940ea60055d230231eda8ac55fbf377f5213cc257fc35739cb5d20846c2",
+    "rope.yaml": "8cb0665a755c3c9cfb3ebe94a691c3db2dc9e1b84c83e65b130ee8f266efaf4d",
     "sinusoidal.yaml": "a7f5be8a32a76ad1c1a114267c7cca33c9f125f42655b068847eddc047af876c",
     "token_lookup.yaml": "8091e50a613e34f8a83ef6c1b7abc37e6529f698a32886f96ab790c85e716ee1",
 }
@@ -38,7 +38,7 @@ SHIPPED_JSON_SHA256: dict[str, str] = {
     "learned_positions.json": "c569975ba3f8e8b4d791c00e58f51683ee8cf3581180eaaab5e0a68023ced426",
     "lookup_options.json": "f56a80eeae8311433f66776cee23895e70fba0edba9f8d6b2801ee2060821642",
     "memory.json": "9213472506300b874f207d0cccc2565ac4ebce2e3389067eceac74ce222dac65",
-    "rope.json": "8f2130dd67712e185ca182dfc7b8773821c654d1fb9ecf102298fca6547f576a",
+    "rope.json": "f5df6819c26a5c1d0d277d2b9a2ac32a90da9f80e26b95eb49f05a56af316242",
     "sinusoidal.json": "7c32a432f2b656b4bfb97600384fc2511816054796efdc824249c10d8e7ec52f",
     "token_lookup.json": "9462e0aee13831cb8c589fd74be94f53f931e8bbaf029e6b5ad11ba49cab9e40",
 }

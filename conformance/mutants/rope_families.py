@@ -57,14 +57,19 @@ def _operations(change: Change) -> dict[str, Callable[..., Any]]:
     return {FWD: rope_forward, BWD: rope_backward, TABLES: rope_tables}
 
 
+REGISTERED: list[str] = []  # the ids this module registers (the replay names them; the rope symptoms read 1.3.0's)
+
+
 def changed_inputs(
     name: str, description: str, hint: str, change: Change, tables_too: bool = True, source: str = ""
 ) -> None:
     """Register ``rope.NAME`` (forward and backward) and, with ``tables_too``, ``rope.tables.NAME``: one mistake."""
     ops = _operations(change)
     primary = register(Mutant(f"rope.{name}", description, hint, {FWD: ops[FWD], BWD: ops[BWD]}, source=source))
+    REGISTERED.append(primary.id)
     if tables_too:
         register(replace(primary, id=f"rope.tables.{name}", overrides={TABLES: ops[TABLES]}, mistake=primary.id))
+        REGISTERED.append(f"rope.tables.{name}")
 
 
 def _type(scaling: Mapping[str, Any]) -> str:
@@ -245,6 +250,12 @@ def _fused(forward_columns: str = "own", backward_sin: str = "own", backward_sig
 
 
 PADDLE = "https://github.com/PaddlePaddle/Paddle/issues/74716"
+FUSED = (
+    "rope.apply_backward_mixes_halves",
+    "rope.apply_first_half_tables",
+    "rope.apply_backward_rotates_forward",
+)
+REGISTERED.extend(FUSED)
 register(
     Mutant(
         "rope.apply_backward_mixes_halves",

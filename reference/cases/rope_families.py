@@ -16,6 +16,7 @@ from embconf.reference.cases import CaseSpec, values
 from embconf.reference.cases.rope import HALF, INTER, features_of, rotation, run, tables
 
 YARN_BELOW = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
+YARN_1024 = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}
 YARN_ATTENTION = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048, "attention_factor": 0.8}
 YARN_DEEPSEEK = {  # DeepSeek-V2/V3: mscale == mscale_all_dim, so a = 1 (the softmax scale carries mscale^2)
     "rope_type": "yarn",
@@ -100,7 +101,7 @@ def family_cases() -> list[CaseSpec]:
         rotation("rope.forward.half_split.longrope_partial_d128_r96", "longrope with partial rotary (Phi-4-mini: 96 of 128 columns, 48 factors), long factors at positions 131068..131075.", long_ + part, (1, 8, 128), run(131068, 8), HALF, rotary_dim=96, scaling=longrope(48, factor=32.0)),
         rotation("rope.forward.half_split.longrope_attention_factor", "longrope with attention_factor 1.25 given (Phi-3.5's), short factors.", long_, (2, 8, 64), run(0, 8), HALF, scaling=longrope(32, attention_factor=1.25)),
         rotation("rope.forward.interleaved.longrope_no_factor", "longrope without factor or attention_factor: a = 1, long factors.", long_, (2, 8, 64), run(8188, 8), INTER, scaling=longrope(32)),
-        rotation("rope.forward.interleaved.yarn_partial_d96_r64", "YaRN with partial rotary (64 of 96), interleaved, positions 8188..8195.", yarn + part, (2, 8, 96), run(8188, 8), INTER, rotary_dim=64, scaling=YARN_BELOW),
+        rotation("rope.forward.interleaved.yarn_partial_d96_r64", "YaRN with partial rotary (64 of 96), interleaved, factor 4, original 1024, positions 1000..1007: the ramp is over the 32 rotated pairs, not the head.", yarn + part, (2, 8, 96), run(1000, 8), INTER, rotary_dim=64, scaling=YARN_1024),
         rotation("rope.forward.half_split.dynamic_partial_d80_r32", "Dynamic NTK with partial rotary (GPT-NeoX, Phi-2: 32 of 80) past the original length.", dyn + part, (2, 8, 80), run(8184, 8), HALF, rotary_dim=32, scaling=DYNAMIC),
         rotation("rope.forward.interleaved.linear_partial_d64_r32", "Linear scaling with partial rotary (ChatGLM's half of the head), interleaved.", ("EMB-ROPE-7",) + part, (2, 8, 64), run(4093, 8), INTER, rotary_dim=32, scaling={"rope_type": "linear", "factor": 2.0}),
         tables("rope.tables.longrope_short", "longrope tables with the short factors (L = 4096 = the original length).", long_, run(4088, 8), 64, scaling=longrope(32, factor=32.0)),

@@ -303,6 +303,12 @@ def test_list_requirements_shows_every_rope_requirement_with_its_cases():
             'features: ["rope-half_split", "rope-partial"]',
             "'rope-partial' does not match",
         ),
+        ('"rope-mrope", "rope-batch-positions"]', '"rope-mrope"]', "needs feature 'rope-batch-positions'"),
+        (
+            'features: ["rope-half_split", "rope-longrope"]',
+            'features: ["rope-half_split"]',
+            "needs feature 'rope-longrope'",
+        ),
     ],
 )
 def test_validate_names_a_rope_case_whose_features_do_not_match_its_inputs(tmp_path, before, after, message):

@@ -5,15 +5,12 @@ scalings, positions and tables are refused with the spec's error kinds."""
 from __future__ import annotations
 
 import math
-import shutil
 
 import numpy as np
 import pytest
 
 from embconf.corpus.fixtures import load_corpus
-from embconf.corpus.validate import validate_directory
 from embconf.model.rope import APPLY_OPERATIONS, case_feature_problems
-from embconf.model.vocabulary import FIXTURES_DIR
 from embconf.reference import OPERATIONS
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.rope import pair_columns
@@ -152,28 +149,6 @@ def test_every_case_carries_exactly_the_features_its_inputs_need(cases):
     assert len(checked) >= 20
     for case in checked:
         assert case_feature_problems(case.operation, case.raw_inputs, case.features, case.expected_error) == [], case.id
-
-
-@pytest.mark.parametrize(
-    "before, after, message",
-    [
-        ('"rope-mrope", "rope-batch-positions"]', '"rope-mrope"]', "needs feature 'rope-batch-positions'"),
-        (
-            'features: ["rope-half_split", "rope-longrope"]',
-            'features: ["rope-half_split"]',
-            "needs feature 'rope-longrope'",
-        ),
-    ],
-)
-def test_validate_names_a_missing_2_1_feature(tmp_path, before, after, message):
-    copy = tmp_path / "fixtures"
-    shutil.copytree(FIXTURES_DIR, copy)
-    path = copy / "rope.yaml"
-    text = path.read_text()
-    assert before in text
-    path.write_text(text.replace(before, after, 1))
-    problems, _ = validate_directory(copy)
-    assert any(message in p for p in problems), problems[:5]
 
 
 @pytest.mark.parametrize(
