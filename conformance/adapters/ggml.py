@@ -45,7 +45,7 @@ import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version
 from embconf.adapters.rope import check_rank, rope_type
-from embconf.adapters.rope_operations import RopeOperations, Rotation
+from embconf.adapters.rope_operations import RopeCall, RopeOperations
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.model.rope import MROPE_FEATURE, SECTION
@@ -125,17 +125,17 @@ class GgmlRope(RopeOperations):
     def __init__(self, ggml: Any, compute: Callable[..., np.ndarray]) -> None:
         self.ggml, self.compute = ggml, compute
 
-    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+    def rotated(self, x: np.ndarray, rotation: RopeCall) -> Any:
         return self._rope(x, rotation, backward=False)
 
-    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+    def gradient(self, x: np.ndarray, rotation: RopeCall, grad_output: np.ndarray) -> Any:
         same_shape(grad_output, x, "x")
         return self._rope(grad_output, rotation, backward=True)
 
     def features(self) -> frozenset[str]:
         return super().features() | {MROPE_FEATURE}
 
-    def _rope(self, x: np.ndarray, rotation: Rotation, backward: bool) -> Any:
+    def _rope(self, x: np.ndarray, rotation: RopeCall, backward: bool) -> Any:
         check_rank(x)
         x = np.asarray(x)
         heads = np.ascontiguousarray(x.reshape(-1, x.shape[-2], 1, x.shape[-1]))  # ne = [d, 1, T, B]

@@ -33,7 +33,7 @@ import numpy as np
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import refusals
 from embconf.adapters.rope import check_rank
-from embconf.adapters.rope_operations import RopeOperations, Rotation
+from embconf.adapters.rope_operations import RopeCall, RopeOperations
 from embconf.model.contract import DocumentedChoice
 from embconf.model.errors import Decline
 
@@ -58,12 +58,12 @@ class KerasRope(RopeOperations):
     def __init__(self, hub: Any, ops: Any, gradients: Gradients) -> None:
         self.hub, self.ops, self._gradients = hub, ops, gradients
 
-    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+    def rotated(self, x: np.ndarray, rotation: RopeCall) -> Any:
         layer = self._layer(x, rotation)
         with rope_errors():
             return to_numpy(self.ops.convert_to_numpy(self._rotate(layer, x, rotation.position_ids)))
 
-    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+    def gradient(self, x: np.ndarray, rotation: RopeCall, grad_output: np.ndarray) -> Any:
         layer = self._layer(x, rotation)
         with rope_errors():
             (grad_x,), _ = self._gradients(
@@ -76,7 +76,7 @@ class KerasRope(RopeOperations):
         positions = self.ops.convert_to_tensor(np.asarray(position_ids))
         return call(self.ops.expand_dims(x, 0), positions=positions)[0]
 
-    def _layer(self, x: np.ndarray, rotation: Rotation) -> Any:
+    def _layer(self, x: np.ndarray, rotation: RopeCall) -> Any:
         check_rank(x)
         if rotation.rotary_dim != np.shape(x)[-1]:
             raise Decline(

@@ -33,7 +33,7 @@ from typing import Any
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
 from embconf.adapters.rope import check_offset_length, check_rank, require_contiguous, rope_type
-from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
@@ -73,7 +73,7 @@ class MegatronRope(TorchRope):
         super().__init__(torch)
         self.rotary, self.utils = rotary, utils
 
-    def rotate(self, x: Any, rotation: Rotation) -> Any:
+    def rotate(self, x: Any, rotation: RopeCall) -> Any:
         check_rank(x)
         check_offset_length(x, rotation.position_ids)
         offset = require_contiguous(rotation.position_ids, "Megatron's get_freqs_non_repeated (an offset)")

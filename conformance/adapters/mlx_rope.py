@@ -29,7 +29,7 @@ import numpy as np
 from embconf.adapters.convert import from_numpy, to_numpy
 from embconf.adapters.frameworks import refusals
 from embconf.adapters.rope import check_offset_length, require_contiguous
-from embconf.adapters.rope_operations import RopeOperations, Rotation
+from embconf.adapters.rope_operations import RopeCall, RopeOperations
 from embconf.model.errors import Decline
 
 API = "MLX nn.RoPE"
@@ -50,13 +50,13 @@ class MlxRope(RopeOperations):
     def _array(self, value: np.ndarray) -> Any:
         return mlx_array(self.mx, value)
 
-    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+    def rotated(self, x: np.ndarray, rotation: RopeCall) -> Any:
         check_offset_length(x, rotation.position_ids)
         out = self._rotation(rotation)(self._array(x))
         self.mx.eval(out)
         return to_numpy(out)
 
-    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+    def gradient(self, x: np.ndarray, rotation: RopeCall, grad_output: np.ndarray) -> Any:
         check_offset_length(x, rotation.position_ids)
         rotate = self._rotation(rotation)
         with rope_errors():
@@ -64,7 +64,7 @@ class MlxRope(RopeOperations):
             self.mx.eval(grad)
         return to_numpy(grad)
 
-    def _rotation(self, rotation: Rotation) -> Callable[[Any], Any]:
+    def _rotation(self, rotation: RopeCall) -> Callable[[Any], Any]:
         """x -> nn.RoPE(x[None], offset)[0], for this case's parameters."""
         kind = rotation.rope_type
         if kind not in ("default", "linear"):

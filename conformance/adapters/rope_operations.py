@@ -2,7 +2,7 @@
 rotation, for every rotary adapter (transformers, rotary-embedding-torch, keras_hub, MLX, and the next).
 
 A framework's part subclasses :class:`RopeOperations`, declares what it rotates (``pairings``, ``scalings``,
-``partial``, ``positions``: :meth:`RopeOperations.features`) and supplies two methods over a :class:`Rotation`
+``partial``, ``positions``: :meth:`RopeOperations.features`) and supplies two methods over a :class:`RopeCall`
 (the case's parameters in one value):
 
 - ``rotated(x, rotation)``: x rotated by the framework, as NumPy (no gradient taken);
@@ -28,7 +28,7 @@ from embconf.model.rope import SECTION
 
 
 @dataclass(frozen=True)
-class Rotation:
+class RopeCall:
     """One rope call's parameters: the positions, the rotary width, the base, the scaling mapping, the pairing."""
 
     position_ids: np.ndarray
@@ -63,13 +63,13 @@ class RopeOperations:
         shape = np.shape(position_ids)  # (T,), or (B, T) per batch row: one probe row per position
         shape = shape[1:] if SECTION in scaling else shape  # M-RoPE: (3, T) or (3, B, T), one row per token
         rows = np.ascontiguousarray(np.broadcast_to(probe(shape[-1], rotary_dim, pairing, dtype), (*shape, rotary_dim)))
-        return tables_of(self.rotated(rows, Rotation(position_ids, rotary_dim, base, scaling, pairing)), pairing)
+        return tables_of(self.rotated(rows, RopeCall(position_ids, rotary_dim, base, scaling, pairing)), pairing)
 
     def rope_forward(
         self, x: Array, position_ids: Array, rotary_dim: int, base: float, scaling: Scaling, pairing: str
     ) -> Any:
         check_pairing(pairing, self.pairings)
-        return self.rotated(x, Rotation(position_ids, rotary_dim, base, scaling, pairing))
+        return self.rotated(x, RopeCall(position_ids, rotary_dim, base, scaling, pairing))
 
     def rope_backward(
         self,
@@ -82,14 +82,14 @@ class RopeOperations:
         grad_output: Array,
     ) -> Any:
         check_pairing(pairing, self.pairings)
-        return self.gradient(x, Rotation(position_ids, rotary_dim, base, scaling, pairing), grad_output)
+        return self.gradient(x, RopeCall(position_ids, rotary_dim, base, scaling, pairing), grad_output)
 
     # ----- the framework's part ---------------------------------------------------------------
 
-    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+    def rotated(self, x: np.ndarray, rotation: RopeCall) -> Any:
         """x rotated by the framework, as NumPy."""
         raise NotImplementedError
 
-    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+    def gradient(self, x: np.ndarray, rotation: RopeCall, grad_output: np.ndarray) -> Any:
         """The gradient of the rotation at x for ``grad_output``, as NumPy."""
         raise NotImplementedError

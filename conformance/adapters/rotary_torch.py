@@ -31,7 +31,7 @@ import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.adapters.rope import check_offset_length, require_contiguous
-from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
@@ -67,7 +67,7 @@ class RotaryTorchRope(TorchRope):
         self.package, self.positions = package, freqs
         self.scalings = () if freqs else ("linear",)  # interpolate_factor applies in get_seq_pos only
 
-    def rotate(self, x: Any, rotation: Rotation) -> Any:
+    def rotate(self, x: Any, rotation: RopeCall) -> Any:
         kind = rotation.rope_type
         if kind not in ("default", "linear"):
             raise Decline(f"rotary-embedding-torch has no {kind} scaling")

@@ -17,7 +17,7 @@ import numpy as np
 
 from embconf.adapters.convert import to_numpy, torch_tensor
 from embconf.adapters.frameworks import refusals
-from embconf.adapters.rope_operations import RopeOperations, Rotation
+from embconf.adapters.rope_operations import RopeCall, RopeOperations
 
 TORCH_SHAPES = ("must match the size of tensor", "Mismatch in shape: grad_output")
 
@@ -28,7 +28,7 @@ class TorchRope(RopeOperations):
     def __init__(self, torch: Any) -> None:
         self.torch = torch
 
-    def rotate(self, x: Any, rotation: Rotation) -> Any:
+    def rotate(self, x: Any, rotation: RopeCall) -> Any:
         """The torch tensor x rotated by the framework (differentiable)."""
         raise NotImplementedError
 
@@ -40,11 +40,11 @@ class TorchRope(RopeOperations):
         """A fresh torch tensor holding the array (a copy: the framework may write to it)."""
         return torch_tensor(self.torch, array, copy=True)
 
-    def rotated(self, x: np.ndarray, rotation: Rotation) -> Any:
+    def rotated(self, x: np.ndarray, rotation: RopeCall) -> Any:
         with self.torch.no_grad(), self.errors():
             return to_numpy(self.rotate(self.tensor(x), rotation))
 
-    def gradient(self, x: np.ndarray, rotation: Rotation, grad_output: np.ndarray) -> Any:
+    def gradient(self, x: np.ndarray, rotation: RopeCall, grad_output: np.ndarray) -> Any:
         return self.autograd(lambda xt: self.rotate(xt, rotation), x, grad_output)
 
     def autograd(self, function: Callable[[Any], Any], x: np.ndarray, grad_output: np.ndarray) -> Any:

@@ -28,7 +28,7 @@ import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
 from embconf.adapters.rope import check_rank
-from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
@@ -69,7 +69,7 @@ class TorchtuneRope(TorchRope):
         self.module_class, self.llama3 = module_class, llama3
         self.scalings = ("llama3",) if llama3 else ()
 
-    def rotate(self, x: Any, rotation: Rotation) -> Any:
+    def rotate(self, x: Any, rotation: RopeCall) -> Any:
         check_rank(x)
         if rotation.rotary_dim != x.shape[-1]:
             raise Decline(f"it rotates the whole head: rotary_dim {rotation.rotary_dim} != d {x.shape[-1]}")
@@ -80,7 +80,7 @@ class TorchtuneRope(TorchRope):
         out = rope(heads, input_pos=self.torch.from_numpy(positions))
         return out.transpose(1, 2).reshape(x.shape)
 
-    def _module(self, rotation: Rotation, length: int) -> Any:
+    def _module(self, rotation: RopeCall, length: int) -> Any:
         kind, scaling = rotation.rope_type, rotation.scaling
         if not self.llama3:
             if kind != "default":

@@ -52,7 +52,7 @@ import numpy as np
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.rope import check_pairing, check_rank, rope_type
-from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
@@ -145,7 +145,7 @@ class HfRope(TorchRope):
         check_tables(x, cos, sin, pairing)
         return self.autograd(partial(self._apply, cos=cos, sin=sin), x, grad_output)
 
-    def rotate(self, x: Any, rotation: Rotation) -> Any:
+    def rotate(self, x: Any, rotation: RopeCall) -> Any:
         """x rotated as the model's attention rotates its queries."""
         check_rank(x)
         width = x.shape[-1]

@@ -26,7 +26,7 @@ import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
 from embconf.adapters.rope import check_rank
-from embconf.adapters.rope_operations import Rotation
+from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
@@ -66,7 +66,7 @@ class XTransformersRope(TorchRope):
         super().__init__(torch)
         self.module = module
 
-    def rotate(self, x: Any, rotation: Rotation) -> Any:
+    def rotate(self, x: Any, rotation: RopeCall) -> Any:
         check_rank(x)
         kind = rotation.rope_type
         if kind not in ("default", "linear"):

@@ -16,7 +16,7 @@ from embconf.adapters import ImplementationError, create_adapter
 from embconf.adapters.common import InProcessAdapter, check_target
 from embconf.adapters.convert import from_numpy, to_numpy, torch_tensor
 from embconf.adapters.frameworks import FrameworkAdapter, refusals
-from embconf.adapters.rope_operations import RopeOperations, Rotation
+from embconf.adapters.rope_operations import RopeCall, RopeOperations
 from embconf.model.contract import Capabilities
 from embconf.model.dtypes import numpy_dtype
 from embconf.reference import rope_backward, rope_forward
@@ -35,7 +35,7 @@ class NumpyRope(RopeOperations):
     def __init__(self, sign: float = 1.0) -> None:
         self.sign = sign  # -1: a wrong rotation (the angle's sign flipped)
 
-    def _inputs(self, rotation: Rotation) -> dict:
+    def _inputs(self, rotation: RopeCall) -> dict:
         positions = self.sign * np.asarray(rotation.position_ids)
         return {
             "position_ids": positions.astype(np.asarray(rotation.position_ids).dtype),
