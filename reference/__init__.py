@@ -4,10 +4,10 @@ Each operation of ``spec/vocabulary.json`` is a plain function here, named as
 the spec names it; it computes in float64 and rounds once to the case's dtype.
 
 Rooms: the operations by area, ``lookup`` (with ``ids``), ``positions``, ``sinusoid``, ``layer``, ``options``,
-``memory``, ``rope`` with ``rope_apply`` (the fused rotation, tables given); ``errors`` (the typed error taxonomy); ``arithmetic`` (float64, or exact for the goldens);
-``tolerance`` (spec section 8 resolved per case); the goldens made from the catalogue ``cases`` by ``generate`` and
-written by ``emit``; ``serve`` (where the reference protocol peer was, kept for ``python -m``).
-"""
+``memory``, ``rope`` with ``rope_apply`` (the fused rotation, tables given); ``errors`` (the typed error taxonomy);
+``arithmetic`` (float64, or exact for the goldens); ``tolerance`` (spec section 8 resolved per case); the goldens
+made from the catalogue ``cases`` by ``generate`` and written by ``emit``; ``serve`` (where the reference protocol
+peer was, kept for ``python -m``)."""
 
 from __future__ import annotations
 
