@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import assert_outcomes, run_reported
 from rope_probe import allowed, rotated
 from test_frameworks import needs
 
@@ -120,7 +121,5 @@ def test_ggml_aborts_the_process_on_an_id_outside_the_table():
 
 def test_a_ggml_run_records_the_abort_as_a_crash(tmp_path):
     needs("ggml")
-    from test_more_frameworks import run
-
-    _, found, _ = run(tmp_path, "ggml", "lookup.error.id_equals_vocab", "lookup.forward.module_example")
-    assert found == {"lookup.error.id_equals_vocab": "crash", "lookup.forward.module_example": "pass"}
+    _, report = run_reported(tmp_path, "ggml", select=("lookup.error.id_equals_vocab", "lookup.forward.module_example"))
+    assert_outcomes(report, {"lookup.error.id_equals_vocab": "crash", "lookup.forward.module_example": "pass"})

@@ -9,7 +9,7 @@ import pytest
 
 from embconf.corpus.fixtures import load_corpus
 from embconf.mutants import catalogue, get
-from embconf.mutants.kills import kill_matrix
+from embconf.mutation.kills import kill_matrix
 
 NEW = {
     "rope.yarn_off_below_original",
