@@ -24,13 +24,14 @@ from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, open_adapter
-from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
+from embconf.model.contract import ALL_ROWS, NO_INSTANCE, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
 from embconf.model.impl import ImplLike
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
 from embconf.model.record import RunRecord
 from embconf.run.cases import Progress, run_case
 from embconf.run.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
+from embconf.run.sequence import new_instance, sequence_inapplicable
 from embconf.untrusted.text import bounded_description
 
 __all__ = ["RunOptions", "Session", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
@@ -83,6 +84,7 @@ class Session:
         self._results: list[CaseResult] = []
         self._started: Optional[float] = None
         self._record: Optional[RunRecord] = None
+        self._instances: dict[str, int] = {}  # a case of calls on one instance -> the instance of this pass
 
     @classmethod
     def open(
@@ -120,9 +122,9 @@ class Session:
         if self._started is not None:
             raise RuntimeError("a session is run once")
         self._started = time.perf_counter()
-        plan(self.adapter, self.cases)
+        self._instances = plan(self.adapter, self.cases)
         for case in self.cases:
-            result = run_case(self.adapter, case, self.options.expectations, self.capabilities)
+            result = self._run(case)
             self._results.append(result)
             yield result
 
@@ -186,15 +188,20 @@ class Session:
             return
         done = len(self._results)
         for case in self.cases[done:]:
-            result = run_case(self.adapter, case, self.options.expectations, self.capabilities)
+            result = self._run(case)
             self._results.append(result)
             yield result
 
     def _pass(self) -> list[CaseResult]:
         """One more pass over every case (a run of ``--repeat``), planned ahead."""
-        plan(self.adapter, self.cases)
-        results = [run_case(self.adapter, case, self.options.expectations, self.capabilities) for case in self.cases]
+        self._instances = plan(self.adapter, self.cases)
+        results = [self._run(case) for case in self.cases]
         return self._whole_outputs(results, {})
+
+    def _run(self, case: Case) -> CaseResult:
+        """One case, a case of calls on the instance its plan gave it."""
+        instance = self._instances.get(case.id, NO_INSTANCE)
+        return run_case(self.adapter, case, self.options.expectations, self.capabilities, instance)
 
     def _whole_outputs(self, results: list[CaseResult], notes: dict[str, str]) -> list[CaseResult]:
         """Each failure that got only the pinned rows of an output (from the worker or a protocol peer) asked for
@@ -209,8 +216,8 @@ class Session:
         if not rows_only:
             return results
         again = [case for case in self.cases if case.id in rows_only]
-        plan(self.adapter, again, pinned=False)
-        whole = {case.id: run_case(self.adapter, case, self.options.expectations, self.capabilities) for case in again}
+        self._instances = plan(self.adapter, again, pinned=False)
+        whole = {case.id: self._run(case) for case in again}
         kept = []
         for result in results:
             second = whole.get(result.id)
@@ -287,15 +294,29 @@ def diagnose(record: RunRecord, cases: Iterable[Case]) -> RunRecord:
     return record
 
 
-def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:
+def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> dict[str, int]:
     """Tell an adapter that runs calls ahead (:class:`~embconf.model.contract.Planning`) which calls come
     next: the applicable cases, in order, with the rows of each output their goldens pin (``pinned``: an
-    implementation elsewhere may then send those rows only)."""
+    implementation elsewhere may then send those rows only). Each case of calls on one instance gets a new
+    instance, returned by case id (its calls are announced on it, whole)."""
+    instances = {case.id: new_instance() for case in cases if case.is_sequence}
     if isinstance(adapter, Planning):
         caps = adapter.capabilities()
-        applicable = [case for case in cases if caps.applies(case.operation, case.features) is None]
+        applicable = [
+            case
+            for case in cases
+            if (sequence_inapplicable(case, caps) if case.is_sequence else caps.applies(case.operation, case.features))
+            is None
+        ]
         if isinstance(adapter, Preparing):
-            adapter.prepare({dtype for case in applicable for dtype in case.dtypes})
+            adapter.prepare({dtype for case in applicable for call in case.calls or (case,) for dtype in call.dtypes})
         adapter.plan(
-            [Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS, c.raw_inputs) for c in applicable]
+            [
+                Planned(call.operation, call.inputs, ALL_ROWS, call.raw_inputs, instances[case.id])
+                if case.is_sequence
+                else Planned(case.operation, case.inputs, case.pinned_rows if pinned else ALL_ROWS, case.raw_inputs)
+                for case in applicable
+                for call in case.calls or (case,)
+            ]
         )
+    return instances

@@ -32,7 +32,7 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.base import ALL_OPERATIONS, call_python, declined
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
-from embconf.model.contract import Capabilities, Reply, Status
+from embconf.model.contract import STATEFUL, Capabilities, Reply, Status
 from embconf.model.sinusoid import SinusoidProfile, declared_profile, profile_features
 from embconf.model.vocabulary import features as spec_features
 
@@ -46,7 +46,7 @@ class FunctionsAdapter(InProcessAdapter):
         handlers = operation_functions(module, target)
         caps = Capabilities(
             frozenset(handlers),
-            declared_features(module, target),
+            declared_features(module, target) | {STATEFUL},  # the module is its one instance (section 9.7)
             sinusoid_parameters=declared_sinusoid(module, target),
         )
         super().__init__(target, handlers, caps, module_version(module))

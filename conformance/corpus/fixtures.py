@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -44,6 +44,33 @@ class Case:
     raw_expected: Mapping[str, Any] = field(repr=False)
     tolerance: Mapping[str, Any] = field(repr=False)
     source: str = ""
+    calls: tuple[Case, ...] = field(default=(), repr=False)  # a case of calls on one instance (section 9.7)
+    before: tuple[Case, ...] = field(default=(), repr=False)  # a call of such a case: the calls made before it
+    of_calls: int = 0  # a call of such a case: how many calls the case makes
+
+    @property
+    def label(self) -> str:
+        """The case's id, and for a call of a case of calls its number among them (what a failure names)."""
+        if not self.of_calls:
+            return self.id
+        return f"{self.id}, call {len(self.before) + 1} of {self.of_calls} on one instance"
+
+    @property
+    def is_sequence(self) -> bool:
+        """Whether the case is a sequence of calls on one instance; its own inputs and golden are then its first
+        call's, and :attr:`calls` holds every call, each a case of one call with the sequence's id."""
+        return bool(self.calls)
+
+    @property
+    def operations(self) -> tuple[str, ...]:
+        """The operations its calls make, each once, in order (its own for a case of one call)."""
+        return tuple(dict.fromkeys(call.operation for call in self.calls)) if self.calls else (self.operation,)
+
+    def call_numbered(self, number: int) -> Case:
+        """A sequence's call ``number`` (from 1; 0: its last), the one a result names; a case of one call itself."""
+        if not self.calls:
+            return self
+        return self.calls[number - 1] if 0 < number <= len(self.calls) else self.calls[-1]
 
     @property
     def expected_error(self) -> Optional[str]:
@@ -222,20 +249,38 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document:
         problem = _case_problem(case)
         if problem:
             raise FixtureError(f"{path}: malformed case #{number} ({problem}); run `embconf validate`")
-    return [
-        Case(
-            c["id"],
-            c["description"],
-            tuple(c["requirements"]),
-            tuple(c["features"]),
-            c["operation"],
-            c["inputs"],
-            c["expected"],
-            c.get("tolerance", {}),
-            path.name,
-        )
-        for c in document["cases"]
-    ]
+    return [_case(record, path.name) for record in document["cases"]]
+
+
+def call_records(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A case record as the records of its calls: itself for a case of one call; for a sequence (``calls``, section
+    9.7) each call's ``operation``, ``inputs``, ``expected`` and ``tolerance`` under the sequence's other fields."""
+    shared = {key: value for key, value in record.items() if key != "calls"}
+    calls = record.get("calls")
+    if not isinstance(calls, list):
+        return [shared]
+    return [{**shared, **call} if isinstance(call, dict) else call for call in calls]
+
+
+def _case(record: Mapping[str, Any], source: str) -> Case:
+    """The :class:`Case` of a record checked by :func:`_case_problem` (a sequence: its first call's, holding all)."""
+    if record.get("calls"):
+        calls: list[Case] = []
+        records = call_records(record)
+        for call in records:
+            calls.append(replace(_case(call, source), before=tuple(calls), of_calls=len(records)))
+        return replace(calls[0], calls=tuple(calls))
+    return Case(
+        record["id"],
+        record["description"],
+        tuple(record["requirements"]),
+        tuple(record["features"]),
+        record["operation"],
+        record["inputs"],
+        record["expected"],
+        record.get("tolerance", {}),
+        source,
+    )
 
 
 _CASE_FIELDS = {
@@ -252,6 +297,21 @@ _CASE_FIELDS = {
 
 def _case_problem(case: Any) -> Optional[str]:
     """Why ``case`` cannot become a :class:`Case` (a cheap structural check, also of trusted files), or None."""
+    if not isinstance(case, dict):
+        return f"a {type(case).__name__}, not a mapping"
+    if "calls" in case:
+        if not isinstance(case["calls"], list) or len(case["calls"]) < 2:
+            return "'calls' is not a list of two or more calls"
+        for number, call in enumerate(call_records(case), 1):
+            problem = _call_problem(call)
+            if problem:
+                return f"call {number}: {problem}"
+        return None
+    return _call_problem(case)
+
+
+def _call_problem(case: Any) -> Optional[str]:
+    """Why the record of one call cannot become a :class:`Case`, or None."""
     if not isinstance(case, dict):
         return f"a {type(case).__name__}, not a mapping"
     for key, kind in _CASE_FIELDS.items():
@@ -321,7 +381,10 @@ def validate_document(document: Any, text: str) -> list[str]:
         if case["id"] in seen:
             problems.append(prefix + "duplicate case id")
         seen.add(case["id"])
-        problems += [prefix + p for p in _semantic_problems(case)]
+        records = call_records(case)
+        for number, call in enumerate(records, 1):
+            where = f"call {number}: " if len(records) > 1 else ""
+            problems += [prefix + where + p for p in _semantic_problems(call)]
     return problems
 
 

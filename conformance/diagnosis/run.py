@@ -32,7 +32,8 @@ def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET
     if not any(result.outcome in DIAGNOSED for result in run.results):
         run.verdict = run_verdict(run)
         return
-    by_id = {case.id: case for case in cases}
+    decided = {result.id: result.call for result in run.results}  # a case of calls: judged on its deciding call
+    by_id = {case.id: case.call_numbered(decided.get(case.id, 0)) for case in cases}
     deadline = time.monotonic() + budget_s
     found: dict[str, tuple[Replay, list[Cause]]] = {}
     earlier: list[tuple[Case, CaseResult]] = []
@@ -65,7 +66,7 @@ def diagnose_run(run: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET
 
 def diagnose_case(case: Case, result: CaseResult) -> list[Cause]:
     """One result's causes on its own (no run context): catalogue matches, then symptoms."""
-    measured = _measure(case, result, [])
+    measured = _measure(case.call_numbered(result.call), result, [])
     if measured is None:
         return []
     matches, symptoms = measured

@@ -39,6 +39,10 @@ class Reason(enum.Enum):
     RESTARTS_EXHAUSTED = "restarts_exhausted"  # the process died too often to be started again
 
 
+# The feature of a case of calls on one instance (spec section 9.7, since 2.1.0): an implementation that can be
+# called several times on one instance declares it (every in-process adapter; a protocol peer from minor 5).
+STATEFUL = "stateful"
+
 # The error kind of a rejection whose kind the adapter cannot tell (a coarse error detail).
 UNSPECIFIED = "unspecified"
 
@@ -150,6 +154,11 @@ class Capabilities:
             return (
                 f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
             )
+        if STATEFUL in missing:
+            return (
+                "a case of calls on one instance: the implementation does not declare the feature stateful "
+                "(a protocol peer declares it with protocol minor 5, PROTOCOL.md section 8)"
+            )
         if LAYER_REFUSED_FEATURE in missing:
             return f"a case of a layer without rope (pos_encoding 'rope' refused): it declares {LAYER_FEATURE}"
         other_profiles = [f for f in missing if f in profile_features()]
@@ -222,6 +231,7 @@ class Capabilities:
 
 
 ALL_ROWS: Mapping[str, tuple[int, ...]] = MappingProxyType({})
+NO_INSTANCE = 0  # a call made on no instance of its own: the implementation may answer it from a fresh one
 NOT_ENCODED: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -235,6 +245,7 @@ class Planned(NamedTuple):
     inputs: Callable[[], dict[str, Any]]
     rows: Mapping[str, tuple[int, ...]] = ALL_ROWS
     encoded: Mapping[str, Any] = NOT_ENCODED
+    instance: int = NO_INSTANCE  # the instance it is made on (a case of calls on one instance), else NO_INSTANCE
 
 
 @runtime_checkable
@@ -261,6 +272,24 @@ class Adapter(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class OnInstances(Protocol):
+    """An adapter that can make several calls on one instance of the implementation (a case of calls on one
+    instance, spec section 9.7): the calls with the same ``instance`` number share whatever the implementation
+    keeps between calls; a number not seen before is a fresh instance. The runner never interleaves instances:
+    once a call names another number (or :data:`NO_INSTANCE`), the earlier instance is never named again."""
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply: ...
+
+
+def call_on_instance(adapter: Adapter, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+    """``adapter.call_on`` where the adapter has instances of its own, else its plain ``call`` (an implementation
+    made of plain functions is one instance: every call is made on it)."""
+    if instance != NO_INSTANCE and isinstance(adapter, OnInstances):
+        return adapter.call_on(instance, operation, inputs)
+    return adapter.call(operation, inputs)
 
 
 @runtime_checkable
