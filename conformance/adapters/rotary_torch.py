@@ -19,7 +19,9 @@ llama3: only ``rope-linear`` is declared. ``rope_tables`` are read off its rotat
 ``rotary_dim`` wider than x is mapped to invalid_config and autograd's grad_output shape check to
 shape_mismatch; an unknown pairing, and (main API, which sees their start only) position ids of another length
 than x's sequence axis are the adapter's (decided by glue). Its ``theta_rescale_factor ** (dim / (dim - 2))``
-divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as they are.
+divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as they are. A fresh module
+serves each call; the calls on one instance (spec section 9.7) share their first call's, with its caches
+(``cached_freqs``, EMB-STA-3).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 from embconf.adapters import ImplementationError
 from embconf.adapters.common import Handler
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.instances import Instances
 from embconf.adapters.pytorch import to_numpy
 from embconf.adapters.rope import (
     check_offset_length,
@@ -45,7 +48,7 @@ from embconf.adapters.rope import (
     tables_of,
 )
 from embconf.adapters.transformers_rope import autograd_backward
-from embconf.model.contract import Capabilities
+from embconf.model.contract import STATEFUL, Capabilities, Reply
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
@@ -72,10 +75,17 @@ class RotaryTorchAdapter(FrameworkAdapter):
         }
         scalings = () if self.positions else ("linear",)  # interpolate_factor applies in get_seq_pos only
         features = rope_features(("interleaved",), scalings, partial=True, positions=self.positions)
-        caps = Capabilities(frozenset(handlers), features | {"float16", "bfloat16"}, notes=(f"API {TARGETS[target]}",))
+        caps = Capabilities(
+            frozenset(handlers), features | {"float16", "bfloat16", STATEFUL}, notes=(f"API {TARGETS[target]}",)
+        )
         name = f"rotary_embedding_torch:{target}" if target else "rotary_embedding_torch"
         super().__init__(name, self.package, handlers, caps, f"rotary-embedding-torch {TARGETS[target]}")
         self._version = _version()
+        self._modules: Instances[Any] = Instances()  # the module of an instance's first call
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        with self._modules.on(instance):
+            return self.call(operation, inputs)
 
     def rope_tables(
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
@@ -121,7 +131,8 @@ class RotaryTorchAdapter(FrameworkAdapter):
         if kind == "linear" and self.positions:
             raise Decline("its forward(positions) takes the positions as given (interpolate_factor scales get_seq_pos)")
         factor = float(scaling["factor"]) if kind == "linear" else 1.0
-        rotary = self.package.RotaryEmbedding(dim=rotary_dim, theta=base, interpolate_factor=factor)
+        build = partial(self.package.RotaryEmbedding, dim=rotary_dim, theta=base, interpolate_factor=factor)
+        rotary = self._modules.get(build)[0]
         with too_wide_errors():
             if self.positions:
                 freqs = rotary(self.torch.from_numpy(np.asarray(position_ids, dtype=np.int64)))

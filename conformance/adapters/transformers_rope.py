@@ -7,7 +7,9 @@ What is transformers' and what is the adapter's:
   ``scaling`` mapping plus ``rope_theta = base`` (the same key names: transformers' own), and for a partial model
   ``partial_rotary_factor = rotary_dim / d``. transformers' dynamic NTK scaling measures growth against
   ``max_position_embeddings``: the case's ``original_max_position_embeddings`` is passed there (and for yarn and
-  llama3 it is also their own ``original_max_position_embeddings``). A fresh rotary module serves each call.
+  llama3 it is also their own ``original_max_position_embeddings``). A fresh rotary module serves each call, and
+  the calls on one instance (spec section 9.7) share the module of their first call, as a model's layers do: its
+  dynamic NTK state is then transformers' own (EMB-STA-2).
 - ``rope_tables``: the rotary module's ``forward(x, position_ids)`` on an empty tensor of the case's dtype (it
   returns ``(.., r)`` tables, the ``h`` frequencies twice: ``[..., :h]`` is kept).
 - ``rope_forward``: ``apply_rotary_pos_emb(q=x, k=x, cos, sin)`` on x viewed as (batch, 1 head, T, d), its
@@ -38,9 +40,10 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from embconf.adapters.instances import Instances
 from embconf.adapters.pytorch import to_numpy
 from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
-from embconf.model.contract import Capabilities, DocumentedChoice
+from embconf.model.contract import STATEFUL, Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
@@ -77,7 +80,7 @@ def rope_capabilities(model: RopeModel) -> Capabilities:
     features = rope_features(("half_split",), HF_SCALINGS, partial=bool(model.partial), positions=True)
     return Capabilities(
         frozenset({"rope_tables", "rope_forward", "rope_backward"}),
-        features | DTYPES,
+        features | DTYPES | {STATEFUL},
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
         documented=(HF_YARN_ORIGINAL,),
     )
@@ -88,6 +91,7 @@ class HfRope:
 
     def __init__(self, torch: Any, module: Any, model: RopeModel) -> None:
         self.torch, self.module, self.model = torch, module, model
+        self.instances: Instances[Any] = Instances()  # the rotary module of an instance's first call
 
     # ----- operations (named and called as the spec's) -----------------------------------
 
@@ -149,7 +153,11 @@ class HfRope:
         return out.reshape(x.shape)
 
     def _rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
-        """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling."""
+        """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling; on an instance,
+        the one its first call built."""
+        return self.instances.get(lambda: self._new_rotary(head_dim, rotary_dim, base, scaling))[0]
+
+    def _new_rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
             parameters["partial_rotary_factor"] = rotary_dim / head_dim

@@ -58,17 +58,7 @@ def _as_case(record: dict, profile: SinusoidProfile, dim: int) -> Case:
     tolerance = dict(record.get("tolerance", {}))
     if "table" in tolerance:
         tolerance["table"] = _scaled(tolerance["table"], profile, dim)
-    return Case(
-        record["id"],
-        record["description"],
-        tuple(record["requirements"]),
-        tuple(record["features"]),
-        record["operation"],
-        record["inputs"],
-        record["expected"],
-        tolerance,
-        SOURCE,
-    )
+    return Case.of_record(record, SOURCE, tolerance)
 
 
 def _scaled(rule: dict, profile: SinusoidProfile, dim: int) -> dict:

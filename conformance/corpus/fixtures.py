@@ -17,8 +17,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf.corpus.shipped import differs_from_shipped, shipped_json_form
-from embconf.model.dtypes import BFLOAT16_HINT
-from embconf.model.encoding import EncodingError, decode_array, decode_value, is_array
+from embconf.model.encoding import decode_value, is_array
 from embconf.model.errors import UserError
 from embconf.model.vocabulary import FIXTURES_DIR, operations, spec_version
 from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
@@ -65,6 +64,21 @@ class Case:
     def operations(self) -> tuple[str, ...]:
         """The operations its calls make, each once, in order (its own for a case of one call)."""
         return tuple(dict.fromkeys(call.operation for call in self.calls)) if self.calls else (self.operation,)
+
+    @classmethod
+    def of_record(cls, record: Mapping[str, Any], source: str, tolerance: Optional[Mapping[str, Any]] = None) -> Case:
+        """The case of one call a checked fixture record holds (``tolerance``: in place of the record's)."""
+        return cls(
+            record["id"],
+            record["description"],
+            tuple(record["requirements"]),
+            tuple(record["features"]),
+            record["operation"],
+            record["inputs"],
+            record["expected"],
+            record.get("tolerance", {}) if tolerance is None else tolerance,
+            source,
+        )
 
     def call_numbered(self, number: int) -> Case:
         """A sequence's call ``number`` (from 1; 0: its last), the one a result names; a case of one call itself."""
@@ -232,6 +246,8 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document:
     if document is None:
         document = parse_yaml(path, raw)
     if validate:
+        from embconf.corpus.semantics import validate_document
+
         problems = validate_document(document, raw.decode("utf-8", "replace"))
         if problems:
             raise FixtureError(
@@ -270,17 +286,7 @@ def _case(record: Mapping[str, Any], source: str) -> Case:
         for call in records:
             calls.append(replace(_case(call, source), before=tuple(calls), of_calls=len(records)))
         return replace(calls[0], calls=tuple(calls))
-    return Case(
-        record["id"],
-        record["description"],
-        tuple(record["requirements"]),
-        tuple(record["features"]),
-        record["operation"],
-        record["inputs"],
-        record["expected"],
-        record.get("tolerance", {}),
-        source,
-    )
+    return Case.of_record(record, source)
 
 
 _CASE_FIELDS = {
@@ -353,91 +359,3 @@ def _check_unique(cases: Iterable[Case]) -> None:
         if case.id in seen:
             raise FixtureError(f"duplicate case id {case.id} in {seen[case.id]} and {case.source}")
         seen[case.id] = case.source
-
-
-def line_of(text: str, case_id: str) -> int:
-    """The line where a case starts, for error messages (0 when not found)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.startswith("- id:") and case_id in line:
-            return number
-    return 0
-
-
-def validate_document(document: Any, text: str) -> list[str]:
-    """Schema and semantic problems of a parsed fixture file, each with line and case id."""
-    from embconf.model.schemas import validator
-
-    problems: list[str] = []
-    for error in validator("fixture").iter_errors(document):
-        where = _case_at(document, list(error.absolute_path))
-        problems.append(f"{where(text)}{error.message[:200]} at /{'/'.join(map(str, error.absolute_path))}")
-    if problems or not isinstance(document, dict):
-        return problems or ["not a mapping"]
-    if document["spec_version"] != spec_version():
-        problems.append(f"spec_version {document['spec_version']} != {spec_version()}")
-    seen: set[str] = set()
-    for case in document["cases"]:
-        prefix = f"line {line_of(text, case['id'])}, case {case['id']}: "
-        if case["id"] in seen:
-            problems.append(prefix + "duplicate case id")
-        seen.add(case["id"])
-        records = call_records(case)
-        for number, call in enumerate(records, 1):
-            where = f"call {number}: " if len(records) > 1 else ""
-            problems += [prefix + where + p for p in _semantic_problems(call)]
-    return problems
-
-
-def _case_at(document: Any, path: list[Any]):
-    def describe(text: str) -> str:
-        if len(path) >= 2 and path[0] == "cases" and isinstance(path[1], int):
-            try:
-                case_id = document["cases"][path[1]]["id"]
-            except (KeyError, IndexError, TypeError):
-                return f"case #{path[1]}: "
-            return f"line {line_of(text, str(case_id))}, case {case_id}: "
-        return ""
-
-    return describe
-
-
-def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
-    from embconf.model.rope import case_feature_problems
-    from embconf.model.vocabulary import error_kinds, features, input_names, optional_inputs
-
-    spec_op = operations()[case["operation"]]
-    problems = [
-        f"unknown input {name!r} for {case['operation']}"
-        for name in case["inputs"]
-        if name not in input_names(case["operation"])
-    ]
-    problems += [
-        f"input {name!r} needs feature {feature!r}"
-        for name, feature in optional_inputs(case["operation"]).items()
-        if name in case["inputs"] and feature not in case["features"]
-    ]
-    problems += [f"unknown feature {f!r}" for f in case["features"] if f not in features()]
-    problems += case_feature_problems(
-        case["operation"], case["inputs"], case["features"], case["expected"].get("error")
-    )
-    outputs = case["expected"].get("outputs")
-    if outputs is not None:
-        if set(outputs) != set(spec_op["outputs"]):
-            problems.append(f"outputs {sorted(outputs)} != the spec's {sorted(spec_op['outputs'])}")
-        missing_tol = set(outputs) - set(case.get("tolerance", {}))
-        problems += [f"output {name!r} has no tolerance" for name in sorted(missing_tol)]
-    elif case["expected"].get("error") not in error_kinds():
-        problems.append(f"unknown error kind {case['expected'].get('error')!r}")
-    for where, values in (("input", case["inputs"]), ("output", outputs or {})):
-        for name, value in values.items():
-            if array_problem(value):
-                problems.append(f"{where} {name!r}: {array_problem(value)}")
-            elif is_array(value):
-                try:
-                    decode_array(value)
-                except EncodingError as exc:
-                    if (
-                        str(exc) != BFLOAT16_HINT
-                    ):  # without ml_dtypes a bfloat16 payload cannot be decoded: not the fixture's fault
-                        problems.append(f"{where} {name!r}: {exc}")
-    return problems

@@ -82,11 +82,23 @@ def _measure(
         matches = replay(case, result, inputs)
         symptoms = describe(case, inputs, result)
         if result.outcome == FAIL and not any(s.key.startswith("stale_buffer") for s in symptoms):
-            symptoms = history_symptom(case, result, reversed(earlier)) + symptoms
+            symptoms = history_symptom(case, result, [*_earlier_calls(case), *reversed(earlier)]) + symptoms
         return matches, symptoms
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no diagnosis for %s: %s: %s", result.id, type(exc).__name__, exc)
         return None
+
+
+def _earlier_calls(case: Case) -> list[tuple[Case, CaseResult]]:
+    """The calls made before ``case`` on its instance (a call of a case of calls), latest first, each with its
+    golden as its answer: what a correct implementation returned to them."""
+    return [
+        (
+            call,
+            CaseResult(call.id, call.requirements, call.features, call.operation, PASS, actual=call.expected_outputs),
+        )
+        for call in reversed(case.before)
+    ]
 
 
 PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most
