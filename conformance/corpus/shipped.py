@@ -26,7 +26,7 @@ SHIPPED_SHA256: dict[str, str] = {
     "memory.yaml": "e5b51f7914b665c1a9d2ce422c3afd1b2bb4e0a706875c720d7b20b86787794a",
     "rope.yaml": "038c25dae9ba0df655468bea0aaa6054377bd4b19b57c62a97971892c44ea1e7",
     "sinusoidal.yaml": "a7f5be8a32a76ad1c1a114267c7cca33c9f125f42655b068847eddc047af876c",
-    "stateful.yaml": "3c84da292ba4673f20e9baffa2d235d3223c9b210b9b0fc6daad684e4cb70101",
+    "stateful.yaml": "db8851ad18de7538755836e397e982f1429191e9d9700b1fb134a809c7edeeed",
     "token_lookup.yaml": "8091e50a613e34f8a83ef6c1b7abc37e6529f698a32886f96ab790c85e716ee1",
 }
 
@@ -41,7 +41,7 @@ SHIPPED_JSON_SHA256: dict[str, str] = {
     "memory.json": "9213472506300b874f207d0cccc2565ac4ebce2e3389067eceac74ce222dac65",
     "rope.json": "066a44933c84c9c64bb1430c8165d0eda0415a91668e305f6ba11413141bfea8",
     "sinusoidal.json": "7c32a432f2b656b4bfb97600384fc2511816054796efdc824249c10d8e7ec52f",
-    "stateful.json": "3e8f7206c4707b7653c88273af2f65bb4ad09f1895ae5aeb9d141c4030a758a1",
+    "stateful.json": "f9015cc2eabd55bc3a1d5caf8ece2cae675c396bfc8030906aa7405f360514df",
     "token_lookup.json": "9462e0aee13831cb8c589fd74be94f53f931e8bbaf029e6b5ad11ba49cab9e40",
 }
 
