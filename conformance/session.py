@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
+from embconf.corpus.conventions import convention_cases
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
@@ -63,7 +64,8 @@ class Session:
     is judged, then :meth:`finish` it for the frozen record.
 
     ``cases`` are the selection; the session adds the cases of a declared sinusoid point no named profile is
-    (:mod:`embconf.corpus.family`), so :attr:`cases` is everything it will run. With ``owns_adapter`` the
+    (:mod:`embconf.corpus.family`) and of declared rope conventions (:mod:`embconf.corpus.conventions`), so
+    :attr:`cases` is everything it will run. With ``owns_adapter`` the
     session closes the adapter when it finishes (or on :meth:`close`)."""
 
     def __init__(
@@ -79,7 +81,11 @@ class Session:
         self.fixtures = dict(fixtures or {})
         self.capabilities = adapter.capabilities()
         selection = list(cases)
-        self.cases: list[Case] = selection + family_cases(self.capabilities.sinusoid, selection)
+        self.cases: list[Case] = (
+            selection
+            + family_cases(self.capabilities.sinusoid, selection)
+            + convention_cases(self.capabilities.rope_conventions, selection)
+        )
         self._owns = owns_adapter
         self._results: list[CaseResult] = []
         self._started: Optional[float] = None

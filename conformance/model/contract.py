@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
+from embconf.model.rope_conventions import RopeConvention, changed_by, convention_features, rope_conventions
 from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
 
 
@@ -127,6 +128,7 @@ class Capabilities:
     notes: tuple[str, ...] = ()
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
     sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
+    rope_conventions: frozenset[RopeConvention] = frozenset()  # since spec 2.1.0: EMB-ROPE-V1..V3
 
     def __post_init__(self) -> None:
         """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""
@@ -150,6 +152,9 @@ class Capabilities:
             return f"the implementation does not provide {operation}"
         claimed = self.all_features
         missing = [f for f in case_features if f not in claimed]
+        changed = changed_by(self.rope_conventions, operation, case_features)
+        if changed:
+            return changed
         if "sinusoid-interleaved" in missing:
             return (
                 f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
@@ -180,7 +185,8 @@ class Capabilities:
         implied = {self.sinusoid.feature} | {
             default for default, declared in EXCLUSIVE_FEATURES if declared not in self.features
         }
-        return (self.features - profile_features()) | implied
+        conventions = {c.feature for c in self.rope_conventions}
+        return (self.features - profile_features() - convention_features()) | implied | conventions
 
     @property
     def dtypes(self) -> list[str]:
@@ -195,7 +201,12 @@ class Capabilities:
             "sinusoid_convention": self.sinusoid_convention,
             "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
+            **self._conventions_json(),
         }
+
+    def _conventions_json(self) -> dict[str, Any]:
+        """The declared rope conventions, where there are any (a report of an older suite has none)."""
+        return {"rope_conventions": sorted(c.value for c in self.rope_conventions)} if self.rope_conventions else {}
 
     def to_plain(self) -> dict[str, Any]:
         """As plain values (lists, strings, numbers): what a worker process sends; :meth:`from_plain` rebuilds it."""
@@ -206,6 +217,7 @@ class Capabilities:
             "error_detail": self.error_detail,
             "notes": list(self.notes),
             "documented": [choice.to_plain() for choice in self.documented],
+            **self._conventions_json(),
         }
 
     @classmethod
@@ -227,6 +239,7 @@ class Capabilities:
             notes=tuple(names["notes"]),
             documented=tuple(DocumentedChoice.from_plain(item) for item in documented),
             sinusoid_parameters=SinusoidProfile.from_json(raw.get("sinusoid_parameters", {})),
+            rope_conventions=rope_conventions(raw.get("rope_conventions")),
         )
 
 

@@ -22,6 +22,7 @@ from embconf.model.contract import (
     contradictory_features,
 )
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
+from embconf.model.rope_conventions import convention_features, rope_conventions
 from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.protocol.codec import INSTANCES_MINOR, PROTOCOL_MINOR, PROTOCOL_VERSION, from_wire, to_wire
@@ -139,6 +140,7 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
             frozenset(caps.get("features", [])) - ({STATEFUL} if minor < INSTANCES_MINOR else set()),
             documented=tuple(DocumentedChoice.from_plain(item) for item in caps.get("documented", [])),
             sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
+            rope_conventions=rope_conventions(caps.get("rope_conventions")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], Implementation(named[0], named[1], named[2], capabilities), minor)
@@ -181,6 +183,7 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
         return "'capabilities.documented' must be a list of objects with a 'link' and a 'sentence' (and 'cases', 'requirements' lists of strings)"
     try:
         declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters"))
+        rope_conventions(caps.get("rope_conventions"))
     except ValueError as exc:
         return str(exc)
     return None
@@ -199,7 +202,7 @@ def _strings(value: Any) -> bool:
 
 
 def _plain_features() -> set[str]:
-    return set(features()) - profile_features()
+    return set(features()) - profile_features() - convention_features()
 
 
 # ----- run replies
