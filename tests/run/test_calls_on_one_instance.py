@@ -172,3 +172,12 @@ def test_a_sequence_of_fewer_than_two_calls_or_a_bad_call_is_refused_in_one_line
         _sequence_file(tmp_path, [call, call]), _sequence_file(tmp_path, [call, call]).read_bytes(), validate=True
     )
     assert [len(c.calls) for c in cases] == [2] and cases[0].calls[1].label.endswith("call 2 of 2 on one instance")
+
+
+def test_show_prints_each_call_of_a_case_of_calls():
+    from helpers import run_cli
+
+    done = run_cli("show", "stateful.lookup.backward.two_calls")
+    assert done.returncode == 0 and done.stdout.count("expected outputs:") == 2
+    assert "call 1 of 2 on one instance: embedding_backward" in done.stdout
+    assert "call 2 of 2 on one instance: embedding_backward" in done.stdout
