@@ -33,11 +33,14 @@ def sequence_inapplicable(case: Case, caps: Capabilities) -> Optional[str]:
 def run_sequence(adapter: Adapter, case: Case, caps: Optional[Capabilities], instance: int, judge: Judge) -> CaseResult:
     """Every call of ``case`` on ``instance``, each judged by ``judge(call, reply, caps)``: the first that does not
     pass is the case's result (its number in ``call``, and in its message), else the last call's. Every call is
-    made, after a failing one too, as the plan announced them (an adapter that runs calls ahead keeps to it)."""
+    made, after a failing one too, as the plan announced them (an adapter that runs calls ahead keeps to it), but
+    none after a call that timed out or crashed (its process is gone, and more timeouts would stop the run)."""
     answered: dict[str, tuple[int, Mapping[str, Any]]] = {}  # a call's inputs -> the first call with them
     decided: Optional[CaseResult] = None
     for number, call in enumerate(case.calls, 1):
         reply = call_on_instance(adapter, instance, call.operation, call.inputs())
+        if reply.status in (Status.STOPPED, Status.DIED) and decided is not None:
+            break
         if decided is not None:
             continue
         result = judge(call, reply, caps)
@@ -46,6 +49,8 @@ def run_sequence(adapter: Adapter, case: Case, caps: Optional[Capabilities], ins
         if result.outcome != PASS:
             result.call = number  # the message names it too (the call's label)
             decided = result
+            if reply.status in (Status.STOPPED, Status.DIED):
+                break
         elif number == len(case.calls):
             decided = result
     assert decided is not None  # a case of calls has two or more (the fixture loader checks it)

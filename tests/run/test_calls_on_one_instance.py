@@ -181,3 +181,14 @@ def test_show_prints_each_call_of_a_case_of_calls():
     assert done.returncode == 0 and done.stdout.count("expected outputs:") == 2
     assert "call 1 of 2 on one instance: embedding_backward" in done.stdout
     assert "call 2 of 2 on one instance: embedding_backward" in done.stdout
+
+
+def test_a_call_that_times_out_decides_its_case_and_no_later_call_is_made(tmp_path):
+    """A hang on call 1 is the case's timeout (call 1); call 2 is not sent (no second hang), the run goes on."""
+    log = tmp_path / "hangs.txt"
+    select_ = ["stateful.lookup.backward.two_calls", "pos.forward.batch1"]
+    done, report = run_report(tmp_path, peer("hang", str(log)), "--timeout", "1", select=select_)
+    case = report_cases(report)["stateful.lookup.backward.two_calls"]
+    assert done.returncode == 1 and case["outcome"] == "timeout" and case["call"] == 1
+    assert log.read_text().count("hanging") == 1
+    assert outcomes(report)["pos.forward.batch1"] == "pass"
