@@ -63,7 +63,8 @@ SAID = {
     "rope.partial_rotates_all": "rope:passthrough:",
     "rope.rotary_dim_unchecked": "accepts:",
 }
-ROPE = [m for m in catalogue() if m.area == "rope"]
+# mistakes of one call (those in state kept between calls: tests/run/test_calls_on_one_instance.py)
+ROPE = [m for m in catalogue() if m.area == "rope" and m.fresh is None]
 
 
 def _said(mutant_id: str) -> str:
