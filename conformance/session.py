@@ -21,13 +21,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
+from embconf.corpus.conventions import convention_cases
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, isolation_options, open_adapter
 from embconf.judging.cases import Progress, run_case
 from embconf.judging.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
-from embconf.model.contract import ALL_ROWS, Adapter, Planned, Planning, Preparing
+from embconf.judging.sequence import new_instance, sequence_inapplicable
+from embconf.model.contract import ALL_ROWS, NO_INSTANCE, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
 from embconf.model.errors import UserError
 from embconf.model.impl import ImplLike
@@ -79,7 +81,8 @@ class Session:
     is judged, then :meth:`finish` it for the frozen record.
 
     ``cases`` are the selection; the session adds the cases of a declared sinusoid point no named profile is
-    (:mod:`embconf.corpus.family`), so :attr:`cases` is everything it will run. With ``owns_adapter`` the
+    (:mod:`embconf.corpus.family`) and of declared rope conventions (:mod:`embconf.corpus.conventions`), so
+    :attr:`cases` is everything it will run. With ``owns_adapter`` the
     session closes the adapter when it finishes (or on :meth:`close`)."""
 
     def __init__(
@@ -95,11 +98,16 @@ class Session:
         self.fixtures = dict(fixtures or {})
         self.capabilities = adapter.capabilities()
         selection = list(cases)
-        self.cases: list[Case] = selection + family_cases(self.capabilities.sinusoid, selection)
+        self.cases: list[Case] = (
+            selection
+            + family_cases(self.capabilities.sinusoid, selection)
+            + convention_cases(self.capabilities.rope_conventions, selection)
+        )
         self._owns = owns_adapter
         self._results: list[CaseResult] = []
         self._started: Optional[float] = None
         self._record: Optional[RunRecord] = None
+        self._instances: dict[str, int] = {}  # a case of calls on one instance -> the instance of this pass
 
     @classmethod
     def open(
@@ -198,19 +206,20 @@ class Session:
         """The first pass, from the first case not yet run: every case planned ahead when it starts."""
         if self._started is None:
             self._started = time.perf_counter()
-            plan(self.adapter, self.cases)
+            self._instances = plan(self.adapter, self.cases)
         for case in self.cases[len(self._results) :]:
             result = self._judged(case)
             self._results.append(result)
             yield result
 
     def _judged(self, case: Case) -> CaseResult:
-        """One call of ``case``, judged (every pass calls a case so)."""
-        return run_case(self.adapter, case, self.options.expectations, self.capabilities)
+        """``case`` run and judged (every pass runs a case so): a case of calls on the instance its plan gave it."""
+        instance = self._instances.get(case.id, NO_INSTANCE)
+        return run_case(self.adapter, case, self.options.expectations, self.capabilities, instance)
 
     def _pass(self) -> list[CaseResult]:
         """One more pass over every case (a run of ``--repeat``), planned ahead."""
-        plan(self.adapter, self.cases)
+        self._instances = plan(self.adapter, self.cases)
         results = [self._judged(case) for case in self.cases]
         return self._whole_outputs(results, {})
 
@@ -227,7 +236,7 @@ class Session:
         if not rows_only:
             return results
         again = [case for case in self.cases if case.id in rows_only]
-        plan(self.adapter, again, pinned=False)
+        self._instances = plan(self.adapter, again, pinned=False)
         whole = {case.id: self._judged(case) for case in again}
         kept = []
         for result in results:
@@ -303,15 +312,29 @@ def diagnose(record: RunRecord, cases: Iterable[Case]) -> Diagnosis:
     return Diagnosis({}, run_verdict(record))
 
 
-def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> None:
+def plan(adapter: Adapter, cases: Sequence[Case], pinned: bool = True) -> dict[str, int]:
     """Tell an adapter that runs calls ahead (:class:`~embconf.model.contract.Planning`) which calls come
     next: the applicable cases, in order, with the rows of each output their goldens pin (``pinned``: an
-    implementation elsewhere may then send those rows only)."""
+    implementation elsewhere may then send those rows only). Each case of calls on one instance gets a new
+    instance, returned by case id (its calls are announced on it, whole)."""
+    instances = {case.id: new_instance() for case in cases if case.is_sequence}
     if isinstance(adapter, Planning):
         caps = adapter.capabilities()
-        applicable = [case for case in cases if caps.applies(case.operation, case.features) is None]
+        applicable = [
+            case
+            for case in cases
+            if (sequence_inapplicable(case, caps) if case.is_sequence else caps.applies(case.operation, case.features))
+            is None
+        ]
         if isinstance(adapter, Preparing):
-            adapter.prepare({dtype for case in applicable for dtype in case.dtypes})
+            adapter.prepare({dtype for case in applicable for call in case.calls or (case,) for dtype in call.dtypes})
         adapter.plan(
-            [Planned(c.operation, c.inputs, c.pinned_rows if pinned else ALL_ROWS, c.raw_inputs) for c in applicable]
+            [
+                Planned(call.operation, call.inputs, ALL_ROWS, call.raw_inputs, instances[case.id])
+                if case.is_sequence
+                else Planned(case.operation, case.inputs, case.pinned_rows if pinned else ALL_ROWS, case.raw_inputs)
+                for case in applicable
+                for call in case.calls or (case,)
+            ]
         )
+    return instances

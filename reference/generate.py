@@ -80,7 +80,18 @@ def exact_case(spec: CaseSpec) -> dict[str, Any]:
 
 def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dict[str, Any]:
     """The fixture record of one case: inputs, and the reference's outputs or error kind (of the point
-    ``profile`` of the sinusoid family, when given: EMB-SIN-6), in the active arithmetic."""
+    ``profile`` of the sinusoid family, when given: EMB-SIN-6), in the active arithmetic. A case of calls on one
+    instance (spec section 9.7) holds each call's operation, inputs and golden under ``calls``."""
+    if spec.calls:
+        calls = [{key: value for key, value in build_case(call).items() if key in CALL_FIELDS} for call in spec.calls]
+        return {
+            "id": spec.id,
+            "description": spec.description,
+            "requirements": list(spec.requirements),
+            "features": list(spec.features),
+            "operation": spec.operation,
+            "calls": calls,
+        }
     try:
         result = OPERATIONS[spec.operation](**_reference_inputs(spec, profile))
     except EmbeddingError as exc:
@@ -110,6 +121,9 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dic
     if tolerance is not None:
         record["tolerance"] = tolerance
     return record
+
+
+CALL_FIELDS = ("operation", "inputs", "expected", "tolerance")  # what each call of a case of calls holds
 
 
 def render_area(area: str, specs: Iterable[CaseSpec]) -> str:

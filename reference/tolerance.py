@@ -311,6 +311,17 @@ def _rope_apply(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, An
     return {name: close(ROPE_ROTATION_ULPS * u * products, 2 * u, rule) for name in outputs}
 
 
+def strict_rope_rotation(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """Section 8.8 for an implementation that declares float32 tables whatever x is (EMB-ROPE-V3, since 2.1.0): the
+    rotation term in float32's unit roundoff, the relative term (the final rounding) in x's dtype."""
+    attention, angle = _rope_parts(inputs)
+    values = inputs["grad_output"] if "grad_output" in inputs else inputs["x"]
+    strict = rope(attention, _pair_magnitude(values, inputs), angle, "float32")
+    rtol = 2 * unit_roundoff(values.dtype.name)
+    rule = f"{strict['rule']}; the rotation in float32 (EMB-ROPE-V3), rtol 2u of {values.dtype.name}"
+    return {name: {**strict, "rtol": rtol, "rule": rule} for name in outputs}
+
+
 def _rope_layer_parts(inputs: dict[str, Any], values: np.ndarray) -> tuple[dict[str, Any], float, float]:
     """(the layer's rope settings, M of ``values`` over its pairs, A = s + T - 1: the largest angle, theta_0 = 1)."""
     from embconf.reference.layer import resolve_config, rope_settings

@@ -12,7 +12,7 @@ import traceback
 from collections import deque
 from typing import Any, Callable, Iterable, Optional
 
-from embconf.model.contract import UNSPECIFIED, Capabilities, Planned, Reply, Status
+from embconf.model.contract import NO_INSTANCE, UNSPECIFIED, Capabilities, Planned, Reply, Status
 from embconf.model.errors import Decline
 from embconf.model.vocabulary import error_kinds, named_outputs, operations
 
@@ -35,9 +35,9 @@ class CallPlan:
     def clear(self) -> None:
         self._calls.clear()
 
-    def follow(self, operation: str) -> Optional[Planned]:
+    def follow(self, operation: str, instance: int = NO_INSTANCE) -> Optional[Planned]:
         """The caller makes a call now: take it from the head of the plan (returned), or void an unannounced plan."""
-        if self._calls and self._calls[0].operation == operation:
+        if self._calls and (self._calls[0].operation, self._calls[0].instance) == (operation, instance):
             return self._calls.popleft()
         self._calls.clear()
         return None

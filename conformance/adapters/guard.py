@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from embconf.adapters.base import AdapterBase
-from embconf.model.contract import Adapter, Capabilities, Reply
+from embconf.model.contract import NO_INSTANCE, Adapter, Capabilities, Reply, call_on_instance
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
 # grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.
@@ -71,18 +71,23 @@ class GuardedAdapter(AdapterBase):
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         return self.call_sharing(operation, inputs, {})
 
-    def call_sharing(self, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray]) -> Reply:
-        """The call on copies of ``inputs`` and on the ``shared`` arrays as they are: memory the runner
-        shares with the worker and compares itself after the call (:mod:`embconf.isolation.shared`), so
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        return self.call_sharing(operation, inputs, {}, instance)
+
+    def call_sharing(
+        self, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray], instance: int = NO_INSTANCE
+    ) -> Reply:
+        """The call (on ``instance``) on copies of ``inputs`` and on the ``shared`` arrays as they are: memory the
+        runner shares with the worker and compares itself after the call (:mod:`embconf.isolation.shared`), so
         that code which patches this module cannot hide a change to them."""
         handed = {**{name: copy.deepcopy(value) for name, value in inputs.items()}, **shared}
         if self.states is None:
-            reply = self.inner.call(operation, handed)
+            reply = call_on_instance(self.inner, instance, operation, handed)
         else:
             runner, imported = self.states
             imported.enter()
             try:
-                reply = self.inner.call(operation, handed)
+                reply = call_on_instance(self.inner, instance, operation, handed)
             finally:
                 runner.enter()
         reply.violations = [

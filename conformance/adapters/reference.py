@@ -7,6 +7,7 @@ from typing import Any
 from embconf.adapters.base import ALL_OPERATIONS, AdapterBase, call_python
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE
+from embconf.model.rope_conventions import convention_features
 from embconf.model.vocabulary import features
 from embconf.reference import OPERATIONS
 
@@ -25,7 +26,10 @@ class ReferenceAdapter(AdapterBase):
     def capabilities(self) -> Capabilities:
         # the canonical sinusoid (interleaved, table stored); 'rope' refused, as the reference operations answer
         # unless asked for the feature rope-layer (EMB-LAY-7, EMB-LAY-10)
-        canonical = frozenset(f for f in features() if not f.startswith(("sinusoid", LAYER_FEATURE)))
+        conventions = convention_features()  # declared by name, and the reference declares none
+        canonical = frozenset(
+            f for f in features() if not f.startswith(("sinusoid", LAYER_FEATURE)) and f not in conventions
+        )
         return Capabilities(ALL_OPERATIONS, canonical)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:

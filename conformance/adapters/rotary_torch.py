@@ -19,21 +19,25 @@ llama3: only ``rope-linear`` is declared. ``rope_tables`` are read off its rotat
 ``rotary_dim`` wider than x is mapped to invalid_config and autograd's grad_output shape check to
 shape_mismatch; an unknown pairing, and (main API, which sees their start only) position ids of another length
 than x's sequence axis are the adapter's (decided by glue). Its ``theta_rescale_factor ** (dim / (dim - 2))``
-divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as they are.
+divides by zero for ``rotary_dim`` 2 even with no rescaling: those cases fail as they are. A fresh module
+serves each call; the calls on one instance (spec section 9.7) share their first call's, with its caches
+(``cached_freqs``, EMB-STA-3).
 """
 
 from __future__ import annotations
 
+import functools
 from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
+from embconf.adapters.instances import Instances
 from embconf.adapters.rope import check_offset_length, require_contiguous
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
-from embconf.model.contract import Capabilities
+from embconf.model.contract import STATEFUL, Capabilities, Reply
 from embconf.model.errors import Decline
 
 EXTRA = "rotary-embedding-torch"
@@ -49,11 +53,16 @@ class RotaryTorchAdapter(FrameworkAdapter):
         torch = import_framework("torch", EXTRA)
         rope = RotaryTorchRope(torch, import_framework("rotary_embedding_torch", EXTRA), target == "freqs")
         caps = Capabilities(
-            rope.operations, rope.features() | {"float16", "bfloat16"}, notes=(f"API {TARGETS[target]}",)
+            rope.operations, rope.features() | {"float16", "bfloat16", STATEFUL}, notes=(f"API {TARGETS[target]}",)
         )
         name = f"rotary_embedding_torch:{target}" if target else "rotary_embedding_torch"
         super().__init__(name, rope.package, caps, f"rotary-embedding-torch {TARGETS[target]}", (rope,))
         self._version = _version()
+        self.rope = rope
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        with self.rope.modules.on(instance):
+            return self.call(operation, inputs)
 
 
 class RotaryTorchRope(TorchRope):
@@ -66,6 +75,7 @@ class RotaryTorchRope(TorchRope):
         super().__init__(torch)
         self.package, self.positions = package, freqs
         self.scalings = () if freqs else ("linear",)  # interpolate_factor applies in get_seq_pos only
+        self.modules: Instances[Any] = Instances()  # the module of an instance's first call (EMB-STA-3)
 
     def rotate(self, x: Any, rotation: RopeCall) -> Any:
         kind = rotation.rope_type
@@ -74,7 +84,10 @@ class RotaryTorchRope(TorchRope):
         if kind == "linear" and self.positions:
             raise Decline("its forward(positions) takes the positions as given (interpolate_factor scales get_seq_pos)")
         factor = float(rotation.scaling["factor"]) if kind == "linear" else 1.0
-        rotary = self.package.RotaryEmbedding(dim=rotation.rotary_dim, theta=rotation.base, interpolate_factor=factor)
+        build = functools.partial(
+            self.package.RotaryEmbedding, dim=rotation.rotary_dim, theta=rotation.base, interpolate_factor=factor
+        )
+        rotary = self.modules.get(build)[0]
         with too_wide_errors():
             if self.positions:
                 freqs = rotary(self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64)))

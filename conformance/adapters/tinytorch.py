@@ -1,32 +1,26 @@
 """``tinytorch:MODULE_OR_FILE``: a TinyTorch module 11 (Embeddings) submission, on its own Tensor.
 
 The adapter drives the student's public API (``Embedding``, ``PositionalEncoding``,
-``_compute_sinusoidal_table`` / ``create_sinusoidal_embeddings``, ``EmbeddingLayer``)
-the way the module's own tests do: it builds fresh objects for every case,
-replaces their tables with the fixture's (as the student's ``Tensor`` with
-``requires_grad=True``; only ``embedding_layer_own_backward``, EMB-LAY-12, keeps the tables the student's
-constructor built, to see that they receive gradients), runs ``forward``, calls ``backward`` on the output with
-the fixture's upstream gradient (a float32 ndarray, as TinyTorch's autograd
-takes it) and reads ``.grad``. Outputs are the student's arrays as produced
-(a float64 result is judged wrong, not cast); a missing ``.grad`` is reported
-as None and so judged wrong.
+``_compute_sinusoidal_table`` / ``create_sinusoidal_embeddings``, ``EmbeddingLayer``) the way the module's
+own tests do: it builds fresh objects for every case, replaces their tables with the fixture's (as the
+student's ``Tensor`` with ``requires_grad=True``; only ``embedding_layer_own_backward``, EMB-LAY-12, keeps the
+tables the student's constructor built, to see that they receive gradients, and reuses one layer for the calls
+on one instance, EMB-STA-4), runs ``forward``, calls ``backward`` on the output with the fixture's upstream
+gradient (a float32 ndarray, as TinyTorch's autograd takes it) and reads ``.grad``. Outputs are the student's
+arrays as produced (a float64 result is judged wrong, not cast); a missing ``.grad`` is None, judged wrong.
 
-TinyTorch rejects bad input with ``ValueError`` whatever the reason, so error
-kinds are coarse: a ValueError where the spec wants an error passes, any other
-exception is an ``error`` outcome. Storage is float32 only (no ``float64``
-feature); token ids become float32 Tensors, so float and int32 ids are supported.
-Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is not part of
-the module's API and is not applicable. The older published API, whose
-``PositionalEncoding.forward(x)`` and ``EmbeddingLayer.forward(tokens)`` take no
-``start_pos``, is driven too: its start_pos = 0 cases run, the others are
-not applicable with that reason.
+TinyTorch rejects bad input with ``ValueError`` whatever the reason, so error kinds are coarse: a ValueError
+where the spec wants an error passes, any other exception is an ``error`` outcome. Storage is float32 only (no
+``float64`` feature); token ids become float32 Tensors, so float and int32 ids are supported.
+Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is not part of the module's API and is not
+applicable. The older published API, whose ``PositionalEncoding.forward(x)`` and ``EmbeddingLayer.forward(tokens)``
+take no ``start_pos``, is driven too: its start_pos = 0 cases run, the others are not applicable, saying so.
 
-RoPE is an optional extension (spec 1.3.0, EMB-LAY-10): the adapter claims
-``rope-layer`` only when ``EmbeddingLayer(..., pos_encoding='rope')`` builds
-(a ValueError, the module's answer to an unknown encoding, means no claim),
-with the pairing its output on a probe input matches (half_split unless it is
-interleaved). The config's ``rope_pairing`` is not handed to the student: its
-layer has one pairing, and cases of the other are not applicable.
+RoPE is an optional extension (spec 1.3.0, EMB-LAY-10): the adapter claims ``rope-layer`` only when
+``EmbeddingLayer(..., pos_encoding='rope')`` builds (a ValueError, the module's answer to an unknown encoding,
+means no claim), with the pairing its output on a probe input matches (half_split unless it is interleaved).
+The config's ``rope_pairing`` is not handed to the student: its layer has one pairing, and cases of the other
+are not applicable.
 """
 
 from __future__ import annotations
@@ -45,15 +39,16 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.common import InProcessAdapter, layer_kwargs, module_version
 from embconf.adapters.convert import as_numpy
 from embconf.adapters.guard import describe_change
+from embconf.adapters.instances import Instances
 from embconf.adapters.loading import load_module
 from embconf.grading import layouts
 from embconf.model.arrays import Array, Config, Table
-from embconf.model.contract import Capabilities, Reply
+from embconf.model.contract import STATEFUL, Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
 from embconf.reference.layer import embedding_layer_forward
 
 DEFAULT_TARGET = "tinytorch.core.embeddings"
-FEATURES = frozenset({"float_ids", "int32_ids"})
+FEATURES = frozenset({"float_ids", "int32_ids", STATEFUL})  # stateful: its own layers step by step (EMB-STA-4)
 
 # operation -> the module names it needs (any one of them)
 REQUIRES: dict[str, tuple[str, ...]] = {
@@ -101,6 +96,12 @@ class TinyTorchAdapter(InProcessAdapter):
         )
         super().__init__(target, caps, module_version(self.module))
         self._handed: list[tuple[str, Any, Any]] = []  # (input name, the student's Tensor, its data when handed)
+        self._layers: Instances[Any] = Instances()  # own layers, kept for the calls on one instance (section 9.7)
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        """A call on ``instance``: its calls of ``embedding_layer_own_backward`` are steps of one layer (EMB-STA-4)."""
+        with self._layers.on(instance):
+            return self.call(operation, inputs)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         """As every in-process adapter, and then EMB-GEN-1 on the student's own Tensors: the Tensors the
@@ -254,7 +255,7 @@ class TinyTorchAdapter(InProcessAdapter):
     ) -> tuple[Any, Any]:
         """EMB-LAY-12: the layer as the student's constructor builds it (its own tables, none replaced), its own
         forward and backward, and what its own token table and learned position table received."""
-        layer = self._api("EmbeddingLayer")(**student_kwargs(config))
+        layer = self._own_layer(config)
         output = _forward(layer, self._hand("tokens", self.Tensor(tokens)), start_pos)
         if getattr(output, "requires_grad", True) is not False:  # else no backward can reach its tables: None
             self._backward(output, grad_output)
@@ -262,6 +263,14 @@ class TinyTorchAdapter(InProcessAdapter):
         if dict(config).get("pos_encoding", "learned") != "learned":
             return weight, self._constant_grad(layer)
         return weight, grad_of(_get(layer, "pos_encoding", "position_embeddings"))
+
+    def _own_layer(self, config: Mapping[str, Any]) -> Any:
+        """A fresh layer; on an instance, the layer of its first call, its gradients cleared as a training loop
+        clears them between steps (``grad = None`` on each of ``parameters()``: TinyTorch accumulates until then)."""
+        layer, fresh = self._layers.get(lambda: self._api("EmbeddingLayer")(**student_kwargs(config)))
+        for parameter in [] if fresh else layer.parameters():
+            parameter.grad = None
+        return layer
 
     def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Sizes of parameters(), and of a stored position table that is not among them."""

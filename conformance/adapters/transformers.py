@@ -23,13 +23,13 @@ check is added and no exception is mapped: a rejected width or a ZeroDivisionErr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.transformers_rope import ROPE_MODELS, HfRope, rope_capabilities
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, Reply
 
 EXTRA = "transformers"
 
@@ -95,7 +95,7 @@ class TransformersAdapter(FrameworkAdapter):
                     f"transformers:{target} needs transformers 5 or later (rope_parameters); {transformers.__version__} is installed"
                 )
             model = ROPE_MODELS[target]
-            rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
+            rope = self.rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
             caps = rope_capabilities(rope)
             super().__init__(f"transformers:{target}", transformers, caps, f"transformers {model.title}", (rope,))
             return
@@ -107,6 +107,15 @@ class TransformersAdapter(FrameworkAdapter):
             sinusoid_convention=self.table.convention,
         )
         super().__init__(f"transformers:{target}", transformers, caps, f"transformers {self.table.title}")
+
+    rope: Optional[HfRope] = None
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        """A call on ``instance``: the rope operations reuse the rotary module of its first call (spec section 9.7)."""
+        if self.rope is None:
+            return self.call(operation, inputs)
+        with self.rope.instances.on(instance):
+            return self.call(operation, inputs)
 
     def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
         with self.torch.no_grad():

@@ -8,7 +8,9 @@ What is transformers' and what is the adapter's:
   ``scaling`` mapping plus ``rope_theta = base`` (the same key names: transformers' own), and for a partial model
   ``partial_rotary_factor = rotary_dim / d``. transformers' dynamic NTK scaling measures growth against
   ``max_position_embeddings``: the case's ``original_max_position_embeddings`` is passed there (and for yarn and
-  llama3 it is also their own ``original_max_position_embeddings``). A fresh rotary module serves each call.
+  llama3 it is also their own ``original_max_position_embeddings``). A fresh rotary module serves each call, and
+  the calls on one instance (spec section 9.7) share the module of their first call, as a model's layers do: its
+  dynamic NTK state is then transformers' own (EMB-STA-2).
 - ``rope_tables``: the rotary module's ``forward(x, position_ids)`` on an empty tensor of the case's dtype (it
   returns ``(.., r)`` tables, the ``h`` frequencies twice: ``[..., :h]`` is kept).
 - ``rope_forward``: ``apply_rotary_pos_emb(q=x, k=x, cos, sin)`` on x viewed as (batch, 1 head, T, d), its
@@ -51,10 +53,11 @@ import numpy as np
 
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
+from embconf.adapters.instances import Instances
 from embconf.adapters.rope import check_pairing, check_rank, rope_type
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
-from embconf.model.contract import Capabilities, DocumentedChoice
+from embconf.model.contract import STATEFUL, Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.model.rope import BATCH_POSITIONS_FEATURE, MROPE_FEATURE, SECTION, batch_positions
 from embconf.reference.errors import EmbeddingError
@@ -101,7 +104,7 @@ def rope_capabilities(rope: "HfRope") -> Capabilities:
     model = rope.model
     return Capabilities(
         rope.operations | APPLY_OPERATIONS,
-        rope.features() | DTYPES | {BATCH_POSITIONS_FEATURE} | ({MROPE_FEATURE} if model.sections else set()),
+        rope.features() | DTYPES | {BATCH_POSITIONS_FEATURE, STATEFUL} | ({MROPE_FEATURE} if model.sections else set()),
         notes=(f"transformers.models.{model.module}: {model.prefix}RotaryEmbedding + apply_rotary_pos_emb",),
         documented=(HF_YARN_ORIGINAL,),
     )
@@ -116,6 +119,7 @@ class HfRope(TorchRope):
     def __init__(self, torch: Any, module: Any, model: RopeModel) -> None:
         super().__init__(torch)
         self.module, self.model, self.partial, self.scalings = module, model, bool(model.partial), model.scalings
+        self.instances: Instances[Any] = Instances()  # the rotary module of an instance's first call
 
     def rope_tables(
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
@@ -181,7 +185,11 @@ class HfRope(TorchRope):
         return out.reshape(x.shape)
 
     def _rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
-        """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling."""
+        """A fresh ``<Model>RotaryEmbedding`` for this head width, rotary width, base and scaling; on an instance,
+        the one its first call built."""
+        return self.instances.get(lambda: self._new_rotary(head_dim, rotary_dim, base, scaling))[0]
+
+    def _new_rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
             parameters["partial_rotary_factor"] = rotary_dim / head_dim

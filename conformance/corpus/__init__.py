@@ -2,7 +2,9 @@
 the expectations (known failures) applied to them.
 
 Rooms:
-- ``fixtures``: :class:`Case` and :func:`load_corpus` (hashes, decoding, one-line problems).
+- ``fixtures``: :class:`Case` and :func:`load_corpus` (hashes, decoding, one-line problems); a case of calls on
+  one instance (spec section 9.7) holds each call as a case of its own.
+- ``semantics``: each case (each call of a case of calls) against the schema and the spec's vocabulary.
 - ``validate``: ``embconf validate``, every fixture file against the schema and the spec.
 - ``select``: choosing cases by id glob, requirement and feature.
 - ``family``: the cases of a declared point of the sinusoid family that no named profile is, computed for it

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embconf.model.errors import UserError
+
+if TYPE_CHECKING:
+    from embconf.corpus.fixtures import Case
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -138,17 +141,25 @@ def show_command(args: argparse.Namespace) -> int:
     print(
         f"operation:    {case.operation}\nrequirements: {', '.join(case.requirements)}\nfeatures:     {', '.join(case.features) or '-'}"
     )
+    for call in case.calls or (case,):
+        if case.is_sequence:  # a case of calls on one instance (spec section 9.7): each call in turn
+            print(f"call {len(call.before) + 1} of {len(case.calls)} on one instance: {call.operation}")
+        _show_call(call)
+    return EXIT_OK
+
+
+def _show_call(case: Case) -> None:
+    """One call's inputs, and its expected error or outputs with their tolerances."""
     print("inputs:")
     for name, value in case.inputs().items():
         _print_value(name, value, case.raw_inputs[name])
     if case.expected_error:
         print(f"expected error: {case.expected_error}")
-    else:
-        print("expected outputs:")
-        for name, value in case.expected_outputs.items():
-            _print_value(name, value, case.raw_expected["outputs"][name])
-            print(f"    tolerance: {_tolerance_text(case.tolerance.get(name, {}))}")
-    return EXIT_OK
+        return
+    print("expected outputs:")
+    for name, value in case.expected_outputs.items():
+        _print_value(name, value, case.raw_expected["outputs"][name])
+        print(f"    tolerance: {_tolerance_text(case.tolerance.get(name, {}))}")
 
 
 def _tolerance_text(tol: dict) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -17,8 +17,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf.corpus.shipped import differs_from_shipped, shipped_json_form
-from embconf.model.dtypes import BFLOAT16_HINT
-from embconf.model.encoding import EncodingError, decode_array, decode_value, is_array
+from embconf.model.encoding import decode_value, is_array
 from embconf.model.errors import UserError
 from embconf.model.vocabulary import FIXTURES_DIR, operations, spec_version
 from embconf.untrusted.read import InputError, load_json, load_yaml, read_bounded
@@ -44,6 +43,33 @@ class Case:
     raw_expected: Mapping[str, Any] = field(repr=False)
     tolerance: Mapping[str, Any] = field(repr=False)
     source: str = ""
+    calls: tuple[Case, ...] = field(default=(), repr=False)  # a case of calls on one instance (section 9.7)
+    before: tuple[Case, ...] = field(default=(), repr=False)  # a call of such a case: the calls made before it
+    of_calls: int = 0  # a call of such a case: how many calls the case makes
+
+    @property
+    def label(self) -> str:
+        """The case's id, and for a call of a case of calls its number among them (what a failure names)."""
+        if not self.of_calls:
+            return self.id
+        return f"{self.id}, call {len(self.before) + 1} of {self.of_calls} on one instance"
+
+    @property
+    def is_sequence(self) -> bool:
+        """Whether the case is a sequence of calls on one instance; its own inputs and golden are then its first
+        call's, and :attr:`calls` holds every call, each a case of one call with the sequence's id."""
+        return bool(self.calls)
+
+    @property
+    def operations(self) -> tuple[str, ...]:
+        """The operations its calls make, each once, in order (its own for a case of one call)."""
+        return tuple(dict.fromkeys(call.operation for call in self.calls)) if self.calls else (self.operation,)
+
+    def call_numbered(self, number: int) -> Case:
+        """A sequence's call ``number`` (from 1; 0: its last), the one a result names; a case of one call itself."""
+        if not self.calls:
+            return self
+        return self.calls[number - 1] if 0 < number <= len(self.calls) else self.calls[-1]
 
     @classmethod
     def from_record(
@@ -222,6 +248,8 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document:
     if document is None:
         document = parse_yaml(path, raw)
     if validate:
+        from embconf.corpus.semantics import validate_document
+
         problems = validate_document(document, raw.decode("utf-8", "replace"))
         if problems:
             raise FixtureError(
@@ -239,7 +267,28 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document:
         problem = _case_problem(case)
         if problem:
             raise FixtureError(f"{path}: malformed case #{number} ({problem}); run `embconf validate`")
-    return [Case.from_record(c, path.name) for c in document["cases"]]
+    return [_case(record, path.name) for record in document["cases"]]
+
+
+def call_records(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A case record as the records of its calls: itself for a case of one call; for a sequence (``calls``, section
+    9.7) each call's ``operation``, ``inputs``, ``expected`` and ``tolerance`` under the sequence's other fields."""
+    shared = {key: value for key, value in record.items() if key != "calls"}
+    calls = record.get("calls")
+    if not isinstance(calls, list):
+        return [shared]
+    return [{**shared, **call} if isinstance(call, dict) else call for call in calls]
+
+
+def _case(record: Mapping[str, Any], source: str) -> Case:
+    """The :class:`Case` of a record checked by :func:`_case_problem` (a sequence: its first call's, holding all)."""
+    if record.get("calls"):
+        calls: list[Case] = []
+        records = call_records(record)
+        for call in records:
+            calls.append(replace(_case(call, source), before=tuple(calls), of_calls=len(records)))
+        return replace(calls[0], calls=tuple(calls))
+    return Case.from_record(record, source)
 
 
 _CASE_FIELDS = {
@@ -256,6 +305,21 @@ _CASE_FIELDS = {
 
 def _case_problem(case: Any) -> Optional[str]:
     """Why ``case`` cannot become a :class:`Case` (a cheap structural check, also of trusted files), or None."""
+    if not isinstance(case, dict):
+        return f"a {type(case).__name__}, not a mapping"
+    if "calls" in case:
+        if not isinstance(case["calls"], list) or len(case["calls"]) < 2:
+            return "'calls' is not a list of two or more calls"
+        for number, call in enumerate(call_records(case), 1):
+            problem = _call_problem(call)
+            if problem:
+                return f"call {number}: {problem}"
+        return None
+    return _call_problem(case)
+
+
+def _call_problem(case: Any) -> Optional[str]:
+    """Why the record of one call cannot become a :class:`Case`, or None."""
     if not isinstance(case, dict):
         return f"a {type(case).__name__}, not a mapping"
     for key, kind in _CASE_FIELDS.items():
@@ -297,88 +361,3 @@ def _check_unique(cases: Iterable[Case]) -> None:
         if case.id in seen:
             raise FixtureError(f"duplicate case id {case.id} in {seen[case.id]} and {case.source}")
         seen[case.id] = case.source
-
-
-def line_of(text: str, case_id: str) -> int:
-    """The line where a case starts, for error messages (0 when not found)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.startswith("- id:") and case_id in line:
-            return number
-    return 0
-
-
-def validate_document(document: Any, text: str) -> list[str]:
-    """Schema and semantic problems of a parsed fixture file, each with line and case id."""
-    from embconf.model.schemas import validator
-
-    problems: list[str] = []
-    for error in validator("fixture").iter_errors(document):
-        where = _case_at(document, list(error.absolute_path))
-        problems.append(f"{where(text)}{error.message[:200]} at /{'/'.join(map(str, error.absolute_path))}")
-    if problems or not isinstance(document, dict):
-        return problems or ["not a mapping"]
-    if document["spec_version"] != spec_version():
-        problems.append(f"spec_version {document['spec_version']} != {spec_version()}")
-    seen: set[str] = set()
-    for case in document["cases"]:
-        prefix = f"line {line_of(text, case['id'])}, case {case['id']}: "
-        if case["id"] in seen:
-            problems.append(prefix + "duplicate case id")
-        seen.add(case["id"])
-        problems += [prefix + p for p in _semantic_problems(case)]
-    return problems
-
-
-def _case_at(document: Any, path: list[Any]):
-    def describe(text: str) -> str:
-        if len(path) >= 2 and path[0] == "cases" and isinstance(path[1], int):
-            try:
-                case_id = document["cases"][path[1]]["id"]
-            except (KeyError, IndexError, TypeError):
-                return f"case #{path[1]}: "
-            return f"line {line_of(text, str(case_id))}, case {case_id}: "
-        return ""
-
-    return describe
-
-
-def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
-    from embconf.model.rope import case_feature_problems
-    from embconf.model.vocabulary import error_kinds, features, input_names, optional_inputs
-
-    spec_op = operations()[case["operation"]]
-    problems = [
-        f"unknown input {name!r} for {case['operation']}"
-        for name in case["inputs"]
-        if name not in input_names(case["operation"])
-    ]
-    problems += [
-        f"input {name!r} needs feature {feature!r}"
-        for name, feature in optional_inputs(case["operation"]).items()
-        if name in case["inputs"] and feature not in case["features"]
-    ]
-    problems += [f"unknown feature {f!r}" for f in case["features"] if f not in features()]
-    problems += case_feature_problems(
-        case["operation"], case["inputs"], case["features"], case["expected"].get("error")
-    )
-    outputs = case["expected"].get("outputs")
-    if outputs is not None:
-        if set(outputs) != set(spec_op["outputs"]):
-            problems.append(f"outputs {sorted(outputs)} != the spec's {sorted(spec_op['outputs'])}")
-        missing_tol = set(outputs) - set(case.get("tolerance", {}))
-        problems += [f"output {name!r} has no tolerance" for name in sorted(missing_tol)]
-    elif case["expected"].get("error") not in error_kinds():
-        problems.append(f"unknown error kind {case['expected'].get('error')!r}")
-    for where, values in (("input", case["inputs"]), ("output", outputs or {})):
-        for name, value in values.items():
-            if array_problem(value):
-                problems.append(f"{where} {name!r}: {array_problem(value)}")
-            elif is_array(value):
-                try:
-                    decode_array(value)
-                except EncodingError as exc:
-                    if (
-                        str(exc) != BFLOAT16_HINT
-                    ):  # without ml_dtypes a bfloat16 payload cannot be decoded: not the fixture's fault
-                        problems.append(f"{where} {name!r}: {exc}")
-    return problems

@@ -26,6 +26,7 @@ SHIPPED_SHA256: dict[str, str] = {
     "memory.yaml": "e5b51f7914b665c1a9d2ce422c3afd1b2bb4e0a706875c720d7b20b86787794a",
     "rope.yaml": "8cb0665a755c3c9cfb3ebe94a691c3db2dc9e1b84c83e65b130ee8f266efaf4d",
     "sinusoidal.yaml": "a7f5be8a32a76ad1c1a114267c7cca33c9f125f42655b068847eddc047af876c",
+    "stateful.yaml": "db8851ad18de7538755836e397e982f1429191e9d9700b1fb134a809c7edeeed",
     "token_lookup.yaml": "8091e50a613e34f8a83ef6c1b7abc37e6529f698a32886f96ab790c85e716ee1",
 }
 
@@ -40,6 +41,7 @@ SHIPPED_JSON_SHA256: dict[str, str] = {
     "memory.json": "9213472506300b874f207d0cccc2565ac4ebce2e3389067eceac74ce222dac65",
     "rope.json": "f5df6819c26a5c1d0d277d2b9a2ac32a90da9f80e26b95eb49f05a56af316242",
     "sinusoidal.json": "7c32a432f2b656b4bfb97600384fc2511816054796efdc824249c10d8e7ec52f",
+    "stateful.json": "f9015cc2eabd55bc3a1d5caf8ece2cae675c396bfc8030906aa7405f360514df",
     "token_lookup.json": "9462e0aee13831cb8c589fd74be94f53f931e8bbaf029e6b5ad11ba49cab9e40",
 }
 

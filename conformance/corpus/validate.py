@@ -5,14 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from embconf.corpus.fixtures import (
-    MANIFEST_NAME,
-    FixtureError,
-    parse_yaml,
-    read_fixture_bytes,
-    read_manifest,
-    validate_document,
-)
+from embconf.corpus.fixtures import MANIFEST_NAME, FixtureError, parse_yaml, read_fixture_bytes, read_manifest
+from embconf.corpus.semantics import validate_document
 from embconf.model.vocabulary import requirement_subjects
 from embconf.untrusted.text import one_line
 

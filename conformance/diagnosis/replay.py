@@ -101,17 +101,23 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
 
 
 def mutant_reply(mutant: Mutant, case: Case, inputs: Mapping[str, Any]) -> Reply:
-    """The mutant's reply on the case's inputs (fresh copies; its numerical noise silenced)."""
+    """The mutant's reply on the case's inputs (fresh copies; its numerical noise silenced), on a fresh instance
+    of it after the calls made before the case on its instance (a call of a case of calls, section 9.7)."""
     from embconf.mutants import implementation
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):  # a mutant's numerical noise is not the user's concern
         warnings.simplefilter("ignore")
-        return call_python(case.operation, implementation(mutant.id)[case.operation], **_fresh(inputs))
+        instance = implementation(mutant.id)
+        for earlier in case.before:
+            call_python(earlier.operation, instance[earlier.operation], **earlier.inputs())
+        return call_python(case.operation, instance[case.operation], **_fresh(inputs))
 
 
 def fails_passed_case(mutant: Mutant, case: Case) -> bool:
     """Whether ``mutant`` fails a value case the implementation passed: then it is not the implementation's mistake.
     (Error cases are left out: an adapter with coarse error detail passes them whatever kind is raised.)"""
+    if case.is_sequence:
+        return any(fails_passed_case(mutant, call) for call in case.calls)
     if case.expected_error is not None or not mutant.covers(case.operation) or mutant.id in _passing(case):
         return False
     if _fails(case, mutant_reply(mutant, case, case.inputs())):

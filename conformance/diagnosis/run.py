@@ -36,7 +36,8 @@ def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUD
     run = replace(record, results=[replace(result, causes=list(result.causes)) for result in record.results])
     if not any(result.outcome in DIAGNOSED for result in run.results):
         return Diagnosis({}, run_verdict(run))
-    by_id = {case.id: case for case in cases}
+    decided = {result.id: result.call for result in run.results}  # a case of calls: judged on its deciding call
+    by_id = {case.id: case.call_numbered(decided.get(case.id, 0)) for case in cases}
     deadline = time.monotonic() + budget_s
     found: dict[str, tuple[Replay, list[Cause]]] = {}
     earlier: list[tuple[Case, CaseResult]] = []
@@ -73,7 +74,7 @@ def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUD
 
 def diagnose_case(case: Case, result: CaseResult) -> list[Cause]:
     """One result's causes on its own (no run context): catalogue matches, then symptoms."""
-    measured = _measure(case, result, [])
+    measured = _measure(case.call_numbered(result.call), result, [])
     if measured is None:
         return []
     matches, symptoms = measured
@@ -89,7 +90,7 @@ def _measure(
         matches = replay(case, result, inputs)
         symptoms = describe(case, inputs, result)
         if result.outcome == FAIL and not any(_family(s) == STALE_BUFFER for s in symptoms):
-            symptoms = history_symptom(case, result, reversed(earlier)) + symptoms
+            symptoms = history_symptom(case, result, [*_earlier_calls(case), *reversed(earlier)]) + symptoms
         return matches, symptoms
     except Exception as exc:  # untrusted outputs must never break the run
         log.warning("no diagnosis for %s: %s: %s", result.id, type(exc).__name__, exc)
@@ -99,6 +100,18 @@ def _measure(
 def _family(cause: Cause) -> str:
     key = cause.symptom
     return key.family if key is not None else ""
+
+
+def _earlier_calls(case: Case) -> list[tuple[Case, CaseResult]]:
+    """The calls made before ``case`` on its instance (a call of a case of calls), latest first, each with its
+    golden as its answer: what a correct implementation returned to them."""
+    return [
+        (
+            call,
+            CaseResult(call.id, call.requirements, call.features, call.operation, PASS, actual=call.expected_outputs),
+        )
+        for call in reversed(case.before)
+    ]
 
 
 PASSED_CHECKS = 64  # passed cases a candidate mutant is replayed on, at most

@@ -20,7 +20,7 @@ from embconf.isolation.options import DEFAULTS, IsolationOptions
 from embconf.isolation.shared import Placed
 from embconf.isolation.worker import _fork_worker, _spawn_worker, load_in_process
 from embconf.model.budget import case_budget
-from embconf.model.contract import Adapter, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import NO_INSTANCE, Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.impl import ImplLike
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
@@ -146,18 +146,24 @@ class IsolatedAdapter(AdapterBase):
         self._planned.drop(operation)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        return self.call_on(NO_INSTANCE, operation, inputs)
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        """A call, on the worker's instance ``instance`` of the implementation (spec section 9.7)."""
         if time.monotonic() >= self._run_deadline:
             self._discard()
             return self._run_timeout()
-        if self._sent and self._sent[0].operation != operation:  # the caller left its plan: what ran ahead is void
-            self._discard()
+        if self._sent and (self._sent[0].operation, self._sent[0].instance) != (operation, instance):
+            self._discard()  # the caller left its plan: what ran ahead is void
             self._planned.clear()
         if not self._answers:
             worker = self._ready_worker()
             if isinstance(worker, Reply):
                 return worker
             if not self._sent:
-                head = self._planned.follow(operation) or Planned(operation, lambda: inputs)
+                head = self._planned.follow(operation, instance) or Planned(
+                    operation, lambda: inputs, instance=instance
+                )
                 self._send(
                     worker, self._prepared([head._replace(inputs=lambda: inputs), *self._planned.take(BATCH - 1)])
                 )
@@ -222,7 +228,7 @@ class IsolatedAdapter(AdapterBase):
         self._sent.extend(batch.calls)
         self._placed.extend(placed)
         self._budgets.extend(batch.budgets)
-        calls = [(name, inputs, dict(call.rows)) for (name, inputs), call in zip(payload, batch.calls)]
+        calls = [(name, inputs, dict(call.rows), call.instance) for (name, inputs), call in zip(payload, batch.calls)]
         try:
             worker.send(("call", calls))
         except ChildFailure as failure:  # the worker is gone: its first call gets the failure (see call)

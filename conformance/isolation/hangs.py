@@ -18,6 +18,7 @@ from typing import Any, Iterable, Optional, Protocol, cast
 
 from embconf.adapters.base import AdapterBase
 from embconf.model.contract import (
+    NO_INSTANCE,
     Adapter,
     Capabilities,
     Forgetting,
@@ -27,6 +28,7 @@ from embconf.model.contract import (
     Reason,
     Reply,
     Status,
+    call_on_instance,
 )
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
@@ -59,11 +61,14 @@ class HangPolicy(AdapterBase):
         """A call of ``operation`` was refused by the policy (an adapter that runs ahead drops its planned calls)."""
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        return self.call_on(NO_INSTANCE, operation, inputs)
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
         refusal = self.refusal(operation)
         if refusal is not None:
             self.refused(operation)
             return Reply(Status.STOPPED, reason=Reason.HANG_POLICY, message=refusal)
-        reply = self.inner.call(operation, inputs)
+        reply = call_on_instance(self.inner, instance, operation, inputs)
         if reply.status == Status.STOPPED and reply.reason != Reason.RUN_TIMEOUT:
             self.by_operation[operation] = self.by_operation.get(operation, 0) + 1
             self.in_a_row += 1

@@ -257,9 +257,9 @@ def _serve(channel: _Channel, adapter: GuardedAdapter, memory_limit_mb: int, are
             continue
         if request[0] != "call":
             return
-        for operation, inputs, rows in request[1]:  # rows: of each output, the ones the runner judges
+        for operation, inputs, rows, instance in request[1]:  # rows: of each output, the ones the runner judges
             plain, shared = arena.views(inputs) if arena is not None else (inputs, {})
-            reply, fatal = _after_call(_call(adapter, operation, plain, shared), state, memory_limit_mb)
+            reply, fatal = _after_call(_call(adapter, operation, plain, shared, instance), state, memory_limit_mb)
             reply.outputs = {name: rows_only(sendable(value), rows.get(name)) for name, value in reply.outputs.items()}
             _flush_std()
             _send(channel, ("reply", reply, fatal))
@@ -267,11 +267,13 @@ def _serve(channel: _Channel, adapter: GuardedAdapter, memory_limit_mb: int, are
                 return
 
 
-def _call(adapter: GuardedAdapter, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray]) -> Reply:
-    """The adapter's reply (``shared``: input arrays on the runner's arena, handed as they are); SystemExit,
-    KeyboardInterrupt and the like become an Status.RAISED reply."""
+def _call(
+    adapter: GuardedAdapter, operation: str, inputs: dict[str, Any], shared: dict[str, np.ndarray], instance: int
+) -> Reply:
+    """The adapter's reply on ``instance`` (``shared``: input arrays on the runner's arena, handed as they are);
+    SystemExit, KeyboardInterrupt and the like become an Status.RAISED reply."""
     try:
-        return adapter.call_sharing(operation, inputs, shared)
+        return adapter.call_sharing(operation, inputs, shared, instance)
     except BaseException as exc:
         return Reply(Status.RAISED, message=f"raised {describe_exception(exc)}", detail=_traceback_tail(exc))
 

@@ -14,7 +14,8 @@ from embconf.corpus.fixtures import Case
 from embconf.judging.compare import compare_outputs
 from embconf.judging.kept import kept_outputs
 from embconf.judging.messages import mismatch_headline, reproduction, returned_summary
-from embconf.model.contract import UNSPECIFIED, Adapter, Capabilities, Reason, Reply, Status
+from embconf.judging.sequence import new_instance, run_sequence, sequence_inapplicable
+from embconf.model.contract import NO_INSTANCE, UNSPECIFIED, Adapter, Capabilities, Reason, Reply, Status
 from embconf.model.encoding import ARRAY_DTYPES
 from embconf.model.outcomes import CRASH as CRASH_OUTCOME
 from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, PASS, CaseResult
@@ -111,16 +112,24 @@ def _expected_bytes(case: Case) -> dict[str, int]:
 
 
 def run_case(
-    adapter: Adapter, case: Case, expectations: Optional[Expectations] = None, caps: Optional[Capabilities] = None
+    adapter: Adapter,
+    case: Case,
+    expectations: Optional[Expectations] = None,
+    caps: Optional[Capabilities] = None,
+    instance: int = NO_INSTANCE,
 ) -> CaseResult:
-    """One case: not sent when it does not apply, else called and judged; the expectations applied."""
+    """One case: not sent when it does not apply, else called and judged; the expectations applied. A case of
+    calls on one instance (spec section 9.7) makes them on ``instance``, or on a new one."""
     caps = caps or adapter.capabilities()
-    reason = caps.applies(case.operation, case.features)
+    reason = sequence_inapplicable(case, caps) if case.is_sequence else caps.applies(case.operation, case.features)
     if reason:
         result = CaseResult(case.id, case.requirements, case.features, case.operation, NOT_APPLICABLE, reason)
     else:
         started = time.perf_counter()
-        result = judge(case, adapter.call(case.operation, case.inputs()), caps)
+        if case.is_sequence:
+            result = run_sequence(adapter, case, caps, instance or new_instance(), judge)
+        else:
+            result = judge(case, adapter.call(case.operation, case.inputs()), caps)
         result.duration = time.perf_counter() - started
     if expectations is not None:
         expectations.apply(result)

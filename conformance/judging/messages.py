@@ -106,7 +106,7 @@ def reproduction(case: Case, headline: str, mismatches: Sequence[Mismatch] = ())
     """
     inputs = case.inputs()
     parts = [
-        f"{case.id} [{', '.join(case.requirements)}] {case.operation}: {headline}",
+        f"{case.label} [{', '.join(case.requirements)}] {case.operation}: {headline}",
         f"inputs: {inputs_summary(case, inputs)}",
     ]
     parts += [mismatch_text(case, inputs, m) for m in mismatches if m.kind == "value"]

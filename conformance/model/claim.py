@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS
 from embconf.model.record import RunRecord
+from embconf.model.rope_conventions import claim_clause as rope_claim_clause
 from embconf.model.sinusoid import claim_clause
 from embconf.model.vocabulary import spec_version
 
@@ -45,7 +46,7 @@ def claim(run: RunRecord) -> Claim:
         if conforms
         else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
     )
-    statement += claim_clause(run.capabilities.sinusoid)
+    statement += claim_clause(run.capabilities.sinusoid) + rope_claim_clause(run.capabilities.rope_conventions)
     statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
     if glue:
         statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"

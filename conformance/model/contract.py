@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
+from embconf.model.rope_conventions import RopeConvention, changed_by, convention_features, rope_conventions
 from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
 
 
@@ -38,6 +39,10 @@ class Reason(enum.Enum):
     HANG_POLICY = "hang_policy"  # not run: earlier calls timed out (isolation.hangs)
     RESTARTS_EXHAUSTED = "restarts_exhausted"  # the process died too often to be started again
 
+
+# The feature of a case of calls on one instance (spec section 9.7, since 2.1.0): an implementation that can be
+# called several times on one instance declares it (every in-process adapter; a protocol peer from minor 5).
+STATEFUL = "stateful"
 
 # The error kind of a rejection whose kind the adapter cannot tell (a coarse error detail).
 UNSPECIFIED = "unspecified"
@@ -123,6 +128,7 @@ class Capabilities:
     notes: tuple[str, ...] = ()
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
     sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
+    rope_conventions: frozenset[RopeConvention] = frozenset()  # since spec 2.1.0: EMB-ROPE-V1..V3
 
     def __post_init__(self) -> None:
         """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""
@@ -146,9 +152,17 @@ class Capabilities:
             return f"the implementation does not provide {operation}"
         claimed = self.all_features
         missing = [f for f in case_features if f not in claimed]
+        changed = changed_by(self.rope_conventions, operation, case_features)
+        if changed:
+            return changed
         if "sinusoid-interleaved" in missing:
             return (
                 f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
+            )
+        if STATEFUL in missing:
+            return (
+                "a case of calls on one instance: the implementation does not declare the feature stateful "
+                "(a protocol peer declares it with protocol minor 5, PROTOCOL.md section 8)"
             )
         if LAYER_REFUSED_FEATURE in missing:
             return f"a case of a layer without rope (pos_encoding 'rope' refused): it declares {LAYER_FEATURE}"
@@ -171,7 +185,8 @@ class Capabilities:
         implied = {self.sinusoid.feature} | {
             default for default, declared in EXCLUSIVE_FEATURES if declared not in self.features
         }
-        return (self.features - profile_features()) | implied
+        conventions = {c.feature for c in self.rope_conventions}
+        return (self.features - profile_features() - convention_features()) | implied | conventions
 
     @property
     def dtypes(self) -> list[str]:
@@ -186,7 +201,12 @@ class Capabilities:
             "sinusoid_convention": self.sinusoid_convention,
             "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
+            **self._conventions_json(),
         }
+
+    def _conventions_json(self) -> dict[str, Any]:
+        """The declared rope conventions, where there are any (a report of an older suite has none)."""
+        return {"rope_conventions": sorted(c.value for c in self.rope_conventions)} if self.rope_conventions else {}
 
     def to_plain(self) -> dict[str, Any]:
         """As plain values (lists, strings, numbers): what a worker process sends; :meth:`from_plain` rebuilds it."""
@@ -197,6 +217,7 @@ class Capabilities:
             "error_detail": self.error_detail,
             "notes": list(self.notes),
             "documented": [choice.to_plain() for choice in self.documented],
+            **self._conventions_json(),
         }
 
     @classmethod
@@ -218,10 +239,12 @@ class Capabilities:
             notes=tuple(names["notes"]),
             documented=tuple(DocumentedChoice.from_plain(item) for item in documented),
             sinusoid_parameters=SinusoidProfile.from_json(raw.get("sinusoid_parameters", {})),
+            rope_conventions=rope_conventions(raw.get("rope_conventions")),
         )
 
 
 ALL_ROWS: Mapping[str, tuple[int, ...]] = MappingProxyType({})
+NO_INSTANCE = 0  # a call made on no instance of its own: the implementation may answer it from a fresh one
 NOT_ENCODED: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -235,6 +258,7 @@ class Planned(NamedTuple):
     inputs: Callable[[], dict[str, Any]]
     rows: Mapping[str, tuple[int, ...]] = ALL_ROWS
     encoded: Mapping[str, Any] = NOT_ENCODED
+    instance: int = NO_INSTANCE  # the instance it is made on (a case of calls on one instance), else NO_INSTANCE
 
 
 @runtime_checkable
@@ -261,6 +285,24 @@ class Adapter(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class OnInstances(Protocol):
+    """An adapter that can make several calls on one instance of the implementation (a case of calls on one
+    instance, spec section 9.7): the calls with the same ``instance`` number share whatever the implementation
+    keeps between calls; a number not seen before is a fresh instance. The runner never interleaves instances:
+    once a call names another number (or :data:`NO_INSTANCE`), the earlier instance is never named again."""
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply: ...
+
+
+def call_on_instance(adapter: Adapter, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+    """``adapter.call_on`` where the adapter has instances of its own, else its plain ``call`` (an implementation
+    made of plain functions is one instance: every call is made on it)."""
+    if instance != NO_INSTANCE and isinstance(adapter, OnInstances):
+        return adapter.call_on(instance, operation, inputs)
+    return adapter.call(operation, inputs)
 
 
 @runtime_checkable

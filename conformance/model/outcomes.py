@@ -88,6 +88,7 @@ class CaseResult(Freezable):
     reason: Optional[Reason] = None  # why the runner stopped the call (a timeout's cause)
     declined: bool = False  # not_applicable because the implementation skipped it, within its capabilities
     documented: Optional[DocumentedChoice] = None  # a problem the framework documents as its design (still a problem)
+    call: int = 0  # a case of calls on one instance: the call (from 1) whose reply decided the outcome; 0: one call
 
     def freeze(self) -> None:
         object.__setattr__(self, "causes", tuple(self.causes))
@@ -122,6 +123,8 @@ class CaseResult(Freezable):
             record["documented"] = self.documented.to_json()
         if self.error_kind is not None:
             record["error_kind"] = self.error_kind
+        if self.call:
+            record["call"] = self.call
         if self.actual is not None and self.outcome in DIAGNOSED:
             record["returned"] = True  # it returned outputs (kept for diagnosis, not written)
         return record
@@ -150,4 +153,5 @@ class CaseResult(Freezable):
             decided_by=str(raw.get("decided_by", "")),
             declined=bool(raw.get("declined", False)),
             documented=DocumentedChoice.from_plain(documented) if documented is not None else None,
+            call=int(raw.get("call", 0)),
         )

@@ -19,8 +19,19 @@ from functools import lru_cache
 
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import areas
-from embconf.mutants import frameworks, layer, lookup, memory, options, positions, rope, rope_families, sinusoid  # noqa: F401  (each registers its mutants)
-from embconf.mutants.base import Mutant, registry
+from embconf.mutants import (  # noqa: F401  (each registers its mutants)
+    frameworks,
+    layer,
+    lookup,
+    memory,
+    options,
+    positions,
+    rope,
+    rope_families,
+    rope_state,
+    sinusoid,
+)
+from embconf.mutants.base import Mutant, registry, with_options_all
 from embconf.mutants.compose import Implementation
 
 
@@ -42,9 +53,17 @@ def get(mutant_id: str) -> Mutant:
     return found
 
 
-@lru_cache(maxsize=None)
 def implementation(mutant_id: str) -> Implementation:
-    """The mutant's operations: its overrides, the reference elsewhere, composed operations built on both."""
+    """The mutant's operations: its overrides, the reference elsewhere, composed operations built on both. A
+    mistake in state kept between calls gets a fresh instance each time (the others one, built once)."""
+    mutant = get(mutant_id)
+    if mutant.fresh is not None:
+        return Implementation(with_options_all(mutant.fresh()), rope_layer=LAYER_FEATURE in mutant.claims)
+    return _stateless(mutant_id)
+
+
+@lru_cache(maxsize=None)
+def _stateless(mutant_id: str) -> Implementation:
     mutant = get(mutant_id)
     return Implementation(mutant.overrides, rope_layer=LAYER_FEATURE in mutant.claims)
 

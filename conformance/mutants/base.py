@@ -53,6 +53,8 @@ class Mutant:
     )  # a sinusoid mutant's point in diagnosis.sinusoid_fit's family
     mistake: str = ""  # the id of the mistake's primary form, shared by its forms in other operations (one entry)
     claims: frozenset[str] = frozenset()  # features it claims beyond the reference's (a rope layer: rope-layer)
+    fresh: Optional[Callable[[], Mapping[str, Operation]]] = field(default=None, repr=False)  # a mistake in state
+    # kept between calls (section 15): a new set of its overrides for each instance, and for each call on none
 
     @property
     def area(self) -> str:
@@ -100,8 +102,13 @@ def register(new: Mutant) -> Mutant:
         raise AssertionError(f"{new.id}: overrides must name spec operations, got {sorted(new.overrides)}")
     if len({operation_area(op) for op in new.overrides}) != 1:
         raise AssertionError(f"{new.id}: overrides operations of several areas {sorted(new.overrides)}")
-    _REGISTRY[new.id] = replace(new, overrides={op: with_options(op, fn) for op, fn in new.overrides.items()})
+    _REGISTRY[new.id] = replace(new, overrides=with_options_all(new.overrides))
     return _REGISTRY[new.id]
+
+
+def with_options_all(overrides: Mapping[str, Operation]) -> dict[str, Operation]:
+    """Each override composed with the optional inputs its operation takes (:func:`with_options`)."""
+    return {op: with_options(op, fn) for op, fn in overrides.items()}
 
 
 def mutant(

@@ -47,6 +47,7 @@ class Slip:
     other_pairing: bool = False
     rotate_all: bool = False  # rotary_dim taken as d
     backward_forward: bool = False  # the backward rotates by +angle (not the gradient of the forward)
+    largest: Optional[int] = None  # dynamic NTK grown for this largest position (a module's kept state), not the call's
 
 
 def tables(
@@ -58,7 +59,7 @@ def tables(
         positions = np.broadcast_to(np.arange(positions.shape[-1], dtype=np.int64), positions.shape)
     positions = position_grid(positions + slip.offset, rotary_dim, scaling)  # (..., T, h): each k's position
     used = slip.base(float(base), rotary_dim) if slip.base else float(base)
-    largest = int(positions.max(initial=0))
+    largest = int(positions.max(initial=0)) if slip.largest is None else slip.largest
     theta, attention = inverse_frequencies(rotary_dim, used, scaling, largest)
     mapping = scaling if isinstance(scaling, Mapping) else {}
     if slip.every_band and mapping.get("rope_type") in ("llama3", "yarn"):

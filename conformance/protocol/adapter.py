@@ -21,7 +21,7 @@ from typing import Any, Iterable, Optional
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import AdapterBase, CallPlan
 from embconf.model.budget import case_budget
-from embconf.model.contract import ALL_ROWS, NOT_ENCODED, Capabilities, Planned, Reason, Reply, Status
+from embconf.model.contract import ALL_ROWS, NO_INSTANCE, NOT_ENCODED, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.encoding import decode_value, is_array
 from embconf.processes.failures import ChildFailure, Late
 from embconf.processes.limits import (
@@ -31,7 +31,7 @@ from embconf.processes.limits import (
     checked_seconds,
     run_timeout_reply,
 )
-from embconf.protocol.codec import ROWS_MINOR
+from embconf.protocol.codec import INSTANCES_MINOR, ROWS_MINOR
 from embconf.protocol.early import adopt
 from embconf.protocol.lines import ProtocolError, TooManyValues
 from embconf.protocol.messages import (
@@ -123,8 +123,13 @@ class SubprocessAdapter(AdapterBase):
         self._planned.drop(operation)
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        if (
-            self._inflight and self._inflight[0][1].operation != operation
+        return self.call_on(NO_INSTANCE, operation, inputs)
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        """A request, naming ``instance`` to a peer that keeps instances (protocol minor 5, PROTOCOL.md section 8)."""
+        if self._inflight and (self._inflight[0][1].operation, self._inflight[0][1].instance) != (
+            operation,
+            instance,
         ):  # the caller left its plan: what ran ahead is void
             self._discard(restore=False)
             self._planned.clear()
@@ -136,7 +141,9 @@ class SubprocessAdapter(AdapterBase):
             return process
         try:
             if not self._inflight:
-                head = self._planned.follow(operation) or Planned(operation, lambda: inputs)
+                head = self._planned.follow(operation, instance) or Planned(
+                    operation, lambda: inputs, instance=instance
+                )
                 self._request(process, head._replace(inputs=lambda: inputs, encoded=NOT_ENCODED))
             for ahead in self._planned.take(AHEAD - len(self._inflight)):
                 self._request(process, ahead)
@@ -168,7 +175,8 @@ class SubprocessAdapter(AdapterBase):
         self._seq += 1
         inputs = _request_inputs(planned)
         self._inflight.append((self._seq, planned, case_budget(self.timeout, planned.operation, inputs)))
-        process.send(RunRequest(self._seq, planned.operation, inputs, self._rows(planned)))
+        instance = planned.instance if self._handshake().minor >= INSTANCES_MINOR else NO_INSTANCE
+        process.send(RunRequest(self._seq, planned.operation, inputs, self._rows(planned), instance))
 
     def close(self) -> None:
         """End the process: asked to stop when idle; killed at once while a request is outstanding (the run was

@@ -13,11 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from embconf.model.contract import ALL_ROWS, Capabilities, DocumentedChoice, contradictory_features
+from embconf.model.contract import (
+    ALL_ROWS,
+    NO_INSTANCE,
+    STATEFUL,
+    Capabilities,
+    DocumentedChoice,
+    contradictory_features,
+)
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
+from embconf.model.rope_conventions import convention_features, rope_conventions
 from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
-from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, from_wire, to_wire
+from embconf.protocol.codec import INSTANCES_MINOR, PROTOCOL_MINOR, PROTOCOL_VERSION, from_wire, to_wire
 from embconf.protocol.lines import ProtocolError
 
 RUN_REPLY_FORMS = ("outputs", "error", "skipped", "exception")  # "exception": since minor 2
@@ -58,11 +66,14 @@ class RunRequest:
     operation: str
     inputs: Mapping[str, Any]
     rows: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # the rows of an output judged (minor 4)
+    instance: int = NO_INSTANCE  # the instance the call is made on (minor 5; 0: none, not written)
 
     def wire(self) -> dict[str, Any]:
         message = {"cmd": "run", "seq": self.seq, "operation": self.operation, "inputs": to_wire(self.inputs)}
         if self.rows:
             message["rows"] = {name: list(rows) for name, rows in self.rows.items()}
+        if self.instance != NO_INSTANCE:
+            message["instance"] = self.instance
         return message
 
 
@@ -127,19 +138,17 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
         _check_start_reply(message, validate)
         impl = message["implementation"]
         caps = impl["capabilities"]
+        minor = message.get("protocol_minor", 0)
+        minor = minor if isinstance(minor, int) and not isinstance(minor, bool) else 0
         capabilities = Capabilities(
             frozenset(caps["operations"]),
-            frozenset(caps.get("features", [])),
+            frozenset(caps.get("features", [])) - ({STATEFUL} if minor < INSTANCES_MINOR else set()),
             documented=tuple(DocumentedChoice.from_plain(item) for item in caps.get("documented", [])),
             sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
+            rope_conventions=rope_conventions(caps.get("rope_conventions")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
-        minor = message.get("protocol_minor", 0)
-        return StartReply(
-            message["protocol"],
-            PeerImplementation(named[0], named[1], named[2], capabilities),
-            minor if isinstance(minor, int) and not isinstance(minor, bool) else 0,
-        )
+        return StartReply(message["protocol"], PeerImplementation(named[0], named[1], named[2], capabilities), minor)
     except RecursionError:
         raise ProtocolError("a start reply nested too deeply to read") from None
     except ValueError as exc:  # a sinusoid declaration the schema let through (sinusoid_parameters: EMB-SIN-6)
@@ -179,6 +188,7 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
         return "'capabilities.documented' must be a list of objects with a 'link' and a 'sentence' (and 'cases', 'requirements' lists of strings)"
     try:
         declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters"))
+        rope_conventions(caps.get("rope_conventions"))
     except ValueError as exc:
         return str(exc)
     return None
@@ -197,7 +207,7 @@ def _strings(value: Any) -> bool:
 
 
 def _plain_features() -> set[str]:
-    return set(features()) - profile_features()
+    return set(features()) - profile_features() - convention_features()
 
 
 # ----- run replies

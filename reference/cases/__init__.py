@@ -31,6 +31,14 @@ class CaseSpec:
     features: tuple[str, ...] = ()
     error: Optional[str] = None
     sample_rows: dict[str, list[int]] = field(default_factory=dict)
+    calls: tuple[CaseSpec, ...] = ()  # a case of calls on one instance (spec section 9.7): each call's spec
+
+
+def sequence(case_id: str, description: str, requirements: tuple[str, ...], calls: list[CaseSpec]) -> CaseSpec:
+    """A case of ``calls`` made in order on one instance: its features are theirs and ``stateful``; each call's golden
+    is the reference's answer to it alone (the reference keeps nothing between calls: what a fresh instance gives)."""
+    features = tuple(dict.fromkeys(f for call in calls for f in call.features)) + ("stateful",)
+    return CaseSpec(case_id, description, requirements, calls[0].operation, {}, features, calls=tuple(calls))
 
 
 def rng_for(case_id: str) -> np.random.Generator:
@@ -60,10 +68,12 @@ def all_cases() -> list[tuple[str, list[CaseSpec]]]:
         memory,
         rope,
         sinusoidal,
+        stateful,
         token_lookup,
     )
 
-    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision, rope)
+    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision, rope,
+               stateful)
     return [(module.AREA, [tag_canonical_table(spec) for spec in module.cases()]) for module in modules]
 
 

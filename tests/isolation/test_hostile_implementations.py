@@ -191,9 +191,9 @@ def test_the_worker_is_sent_inputs_only(cases_by_id, monkeypatch):
         assert adapter.call(case.operation, case.inputs()).status == Status.OUTPUTS
     finally:
         adapter.close()
-    [(operation, inputs, rows)] = sent[0][1]  # one call, not announced: a batch of one, its outputs sent whole
+    [(operation, inputs, rows, instance)] = sent[0][1]  # one call, not announced: a batch of one, outputs whole
     assert sent[0][0] == "call" and operation == case.operation and sorted(inputs) == sorted(case.raw_inputs)
-    assert rows == {}
+    assert rows == {} and instance == 0  # made on no instance of its own (spec section 9.7)
 
 
 def test_a_worker_gone_between_batches_costs_the_next_call_only(cases_by_id):

@@ -224,7 +224,7 @@ def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case
                 return [
                     symptom(
                         SymptomKey.of(STALE_BUFFER, case.operation, name),
-                        f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.id}): "
+                        f"'{name}' is the right gradient plus exactly the gradient an earlier call returned ({other_case.label}): "
                         "a buffer kept across calls and never zeroed",
                         "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
                         title="the gradient is the right one plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",

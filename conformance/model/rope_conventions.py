@@ -1,0 +1,85 @@
+"""Rotary conventions an implementation may declare (spec section 14, EMB-ROPE-V1..V3, since 2.1.0), as it declares
+a sinusoid profile: each is a documented choice of real code that the canonical cases would fail. A declared
+convention makes the canonical cases it changes not applicable and adds the cases computed for it
+(:mod:`embconf.corpus.conventions`); an implementation that has the convention without declaring it fails the
+canonical cases as before.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Iterable, Optional
+
+ROPE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")
+ROTATIONS = ("rope_forward", "rope_backward")
+HALF_DTYPES = ("float16", "bfloat16")
+
+
+class RopeConvention(enum.Enum):
+    """A declared rotary convention: its name (as declared), feature, requirement and what it is."""
+
+    NEGATIVE_SENSE = "negative_sense"
+    ATTENTION_BY_CALLER = "attention_by_caller"
+    FLOAT32_TABLES = "float32_tables"
+
+    @property
+    def feature(self) -> str:
+        """The feature of the cases computed for it (implied by the declaration, never claimed directly)."""
+        return f"rope-{self.value}"
+
+    @property
+    def requirement(self) -> str:
+        return {"negative_sense": "EMB-ROPE-V1", "attention_by_caller": "EMB-ROPE-V2", "float32_tables": "EMB-ROPE-V3"}[
+            self.value
+        ]
+
+    def describe(self) -> str:
+        return {
+            "negative_sense": "rotation by the negative angle (nanochat)",
+            "attention_by_caller": "YaRN's attention factor left to the caller (tables without it)",
+            "float32_tables": "cos/sin in float32 whatever the dtype of x (strict precision)",
+        }[self.value] + f" ({self.requirement})"
+
+    def changes(self, operation: str, features: Iterable[str]) -> bool:
+        """Whether a canonical case of ``operation`` with ``features`` has another answer under this convention
+        (its cases are then not applicable: the case computed for the convention replaces it)."""
+        found = set(features)
+        if self.feature in found:
+            return False
+        if self is RopeConvention.NEGATIVE_SENSE:
+            return operation in ROTATIONS
+        if self is RopeConvention.ATTENTION_BY_CALLER:
+            return operation in ROPE_OPERATIONS and "rope-yarn" in found
+        return operation in ROTATIONS and bool(found & set(HALF_DTYPES))
+
+
+def rope_conventions(declared: Any) -> frozenset[RopeConvention]:
+    """The conventions ``declared`` names (a list of names); ValueError (one line) for anything else."""
+    if declared is None:
+        return frozenset()
+    if isinstance(declared, str) or not isinstance(declared, (list, tuple, set, frozenset)):
+        raise ValueError(f"rope conventions must be a list of names, got {declared!r}")
+    known = {c.value: c for c in RopeConvention}
+    unknown = [str(name) for name in declared if name not in known]
+    if unknown:
+        raise ValueError(f"unknown rope convention(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return frozenset(known[name] for name in declared)
+
+
+def convention_features() -> set[str]:
+    """Every feature of a convention's computed cases (declared as a convention, never as a feature)."""
+    return {c.feature for c in RopeConvention}
+
+
+def changed_by(conventions: Iterable[RopeConvention], operation: str, features: Iterable[str]) -> Optional[str]:
+    """Why a canonical case is not applicable to an implementation that declares ``conventions``, or None."""
+    hit = [c for c in sorted(conventions, key=lambda c: c.value) if c.changes(operation, list(features))]
+    return f"a canonical rope case: it declares the rope convention {hit[0].describe()}" if hit else None
+
+
+def claim_clause(conventions: Iterable[RopeConvention]) -> str:
+    """What a conformance claim adds for declared rope conventions (spec section 11), or ""."""
+    named = sorted(conventions, key=lambda c: c.value)
+    if not named:
+        return ""
+    return ", rope conventions: " + "; ".join(c.describe() for c in named) + "; their canonical cases not provided"
