@@ -1,4 +1,4 @@
-"""The fused rotation with the tables given as inputs (EMB-ROPE-16, 17; spec section 14, since 2.1.0).
+"""The fused rotation with the tables given as inputs (EMB-ROPE-16, 17; spec section 14, since 2.0.0).
 
 ``rope_apply(x, cos, sin, pairing)`` rotates x with tables the caller built (Hugging Face's
 ``apply_rotary_pos_emb(q, k, cos, sin)``, flash-attn's and Liger's rotary kernels): ``cos`` and ``sin`` are

@@ -312,7 +312,7 @@ def _rope_apply(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, An
 
 
 def strict_rope_rotation(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
-    """Section 8.8 for an implementation that declares float32 tables whatever x is (EMB-ROPE-V3, since 2.1.0): the
+    """Section 8.8 for an implementation that declares float32 tables whatever x is (EMB-ROPE-V3, since 2.0.0): the
     rotation term in float32's unit roundoff, the relative term (the final rounding) in x's dtype."""
     attention, angle = _rope_parts(inputs)
     values = inputs["grad_output"] if "grad_output" in inputs else inputs["x"]

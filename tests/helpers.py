@@ -77,7 +77,7 @@ def sinusoidal_table(max_len, embed_dim, dtype):  # MLX SinusoidalPositionalEnco
 def declined_for_a_later_addition(case: dict) -> bool:
     """Whether a not_applicable case of a report is one of the additions after spec 1.0 that the example
     implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation
-    or rope layer (feature ``rope-layer``, with its pairing), spec 2.0's layer of its own (EMB-LAY-12), or spec 2.1's
+    or rope layer (feature ``rope-layer``, with its pairing), spec 2.0's layer of its own (EMB-LAY-12), or spec 2.0's
     fused rope operations (EMB-ROPE-16, 17) and calls on one instance (feature ``stateful``, which a protocol peer
     before minor 5 does not have)."""
     features = case["features"]

@@ -12,7 +12,7 @@ attribute names a spec error kind. Optional module attributes:
 - ``EMBCONF_SINUSOID_PARAMETERS``: the point of the sinusoid family it computes, as a dict of parameters
   (spec 1.2.0, EMB-SIN-6; a parameter left out is canonical);
 - ``EMBCONF_ROPE_CONVENTIONS``: the rotary conventions it follows, a list of ``negative_sense``,
-  ``attention_by_caller``, ``float32_tables`` (spec 2.1.0, EMB-ROPE-V1..V3).
+  ``attention_by_caller``, ``float32_tables`` (spec 2.0.0, EMB-ROPE-V1..V3).
 
 Operations the module does not define are not applicable, never failures. A
 function declines one case it is sent (spec section 11) by raising
@@ -135,7 +135,7 @@ def declared_sinusoid(module: ModuleType, target: str) -> SinusoidProfile:
 
 
 def declared_conventions(module: ModuleType, target: str) -> frozenset[RopeConvention]:
-    """``EMBCONF_ROPE_CONVENTIONS``: the rotary conventions it follows (spec 2.1.0, EMB-ROPE-V1..V3)."""
+    """``EMBCONF_ROPE_CONVENTIONS``: the rotary conventions it follows (spec 2.0.0, EMB-ROPE-V1..V3)."""
     try:
         return rope_conventions(getattr(module, "EMBCONF_ROPE_CONVENTIONS", None))
     except ValueError as exc:

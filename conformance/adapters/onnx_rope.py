@@ -19,7 +19,7 @@ What is ONNX Runtime's and what is the adapter's:
   to the heads of its batch row (x of another batch than the rows is the adapter's shape_mismatch, decided by
   glue: the operator never sees x's own batch axis). ``interleaved = 1`` pairs (2k, 2k + 1), ``0`` pairs (k, k + h): both pairings.
   ``rotary_embedding_dim`` rotates the first ``rotary_dim`` features and keeps the rest (``rope-partial``).
-- ``rope_apply`` (2.1.0, the tables as inputs) is the operator's own interface: the case's tables become the caches
+- ``rope_apply`` (2.0.0, the tables as inputs) is the operator's own interface: the case's tables become the caches
   (row t of a ``(T, r)`` table at position t, of a ``(B, T, r)`` one at ``b * T + t``). A cache holds one cos and
   one sin per pair, so tables whose two columns of a pair differ cannot be given to it: declined. Their shapes
   are checked by the adapter (decided by glue): the operator only sees the per-pair caches.

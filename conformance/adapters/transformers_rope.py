@@ -15,8 +15,8 @@ What is transformers' and what is the adapter's:
   returns ``(.., r)`` tables, the ``h`` frequencies twice: ``[..., :h]`` is kept).
 - ``rope_forward``: ``apply_rotary_pos_emb(q=x, k=x, cos, sin)`` on x viewed as (batch, 1 head, T, d), its
   ``q_embed`` kept; ``rope_backward``: torch autograd through the same call. Per-batch ``(B, T)`` positions
-  (2.1.0) go to the rotary module as they are, with x viewed as (B, heads, T, d).
-- ``rope_apply`` (2.1.0): the same ``apply_rotary_pos_emb`` with the case's tables (``(T, r)`` given a batch axis
+  (2.0.0) go to the rotary module as they are, with x viewed as (B, heads, T, d).
+- ``rope_apply`` (2.0.0): the same ``apply_rotary_pos_emb`` with the case's tables (``(T, r)`` given a batch axis
   of 1, as the rotary module returns them); ``rope_apply_backward``: autograd through it.
 - Partial rotary is what the model does: GPT-NeoX's and Phi-3's ``apply_rotary_pos_emb`` split x at the tables'
   width themselves; Phi's attention splits ``q[..., :rotary_ndims]`` (``int(head_dim * partial_rotary_factor)``)
@@ -30,7 +30,7 @@ What is transformers' and what is the adapter's:
   autograd's "Mismatch in shape" of grad_output to shape_mismatch. Nothing else: a base <= 0 gives NaN.
 - transformers documents yarn's ``original_max_position_embeddings`` as optional and fills it from
   ``max_position_embeddings`` (cited as :data:`HF_YARN_ORIGINAL`; the spec rejects its absence).
-- ``longrope`` (2.1.0) runs through the same rotary module (its ``longrope_frequency_update`` picks the long
+- ``longrope`` (2.0.0) runs through the same rotary module (its ``longrope_frequency_update`` picks the long
   factors past ``original_max_position_embeddings``); Phi-3's config accepts ``default`` and ``longrope`` only
   ("type field must be one of", mapped to invalid_config, as the even-dimension refusal is) and turns a ``yarn``
   scaling into ``longrope``: it declares ``rope-longrope`` alone. Not run: ``proportional`` (Gemma 4's zero

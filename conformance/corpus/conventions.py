@@ -1,4 +1,4 @@
-"""The cases of the rotary conventions an implementation declares (spec section 14, EMB-ROPE-V1..V3, since 2.1.0):
+"""The cases of the rotary conventions an implementation declares (spec section 14, EMB-ROPE-V1..V3, since 2.0.0):
 one for each canonical case a convention changes among those run, with the same inputs and the convention's
 answer, computed by the reference in the run that declares it (as a declared sinusoid point's cases are):
 

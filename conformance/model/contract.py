@@ -40,7 +40,7 @@ class Reason(enum.Enum):
     RESTARTS_EXHAUSTED = "restarts_exhausted"  # the process died too often to be started again
 
 
-# The feature of a case of calls on one instance (spec section 9.7, since 2.1.0): an implementation that can be
+# The feature of a case of calls on one instance (spec section 9.7, since 2.0.0): an implementation that can be
 # called several times on one instance declares it (every in-process adapter; a protocol peer from minor 5).
 STATEFUL = "stateful"
 
@@ -128,7 +128,7 @@ class Capabilities:
     notes: tuple[str, ...] = ()
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
     sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
-    rope_conventions: frozenset[RopeConvention] = frozenset()  # since spec 2.1.0: EMB-ROPE-V1..V3
+    rope_conventions: frozenset[RopeConvention] = frozenset()  # since spec 2.0.0: EMB-ROPE-V1..V3
 
     def __post_init__(self) -> None:
         """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""

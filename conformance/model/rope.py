@@ -35,7 +35,7 @@ class RopeType(enum.Enum):
     DYNAMIC = "dynamic"
     YARN = "yarn"
     LLAMA3 = "llama3"
-    LONGROPE = "longrope"  # since 2.1.0 (EMB-ROPE-13)
+    LONGROPE = "longrope"  # since 2.0.0 (EMB-ROPE-13)
 
     @property
     def feature(self) -> Optional[str]:
@@ -47,8 +47,8 @@ PARTIAL_FEATURE = "rope-partial"  # rotary_dim < d
 LAYER_FEATURE = "rope-layer"  # an embedding layer with pos_encoding 'rope' (EMB-LAY-10)
 LAYER_REFUSED_FEATURE = "rope-layer-refused"  # 'rope' is invalid_config (EMB-LAY-7): implied unless rope-layer
 POSITIONS_FEATURE = "rope-positions"  # position_ids that are not one contiguous run
-BATCH_POSITIONS_FEATURE = "rope-batch-positions"  # position_ids (B, T): one row of positions per batch row (2.1.0)
-MROPE_FEATURE = "rope-mrope"  # scaling mrope_section: M-RoPE's temporal/height/width positions (2.1.0)
+BATCH_POSITIONS_FEATURE = "rope-batch-positions"  # position_ids (B, T): one row of positions per batch row (2.0.0)
+MROPE_FEATURE = "rope-mrope"  # scaling mrope_section: M-RoPE's temporal/height/width positions (2.0.0)
 MROPE_AXES = 3  # M-RoPE's position axes: temporal, height, width (Qwen2-VL)
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # Hugging Face's defaults (the YaRN paper's)
 
@@ -207,7 +207,7 @@ def rope_features() -> tuple[str, ...]:
 
 
 TABLE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")  # tables from a configuration
-APPLY_OPERATIONS = ("rope_apply", "rope_apply_backward")  # tables given as inputs (since 2.1.0, EMB-ROPE-16)
+APPLY_OPERATIONS = ("rope_apply", "rope_apply_backward")  # tables given as inputs (since 2.0.0, EMB-ROPE-16)
 
 
 def batch_positions(position_ids_rank: int, mrope: bool) -> bool:

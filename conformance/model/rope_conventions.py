@@ -1,4 +1,4 @@
-"""Rotary conventions an implementation may declare (spec section 14, EMB-ROPE-V1..V3, since 2.1.0), as it declares
+"""Rotary conventions an implementation may declare (spec section 14, EMB-ROPE-V1..V3, since 2.0.0), as it declares
 a sinusoid profile: each is a documented choice of real code that the canonical cases would fail. A declared
 convention makes the canonical cases it changes not applicable and adds the cases computed for it
 (:mod:`embconf.corpus.conventions`); an implementation that has the convention without declaring it fails the

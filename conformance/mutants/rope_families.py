@@ -1,4 +1,4 @@
-"""Mistakes of the rotary families and forms of spec 2.1.0 (area rope): each is the reference run on inputs the
+"""Mistakes of the rotary families and forms of spec 2.0.0 (area rope): each is the reference run on inputs the
 mistake changes (a scaling parameter lost or hard-coded, the wrong factor list, the wrong position row), so its
 backward is the gradient of its forward, or a wrong fused rotation whose tables are inputs.
 

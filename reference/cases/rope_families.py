@@ -1,4 +1,4 @@
-"""Rotary cases of spec 2.1.0 (area rope, listed after reference/cases/rope.py): every scaling family real code
+"""Rotary cases of spec 2.0.0 (area rope, listed after reference/cases/rope.py): every scaling family real code
 ships in both pairings, with partial rotary where real code combines them (YaRN below and above the original
 length, attention factors other than 1, DeepSeek's mscale; llama3 with other factors and bands; Phi-3's
 longrope on both sides of its switch), M-RoPE sections (Qwen2-VL), per-batch ``(B, T)`` position ids, and the

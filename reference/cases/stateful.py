@@ -1,4 +1,4 @@
-"""Cases of calls on one instance (spec section 15, since 2.1.0): each a sequence of calls that an implementation
+"""Cases of calls on one instance (spec section 15, since 2.0.0): each a sequence of calls that an implementation
 answers on one instance, keeping whatever it keeps between them, each call with its own golden (the reference's
 answer to that call alone). They catch state carried from one call to the next: dynamic NTK frequencies grown for
 a long call and kept for a shorter one (transformers #25306, #46624), cos/sin cached by length, not by offset

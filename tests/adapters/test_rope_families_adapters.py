@@ -1,4 +1,4 @@
-"""transformers' rotary models on the cases of spec 2.1.0 they can run: longrope through their rotary module,
+"""transformers' rotary models on the cases of spec 2.0.0 they can run: longrope through their rotary module,
 per-batch ``(B, T)`` position ids as the model's forward passes them, and ``rope_apply`` through the model's own
 ``apply_rotary_pos_emb`` with the case's tables (whose two halves differ), its backward by autograd. Skips with
 the reason when transformers or torch is absent."""

@@ -1,5 +1,5 @@
-"""The mutants of spec 2.1.0's rope families and forms (conformance/mutants/rope_families.py): the public bugs
-the 1.3.0 cases could not see pass them and fail 2.1.0's, and the fused backward that mixes the halves of sin
+"""The mutants of spec 2.0.0's rope families and forms (conformance/mutants/rope_families.py): the public bugs
+the 1.3.0 cases could not see pass them and fail 2.0.0's, and the fused backward that mixes the halves of sin
 passes tables with equal halves and fails tables whose halves differ. That each is killed and ranked first by
 the goldens is test_rope_mutants.test_every_rope_mutant_is_killed_and_ranked_first_by_the_goldens."""
 

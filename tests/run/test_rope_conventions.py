@@ -1,4 +1,4 @@
-"""Declared rotary conventions (spec section 14, EMB-ROPE-V1..V3, since 2.1.0), as sinusoid profiles are declared:
+"""Declared rotary conventions (spec section 14, EMB-ROPE-V1..V3, since 2.0.0), as sinusoid profiles are declared:
 a declared convention gets its computed cases and a claim that names it (exit 0), its canonical cases are not
 applicable to it, and the same code that does not declare it fails them."""
 

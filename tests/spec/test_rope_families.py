@@ -1,4 +1,4 @@
-"""The rotary families and forms of spec 2.1.0 (EMB-ROPE-13 … 17): their goldens agree with formulas restated
+"""The rotary families and forms of spec 2.0.0 (EMB-ROPE-13 … 17): their goldens agree with formulas restated
 here with Python's math (not the reference), each case carries exactly the features its inputs need, and bad
 scalings, positions and tables are refused with the spec's error kinds."""
 
