@@ -10,8 +10,8 @@ each mutant (``embconf mutants``, ``embconf explain``) is the feature package :m
 Rooms: ``base`` (what a mutant is, the registry), ``compose`` (the row-sparse gradient and the layer built from an
 implementation's parts), ``with_options`` (mistakes composed with the optional inputs), ``adapter`` (a mutant as an
 implementation), and the mistakes by area: ``lookup``, ``positions``, ``sinusoid``, ``layer``, ``options``,
-``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation), ``frameworks``
-(deviations measured in real frameworks)."""
+``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation) and ``rope_state``
+(state kept between calls), ``frameworks`` (deviations measured in real frameworks)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,8 @@ an expected output by hand, except the error kind, which the generator checks
 against the reference.
 
 Areas, one fixture file each: ``token_lookup``, ``lookup_options``, ``learned_positions``, ``sinusoidal``,
-``embedding_layer``, ``half_precision``, ``memory``, ``rope`` (its 2.0.0 scaling families and
-fused rotation in ``rope_families``, written to the same fixture file).
-"""
+``embedding_layer``, ``half_precision``, ``memory``, ``rope`` (its 2.0.0 scaling families and fused rotation in
+``rope_families``, written to the same fixture file), ``stateful`` (cases of calls on one instance)."""
 from __future__ import annotations
 
 import hashlib
