@@ -11,7 +11,7 @@ from embconf.reference import embedding_forward as _forward
 from embconf.reference import sinusoidal_table  # noqa: F401  (correct)
 
 
-def _unchecked(self, operation, inputs, shared=None):
+def _unchecked(self, operation, inputs, shared=None, *_instance):
     return self.inner.call(operation, {**inputs, **(shared or {})})
 
 
