@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import outcomes, run_reported
 from test_frameworks import needs
+from test_more_frameworks import measuring
 
 from embconf.adapters.rope import PAIRINGS, contiguous_start, probe, tables_of
 
@@ -152,9 +154,7 @@ ONNX_ROPE = ["onnxruntime_rope", "onnxruntime_rope:contrib"]
 )
 def test_every_rope_value_case_passes_but_the_frameworks_own_bugs(tmp_path, impl):
     needs(impl)
-    from test_more_frameworks import run
-
-    _, found, _ = run(tmp_path, impl, "rope.*")
+    found = outcomes(run_reported(tmp_path, impl, *measuring(impl, "rope.*"), timeout=900)[1])
     values = {case: outcome for case, outcome in found.items() if not case.startswith("rope.error.")}
     passed = sum(outcome == "pass" for outcome in values.values())
     assert passed >= FEWER_CASES.get(impl, 10), values  # it runs, and passes, the bulk
