@@ -61,7 +61,7 @@ class RotaryTorchAdapter(FrameworkAdapter):
         self.rope = rope
 
     def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
-        with self.rope.modules.on(instance):
+        with self.rope.instances.on(instance):
             return self.call(operation, inputs)
 
 
@@ -75,7 +75,7 @@ class RotaryTorchRope(TorchRope):
         super().__init__(torch)
         self.package, self.positions = package, freqs
         self.scalings = () if freqs else ("linear",)  # interpolate_factor applies in get_seq_pos only
-        self.modules: Instances[Any] = Instances()  # the module of an instance's first call (EMB-STA-3)
+        self.instances: Instances[Any] = Instances()  # the module of an instance's first call (EMB-STA-3)
 
     def rotate(self, x: Any, rotation: RopeCall) -> Any:
         kind = rotation.rope_type
@@ -87,7 +87,7 @@ class RotaryTorchRope(TorchRope):
         build = functools.partial(
             self.package.RotaryEmbedding, dim=rotation.rotary_dim, theta=rotation.base, interpolate_factor=factor
         )
-        rotary = self.modules.get(build)[0]
+        rotary = self.instances.get(build)[0]
         with too_wide_errors():
             if self.positions:
                 freqs = rotary(self.torch.from_numpy(np.asarray(rotation.position_ids, dtype=np.int64)))
