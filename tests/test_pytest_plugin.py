@@ -5,7 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-from helpers import HOSTILE, IMPLS, MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS, assert_exit, run_pytest, run_report
+from helpers import HOSTILE, IMPLS, assert_exit, run_pytest, run_report
+from mlx_family import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS
 
 from embconf.adapters import create_adapter
 

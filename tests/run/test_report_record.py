@@ -14,8 +14,6 @@ import pytest
 from helpers import (
     HOSTILE,
     IMPLS,
-    MLX_COS_FIRST_FULL_TURNS,
-    MLX_OPTIONS,
     ROOT,
     STUDENTS,
     assert_exit,
@@ -25,6 +23,7 @@ from helpers import (
     run_cli,
     selecting,
 )
+from mlx_family import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS
 
 from embconf.model.record import RunRecord
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from helpers import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS
+from mlx_family import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS
 
 from embconf.adapters import create_adapter
 from embconf.corpus.select import select

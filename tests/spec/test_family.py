@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 import pytest
-from helpers import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS, assert_exit, assert_only, report_cases, run_report
+from helpers import assert_exit, assert_only, report_cases, run_report
+from mlx_family import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS
 
 from embconf.model.contract import Capabilities
 from embconf.model.sinusoid import (
