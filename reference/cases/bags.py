@@ -61,6 +61,7 @@ def forward_cases() -> list[CaseSpec]:
     return [
         _bag("bag.forward.sum.basic", "Three bags of 2, 3 and 1 ids read from offsets [0, 2, 5]: each the sum of its rows.", sum_, "sum", i64([1, 3, 5, 2, 7, 0]), [0, 2, 5]),
         _bag("bag.forward.sum.empty_bags", "Empty bags first, in the middle and last (offsets [0, 0, 3, 3, 5]) are zero rows.", sum_ + ("EMB-BAG-6",), "sum", i64([4, 1, 6, 2, 2]), [0, 0, 3, 3, 5]),
+        _bag("bag.forward.sum.no_bags", "No ids and no offsets: zero bags, an output of shape (0, D).", sum_, "sum", i64([]), []),
         _bag("bag.forward.sum.single_ids", "Bags of one id each: the rows themselves.", sum_, "sum", i64([6, 0, 3, 3]), [0, 1, 2, 3]),
         _bag("bag.forward.sum.repeated_ids", "An id repeated within a bag counts each time; repeated across bags it counts in each.", sum_, "sum", i64([2, 2, 2, 4, 2, 4]), [0, 3]),
         _bag("bag.forward.sum.padding", "padding_idx 3 is not counted; the second bag holds only padding and is a zero row.", sum_ + ("EMB-BAG-6", "EMB-BAG-7"), "sum", i64([3, 1, 3, 3, 3, 5, 0]), [0, 3, 5], padding_idx=3),
@@ -127,7 +128,7 @@ def backward_cases() -> list[CaseSpec]:
 
 
 def error_cases() -> list[CaseSpec]:
-    err = ("EMB-BAG-13",)
+    err = ("EMB-BAG-13", "EMB-ERR-1")
     return [
         _bag("bag.error.id_too_large", "An id equal to V is index_out_of_range.", err, "sum", i64([1, 8, 2]), [0, 1], error="index_out_of_range"),
         _bag("bag.error.id_negative", "A negative id is index_out_of_range (TensorFlow's safe lookup drops it: a declared convention).", err, "mean", i64([1, -1, 2]), [0, 2], error="index_out_of_range"),
@@ -143,6 +144,9 @@ def error_cases() -> list[CaseSpec]:
         _bag("bag.error.weights_shape", "Per-sample weights of another shape than the ids are shape_mismatch.", err + ("EMB-BAG-9",), "sum", i64([1, 2, 3]), [0], weights=[[1.0, 2.0]], error="shape_mismatch"),
         _bag("bag.error.offsets_with_2d_ids", "2-D ids are fixed-length bags: offsets given with them are shape_mismatch.", err, "sum", token_ids("bag.error.offsets_with_2d_ids", 8, (2, 3)), [0, 3], error="shape_mismatch"),
         _bag("bag.error.1d_ids_without_offsets", "1-D ids without offsets are shape_mismatch.", err, "sum", i64([1, 2, 3]), None, error="shape_mismatch"),
+        _bag("bag.error.last_offset_not_boolean", "include_last_offset 1 (an integer, not a boolean) is invalid_config.", err + ("EMB-BAG-8",), "sum", i64([1, 2]), [0, 2], include_last_offset=1, error="invalid_config"),
+        _bag("bag.error.order_shape_before_range", "An input with two errors raises the first of the order: a wrong grad_output shape before an id out of range.", err + ("EMB-BAG-10",), "sum", i64([1, 9, 3]), [0, 1], backward=True, grad_rows=1, error="shape_mismatch"),
+        _bag("bag.error.order_offsets_before_range", "Offsets that decrease are invalid_offsets before an id out of range.", err, "sum", i64([1, 9, 3]), [0, 2, 1], error="invalid_offsets"),
         _bag("bag.error.grad_output_shape", "grad_output must be (B, D): one row per bag.", err + ("EMB-BAG-10",), "mean", i64([1, 2, 3]), [0, 1], backward=True, grad_rows=3, error="shape_mismatch"),
     ]
 
