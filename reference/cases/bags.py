@@ -69,7 +69,7 @@ def forward_cases() -> list[CaseSpec]:
         _bag("bag.forward.sum.last_offset", "include_last_offset: offsets [0, 2, 2, 5] hold 3 bags, the last offset is N.", sum_ + ("EMB-BAG-6", "EMB-BAG-8"), "sum", i64([1, 4, 0, 6, 6]), [0, 2, 2, 5], include_last_offset=True),
         _bag("bag.forward.sum.last_offset_false", "include_last_offset false: the last offset starts a bag that runs to N.", sum_ + ("EMB-BAG-8",), "sum", i64([1, 4, 0, 6, 6]), [0, 2, 2], include_last_offset=False),
         _bag("bag.forward.sum.two_d", "2-D ids (3, 4) and offsets null: each row one bag of 4.", sum_, "sum", token_ids("bag.forward.sum.two_d", 8, (3, 4)), None),
-        _bag("bag.forward.sum.weights", "Per-sample weights scale each row before the sum.", sum_ + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 2, 7, 1]), [0, 2, 5], weights=[0.5, 2.0, -1.25, 0.75, 3.0, 1.5]),
+        _bag("bag.forward.sum.weights", "Per-sample weights scale each row before the sum.", sum_ + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 2, 7, 1]), [0, 2, 5], weights=[0.5, 2.0, 1.25, 0.75, 3.0, 1.5]),
         _bag("bag.forward.sum.weights_zero_negative", "A weight 0 and negative weights are used as given (the zero-weighted row adds nothing, the negative ones subtract).", sum_ + ("EMB-BAG-9",), "sum", i64([0, 4, 4, 6, 2]), [0, 3], weights=[0.0, -1.0, 2.5, -0.5, 1.0]),
         _bag("bag.forward.sum.long_bag", "One bag of 4096 ids over 64 rows: the exact sum rounded once (EMB-BAG-14).", sum_ + ("EMB-BAG-14",), "sum", long_ids, [0], vocab=64),
         _bag("bag.forward.sum.float64", "A float64 table stays float64.", sum_ + ("EMB-BAG-14",), "sum", i64([5, 2, 2, 0, 7]), [0, 3], dtype="float64"),
@@ -106,7 +106,7 @@ def backward_cases() -> list[CaseSpec]:
         _bag("bag.backward.sum.padding", "The padding row's gradient is exactly zero; a bag of only padding passes nothing back.", bwd + ("EMB-BAG-7",), "sum", i64([2, 4, 2, 2, 2, 0]), [0, 2, 4], backward=True, padding_idx=2),
         _bag("bag.backward.sum.two_d", "2-D ids: each row's upstream gradient goes to every id of the row.", bwd, "sum", token_ids("bag.backward.sum.two_d", 6, (3, 4)), None, backward=True, vocab=6),
         _bag("bag.backward.sum.last_offset_empty", "include_last_offset with an empty bag: its upstream row goes nowhere.", bwd + ("EMB-BAG-6", "EMB-BAG-8"), "sum", i64([5, 0, 0, 7]), [0, 2, 2, 4], backward=True, include_last_offset=True),
-        _bag("bag.backward.sum.weights", "Weighted sum: row id_i gets g[b] * w_i; the gradient of w_i is g[b] . W[id_i].", psw + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 1, 7, 3]), [0, 2, 5], backward=True, weights=[0.5, 2.0, -1.25, 0.75, 3.0, 1.5]),
+        _bag("bag.backward.sum.weights", "Weighted sum: row id_i gets g[b] * w_i; the gradient of w_i is g[b] . W[id_i].", psw + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 1, 7, 3]), [0, 2, 5], backward=True, weights=[0.5, 2.0, 1.25, 0.75, 3.0, 1.5]),
         _bag("bag.backward.sum.weights_zero_negative", "A zero weight sends a zero gradient to its row but its own gradient is g . W; negative weights flip their rows' gradients.", psw + ("EMB-BAG-9",), "sum", i64([0, 4, 4, 6, 2]), [0, 3], backward=True, weights=[0.0, -1.0, 2.5, -0.5, 1.0]),
         _bag("bag.backward.sum.weights_padding", "Weights at padding positions get a zero gradient and send none.", psw + ("EMB-BAG-7",), "sum", i64([1, 0, 3, 0, 2]), [0, 3], backward=True, weights=[1.5, 2.0, 0.5, 1.25, 0.75], padding_idx=0),
         _bag("bag.backward.sum.long_bag", "A bag of 4096 ids over 64 rows: each row's gradient is g times its count, rounded once.", bwd + ("EMB-BAG-14",), "sum", token_ids("bag.backward.sum.long_bag", 64, (4096,)), [0, 2048], backward=True, vocab=64),
@@ -122,7 +122,7 @@ def backward_cases() -> list[CaseSpec]:
         _bag("bag.backward.max.repeated", "A row that is the max of several bags (and repeated within one) accumulates their gradients once per bag.", mx + ("EMB-BAG-10",), "max", i64([3, 3, 1, 3, 6, 3]), [0, 3, 5], backward=True, weight=np.abs(table("bag.backward.max.repeated", 8, 4)) + np.float32(np.arange(8)[:, None] == 3) * np.float32(4)),
         _bag("bag.backward.max.empty_negative", "Negative values and an empty bag: the empty bag routes nothing.", mx + ("EMB-BAG-6",), "max", i64([1, 3, 5, 2]), [0, 2, 2], backward=True, weight=_negative_rows()),
         _bag("bag.backward.sqrtn.basic", "sqrtn: each occurrence gets g[b] / sqrt(count).", bwd + ("EMB-BAG-5",), "sqrtn", i64([1, 3, 1, 1, 6, 3]), [0, 3, 4], backward=True),
-        _bag("bag.backward.sqrtn.weights", "Weighted sqrtn: row id_i gets g w_i / s; the gradient of w_i is g . W[id_i] / s - w_i (g . S) / s^3.", psw + ("EMB-BAG-5", "EMB-BAG-9"), "sqrtn", i64([1, 3, 5, 2, 7, 1]), [0, 3], backward=True, weights=[0.5, 2.0, -1.25, 0.75, 3.0, 1.5]),
+        _bag("bag.backward.sqrtn.weights", "Weighted sqrtn: row id_i gets g w_i / s; the gradient of w_i is g . W[id_i] / s - w_i (g . S) / s^3.", psw + ("EMB-BAG-5", "EMB-BAG-9"), "sqrtn", i64([1, 3, 5, 2, 7, 1]), [0, 3], backward=True, weights=[0.5, 2.0, 1.25, 0.75, 3.0, 1.5]),
         _bag("bag.backward.sqrtn.two_d", "2-D ids in mode sqrtn.", bwd + ("EMB-BAG-5",), "sqrtn", token_ids("bag.backward.sqrtn.two_d", 6, (2, 3)), None, backward=True, vocab=6),
     ]
 
