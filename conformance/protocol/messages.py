@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from embconf.model.bag_conventions import bag_conventions
+from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.contract import (
     ALL_ROWS,
     NO_INSTANCE,
@@ -22,8 +24,6 @@ from embconf.model.contract import (
     contradictory_features,
 )
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
-from embconf.model.bag_conventions import bag_conventions
-from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.rope_conventions import convention_features, rope_conventions
 from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version

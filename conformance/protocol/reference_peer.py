@@ -17,10 +17,10 @@ import traceback
 from collections.abc import Mapping
 from typing import IO, Any
 
+from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
 from embconf.model.rope import LAYER_FEATURE
-from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.rope_conventions import convention_features
 from embconf.model.version import __version__
 from embconf.model.vocabulary import features, named_outputs

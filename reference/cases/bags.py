@@ -20,7 +20,7 @@ DTYPE_FEATURES = {"float64": "float64", "float16": "float16", "bfloat16": "bfloa
 
 
 def _bag(case_id: str, description: str, reqs: tuple[str, ...], mode: Any, ids: np.ndarray, offsets: Optional[list[int]],
-         backward: bool = False, vocab: int = 8, dim: int = 4, dtype: str = "float32", weights: Optional[list[float]] = None,
+         backward: bool = False, vocab: int = 8, dim: int = 4, dtype: str = "float32", weights: Optional[list[Any]] = None,
          error: Optional[str] = None, convention: str = "", weight: Optional[np.ndarray] = None,
          grad_rows: Optional[int] = None, offsets_dtype: str = "int64", **options: Any) -> CaseSpec:
     """A bag case; ``weights`` as decimals (rounded to the table's dtype), ``options`` the optional inputs."""

@@ -14,8 +14,22 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-EMBCONF_FEATURES = ["bag-sum", "bag-mean", "bag-max", "bag-sqrtn", "bag-2d", "bag-weights", "bag-weighted-mean",
-                    "bag-padding", "bag-last-offset", "bag-sharding", "float64", "float16", "bfloat16", "int32_ids"]
+EMBCONF_FEATURES = [
+    "bag-sum",
+    "bag-mean",
+    "bag-max",
+    "bag-sqrtn",
+    "bag-2d",
+    "bag-weights",
+    "bag-weighted-mean",
+    "bag-padding",
+    "bag-last-offset",
+    "bag-sharding",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int32_ids",
+]
 MODES = ("sum", "mean", "max", "sqrtn")
 ITEM_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
 
@@ -30,7 +44,9 @@ def _accumulator(dtype: np.dtype) -> type:
     return np.float64 if dtype == np.float64 else np.float32
 
 
-def _bags(weight, ids, offsets, mode, weights, padding_idx, last, grad, conventions) -> list[list[tuple[int, int, float]]]:
+def _bags(
+    weight, ids, offsets, mode, weights, padding_idx, last, grad, conventions
+) -> list[list[tuple[int, int, float]]]:
     """Each bag's counted (position, row, weight), after the checks in the spec's order."""
     if mode not in MODES:
         raise SpecError("invalid_config", f"mode {mode!r}")
@@ -39,7 +55,11 @@ def _bags(weight, ids, offsets, mode, weights, padding_idx, last, grad, conventi
     vocab = weight.shape[0]
     pad = None
     if padding_idx is not None:
-        if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not -vocab <= padding_idx < vocab:
+        if (
+            isinstance(padding_idx, bool)
+            or not isinstance(padding_idx, (int, np.integer))
+            or not -vocab <= padding_idx < vocab
+        ):
             raise SpecError("invalid_config", f"padding_idx {padding_idx!r}")
         pad = int(padding_idx) % vocab
     if weights is not None and mode == "max":
@@ -51,7 +71,9 @@ def _bags(weight, ids, offsets, mode, weights, padding_idx, last, grad, conventi
     elif ids.ndim == 1 and offsets is not None and np.ndim(offsets) == 1:
         starts, n, ends = [int(v) for v in offsets], ids.size, None
     else:
-        raise SpecError("shape_mismatch", f"ids {ids.shape} with offsets {None if offsets is None else np.shape(offsets)}")
+        raise SpecError(
+            "shape_mismatch", f"ids {ids.shape} with offsets {None if offsets is None else np.shape(offsets)}"
+        )
     count = len(starts) - (1 if last and ends is None else 0)
     if weights is not None and np.shape(weights) != ids.shape:
         raise SpecError("shape_mismatch", "weights of another shape than ids")
@@ -100,9 +122,19 @@ def _first_max(weight, bag, column):
     return best
 
 
-def forward(weight, ids, offsets, mode, per_sample_weights=None, padding_idx=None, include_last_offset=False,
-            conventions: Iterable[str] = ()):
-    bags = _bags(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, None, set(conventions))
+def forward(
+    weight,
+    ids,
+    offsets,
+    mode,
+    per_sample_weights=None,
+    padding_idx=None,
+    include_last_offset=False,
+    conventions: Iterable[str] = (),
+):
+    bags = _bags(
+        weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, None, set(conventions)
+    )
     acc = _accumulator(weight.dtype)
     out = np.zeros((len(bags), weight.shape[1]), acc)
     for b, bag in enumerate(bags):
@@ -116,10 +148,20 @@ def forward(weight, ids, offsets, mode, per_sample_weights=None, padding_idx=Non
     return out.astype(weight.dtype)
 
 
-def backward(weight, ids, offsets, mode, grad_output, per_sample_weights=None, padding_idx=None,
-             include_last_offset=False, conventions: Iterable[str] = ()):
-    bags = _bags(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, grad_output,
-                 set(conventions))
+def backward(
+    weight,
+    ids,
+    offsets,
+    mode,
+    grad_output,
+    per_sample_weights=None,
+    padding_idx=None,
+    include_last_offset=False,
+    conventions: Iterable[str] = (),
+):
+    bags = _bags(
+        weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, grad_output, set(conventions)
+    )
     acc = _accumulator(weight.dtype)
     grad = np.zeros(weight.shape, acc)
     grad_w: Optional[np.ndarray] = None if per_sample_weights is None else np.zeros(np.size(ids), acc)
@@ -150,13 +192,15 @@ def _weight_gradient(mode, row, x, g, total, divisor):
     return dot / divisor - x * (g * total).sum() / (divisor * divisor * divisor)
 
 
-def embedding_bag_forward(weight, ids, offsets, mode, per_sample_weights=None, padding_idx=None,
-                          include_last_offset=False):
+def embedding_bag_forward(
+    weight, ids, offsets, mode, per_sample_weights=None, padding_idx=None, include_last_offset=False
+):
     return forward(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset)
 
 
-def embedding_bag_backward(weight, ids, offsets, mode, grad_output, per_sample_weights=None, padding_idx=None,
-                           include_last_offset=False):
+def embedding_bag_backward(
+    weight, ids, offsets, mode, grad_output, per_sample_weights=None, padding_idx=None, include_last_offset=False
+):
     return backward(weight, ids, offsets, mode, grad_output, per_sample_weights, padding_idx, include_last_offset)
 
 
