@@ -190,7 +190,7 @@ def test_sharded_bytes_are_the_clamped_blocks(bags):
     assert {cid: bags[cid].expected_outputs["shard_bytes"].tolist() for cid in expected} == expected
 
 
-def test_the_catalogue_covers_the_issue(bags):
+def test_the_catalogue_covers_every_mode_dtype_convention_and_error_kind(bags):
     ops = {c.operation for c in bags.values()}
     assert len(bags) >= 44 and ops == {"embedding_bag_forward", "embedding_bag_backward", "sharded_table_bytes"}
     for mode in ("sum", "mean", "max", "sqrtn"):
