@@ -1,0 +1,124 @@
+"""The bag mutants (conformance/mutants/bags.py): the mistakes people make with nn.EmbeddingBag,
+embedding_lookup_sparse and sharded tables. Each is killed by the bag goldens and named first by the diagnosis on
+every case it fails; the reduction they are built on, without a slip, passes every bag case; ``embconf mutants
+--area bags`` measures them alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+import pytest
+from helpers import assert_exit, assert_one_line_error, cause_ids, problems, run_cli, run_diagnosed, run_undiagnosed
+
+from embconf.model.bag_conventions import BagConvention
+from embconf.mutants import catalogue, get
+from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
+from embconf.mutants.bag_reduce import BWD, FWD, BagSlip
+from embconf.mutants.bags import backward, forward
+from embconf.mutants.compose import Implementation
+from embconf.mutation.kills import kill_matrix
+from embconf.reference import embedding_bag_backward, embedding_bag_forward
+
+BAGS = [m for m in catalogue() if m.area == "bags"]
+ASKED = {  # issue 36: mean over the padded length, max gradient to every tied row, offsets off by one, the last
+    # offset treated as a bag, weights applied after the mean, an empty bag giving NaN; and the others people make
+    "bag.mean_counts_padding",
+    "bag.max_gradient_to_every_tie",
+    "bag.max_gradient_to_last_tie",
+    "bag.offsets_start_plus_one",
+    "bag.offsets_end_plus_one",
+    "bag.last_offset_is_a_bag",
+    "bag.weighted_mean_divides_by_count",
+    "bag.per_sample_weights_ignored",
+    "bag.empty_bag_nan",
+    "bag.sqrtn_divides_by_count",
+    "bag.mean_divides_by_sqrt",
+    "bag.mean_backward_undivided",
+    "bag.padding_gets_gradient",
+    "bag.two_d_read_as_one_bag",
+    "bag.negative_ids_wrapped",
+    "bag.empty_max_minus_inf",
+}
+
+
+@pytest.fixture(scope="module")
+def goldens(corpus) -> list:
+    return [case for case in corpus.cases if case.id.startswith("bag.")]
+
+
+def test_the_bag_catalogue_has_the_mistakes_people_make() -> None:
+    assert ASKED <= {m.id for m in BAGS}
+    assert [m.id for m in BAGS if not m.source.startswith("https://github.com/")] == []
+
+
+def test_a_bag_mutant_changes_only_bag_operations(goldens) -> None:
+    """What the goldens below rank is the whole of what each bag mutant can change."""
+    assert len(goldens) >= 40
+    assert [
+        (m.id, op) for m in BAGS for op in m.covered_operations if not op.startswith(("embedding_bag", "sharded"))
+    ] == []
+
+
+def test_without_a_slip_the_reduction_passes_every_bag_case(goldens) -> None:
+    """The arithmetic the mutants share is the spec's: a mutant fails only by its slip."""
+    plain = Implementation({FWD: forward(BagSlip()), BWD: backward(BagSlip())})
+    assert problems(run_undiagnosed(ImplementationAdapter(plain, "no slip"), goldens).results) == []
+
+
+def test_every_bag_mutant_is_killed_by_the_goldens(goldens) -> None:
+    matrix = kill_matrix(goldens, BAGS)
+    assert [mutant_id for mutant_id, kills in matrix.items() if not kills] == [], "a surviving mutant is a missing case"
+
+
+@pytest.mark.parametrize("mutant", [m.id for m in BAGS])
+def test_every_bag_mutant_is_named_first_on_every_case_it_fails(goldens, mutant: str) -> None:
+    wrong = get(mutant)
+    run = run_diagnosed(MutantAdapter(mutant), [case for case in goldens if wrong.covers(case.operation)])
+    failing = [result for result in run.results if result.id in problems(run.results)]
+    assert failing
+    unnamed = [
+        (result.id, cause_ids(result)[:3])
+        for result in failing
+        if not (result.causes and result.causes[0].is_mutant and wrong.names(result.causes[0].key))
+    ]
+    assert unnamed == []
+
+
+def test_the_mutants_command_measures_one_area() -> None:
+    done = run_cli("mutants", "--area", "bags")
+    assert_exit(done, 0)
+    listed = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("bag.")]
+    assert sorted(listed) == sorted(m.id for m in BAGS)
+    assert f"{len(BAGS)} mutants, {len(BAGS)} killed, 0 survived: kill rate 100.0%" in done.stdout
+    assert "rope." not in done.stdout
+
+
+def test_an_area_without_mistakes_is_a_one_line_error() -> None:
+    assert_one_line_error(run_cli("mutants", "--area", "no_such_area"), "--area no_such_area", "bags")
+
+
+class Declaring(ImplementationAdapter):
+    """An implementation that declares one bag convention (its operations follow it, or not)."""
+
+    def __init__(self, convention: BagConvention, follows: bool) -> None:
+        given = {"conventions": (convention.value,)} if follows else {}
+        parts = {FWD: partial(embedding_bag_forward, **given), BWD: partial(embedding_bag_backward, **given)}
+        super().__init__(Implementation(parts), f"declares {convention.value}")
+        self.convention = convention
+
+    def capabilities(self):
+        return replace(super().capabilities(), bag_conventions=frozenset({self.convention}))
+
+
+@pytest.mark.parametrize("convention", list(BagConvention), ids=[c.value for c in BagConvention])
+def test_a_declared_convention_is_proven_to_catch_an_implementation_that_does_not_follow_it(
+    goldens, convention: BagConvention
+) -> None:
+    """EMB-BAG-V1, V2 (the mutants, which declare none, leave them to this test): the cases under the declared
+    convention pass the implementation that follows it and fail the one that declares it and answers canonically."""
+    under = [case for case in goldens if convention.feature in case.features]
+    assert under and all(convention.requirement in case.requirements for case in under)
+    assert problems(run_undiagnosed(Declaring(convention, follows=True), under).results) == []
+    canonical = problems(run_undiagnosed(Declaring(convention, follows=False), under).results)
+    assert canonical, f"no case under {convention.value} tells its answer from the canonical one"
