@@ -39,6 +39,7 @@ class BagSlip:
     padding_gradient: bool = False  # padding positions get a gradient as counted ones do
     max_gradient: str = "first"  # "all" tied positions, the "last" one, or the "mean" gradient to every one
     weight_gradient_as_sum: bool = False  # d out / d w_i taken as g . W[id_i] in every mode
+    trailing_empty_dropped: bool = False  # no output row for the bags after the last one holding an id
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,11 @@ def read(made: BagSlip, call: BagCall) -> BagReading:
 
 def bag_forward(made: BagSlip, call: BagCall) -> np.ndarray:
     """(B, D) in the table's dtype: each bag's output as the slip computes it, rounded once."""
-    reading = read(made, call)
-    out = np.stack([bag.row for bag in reading.bags]) if reading.bags else np.zeros((0, call.weight.shape[1]))
+    bags = read(made, call).bags
+    if made.trailing_empty_dropped:
+        while bags and not (bags[-1].counted.size or bags[-1].padded.size):
+            bags = bags[:-1]
+    out = np.stack([bag.row for bag in bags]) if bags else np.zeros((0, call.weight.shape[1]))
     return round_once(out, call.weight.dtype)
 
 

@@ -178,6 +178,16 @@ slip(
     only=FWD,
 )
 slip(
+    "trailing_empty_bags_dropped",
+    "gives no row for the empty bags after the last bag holding an id: the output has fewer rows than bags",
+    "one output row per bag, empty bags included: B rows for B offsets, or B+1 offsets with include_last_offset "
+    "(EMB-BAG-1, 6)",
+    BagSlip(trailing_empty_dropped=True),
+    "https://github.com/tensorflow/tensorflow/issues/38792 (embedding_lookup_sparse: the last, empty row disappeared "
+    "from the output)",
+    only=FWD,
+)
+slip(
     "empty_max_minus_inf",
     "gives -inf for an empty bag (or one of only padding) in max: the max of nothing",
     "an empty bag, or one whose ids are all padding, is a zero row in every mode (EMB-BAG-6)",
