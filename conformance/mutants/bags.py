@@ -3,14 +3,16 @@
 A mistake is a :class:`BagSlip` (what it changes: the positions a bag reads, what a mean divides by, where a max
 sends its gradient, ...). Its operations check their inputs by calling the reference (its errors are the
 spec's), then reduce every bag in float64 as the slip says and round each output once to the table's dtype.
-A slip of the forward has the gradient of that forward as its backward, as an autograd framework computes
-it; a slip of the backward leaves the forward the spec's. The arithmetic is :mod:`embconf.mutants.bag_reduce`.
+A slip of the forward is two mutants of one mistake: ``bag.NAME`` (the forward) and ``bag.backward.NAME`` (the
+gradient of that forward, as an autograd framework computes it); a slip of the backward leaves the forward the
+spec's. The arithmetic is :mod:`embconf.mutants.bag_reduce`.
 Each mutant cites where the mistake was found: PyTorch's EmbeddingBag and TensorFlow's
 embedding_lookup_sparse trackers, kernels ported to other hardware (FlagGems, DeepRec), TorchRec users.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -66,10 +68,15 @@ def backward(made: BagSlip) -> Callable[..., tuple[np.ndarray, Optional[np.ndarr
 
 
 def slip(name: str, description: str, hint: str, made: BagSlip, source: str, only: str = "") -> Mutant:
-    """Register ``bag.NAME``: forward and backward (the gradient of its forward), or the one operation ``only``
-    names (a slip of the backward; or of the forward whose output no backward of the spec's shape can follow)."""
+    """Register ``bag.NAME``, the slip's forward, and ``bag.backward.NAME``, the gradient of that forward, as one
+    mistake (code whose forward has the slip may compute its backward otherwise: each form is ruled out on its
+    own); or the one operation ``only`` names (a slip of the backward; or of the forward whose output no backward
+    of the spec's shape can follow)."""
     ops: dict[str, Any] = {FWD: forward(made), BWD: backward(made)}
-    return register(Mutant(f"bag.{name}", description, hint, {only: ops[only]} if only else ops, source=source))
+    primary = register(Mutant(f"bag.{name}", description, hint, {only or FWD: ops[only or FWD]}, source=source))
+    if not only:
+        register(replace(primary, id=f"bag.backward.{name}", overrides={BWD: ops[BWD]}, mistake=primary.id))
+    return primary
 
 
 PADDING = "leave positions whose id is padding_idx out of the sum, the count and the weight sum (EMB-BAG-7)"

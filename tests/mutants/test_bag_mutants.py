@@ -5,11 +5,23 @@ every case it fails; the reduction they are built on, without a slip, passes eve
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
 from functools import partial
+from typing import Any, Callable
 
 import pytest
-from helpers import assert_exit, assert_one_line_error, cause_ids, problems, run_cli, run_diagnosed, run_undiagnosed
+from helpers import (
+    ROOT,
+    assert_exit,
+    assert_one_line_error,
+    cause_ids,
+    first_cause,
+    problems,
+    run_cli,
+    run_diagnosed,
+    run_undiagnosed,
+)
 
 from embconf.model.bag_conventions import BagConvention
 from embconf.mutants import catalogue, get
@@ -85,6 +97,71 @@ def test_every_bag_mutant_is_named_first_on_every_case_it_fails(goldens, mutant:
     assert unnamed == []
 
 
+def _float32_loops() -> Any:
+    """A fresh copy of tests/impls/bag_float32.py: bags as real code computes them, in float32 with plain loops."""
+    spec = importlib.util.spec_from_file_location("bag_float32_slipped", ROOT / "tests" / "impls" / "bag_float32.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _last_tie(first_max: Callable) -> Callable:
+    def last_max(weight: Any, bag: list, column: int) -> int:
+        best = bag[0][1]
+        for _, row, _ in bag[1:]:
+            best = row if weight[row, column] >= weight[best, column] else best  # >=: a tie moves to the later row
+        return best
+
+    return last_max
+
+
+def _unguarded(pool: Callable) -> Callable:
+    def pooled(weight: Any, bag: list, mode: str, acc: Any) -> tuple:
+        total, divisor = pool(weight, bag, mode, acc)
+        return total, (acc(0) if divisor is None and mode != "sum" else divisor)  # 0/0 left to the division
+
+    return pooled
+
+
+@pytest.mark.parametrize(
+    "mutant, part, slipped",
+    [
+        ("bag.max_gradient_to_last_tie", "_first_max", _last_tie),
+        ("bag.empty_bag_nan", "_pool", _unguarded),
+    ],
+)
+def test_the_mistake_in_float32_code_is_named_as_in_the_catalogue(goldens, mutant: str, part: str, slipped) -> None:
+    """Real code computes in float32, the catalogue in float64: the mistake is named on every case it fails."""
+    module = _float32_loops()
+    setattr(module, part, slipped(getattr(module, part)))
+    parts = {FWD: module.embedding_bag_forward, BWD: module.embedding_bag_backward}
+    run = run_diagnosed(ImplementationAdapter(Implementation(parts), f"float32 loops, {mutant}"), goldens)
+    failing = [result for result in run.results if result.id in problems(run.results)]
+    assert failing
+    assert [(result.id, cause_ids(result)[:3]) for result in failing if first_cause(result) != mutant] == []
+
+
+def test_a_forward_mistake_is_named_where_the_code_s_backward_is_not_its_gradient(goldens) -> None:
+    """A weighted mean divided by the count in the forward of hand-written code whose backward keeps the spec's
+    formulas: bag.weighted_mean_divides_by_count is named on every forward case it fails, and no mistake of the
+    catalogue is said of a backward case (bag.backward.weighted_mean_divides_by_count, the gradient of that
+    forward, fails them otherwise)."""
+    module = _float32_loops()
+    pool = module._pool
+    module._pool = lambda weight, bag, mode, acc: (
+        pool(weight, bag, mode, acc)[0],
+        acc(len(bag)) if mode == "mean" and bag else pool(weight, bag, mode, acc)[1],
+    )
+    parts = {FWD: module.embedding_bag_forward, BWD: module.embedding_bag_backward}
+    run = run_diagnosed(ImplementationAdapter(Implementation(parts), "float32 loops, count divisor"), goldens)
+    failing = [result for result in run.results if result.id in problems(run.results)]
+    forward_cases = [result for result in failing if result.operation == FWD]
+    assert forward_cases and {first_cause(result) for result in forward_cases} == {"bag.weighted_mean_divides_by_count"}
+    backward_cases = [result for result in failing if result.operation == BWD]
+    assert backward_cases and [r.id for r in backward_cases if any(c.is_mutant for c in r.causes)] == []
+
+
 def test_the_mutants_command_measures_one_area() -> None:
     done = run_cli("mutants", "--area", "bags")
     assert_exit(done, 0)
@@ -92,6 +169,15 @@ def test_the_mutants_command_measures_one_area() -> None:
     assert sorted(listed) == sorted(m.id for m in BAGS)
     assert f"{len(BAGS)} mutants, {len(BAGS)} killed, 0 survived: kill rate 100.0%" in done.stdout
     assert "rope." not in done.stdout
+
+
+def test_the_diagnosis_figures_measure_one_area() -> None:
+    """``--diagnosis --area bags``: the kill rate and the first-ranked figures of the bag mistakes alone."""
+    done = run_cli("mutants", "--diagnosis", "--area", "bags", "--correct", "reference")
+    assert_exit(done, 0)
+    assert f"catalogue: kill rate 100.0% of {len(BAGS)} mutants" in done.stdout
+    assert f"for {len(BAGS)} of {len(BAGS)} mutants" in done.stdout
+    assert "correct implementation reference: 0 failures, 0 diagnoses" in done.stdout
 
 
 def test_an_area_without_mistakes_is_a_one_line_error() -> None:
