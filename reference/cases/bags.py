@@ -43,10 +43,11 @@ def _bag(case_id: str, description: str, reqs: tuple[str, ...], mode: Any, ids: 
 
 
 def _tied() -> np.ndarray:
-    """Rows 2 and 5 equal in columns 0 and 2, row 4 equal to row 1 in column 1; every value distinct otherwise."""
+    """Rows 2 and 5 hold the largest value, 4, in columns 0 and 2, rows 1 and 4 in column 1: ties for the maximum of
+    any bag that holds both; the other values are a standard normal table's."""
     w = table("bag.tied", 8, 4)
-    w[5, [0, 2]] = w[2, [0, 2]]
-    w[4, 1] = w[1, 1]
+    w[2, [0, 2]] = w[5, [0, 2]] = np.float32(4)
+    w[1, 1] = w[4, 1] = np.float32(4)
     return w
 
 
