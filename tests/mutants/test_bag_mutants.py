@@ -97,6 +97,21 @@ def test_every_bag_mutant_is_named_first_on_every_case_it_fails(goldens, mutant:
     assert unnamed == []
 
 
+FORWARD_SLIPS = [m for m in BAGS if f"bag.backward.{m.id[4:]}" in {other.id for other in BAGS}]
+
+
+@pytest.mark.parametrize("primary", FORWARD_SLIPS, ids=[m.id for m in FORWARD_SLIPS])
+def test_a_forward_mistake_and_its_gradient_are_one_mistake_in_the_verdict(goldens, primary) -> None:
+    """Code with the slip in its forward and the gradient of that forward as its backward: one verdict entry,
+    the forward's, explaining every failure, forward and backward."""
+    both = {FWD: primary.overrides[FWD], BWD: get(f"bag.backward.{primary.id[4:]}").overrides[BWD]}
+    run = run_diagnosed(ImplementationAdapter(Implementation(both), "forward and backward"), goldens)
+    failing = problems(run.results)
+    assert {result.operation for result in run.results if result.id in failing} == {FWD, BWD}
+    (entry,) = run.verdict.causes
+    assert entry.id == primary.id and sorted(entry.cases) == sorted(failing)
+
+
 def _float32_loops() -> Any:
     """A fresh copy of tests/impls/bag_float32.py: bags as real code computes them, in float32 with plain loops."""
     spec = importlib.util.spec_from_file_location("bag_float32_slipped", ROOT / "tests" / "impls" / "bag_float32.py")
