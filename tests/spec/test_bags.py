@@ -250,16 +250,16 @@ def _module(tmp_path, name: str, body: str) -> str:
 
 def test_half_precision_accumulated_in_its_own_dtype_fails_the_long_bag(tmp_path, bags):
     """EMB-HLF-3 for bags: a float16 sum of 512 terms accumulated in float16 is outside 8.9's bound."""
-    impl = _module(
-        tmp_path,
-        "half_sums",
-        """
-        import numpy as np, bag_float32
-        from bag_float32 import *
-        bag_float32._accumulator = lambda dtype: np.float64 if dtype == np.float64 else dtype.type  # BUG
-    """,
+    right = "return np.float64 if dtype == np.float64 else np.float32"
+    source = (IMPLS / "bag_float32.py").read_text()
+    assert right in source
+    (tmp_path / "half_sums.py").write_text(
+        source.replace(right, "return np.float64 if dtype == np.float64 else dtype.type  # BUG")
     )
-    run = run_named(impl, [bags["bag.forward.sum.float16_long_bag"], bags["bag.forward.sum.float16"]])
+    run = run_named(
+        f"functions:{tmp_path / 'half_sums.py'}",
+        [bags["bag.forward.sum.float16_long_bag"], bags["bag.forward.sum.float16"]],
+    )
     assert outcomes(run) == {"bag.forward.sum.float16_long_bag": "fail", "bag.forward.sum.float16": "pass"}
 
 
