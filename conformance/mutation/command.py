@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from embconf.corpus.command import add_fixtures, corpus_of
 from embconf.model.errors import UserError
+
+if TYPE_CHECKING:
+    from embconf.mutants.base import Mutant
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -17,6 +20,11 @@ def register(sub: Any) -> None:
         "mutants", help="list the catalogue of known mistakes and which cases kill each (the kill rate)"
     )
     add_fixtures(mutants)
+    mutants.add_argument(
+        "--area",
+        metavar="AREA",
+        help="only the mistakes of this spec area (e.g. bags; `embconf list requirements` shows the areas)",
+    )
     mutants.add_argument(
         "--diagnosis",
         action="store_true",
@@ -47,17 +55,31 @@ def register(sub: Any) -> None:
 
 
 def mutants_command(args: argparse.Namespace) -> int:
+    chosen = _chosen(args.area)
     if args.diagnosis:
         from embconf.mutation.measure import DEFAULT_CORRECT, print_figures
 
         return (
             EXIT_OK
-            if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT)
+            if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT, mutants=chosen)
             else EXIT_FAIL
         )
     from embconf.mutation.report import print_catalogue
 
-    return EXIT_OK if print_catalogue(corpus_of(args).cases) else EXIT_FAIL
+    return EXIT_OK if print_catalogue(corpus_of(args).cases, mutants=chosen) else EXIT_FAIL
+
+
+def _chosen(area: Optional[str]) -> Optional[list[Mutant]]:
+    """The catalogue's mistakes of ``area`` (None: every mistake); UserError for an area with none."""
+    if area is None:
+        return None
+    from embconf.mutants import catalogue
+
+    chosen = [m for m in catalogue() if m.area == area]
+    if not chosen:
+        known = sorted({m.area for m in catalogue()})
+        raise UserError(f"--area {area}: no mistake of the catalogue is in that area (areas: {', '.join(known)})")
+    return chosen
 
 
 def explain_command(args: argparse.Namespace) -> int:

@@ -14,11 +14,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS
 from embconf.model.record import RunRecord
+
+if TYPE_CHECKING:
+    from embconf.mutants.base import Mutant
 
 FIRST_RANK_TARGET = 0.95
 DEFAULT_CORRECT = ("reference", "torch")  # always at hand; name others with --correct KIND:TARGET
@@ -103,13 +106,17 @@ def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dic
 
 
 def print_figures(
-    cases: Sequence[Case], students: Optional[Path], correct: Sequence[str], out: TextIO = sys.stdout
+    cases: Sequence[Case],
+    students: Optional[Path],
+    correct: Sequence[str],
+    out: TextIO = sys.stdout,
+    mutants: Optional[Sequence[Mutant]] = None,
 ) -> bool:
-    """Print the three figures; True when every target is met."""
+    """Print the three figures (the catalogue's for ``mutants`` only, when given); True when every target is met."""
     from embconf.mutation.kills import kill_matrix, kill_rate
 
-    rate = kill_rate(kill_matrix(cases))
-    rankings = rank_catalogue(cases)
+    rate = kill_rate(kill_matrix(cases, mutants))
+    rankings = rank_catalogue(cases, None if mutants is None else {m.id for m in mutants})
     below = [r for r in rankings if r.rate < FIRST_RANK_TARGET]
     out.write(f"catalogue: kill rate {100 * rate:.1f}% of {len(rankings)} mutants\n")
     out.write(

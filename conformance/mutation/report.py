@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from typing import Sequence, TextIO
+from typing import Optional, Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
 from embconf.model.vocabulary import requirement_subjects, requirement_text, section_of, sections
@@ -13,11 +13,14 @@ from embconf.mutants.base import Mutant
 from embconf.mutation.kills import kill_matrix, kill_rate, killing, run_mutant
 
 
-def print_catalogue(cases: Sequence[Case], out: TextIO = sys.stdout) -> bool:
-    """Every mutant with its kill status against ``cases``; True when every mutant is killed."""
-    matrix = kill_matrix(cases)
-    width = max(len(m.id) for m in catalogue())
-    for mutant in catalogue():
+def print_catalogue(
+    cases: Sequence[Case], out: TextIO = sys.stdout, mutants: Optional[Sequence[Mutant]] = None
+) -> bool:
+    """Every mutant (or those of ``mutants``) with its kill status against ``cases``; True when each is killed."""
+    chosen = list(catalogue() if mutants is None else mutants)
+    matrix = kill_matrix(cases, chosen)
+    width = max(len(m.id) for m in chosen)
+    for mutant in chosen:
         kills = matrix[mutant.id]
         status = f"killed by {len(kills)} case{'s' if len(kills) != 1 else ''}" if kills else "SURVIVED"
         out.write(f"{mutant.id:<{width}}  {mutant.area:<17}  {status:<20}  {mutant.description}\n")

@@ -183,5 +183,15 @@ def convention_cases() -> list[CaseSpec]:
 
 
 def cases() -> list[CaseSpec]:
-    return forward_cases() + backward_cases() + error_cases() + memory_cases() + convention_cases()
+    return forward_cases() + backward_cases() + error_cases() + memory_cases() + convention_cases() + mutant_cases()
 
+
+
+# --- Cases added with the catalogue's bag mutants (w-36b, conformance/mutants/bags.py): each is a case a mutant
+# was not yet killed by on an operation or mode it changes. Kept apart so the core cases above stay as written. ---
+def mutant_cases() -> list[CaseSpec]:
+    sq = ("EMB-BAG-1", "EMB-BAG-5", "EMB-BAG-6", "EMB-BAG-7")
+    return [
+        _bag("bag.forward.sqrtn.empty_bags", "sqrtn: an empty bag and a bag of only padding are zero rows, not NaN (0/0); the third bag is divided by sqrt(3).", sq, "sqrtn", i64([0, 0, 2, 6, 3]), [0, 0, 2], padding_idx=0),
+        _bag("bag.error.backward_id_negative", "Backward: a negative id is index_out_of_range as in the forward, not row V-1.", ("EMB-BAG-13",), "sum", i64([2, -1, 4]), [0, 1], backward=True, error="index_out_of_range"),
+    ]
