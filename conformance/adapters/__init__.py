@@ -56,6 +56,10 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "megatron": ("embconf.adapters.megatron", "MegatronAdapter", False),
     "ggml": ("embconf.adapters.ggml", "GgmlAdapter", False),
     "onnxruntime_rope": ("embconf.adapters.onnx_rope", "OnnxRopeAdapter", False),
+    "torch_bag": ("embconf.adapters.torch_bag", "TorchBagAdapter", False),
+    "tensorflow_bag": ("embconf.adapters.tensorflow_bag", "TensorFlowBagAdapter", False),
+    "torchrec": ("embconf.adapters.torchrec", "TorchRecAdapter", False),
+    "keras_rs": ("embconf.adapters.keras_rs", "KerasRsAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

@@ -1,0 +1,102 @@
+"""``torchrec``: TorchRec's ``EmbeddingBagCollection`` (unsharded, on the CPU, with FBGEMM's CPU operators installed
+as ``fbgemm-gpu-cpu``), its gradients by torch autograd, against the spec's bags (section 16).
+
+What is TorchRec's and what is the adapter's:
+
+- One table (``EmbeddingBagConfig(name="t", num_embeddings=V, embedding_dim=D, feature_names=["f"],
+  pooling=PoolingType.SUM or MEAN)``) in ``EmbeddingBagCollection(tables, is_weighted=weights given,
+  device="cpu")``, its weight set to the case's table; called on the ``KeyedJaggedTensor(keys=["f"],
+  values=ids, offsets=..., weights=...)`` of the case's bags, its output ``KeyedTensor``'s values read.
+  A KeyedJaggedTensor's offsets always end with N: the case's ``include_last_offset`` offsets go in as they are,
+  other offsets with N appended (the adapter's only glue besides naming the pooling: the mode ``max`` or an
+  unknown one has no ``PoolingType``, refused as ``invalid_config`` by the glue).
+- Declared: modes sum and mean, weights in sum (``is_weighted``), ``include_last_offset``, int32 ids. TorchRec
+  pools with PyTorch's ``nn.EmbeddingBag`` on the CPU, so PyTorch's refusals are mapped as for ``torch_bag``
+  (:func:`~embconf.adapters.torch_bag.bag_errors`); weights with mean stay PyTorch's ``NotImplementedError`` (so
+  ``bag-weighted-mean`` is not declared). It has no max or sqrtn pooling, no ``padding_idx`` and no 2-D form;
+  it casts every pooled output to float32 (``.float()``), so no other dtype is declared.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from embconf.adapters.bags import OPERATIONS, decline_absent
+from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version
+from embconf.adapters.torch_bag import Pool, TorchBags
+from embconf.model.contract import Capabilities
+from embconf.reference.errors import EmbeddingError
+
+EXTRA = "torchrec"
+NEEDS = " (TorchRec's CPU operators: fbgemm-gpu-cpu of the release matching torch, and torchrec installed --no-deps)"
+FEATURES = frozenset({"bag-sum", "bag-mean", "bag-weights", "bag-last-offset", "int32_ids"})
+POOLINGS = {"sum": "SUM", "mean": "MEAN"}
+
+
+class TorchRecAdapter(FrameworkAdapter):
+    kind = "torchrec"
+
+    def __init__(self, target: str = "") -> None:
+        torch = import_framework("torch", EXTRA)
+        self.torchrec = import_framework("torchrec", EXTRA, NEEDS)
+        self.bags = TorchBags(torch)
+        caps = Capabilities(OPERATIONS, FEATURES, notes=("EmbeddingBagCollection, unsharded, CPU",))
+        super().__init__("torchrec", self.torchrec, caps, "TorchRec EmbeddingBagCollection")
+        self._version = package_version("torchrec") or self._version
+
+    def _pool(self, mode: str, include_last_offset: bool, weighted: bool) -> Pool:
+        torchrec, torch = self.torchrec, self.bags.torch
+        if mode not in POOLINGS:
+            with glue_checks():
+                raise EmbeddingError("invalid_config", f"TorchRec has no {mode!r} pooling (PoolingType SUM, MEAN)")
+
+        def pool(table: Any, ids: Any, offsets: Any, weights: Any) -> tuple[Any, Any]:
+            config = torchrec.EmbeddingBagConfig(
+                name="t",
+                num_embeddings=table.shape[0],
+                embedding_dim=table.shape[1],
+                feature_names=["f"],
+                pooling=getattr(torchrec.PoolingType, POOLINGS[mode]),
+            )
+            collection = torchrec.EmbeddingBagCollection(tables=[config], is_weighted=weighted, device="cpu")
+            stored = collection.embedding_bags["t"].weight
+            with torch.no_grad():
+                stored.copy_(table)
+            if offsets is not None and not include_last_offset:
+                offsets = torch.cat([offsets, torch.tensor([ids.shape[0]], dtype=offsets.dtype)])
+            features = torchrec.KeyedJaggedTensor(keys=["f"], values=ids, offsets=offsets, weights=weights)
+            return collection(features).values(), stored
+
+        return pool
+
+    def embedding_bag_forward(
+        self,
+        weight: np.ndarray,
+        ids: np.ndarray,
+        offsets: Optional[np.ndarray],
+        mode: str,
+        per_sample_weights: Optional[np.ndarray] = None,
+        padding_idx: Optional[int] = None,
+        include_last_offset: bool = False,
+    ) -> Any:
+        decline_absent("TorchRec", padding_idx)
+        pool = self._pool(mode, include_last_offset, per_sample_weights is not None)
+        return self.bags.run(pool, weight, ids, offsets, per_sample_weights)[0]
+
+    def embedding_bag_backward(
+        self,
+        weight: np.ndarray,
+        ids: np.ndarray,
+        offsets: Optional[np.ndarray],
+        mode: str,
+        grad_output: np.ndarray,
+        per_sample_weights: Optional[np.ndarray] = None,
+        padding_idx: Optional[int] = None,
+        include_last_offset: bool = False,
+    ) -> tuple[Any, Any]:
+        decline_absent("TorchRec", padding_idx)
+        pool = self._pool(mode, include_last_offset, per_sample_weights is not None)
+        _, grad_weight, grad_weights = self.bags.run(pool, weight, ids, offsets, per_sample_weights, grad_output)
+        return grad_weight, grad_weights
