@@ -30,7 +30,10 @@ from embconf.model.contract import Capabilities
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "torchrec"
-NEEDS = " (TorchRec's CPU operators: fbgemm-gpu-cpu of the release matching torch, and torchrec installed --no-deps)"
+NEEDS = (
+    ", then pip install --no-deps torchrec (its CUDA fbgemm-gpu would replace the CPU operators; fbgemm-gpu-cpu must"
+    " be the release built for the installed torch: 1.8 for torch 2.13)"
+)
 FEATURES = frozenset({"bag-sum", "bag-mean", "bag-weights", "bag-last-offset", "int32_ids"})
 POOLINGS = {"sum": "SUM", "mean": "MEAN"}
 
