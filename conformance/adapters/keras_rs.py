@@ -12,31 +12,34 @@ What is Keras-RS's and what is the adapter's:
   divisor gives a zero row, ``divide_no_nan``), the 2-D form, float64, float16, bfloat16 and int32 ids. It has no
   ``max``, no ``padding_idx`` (``mask_zero`` masks id 0 for later layers only) and no offsets of its own.
 - Keras's refusals mapped: TensorFlow's range check (``indices[i] = n is not in [0, V)``) to
-  ``index_out_of_range``, an unknown combiner to ``invalid_config``. Keras's ``ops.take`` counts a negative id
-  from the end of the table, as NumPy does (measured): that case fails.
-- ``DistributedEmbedding``, its other bag lookup, needs a TPU's SparseCore (its CPU path is a plain lookup);
-  it is not run.
+  ``index_out_of_range``, an unknown combiner to ``invalid_config``, and in the backward TensorFlow's refusal of an
+  upstream gradient of another shape (``Incompatible shapes``) to ``shape_mismatch``. Measured: Keras's
+  ``ops.take`` counts a negative id from the end of the table, as NumPy does, and a long float16 bag is summed in
+  float16 (``ops.sum``): those cases fail.
+- ``DistributedEmbedding``, its sharded lookup, places a table that is not on a TPU's SparseCore (on a CPU, every
+  table: placement ``default_device``) in this same ``EmbedReduce``: it is not run separately.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS, bag_bounds, check_weights_shape, decline_absent
+from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations, tape_gradients
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.adapters.keras import _import_keras
 from embconf.model.contract import Capabilities
 
 EXTRA = "keras-rs"
+WRONG_GRADIENT = "Incompatible shapes"  # TensorFlow's refusal to combine an upstream gradient of another shape
 FEATURES = frozenset({"bag-sum", "bag-mean", "bag-sqrtn", "bag-weights", "bag-weighted-mean", "bag-2d"}) | frozenset(
     {"float64", "float16", "bfloat16", "int32_ids"}
 )
 
 
-class KerasRsAdapter(FrameworkAdapter):
+class KerasRsAdapter(BagOperations, FrameworkAdapter):
     kind = "keras_rs"
 
     def __init__(self, target: str = "") -> None:
@@ -53,60 +56,30 @@ class KerasRsAdapter(FrameworkAdapter):
         layer.embeddings.assign(weight)
         return layer
 
-    def _bags(self, values: Any, ids: np.ndarray, offsets: Optional[np.ndarray], last: bool) -> Any:
+    def _bags(self, values: Any, call: BagCall) -> Any:
         """``values`` (the ids, or the weights) as the layer takes them: dense for 2-D ids, else ragged bags."""
-        if ids.ndim == 2 and offsets is None:
-            return self.tf.reshape(values, ids.shape)
-        bounds = bag_bounds(ids, offsets, last)
-        splits = np.array([bag.start for bag in bounds] + [ids.shape[0]], dtype=np.int64)
+        if call.ids.ndim == 2 and call.offsets is None:
+            return self.tf.reshape(values, call.ids.shape)
+        splits = np.array([bag.start for bag in call.bounds()] + [call.ids.shape[0]], dtype=np.int64)
         return self.tf.RaggedTensor.from_row_splits(values, splits)
 
-    def _pooled(self, layer: Any, ids: np.ndarray, offsets: Any, weights: Any, last: bool) -> Any:
-        bags = self._bags(self.tf.constant(ids.reshape(-1)), ids, offsets, last)
-        weighted = None if weights is None else self._bags(weights, ids, offsets, last)
+    def _pooled(self, layer: Any, call: BagCall, weights: Any) -> Any:
+        bags = self._bags(self.tf.constant(call.ids.reshape(-1)), call)
+        weighted = None if weights is None else self._bags(weights, call)
         with refusals(Exception, (" is not in [0, ", "index_out_of_range")):
             return layer(bags, weighted)
 
-    def embedding_bag_forward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> Any:
-        decline_absent("Keras-RS", padding_idx, include_last_offset)
-        check_weights_shape(per_sample_weights, ids)
-        weights = None if per_sample_weights is None else self.tf.constant(per_sample_weights.reshape(-1))
-        return to_numpy(self._pooled(self._layer(weight, mode), ids, offsets, weights, False))
+    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
+        """(the layer holding the table, the flat weights or None)."""
+        call.decline_absent("Keras-RS")
+        flat = call.flat_weights()
+        return self._layer(call.weight, call.mode), None if flat is None else self.tf.constant(flat)
 
-    def embedding_bag_backward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        grad_output: np.ndarray,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> tuple[Any, Any]:
-        decline_absent("Keras-RS", padding_idx, include_last_offset)
-        check_weights_shape(per_sample_weights, ids)
-        tf = self.tf
-        layer = self._layer(weight, mode)
-        weights = None if per_sample_weights is None else tf.constant(per_sample_weights.reshape(-1))
-        watched = [layer.embeddings.value] + ([weights] if weights is not None else [])
-        with tf.GradientTape() as tape:
-            tape.watch(watched)
-            output = self._pooled(layer, ids, offsets, weights, False)
-        with refusals(Exception, ("Incompatible shapes", "shape_mismatch")):
-            grads = tape.gradient(output, watched, output_gradients=tf.constant(grad_output))
-        dense = [to_numpy(tf.convert_to_tensor(g)) if g is not None else None for g in grads]
-        grad_table = dense[0] if dense[0] is not None else np.zeros_like(weight)
-        if weights is None:
-            return grad_table, None
-        grad_weights = dense[1] if dense[1] is not None else np.zeros(weights.shape, weight.dtype)
-        return grad_table, grad_weights.reshape(ids.shape)
+    def forward(self, call: BagCall) -> Any:
+        layer, weights = self._inputs(call)
+        return to_numpy(self._pooled(layer, call, weights))
+
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        layer, weights = self._inputs(call)
+        pooled = lambda: self._pooled(layer, call, weights)  # noqa: E731
+        return tape_gradients(self.tf, pooled, layer.embeddings.value, weights, call, grad_output, WRONG_GRADIENT)

@@ -28,11 +28,11 @@ What is TensorFlow's and what is the adapter's:
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS, bag_bounds, check_weights_shape, decline_absent, jagged_positions
+from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations, jagged_positions, tape_gradients
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.model.bag_conventions import BagConvention
@@ -43,6 +43,7 @@ TARGETS = {"": "embedding_lookup_sparse", "safe": "safe_embedding_lookup_sparse"
 FEATURES = frozenset({"bag-sum", "bag-mean", "bag-sqrtn", "bag-weights", "bag-weighted-mean"}) | frozenset(
     {"float64", "float16", "bfloat16", "int32_ids"}
 )
+UNKNOWN_COMBINER = "combiner must be one of"
 WRONG_GRADIENT = "Input to reshape is a tensor with"  # safe_'s gradient refuses an upstream gradient of another size
 EMPTY_ROWS_ASSUMED = DocumentedChoice(
     "https://www.tensorflow.org/api_docs/python/tf/nn/embedding_lookup_sparse",
@@ -53,7 +54,7 @@ EMPTY_ROWS_ASSUMED = DocumentedChoice(
 )
 
 
-class TensorFlowBagAdapter(FrameworkAdapter):
+class TensorFlowBagAdapter(BagOperations, FrameworkAdapter):
     kind = "tensorflow_bag"
     targets = tuple(TARGETS)
 
@@ -73,62 +74,31 @@ class TensorFlowBagAdapter(FrameworkAdapter):
         name = f"tensorflow_bag:{target}" if target else "tensorflow_bag"
         super().__init__(name, self.tf, caps, f"TensorFlow {TARGETS[target]}")
 
-    def _sparse(self, ids: np.ndarray, offsets: Optional[np.ndarray], values: Any) -> Any:
+    def _sparse(self, call: BagCall, values: Any) -> Any:
         """``values`` (the ids, or the weights) at the SparseTensor indices of the case's bags."""
-        bounds = bag_bounds(ids, offsets)
+        bounds = call.bounds()
         rows, places = jagged_positions(bounds)
         width = max((len(bag) for bag in bounds), default=0)
         indices = np.stack([rows, places], axis=1) if rows.size else np.zeros((0, 2), np.int64)
         return self.tf.SparseTensor(indices, values, [len(bounds), max(width, 1)])
 
-    def _pooled(self, table: Any, ids: np.ndarray, offsets: Any, mode: str, weights: Any) -> Any:
-        sparse_ids = self._sparse(ids, offsets, self.tf.constant(ids.reshape(-1)))
-        sparse_weights = None if weights is None else self._sparse(ids, offsets, weights)
-        with refusals(
-            Exception, (" out of range [0, ", "index_out_of_range"), ("combiner must be one of", "invalid_config")
-        ):
-            return self.lookup(table, sparse_ids, sparse_weights, combiner=mode)
+    def _pooled(self, table: Any, call: BagCall, weights: Any) -> Any:
+        sparse_ids = self._sparse(call, self.tf.constant(call.ids.reshape(-1)))
+        sparse_weights = None if weights is None else self._sparse(call, weights)
+        with refusals(Exception, (" out of range [0, ", "index_out_of_range"), (UNKNOWN_COMBINER, "invalid_config")):
+            return self.lookup(table, sparse_ids, sparse_weights, combiner=call.mode)
 
-    def embedding_bag_forward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> Any:
-        decline_absent("TensorFlow", padding_idx, include_last_offset)
-        check_weights_shape(per_sample_weights, ids)
-        weights = None if per_sample_weights is None else self.tf.constant(per_sample_weights.reshape(-1))
-        return to_numpy(self._pooled(self.tf.constant(weight), ids, offsets, mode, weights))
+    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
+        """(the table, the flat weights or None) as TensorFlow tensors."""
+        call.decline_absent("TensorFlow")
+        flat = call.flat_weights()
+        return self.tf.constant(call.weight), None if flat is None else self.tf.constant(flat)
 
-    def embedding_bag_backward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        grad_output: np.ndarray,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> tuple[Any, Any]:
-        decline_absent("TensorFlow", padding_idx, include_last_offset)
-        check_weights_shape(per_sample_weights, ids)
-        tf = self.tf
-        table = tf.constant(weight)
-        weights = None if per_sample_weights is None else tf.constant(per_sample_weights.reshape(-1))
-        watched = [table] + ([weights] if weights is not None else [])
-        with tf.GradientTape() as tape:
-            tape.watch(watched)
-            output = self._pooled(table, ids, offsets, mode, weights)
-        with refusals(Exception, (WRONG_GRADIENT, "shape_mismatch")):
-            grads = tape.gradient(output, watched, output_gradients=tf.constant(grad_output))
-        dense = [to_numpy(tf.convert_to_tensor(g)) if g is not None else None for g in grads]
-        grad_table = dense[0] if dense[0] is not None else np.zeros_like(weight)
-        if weights is None:
-            return grad_table, None
-        grad_weights = dense[1] if dense[1] is not None else np.zeros(weights.shape, weight.dtype)
-        return grad_table, grad_weights.reshape(ids.shape)
+    def forward(self, call: BagCall) -> Any:
+        table, weights = self._inputs(call)
+        return to_numpy(self._pooled(table, call, weights))
+
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        table, weights = self._inputs(call)
+        pooled = lambda: self._pooled(table, call, weights)  # noqa: E731
+        return tape_gradients(self.tf, pooled, table, weights, call, grad_output, WRONG_GRADIENT)

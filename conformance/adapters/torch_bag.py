@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS
+from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations
 from embconf.adapters.convert import to_numpy, torch_tensor
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.model.contract import Capabilities
@@ -80,31 +80,31 @@ class TorchBags:
             return None
         return torch_tensor(self.torch, array, copy=True).requires_grad_(grad)
 
-    def run(
-        self,
-        pool: Pool,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        per_sample_weights: Optional[np.ndarray],
-        grad_output: Optional[np.ndarray] = None,
-    ) -> tuple[Any, Any, Any]:
+    def run(self, pool: Pool, call: BagCall, grad_output: Optional[np.ndarray] = None) -> tuple[Any, Any, Any]:
         """(output, grad of the table, grad of the weights): the grads None without ``grad_output``."""
-        table = self.tensor(weight, grad=True)
-        weights = self.tensor(per_sample_weights, grad=grad_output is not None)
+        table = self.tensor(call.weight, grad=True)
+        weights = self.tensor(call.per_sample_weights, grad=grad_output is not None)
         with bag_errors():
-            output, table = pool(table, self.tensor(ids), self.tensor(offsets), weights)
+            output, table = pool(table, self.tensor(call.ids), self.tensor(call.offsets), weights)
             if grad_output is None:
                 return to_numpy(output), None, None
             output.backward(self.tensor(grad_output))
-        grad_weights = None if weights is None else to_numpy(weights.grad)
-        if grad_weights is None and weights is not None:
-            grad_weights = np.zeros(per_sample_weights.shape, weight.dtype)  # type: ignore[union-attr]
-        grad_table = to_numpy(table.grad) if table.grad is not None else np.zeros_like(weight)
+        grad_table = to_numpy(table.grad) if table.grad is not None else np.zeros_like(call.weight)
+        if weights is None:
+            return to_numpy(output), grad_table, None
+        grad_weights = (
+            to_numpy(weights.grad) if weights.grad is not None else np.zeros(weights.shape, call.weight.dtype)
+        )
         return to_numpy(output), grad_table, grad_weights
 
+    def forward(self, pool: Pool, call: BagCall) -> Any:
+        return self.run(pool, call)[0]
 
-class TorchBagAdapter(FrameworkAdapter):
+    def backward(self, pool: Pool, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        return self.run(pool, call, grad_output)[1:]
+
+
+class TorchBagAdapter(BagOperations, FrameworkAdapter):
     kind = "torch_bag"
     targets = tuple(TARGETS)
 
@@ -116,9 +116,9 @@ class TorchBagAdapter(FrameworkAdapter):
         name = f"torch_bag:{target}" if target else "torch_bag"
         super().__init__(name, torch, caps, f"PyTorch {TARGETS[target]}")
 
-    def _pool(self, mode: str, padding_idx: Any, include_last_offset: bool) -> Pool:
+    def _pool(self, call: BagCall) -> Pool:
         torch = self.bags.torch
-        options = {"mode": mode, "padding_idx": padding_idx, "include_last_offset": bool(include_last_offset)}
+        options = {"mode": call.mode, "padding_idx": call.padding_idx, "include_last_offset": call.include_last_offset}
 
         def function(table: Any, ids: Any, offsets: Any, weights: Any) -> tuple[Any, Any]:
             output = torch.nn.functional.embedding_bag(ids, table, offsets, per_sample_weights=weights, **options)
@@ -130,30 +130,8 @@ class TorchBagAdapter(FrameworkAdapter):
 
         return function if self.functional else module
 
-    def embedding_bag_forward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> Any:
-        pool = self._pool(mode, padding_idx, include_last_offset)
-        return self.bags.run(pool, weight, ids, offsets, per_sample_weights)[0]
+    def forward(self, call: BagCall) -> Any:
+        return self.bags.forward(self._pool(call), call)
 
-    def embedding_bag_backward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        grad_output: np.ndarray,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> tuple[Any, Any]:
-        pool = self._pool(mode, padding_idx, include_last_offset)
-        _, grad_weight, grad_weights = self.bags.run(pool, weight, ids, offsets, per_sample_weights, grad_output)
-        return grad_weight, grad_weights
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        return self.bags.backward(self._pool(call), call, grad_output)

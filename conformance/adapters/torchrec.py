@@ -19,11 +19,11 @@ What is TorchRec's and what is the adapter's:
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS, decline_absent
+from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version
 from embconf.adapters.torch_bag import Pool, TorchBags
 from embconf.model.contract import Capabilities
@@ -38,7 +38,7 @@ FEATURES = frozenset({"bag-sum", "bag-mean", "bag-weights", "bag-last-offset", "
 POOLINGS = {"sum": "SUM", "mean": "MEAN"}
 
 
-class TorchRecAdapter(FrameworkAdapter):
+class TorchRecAdapter(BagOperations, FrameworkAdapter):
     kind = "torchrec"
 
     def __init__(self, target: str = "") -> None:
@@ -49,11 +49,12 @@ class TorchRecAdapter(FrameworkAdapter):
         super().__init__("torchrec", self.torchrec, caps, "TorchRec EmbeddingBagCollection")
         self._version = package_version("torchrec") or self._version
 
-    def _pool(self, mode: str, include_last_offset: bool, weighted: bool) -> Pool:
+    def _pool(self, call: BagCall) -> Pool:
         torchrec, torch = self.torchrec, self.bags.torch
-        if mode not in POOLINGS:
+        call.decline_absent("TorchRec", last_offset=False)
+        if call.mode not in POOLINGS:
             with glue_checks():
-                raise EmbeddingError("invalid_config", f"TorchRec has no {mode!r} pooling (PoolingType SUM, MEAN)")
+                raise EmbeddingError("invalid_config", f"TorchRec has no {call.mode!r} pooling (PoolingType SUM, MEAN)")
 
         def pool(table: Any, ids: Any, offsets: Any, weights: Any) -> tuple[Any, Any]:
             config = torchrec.EmbeddingBagConfig(
@@ -61,45 +62,21 @@ class TorchRecAdapter(FrameworkAdapter):
                 num_embeddings=table.shape[0],
                 embedding_dim=table.shape[1],
                 feature_names=["f"],
-                pooling=getattr(torchrec.PoolingType, POOLINGS[mode]),
+                pooling=getattr(torchrec.PoolingType, POOLINGS[call.mode]),
             )
-            collection = torchrec.EmbeddingBagCollection(tables=[config], is_weighted=weighted, device="cpu")
+            collection = torchrec.EmbeddingBagCollection(tables=[config], is_weighted=weights is not None, device="cpu")
             stored = collection.embedding_bags["t"].weight
             with torch.no_grad():
                 stored.copy_(table)
-            if offsets is not None and not include_last_offset:
+            if offsets is not None and not call.include_last_offset:  # a KeyedJaggedTensor's offsets end with N
                 offsets = torch.cat([offsets, torch.tensor([ids.shape[0]], dtype=offsets.dtype)])
             features = torchrec.KeyedJaggedTensor(keys=["f"], values=ids, offsets=offsets, weights=weights)
             return collection(features).values(), stored
 
         return pool
 
-    def embedding_bag_forward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> Any:
-        decline_absent("TorchRec", padding_idx)
-        pool = self._pool(mode, include_last_offset, per_sample_weights is not None)
-        return self.bags.run(pool, weight, ids, offsets, per_sample_weights)[0]
+    def forward(self, call: BagCall) -> Any:
+        return self.bags.forward(self._pool(call), call)
 
-    def embedding_bag_backward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        grad_output: np.ndarray,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> tuple[Any, Any]:
-        decline_absent("TorchRec", padding_idx)
-        pool = self._pool(mode, include_last_offset, per_sample_weights is not None)
-        _, grad_weight, grad_weights = self.bags.run(pool, weight, ids, offsets, per_sample_weights, grad_output)
-        return grad_weight, grad_weights
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        return self.bags.backward(self._pool(call), call, grad_output)

@@ -99,7 +99,13 @@ def test_a_mode_or_option_a_column_lacks_is_not_applicable_never_a_failure(repor
 def test_tensorflow_documents_that_it_assumes_no_empty_rows_and_its_offsets_are_the_glues(reports):
     cases = {c["id"]: c for c in reports("tensorflow_bag")["cases"]}
     assert "at least one id for each row" in cases["bag.forward.sum.empty_bags"]["documented"]["sentence"]
-    glue = ("offsets_not_from_zero", "offsets_decreasing", "offsets_past_end", "1d_ids_without_offsets", "weights_shape")
+    glue = (
+        "offsets_not_from_zero",
+        "offsets_decreasing",
+        "offsets_past_end",
+        "1d_ids_without_offsets",
+        "weights_shape",
+    )
     for case in glue:
         assert cases[f"bag.error.{case}"]["outcome"] == "pass" and cases[f"bag.error.{case}"]["decided_by"] == "glue"
     own = cases["bag.error.id_too_large"]  # TensorFlow's own range check
