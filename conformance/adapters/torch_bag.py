@@ -112,7 +112,7 @@ class TorchBagAdapter(BagOperations, FrameworkAdapter):
         torch = import_framework("torch", EXTRA)
         self.functional = target == "functional"
         self.bags = TorchBags(torch)
-        caps = Capabilities(OPERATIONS, FEATURES, notes=(f"torch.nn.{TARGETS[target]}",))
+        caps = Capabilities(OPERATIONS, FEATURES, notes=(f"torch.{TARGETS[target].replace('F.', 'nn.functional.')}",))
         name = f"torch_bag:{target}" if target else "torch_bag"
         super().__init__(name, torch, caps, f"PyTorch {TARGETS[target]}")
 

@@ -15,6 +15,12 @@ What is TorchRec's and what is the adapter's:
   (:func:`~embconf.adapters.torch_bag.bag_errors`); weights with mean stay PyTorch's ``NotImplementedError`` (so
   ``bag-weighted-mean`` is not declared). It has no max or sqrtn pooling, no ``padding_idx`` and no 2-D form;
   it casts every pooled output to float32 (``.float()``), so no other dtype is declared.
+- ``sharded_table_bytes`` (``bag-sharding``): the shard sizes of TorchRec's own planner function
+  ``calculate_shard_sizes_and_offsets(table, shards, shards, sharding, col_wise_shard_dim=ceil(D / shards))`` on a
+  meta tensor, times the dtype's element size (the glue's only arithmetic). Its row-wise shards are the spec's
+  (blocks of ceil(V / S) rows, the last ones short or empty). Measured: a column-wise block must be a multiple of 4
+  that divides D, else TorchRec keeps the whole table as one shard (with a warning), and ``table_wise`` is one of
+  its sharding types (:data:`TABLE_WISE`, documented), not an unknown one.
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations
-from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version
+from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version, refusals
 from embconf.adapters.torch_bag import Pool, TorchBags
-from embconf.model.contract import Capabilities
+from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
 
 EXTRA = "torchrec"
@@ -34,8 +40,16 @@ NEEDS = (
     ", then pip install --no-deps torchrec (its CUDA fbgemm-gpu would replace the CPU operators; fbgemm-gpu-cpu must"
     " be the release built for the installed torch: 1.8 for torch 2.13)"
 )
-FEATURES = frozenset({"bag-sum", "bag-mean", "bag-weights", "bag-last-offset", "int32_ids"})
+FEATURES = frozenset({"bag-sum", "bag-mean", "bag-weights", "bag-last-offset", "bag-sharding", "int32_ids"})
+SHARDING = "sharded_table_bytes"
 POOLINGS = {"sum": "SUM", "mean": "MEAN"}
+TABLE_WISE = DocumentedChoice(
+    "https://pytorch.org/torchrec/concepts.html",
+    "TorchRec's sharder shards a table data-parallel, table-wise, row-wise, table-wise-row-wise or column-wise: "
+    "'table_wise' (the whole table on one rank) is one of its sharding types, where the spec names only row_wise "
+    "and column_wise.",
+    cases=("bag.memory.unknown_sharding",),
+)
 
 
 class TorchRecAdapter(BagOperations, FrameworkAdapter):
@@ -45,7 +59,8 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
         torch = import_framework("torch", EXTRA)
         self.torchrec = import_framework("torchrec", EXTRA, NEEDS)
         self.bags = TorchBags(torch)
-        caps = Capabilities(OPERATIONS, FEATURES, notes=("EmbeddingBagCollection, unsharded, CPU",))
+        notes = ("EmbeddingBagCollection, unsharded, CPU",)
+        caps = Capabilities(OPERATIONS | {SHARDING}, FEATURES, notes=notes, documented=(TABLE_WISE,))
         super().__init__("torchrec", self.torchrec, caps, "TorchRec EmbeddingBagCollection")
         self._version = package_version("torchrec") or self._version
 
@@ -74,6 +89,20 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
             return collection(features).values(), stored
 
         return pool
+
+    def sharded_table_bytes(self, vocab_size: int, embed_dim: int, dtype: str, shards: int, sharding: str) -> Any:
+        """The bytes of each shard TorchRec's planner cuts (``calculate_shard_sizes_and_offsets``) a (V, D) table of
+        ``dtype`` into for ``shards`` ranks (a meta tensor: nothing is allocated); ``column_wise`` asks for blocks of
+        ceil(D / shards) columns (its ``col_wise_shard_dim``)."""
+        from torchrec.distributed.sharding_plan import calculate_shard_sizes_and_offsets
+
+        torch = self.bags.torch
+        table = torch.empty((vocab_size, embed_dim), dtype=getattr(torch, dtype), device="meta")
+        with refusals(ValueError, ("Unrecognized or unsupported sharding type", "invalid_config")):
+            sizes, _ = calculate_shard_sizes_and_offsets(
+                table, shards, shards, sharding, col_wise_shard_dim=-(-embed_dim // shards)
+            )
+        return np.array([rows * columns * table.element_size() for rows, columns in sizes], dtype=np.int64)
 
     def forward(self, call: BagCall) -> Any:
         return self.bags.forward(self._pool(call), call)

@@ -43,6 +43,9 @@ DEVIATIONS = {
         "bag.error.last_offset_not_n": "error",
         "bag.error.weights_shape": "error",
         "bag.error.1d_ids_without_offsets": "error",
+        "bag.memory.column_wise_uneven": "fail",  # blocks of a multiple of 4 dividing D, else one shard
+        "bag.memory.column_wise_more_shards_than_columns": "fail",
+        "bag.memory.unknown_sharding": "fail",  # table_wise is one of TorchRec's (documented)
     },
     "keras_rs": {"bag.forward.sum.float16_long_bag": "fail", "bag.error.id_negative": "fail"},
 }
@@ -121,13 +124,16 @@ def test_safe_lookup_is_judged_under_the_conventions_it_declares(reports):
     assert cases["bag.convention.prune_nonpositive_weights.forward_mean"]["outcome"] == "pass"  # pruned in mean
 
 
-def test_pytorch_refuses_in_its_own_words_and_torchrec_names_its_pooling_by_glue(reports):
+def test_pytorch_refuses_in_its_own_words_and_torchrec_shards_rows_as_the_spec(reports):
     for impl in ("torch_bag", "torch_bag:functional"):
         cases = {c["id"]: c for c in reports(impl)["cases"]}
         for case in ("bag.error.weights_with_max", "bag.error.offsets_not_from_zero", "bag.error.grad_output_shape"):
             assert cases[case]["outcome"] == "pass" and "decided_by" not in cases[case], (impl, case)
     rec = {c["id"]: c for c in reports("torchrec")["cases"]}
     assert rec["bag.error.unknown_mode"]["outcome"] == "pass" and rec["bag.error.unknown_mode"]["decided_by"] == "glue"
+    rows = [c for i, c in rec.items() if i.startswith("bag.memory.row_wise")]  # TorchRec's planner cuts the spec's rows
+    assert len(rows) == 5 and all(c["outcome"] == "pass" and "decided_by" not in c for c in rows)
+    assert "table_wise" in rec["bag.memory.unknown_sharding"]["documented"]["sentence"]
 
 
 @pytest.mark.parametrize("impl, module", [("tensorflow_bag", "tensorflow"), ("torchrec", "torchrec")])
