@@ -33,7 +33,7 @@ def bag_bounds(ids: np.ndarray, offsets: Optional[np.ndarray], include_last_offs
             return [range(b * ids.shape[1], (b + 1) * ids.shape[1]) for b in range(ids.shape[0])]
         if ids.ndim != 1 or offsets is None:
             raise EmbeddingError("shape_mismatch", f"ids of shape {ids.shape} need 1-D offsets (or 2-D ids)")
-        return [range(start, end) for start, end in spec_bounds(offsets, ids.shape[0], bool(include_last_offset))]
+        return [range(start, end) for start, end in spec_bounds(ids, offsets, bool(include_last_offset))]
 
 
 def check_weights_shape(per_sample_weights: Optional[np.ndarray], ids: np.ndarray) -> None:

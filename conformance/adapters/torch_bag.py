@@ -14,8 +14,9 @@ What is PyTorch's and what is the adapter's:
   ``bag-sqrtn`` is not declared: those cases are not applicable, never failures.
 - PyTorch's own refusals mapped (:func:`bag_errors`): its range checks of ids to ``index_out_of_range``; of
   offsets (``offsets[0] has to be 0``, ``offsets[-1] can not be greater than input's length``) to
-  ``invalid_offsets``; an unknown mode, weights with mode max and a ``padding_idx`` outside [-V, V) to
-  ``invalid_config``; weights of another shape, offsets with 2-D ids, 1-D ids without offsets and autograd's
+  ``invalid_offsets``; an unknown mode, weights with mode max, a ``padding_idx`` outside [-V, V) and an
+  ``include_last_offset`` that is not a bool (its ``TypeError``) to ``invalid_config``; weights of another shape,
+  offsets with 2-D ids, 1-D ids without offsets and autograd's
   ``Mismatch in shape`` to ``shape_mismatch``. Anything else stays an untyped error (decreasing offsets trip an
   internal check, ``Expected i < index_size``).
 - TorchRec (:mod:`embconf.adapters.torchrec`) pools with this module and shares these mappings.
@@ -43,6 +44,7 @@ FEATURES = frozenset(
 RANGE = ("which is not in the valid range", "Expected idx >= 0 && idx < num_embeddings")
 OFFSETS = ("offsets[0] has to be 0", "offsets[-1] can not be greater than input's length")
 CONFIG = ("mode has to be one of", "padding_idx must be within", "only supported for mode='sum' (got mode='max')")
+NOT_A_FLAG = "argument 'include_last_offset' (position 8) must be bool"
 SHAPES = ("must have the same shape as the input", "then offsets has to be None", "offsets has to be a 1D Tensor")
 
 # the forward of one case: (table, ids, offsets, weights) as torch tensors -> the pooled output
@@ -54,6 +56,7 @@ def bag_errors() -> Iterator[None]:
     """PyTorch's own refusals of a bag call (its module's and function's) as the spec's error kinds."""
     with ExitStack() as stack:
         stack.enter_context(refusals(AssertionError, ("padding_idx must be within", "invalid_config")))
+        stack.enter_context(refusals(TypeError, (NOT_A_FLAG, "invalid_config")))
         stack.enter_context(
             refusals((ValueError, NotImplementedError), (CONFIG, "invalid_config"), (SHAPES, "shape_mismatch"))
         )

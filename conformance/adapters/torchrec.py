@@ -9,7 +9,8 @@ What is TorchRec's and what is the adapter's:
   values=ids, offsets=..., weights=...)`` of the case's bags, its output ``KeyedTensor``'s values read.
   A KeyedJaggedTensor's offsets always end with N: the case's ``include_last_offset`` offsets go in as they are,
   other offsets with N appended (the adapter's only glue besides naming the pooling: the mode ``max`` or an
-  unknown one has no ``PoolingType``, refused as ``invalid_config`` by the glue).
+  unknown one has no ``PoolingType``, and an ``include_last_offset`` that is not a bool, both refused as
+  ``invalid_config`` by the glue).
 - Declared: modes sum and mean, weights in sum (``is_weighted``), ``include_last_offset``, int32 ids. TorchRec
   pools with PyTorch's ``nn.EmbeddingBag`` on the CPU, so PyTorch's refusals are mapped as for ``torch_bag``
   (:func:`~embconf.adapters.torch_bag.bag_errors`); weights with mean stay PyTorch's ``NotImplementedError`` (so
@@ -34,6 +35,7 @@ from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_fr
 from embconf.adapters.torch_bag import Pool, TorchBags
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.options import check_flag  # the spec's rule for a flag (EMB-BAG-13)
 
 EXTRA = "torchrec"
 NEEDS = (
@@ -67,6 +69,8 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
     def _pool(self, call: BagCall) -> Pool:
         torchrec, torch = self.torchrec, self.bags.torch
         call.decline_absent("TorchRec", last_offset=False)
+        with glue_checks():  # TorchRec takes no such flag: reading it is the glue's
+            last_offset = check_flag("include_last_offset", call.include_last_offset)
         if call.mode not in POOLINGS:
             with glue_checks():
                 raise EmbeddingError("invalid_config", f"TorchRec has no {call.mode!r} pooling (PoolingType SUM, MEAN)")
@@ -83,7 +87,7 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
             stored = collection.embedding_bags["t"].weight
             with torch.no_grad():
                 stored.copy_(table)
-            if offsets is not None and not call.include_last_offset:  # a KeyedJaggedTensor's offsets end with N
+            if offsets is not None and not last_offset:  # a KeyedJaggedTensor's offsets end with N
                 offsets = torch.cat([offsets, torch.tensor([ids.shape[0]], dtype=offsets.dtype)])
             features = torchrec.KeyedJaggedTensor(keys=["f"], values=ids, offsets=offsets, weights=weights)
             return collection(features).values(), stored
