@@ -32,7 +32,7 @@ main=(
   --impl equinox
   --impl onnxruntime --impl onnxruntime_rope --impl onnxruntime_rope:contrib
   --impl torch_bag --impl torch_bag:functional --impl tensorflow_bag --impl tensorflow_bag:safe
-  --impl torchrec --impl keras_rs
+  --impl torchrec --impl torchrec:fused --impl keras_rs
   --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer'
   --case-timeout 120
 )

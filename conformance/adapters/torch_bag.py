@@ -41,7 +41,7 @@ FEATURES = frozenset(
     {"bag-sum", "bag-mean", "bag-max", "bag-2d", "bag-weights", "bag-padding", "bag-last-offset"}
     | {"float64", "float16", "bfloat16", "int32_ids"}
 )
-RANGE = ("which is not in the valid range", "Expected idx >= 0 && idx < num_embeddings")
+RANGE = ("which is not in the valid range", "Expected idx >= 0 && idx < num_embeddings", "is out of bounds: ")
 OFFSETS = ("offsets[0] has to be 0", "offsets[-1] can not be greater than input's length")
 CONFIG = ("mode has to be one of", "padding_idx must be within", "only supported for mode='sum' (got mode='max')")
 NOT_A_FLAG = "argument 'include_last_offset' (position 8) must be bool"

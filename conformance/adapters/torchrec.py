@@ -1,5 +1,6 @@
-"""``torchrec``: TorchRec's ``EmbeddingBagCollection`` (unsharded, on the CPU, with FBGEMM's CPU operators installed
-as ``fbgemm-gpu-cpu``), its gradients by torch autograd, against the spec's bags (section 16).
+"""``torchrec`` / ``torchrec:fused``: TorchRec's ``EmbeddingBagCollection`` (unsharded, on the CPU, with FBGEMM's CPU
+operators installed as ``fbgemm-gpu-cpu``), its gradients by torch autograd, or its ``FusedEmbeddingBagCollection``
+(FBGEMM's table-batched kernel, ``SplitTableBatchedEmbeddingBagsCodegen``, on the CPU), against the spec's bags.
 
 What is TorchRec's and what is the adapter's:
 
@@ -16,6 +17,12 @@ What is TorchRec's and what is the adapter's:
   (:func:`~embconf.adapters.torch_bag.bag_errors`); weights with mean stay PyTorch's ``NotImplementedError`` (so
   ``bag-weighted-mean`` is not declared). It has no max or sqrtn pooling, no ``padding_idx`` and no 2-D form;
   it casts every pooled output to float32 (``.float()``), so no other dtype is declared.
+- ``torchrec:fused`` builds ``FusedEmbeddingBagCollection(tables, optimizer_type=torch.optim.SGD,
+  optimizer_kwargs={"lr": 1.0})``: FBGEMM fuses the table's backward into the optimizer (no ``.grad``), so the
+  table's gradient is read as the step exact SGD with learning rate 1 takes from a zero table (0 - g: exact; the
+  gradient of sum and mean does not depend on the table); the weights' gradient is autograd's, on the case's table.
+  FBGEMM takes widths that are multiples of 4 (another is declined) and checks ids and offsets in its default
+  bounds-check mode WARNING, which logs and adjusts them (:data:`BOUNDS_WARNING`, documented).
 - ``sharded_table_bytes`` (``bag-sharding``): the shard sizes of TorchRec's own planner function
   ``calculate_shard_sizes_and_offsets(table, shards, shards, sharding, col_wise_shard_dim=ceil(D / shards))`` on a
   meta tensor, times the dtype's element size (the glue's only arithmetic). Its row-wise shards are the spec's
@@ -26,14 +33,17 @@ What is TorchRec's and what is the adapter's:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations
+from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version, refusals
-from embconf.adapters.torch_bag import Pool, TorchBags
+from embconf.adapters.torch_bag import Pool, TorchBags, bag_errors
 from embconf.model.contract import Capabilities, DocumentedChoice
+from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.options import check_flag  # the spec's rule for a flag (EMB-BAG-13)
 
@@ -45,6 +55,14 @@ NEEDS = (
 FEATURES = frozenset({"bag-sum", "bag-mean", "bag-weights", "bag-last-offset", "bag-sharding", "int32_ids"})
 SHARDING = "sharded_table_bytes"
 POOLINGS = {"sum": "SUM", "mean": "MEAN"}
+TARGETS = {"": "EmbeddingBagCollection", "fused": "FusedEmbeddingBagCollection"}
+BOUNDS_WARNING = DocumentedChoice(
+    "https://pytorch.org/FBGEMM/fbgemm_gpu-python-api/table_batched_embedding_ops.html",
+    "FBGEMM's table-batched embedding runs with bounds_check_mode=BoundsCheckMode.WARNING by default: ids and "
+    "offsets out of bounds are logged and adjusted (an id outside the table is read as row 0), not refused "
+    "(BoundsCheckMode.FATAL would refuse them).",
+    requirements=("EMB-BAG-13",),
+)
 TABLE_WISE = DocumentedChoice(
     "https://pytorch.org/torchrec/concepts.html",
     "TorchRec's sharder shards a table data-parallel, table-wise, row-wise, table-wise-row-wise or column-wise: "
@@ -56,15 +74,34 @@ TABLE_WISE = DocumentedChoice(
 
 class TorchRecAdapter(BagOperations, FrameworkAdapter):
     kind = "torchrec"
+    targets = tuple(TARGETS)
 
     def __init__(self, target: str = "") -> None:
         torch = import_framework("torch", EXTRA)
         self.torchrec = import_framework("torchrec", EXTRA, NEEDS)
+        self.fused = target == "fused"
         self.bags = TorchBags(torch)
-        notes = ("EmbeddingBagCollection, unsharded, CPU",)
-        caps = Capabilities(OPERATIONS | {SHARDING}, FEATURES, notes=notes, documented=(TABLE_WISE,))
-        super().__init__("torchrec", self.torchrec, caps, "TorchRec EmbeddingBagCollection")
+        notes = (f"{TARGETS[target]}, unsharded, CPU",)
+        documented = (TABLE_WISE, BOUNDS_WARNING) if self.fused else (TABLE_WISE,)
+        caps = Capabilities(OPERATIONS | {SHARDING}, FEATURES, notes=notes, documented=documented)
+        super().__init__(
+            f"torchrec:{target}" if target else "torchrec", self.torchrec, caps, f"TorchRec {TARGETS[target]}"
+        )
         self._version = package_version("torchrec") or self._version
+
+    def _collection(self, config: Any, weighted: bool) -> Any:
+        torchrec, torch = self.torchrec, self.bags.torch
+        if not self.fused:
+            return torchrec.EmbeddingBagCollection(tables=[config], is_weighted=weighted, device="cpu")
+        from torchrec.modules.fused_embedding_modules import FusedEmbeddingBagCollection
+
+        if config.embedding_dim % 4:
+            raise Decline(
+                f"FBGEMM's table-batched kernel takes widths that are multiples of 4, not {config.embedding_dim}"
+            )
+        return FusedEmbeddingBagCollection(
+            tables=[config], optimizer_type=torch.optim.SGD, optimizer_kwargs={"lr": 1.0}, is_weighted=weighted
+        )
 
     def _pool(self, call: BagCall) -> Pool:
         torchrec, torch = self.torchrec, self.bags.torch
@@ -83,14 +120,19 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
                 feature_names=["f"],
                 pooling=getattr(torchrec.PoolingType, POOLINGS[call.mode]),
             )
-            collection = torchrec.EmbeddingBagCollection(tables=[config], is_weighted=weights is not None, device="cpu")
-            stored = collection.embedding_bags["t"].weight
+            collection = self._collection(config, weights is not None)
+            # the parameter autograd fills, or the fused table FBGEMM's optimizer steps (a view of its weights)
+            stored = (
+                collection.state_dict()["embedding_bags.t.weight"]
+                if self.fused
+                else collection.embedding_bags["t"].weight
+            )
             with torch.no_grad():
                 stored.copy_(table)
             if offsets is not None and not last_offset:  # a KeyedJaggedTensor's offsets end with N
                 offsets = torch.cat([offsets, torch.tensor([ids.shape[0]], dtype=offsets.dtype)])
             features = torchrec.KeyedJaggedTensor(keys=["f"], values=ids, offsets=offsets, weights=weights)
-            return collection(features).values(), stored
+            return collection(features).values(), stored  # the fused table's update writes into stored
 
         return pool
 
@@ -112,4 +154,15 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
         return self.bags.forward(self._pool(call), call)
 
     def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
-        return self.bags.backward(self._pool(call), call, grad_output)
+        grad_table, grad_weights = self.bags.backward(self._pool(call), call, grad_output)
+        return (self._fused_gradient(call, grad_output) if self.fused else grad_table), grad_weights
+
+    def _fused_gradient(self, call: BagCall, grad_output: np.ndarray) -> Any:
+        """FBGEMM fuses the table's gradient into its optimizer: the step exact SGD (lr 1) takes from a zero table
+        is minus the gradient, exactly (0 - g)."""
+        bags, zero = self.bags, replace(call, weight=np.zeros_like(call.weight))
+        inputs = [bags.tensor(a) for a in (zero.weight, zero.ids, zero.offsets, zero.per_sample_weights)]
+        with bag_errors():
+            output, stepped = self._pool(zero)(*inputs)
+            output.backward(bags.tensor(grad_output))
+        return to_numpy(bags.torch.zeros_like(stepped) - stepped.detach())  # 0 - (0 - g); +0.0 where no step

@@ -53,6 +53,21 @@ DEVIATIONS = {
         "bag.memory.column_wise_more_shards_than_columns": "fail",
         "bag.memory.unknown_sharding": "fail",  # table_wise is one of TorchRec's (documented)
     },
+    "torchrec:fused": {
+        "bag.forward.sum.no_bags": "error",
+        "bag.error.id_too_large": "fail",  # FBGEMM's bounds check WARNING: read as row 0 (documented)
+        "bag.error.backward_id_too_large": "fail",
+        "bag.error.offsets_decreasing": "fail",  # adjusted, not refused
+        "bag.error.offsets_past_end": "fail",
+        "bag.error.order_offsets_before_range": "fail",
+        "bag.error.offsets_not_from_zero": "error",
+        "bag.error.last_offset_not_n": "error",
+        "bag.error.weights_shape": "error",
+        "bag.error.1d_ids_without_offsets": "error",
+        "bag.memory.column_wise_uneven": "fail",
+        "bag.memory.column_wise_more_shards_than_columns": "fail",
+        "bag.memory.unknown_sharding": "fail",
+    },
     "keras_rs": {"bag.forward.sum.float16_long_bag": "fail", "bag.error.id_negative": "fail", **FORWARD_FIRST},
 }
 # features each column leaves undeclared: their cases are not applicable
@@ -62,6 +77,7 @@ UNDECLARED = {
     "tensorflow_bag": ("bag-max", "bag-padding", "bag-last-offset", "bag-2d"),
     "tensorflow_bag:safe": ("bag-max", "bag-padding"),
     "torchrec": ("bag-max", "bag-sqrtn", "bag-padding", "bag-2d", "bag-weighted-mean", "float64"),
+    "torchrec:fused": ("bag-max", "bag-sqrtn", "bag-padding", "bag-2d", "bag-weighted-mean", "float64", "float16"),
     "keras_rs": ("bag-max", "bag-padding", "bag-last-offset"),
 }
 
@@ -142,6 +158,13 @@ def test_pytorch_refuses_in_its_own_words_and_torchrec_shards_rows_as_the_spec(r
     rows = [c for i, c in rec.items() if i.startswith("bag.memory.row_wise")]  # TorchRec's planner cuts the spec's rows
     assert len(rows) == 5 and all(c["outcome"] == "pass" and "decided_by" not in c for c in rows)
     assert "table_wise" in rec["bag.memory.unknown_sharding"]["documented"]["sentence"]
+
+
+def test_fbgemms_fused_backward_is_read_from_its_optimizer_step_and_its_bounds_check_is_cited(reports):
+    fused = {c["id"]: c for c in reports("torchrec:fused")["cases"]}
+    backward = [c for i, c in fused.items() if i.startswith("bag.backward.") and c["outcome"] != "not_applicable"]
+    assert len(backward) >= 6 and all(c["outcome"] == "pass" for c in backward)  # repeated ids, weights, a long bag
+    assert "BoundsCheckMode.WARNING" in fused["bag.error.id_too_large"]["documented"]["sentence"]
 
 
 @pytest.mark.parametrize("impl, module", [("tensorflow_bag", "tensorflow"), ("torchrec", "torchrec")])
