@@ -4,6 +4,7 @@
 # extras installed:
 #   pip install -r requirements-matrix.txt -e .   (the measured versions; clang on PATH for tinygrad, CMake and a
 #                                                 C/C++ compiler for ggml-python's source build)
+#   pip install --no-deps -r requirements-torchrec.txt   (TorchRec without its CUDA fbgemm-gpu)
 #   (cd examples/tfjs && npm ci)                  (TensorFlow.js for the Node.js peer; needs node on PATH)
 # MindSpore needs NumPy < 2, so it is measured in an environment of its own and merged in (embconf matrix
 # --merge) when MINDSPORE_PYTHON names that environment's python (pip install -e '.[mindspore]' there).
@@ -30,6 +31,8 @@ main=(
   --impl haiku --impl haiku:one_hot
   --impl equinox
   --impl onnxruntime --impl onnxruntime_rope --impl onnxruntime_rope:contrib
+  --impl torch_bag --impl torch_bag:functional --impl tensorflow_bag --impl tensorflow_bag:safe
+  --impl torchrec --impl torchrec:fused --impl keras_rs
   --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer'
   --case-timeout 120
 )

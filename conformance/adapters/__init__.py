@@ -13,7 +13,9 @@ operations written once) and ``torch_rope`` (them on torch autograd); ``jaxcommo
 then one file per kind: ``reference``, ``functions``, ``tinytorch``, ``pytorch``, ``flax``, ``haiku``, ``equinox``,
 ``keras`` (+ ``keras_rope``), ``tinygrad``, ``transformers`` (+ ``transformers_rope``), ``rotary_torch``, ``mlx``
 (+ ``mlx_rope``), ``paddle``, ``mindspore``, ``onnxruntime`` (+ ``onnx_rope``), and the rotary-only ``torchtune``,
-``x_transformers``, ``megatron`` and ``ggml`` (C, through ggml- python).
+``x_transformers``, ``megatron`` and ``ggml`` (C, through ggml- python); the bag kinds ``torch_bag``,
+``tensorflow_bag``, ``torchrec`` and ``keras_rs`` over ``bags`` (the bag operations written once, the offsets read
+into bags for a framework that takes none).
 
 Adding a framework adapter is one short file and its line in :data:`BUILTIN`: a
 :class:`~embconf.adapters.frameworks.FrameworkAdapter` subclass declares ``kind``, the ``targets`` it takes and
@@ -56,6 +58,10 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "megatron": ("embconf.adapters.megatron", "MegatronAdapter", False),
     "ggml": ("embconf.adapters.ggml", "GgmlAdapter", False),
     "onnxruntime_rope": ("embconf.adapters.onnx_rope", "OnnxRopeAdapter", False),
+    "torch_bag": ("embconf.adapters.torch_bag", "TorchBagAdapter", False),
+    "tensorflow_bag": ("embconf.adapters.tensorflow_bag", "TensorFlowBagAdapter", False),
+    "torchrec": ("embconf.adapters.torchrec", "TorchRecAdapter", False),
+    "keras_rs": ("embconf.adapters.keras_rs", "KerasRsAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }

@@ -14,6 +14,7 @@ mindspore) share.
 from __future__ import annotations
 
 import importlib
+import re
 import shlex
 from contextlib import contextmanager
 from types import ModuleType
@@ -44,7 +45,7 @@ def install_line(extra: str) -> str:
     packages = [line.split(";")[0].strip() for line in listed if marker in line]
     if not packages:
         return f"from a checkout: pip install -e '.[{extra}]'"
-    others = [p for p in packages if not p.startswith("torch")]
+    others = [p for p in packages if re.split(r"[<>=!~ \[]", p)[0] != "torch"]  # torchtune, torchrec's ... stay
     line = "pip install " + " ".join(shlex.quote(p) for p in others)
     if len(others) == len(packages):
         return line

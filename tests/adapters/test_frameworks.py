@@ -40,6 +40,10 @@ NEEDS = {
     "megatron": ["megatron", "torch"],
     "ggml": ["ggml"],
     "onnxruntime_rope": ["onnxruntime", "onnx"],
+    "torch_bag": ["torch"],  # the bag columns (spec 2.1.0): tests/adapters/test_bag_frameworks.py
+    "tensorflow_bag": ["tensorflow"],
+    "torchrec": ["torchrec", "fbgemm_gpu", "torch"],  # fbgemm-gpu-cpu (requirements-matrix.txt)
+    "keras_rs": ["keras_rs", "keras", "tensorflow"],
 }
 GLUE_CASES = {
     "pos.error.x_2d",
