@@ -12,6 +12,15 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import ROW_SEARCH_BUDGET, Symptom, symptom
 from embconf.diagnosis.symptoms.values import base_scale, close_in_ulps, equals_text, factor_names, sizes_of
+from embconf.model.symptom import (
+    IDS_SHIFTED,
+    POSITION_GRAD_SEQUENCE,
+    POSITION_SCALE,
+    POSITIONS_SHIFTED,
+    TOKEN_SCALE,
+    UNTOUCHED_ROWS,
+    SymptomKey,
+)
 
 
 def _row_of(table: np.ndarray, row: np.ndarray) -> Optional[int]:
@@ -129,7 +138,7 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
                 and (shift := next(iter(shifts))) != 0
             ):
                 text = f"every id i reads row i {'+' if shift > 0 else '-'} {abs(int(shift))} (rows shifted by {int(shift)})"
-                return [symptom(f"ids_shifted:{int(shift)}", _mapping_text(wrong, text), title=text)]
+                return [symptom(SymptomKey.of(IDS_SHIFTED, int(shift)), _mapping_text(wrong, text), title=text)]
             continue
         if all(rule(a, t) for a, t in wrong):
             both = {
@@ -175,7 +184,7 @@ def table_gradient_rows(
     if bad and bad <= unused:
         return [
             symptom(
-                f"untouched_rows:{case.operation}:{name}",
+                SymptomKey.of(UNTOUCHED_ROWS, case.operation, name),
                 f"only rows no id uses differ: rows {sorted(bad)[:6]} should be exactly zero and are not",
                 "start the gradient from zeros on every call (EMB-BWD-2)",
                 rows=sorted(bad)[:16],
@@ -271,7 +280,7 @@ def position_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.nda
         shift = shifts.pop()
         return [
             symptom(
-                f"positions_shifted:{shift}",
+                SymptomKey.of(POSITIONS_SHIFTED, shift),
                 f"position t received table row start_pos + t {'+' if shift > 0 else '-'} {abs(shift)} (the slice is shifted by {shift})",
             )
         ]
@@ -310,7 +319,7 @@ def position_gradient(
         if np.allclose(rows, grad[b].astype(np.float64), rtol=1e-6, atol=1e-7):
             return [
                 symptom(
-                    f"position_grad_sequence:{label}",
+                    SymptomKey.of(POSITION_GRAD_SEQUENCE, label),
                     f"grad_table's slice rows are the {label} sequence's gradient (grad_output[{b}]) alone, not the sum over the batch of {grad.shape[0]}",
                     "sum grad_output over the batch axis (EMB-POS-4)",
                 )
@@ -345,28 +354,29 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
         return []
     sizes = sizes_of(case, inputs)
     token_names, position_names = factor_names(a, sizes), factor_names(b, sizes)
-    parts, keys = [], []
+    parts: list[str] = []
+    keys: list[SymptomKey] = []
     if not math.isclose(a, c, rel_tol=1e-5):
         parts.append(
             f"the tokens are multiplied by {a:.6g}{equals_text(token_names, sizes)} instead of {c:.6g}"
             + (" (sqrt(D))" if c != 1 else "")
         )
-        keys.append(f"token_scale:{token_names[0] if token_names else round(a, 4)}")
+        keys.append(SymptomKey.of(TOKEN_SCALE, token_names[0] if token_names else round(a, 4)))
     if b == 0.0:
         parts.append("the positions are not added (their factor is 0)")
-        keys.append("position_scale:0")
+        keys.append(SymptomKey.of(POSITION_SCALE, 0))
     elif not math.isclose(b, 1.0, rel_tol=1e-5):
         parts.append(f"the positions are multiplied by {b:.6g}{equals_text(position_names, sizes)} instead of 1")
-        keys.append(f"position_scale:{position_names[0] if position_names else round(b, 4)}")
+        keys.append(SymptomKey.of(POSITION_SCALE, position_names[0] if position_names else round(b, 4)))
     expected = "sqrt(D)" if c != 1 else "1 (scale_embeddings is false)"
     alternatives = (
-        {f"token_scale:{n}": f"the tokens are scaled by {n} instead of {expected}" for n in token_names}
-        if len(keys) == 1 and keys[0].startswith("token")
+        {SymptomKey.of(TOKEN_SCALE, n): f"the tokens are scaled by {n} instead of {expected}" for n in token_names}
+        if len(keys) == 1 and keys[0].family == TOKEN_SCALE
         else None
     )
     return [
         symptom(
-            "+".join(keys),
+            SymptomKey.summed(keys),
             f"'{name}' = a * token rows + b * position rows: {' and '.join(parts)}",
             alternatives=alternatives,
             token_factor=a,
