@@ -20,6 +20,7 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.rope_fit import (
     EPS,
+    NEGATED,
     PAIRINGS,
     Kind,
     Reading,
@@ -198,7 +199,7 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
         said = [departure(case, inputs, d) for d in p["departures"]]
         return said + ([amplitude(case, inputs, float(p["factor"]))] if "factor" in p else [])
     if kind is Kind.FREQUENCIES and p.get("negative"):  # two mistakes: the sense, and the frequencies
-        return [departure(case, inputs, "negated"), frequencies(case, inputs, {**p, "negative": False})]
+        return [departure(case, inputs, NEGATED), frequencies(case, inputs, {**p, "negative": False})]
     if kind is Kind.ANGLE_PRECISION:
         precision = p["precision"]
         return [

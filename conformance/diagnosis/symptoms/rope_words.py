@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.rope_fit import rotation
+from embconf.diagnosis.rope_fit import NEGATED, ROWS, SHIFTED, SWAPPED, Departure, rotation
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.model.symptom import ROPE, SymptomKey
 
@@ -38,45 +38,45 @@ def _angle_words(case: Case) -> str:
     return "the angle -pos*theta_k" if case.operation == "rope_backward" else "the angle pos*theta_k"
 
 
-def departure(case: Case, inputs: Mapping[str, Any], name: str) -> Symptom:
+def departure(case: Case, inputs: Mapping[str, Any], name: Departure) -> Symptom:
     """One departure of a model from the spec's computation (``rope_fit.family``), said for this operation; each
     is one mistake and is said on its own (a case showing two gets two symptoms, each not complete)."""
     op = case.operation
-    if name == "negated" and op == "rope_backward":
+    if name == NEGATED and op == "rope_backward":
         return symptom(
             SymptomKey.of(ROPE, "negated", op),
             "the backward rotates by +pos*theta_k, the forward's own angle: the gradient of a rotation is the "
             "rotation by the negative angle (its transpose)",
             "rotate grad_output by -pos*theta_k: out_i = g_i*cos + g_j*sin, out_j = g_j*cos - g_i*sin",
         )
-    if name == "negated":
+    if name == NEGATED:
         return symptom(
             SymptomKey.of(ROPE, "negated", op),
             "rotates by the negative angle -pos*theta_k: rotate_half's sign flipped (cat(x2, -x1)) or sin negated",
             "rotate_half(x) = cat(-x2, x1) and out = x*cos + rotate_half(x)*sin: out_i = x_i*cos - x_j*sin",
         )
-    if name == "swapped":
+    if name == SWAPPED:
         return symptom(
             SymptomKey.of(ROPE, "swapped", op),
             f"cos and sin swapped: each pair is rotated by pi/2 minus {_angle_words(case)}",
             "multiply x by cos(angle) and rotate_half(x) by sin(angle), not the other way round",
         )
-    if name == "shifted:1":
+    if name == SHIFTED:
         return symptom(
-            SymptomKey.of(ROPE, "shifted", op, 1),
+            SymptomKey.of(ROPE, name.what, op, name.detail),
             "the angles are those of position_ids +1: positions counted from 1",
             "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
         )
-    if name == "rows":
+    if name == ROWS:
         return symptom(
             SymptomKey.of(ROPE, "rows", op),
             "the angles are those of positions 0..T-1 (the row numbers): position_ids are ignored (a cache offset "
             "or packed restarts lost)",
             "index cos/sin by position_ids, not by the row number",
         )
-    if name.startswith("frequencies:"):
-        return frequencies(case, inputs, {"candidate": name.removeprefix("frequencies:")})
-    part, precision = name.split(":")
+    if name.what == "frequencies":  # a candidate mistake's frequencies
+        return frequencies(case, inputs, {"candidate": name.detail})
+    part, precision = name
     said = PRECISION_WORDS.get(precision, precision)
     what = {
         "inv_freq": f"inv_freq was rounded to {said} before multiplying by the positions",
@@ -84,7 +84,7 @@ def departure(case: Case, inputs: Mapping[str, Any], name: str) -> Symptom:
         f"{POSITIONS_EXACT_UP_TO[precision]}",
     }.get(part, f"the angles were computed in {said} (positions, inv_freq and their product)")
     return symptom(
-        SymptomKey.of(ROPE, "angle_precision", op, name),
+        SymptomKey.of(ROPE, "angle_precision", op, *name.parts),
         f"{what}: the angle error grows with the position",
         FIX_PRECISION,
         precision=precision,

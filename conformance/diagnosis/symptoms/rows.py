@@ -73,12 +73,12 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
         return []
     rules: list[tuple[str, Optional[Callable[[float, Any], bool]], str]] = [
         (
-            "rounded",
+            "ids_rounded",
             lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.round(a)) and t != int(np.trunc(a)),
             "a float id is rounded to the nearest integer",
         ),
         (
-            "truncated",
+            "ids_truncated",
             lambda a, t: (
                 isinstance(t, int)
                 and np.isfinite(a)
@@ -89,47 +89,47 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
             "a float id is truncated toward zero",
         ),
         (
-            "rounded or truncated",
+            "ids_rounded_or_truncated",
             lambda a, t: (
                 isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) == int(np.round(a)) and 0 <= a < vocab
             ),
             "a float id is cast to an integer (rounded or truncated: this id cannot tell which)",
         ),
         (
-            "wrapped or clamped",  # V = 1, or ids only one past either end: both rules give these rows
+            "ids_wrapped_or_clamped",  # V = 1, or ids only one past either end: both rules give these rows
             lambda a, t: _wrapped(a, t, vocab) and _clamped(a, t, vocab),
             "an id outside [0, V) reads a row of the table (wrapped around or clamped: these ids cannot tell which)",
         ),
         (
-            "wrapped",
+            "ids_wrapped",
             lambda a, t: _wrapped(a, t, vocab),
             "an id outside [0, V) wraps around (indexes from the end)",
         ),
         (
-            "clamped",
+            "ids_clamped",
             lambda a, t: _clamped(a, t, vocab),
             "an id outside [0, V) is clamped to the nearest row",
         ),
         (
-            "cast",
+            "ids_cast",
             lambda a, t: isinstance(t, int) and not np.isfinite(a) and t == 0,
             "a NaN or infinite float id is cast to an integer and reads row 0",
         ),
         ("shifted", None, ""),
         (
-            "zeroed row",
+            "ids_zeroed_row",
             lambda a, t: t == "zeros" and np.isfinite(a) and a == int(a) and 0 <= a < vocab,
             "a valid id gets a row of zeros instead of its own row (a row zeroed or kept for padding)",
         ),
         (
-            "zero row",
+            "ids_zero_row",
             lambda a, t: t == "zeros" and not (np.isfinite(a) and a == int(a) and 0 <= a < vocab),
             "an id that indexes no row gives a row of zeros",
         ),
-        ("nan row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
+        ("ids_nan_row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
     ]
     shifts = {t - a for a, t in wrong if isinstance(t, int) and np.isfinite(a)}
-    for label, rule, text in rules:
+    for family, rule, text in rules:  # the symptom's family, when every id follows the rule
         if rule is None:  # "shifted": one offset for every id, measured rather than tested
             if (
                 len({a for a, _ in wrong}) > 1  # one offset said of every id needs two ids that show it
@@ -145,17 +145,17 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
                 "ids_rounded": "a float id is rounded to the nearest integer",
                 "ids_truncated": "a float id is truncated toward zero",
             }
-            if label == "wrapped or clamped":
+            if family == "ids_wrapped_or_clamped":
                 both = {
                     "ids_wrapped": "an id outside [0, V) wraps around (indexes from the end)",
                     "ids_clamped": "an id outside [0, V) is clamped to the nearest row",
                 }
             return [
                 symptom(
-                    f"ids_{label.replace(' ', '_')}",
+                    family,
                     _mapping_text(wrong, text),
                     "validate ids before indexing (EMB-IDX)" if case.expected_error else "",
-                    alternatives=both if label in ("rounded or truncated", "wrapped or clamped") else None,
+                    alternatives=both if family in ("ids_rounded_or_truncated", "ids_wrapped_or_clamped") else None,
                     title=text,
                 )
             ]
