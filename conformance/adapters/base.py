@@ -2,7 +2,8 @@
 
 An adapter turns a spec operation plus decoded inputs into a :class:`Reply`.
 It never sees expected values. In-process adapters wrap Python callables with
-:func:`call_python`, which maps the ways Python code can answer onto a Reply.
+:func:`call_python`, which maps the ways Python code can answer onto a Reply; an adapter that holds another to a
+rule (the input guard, the hang policy) is a :class:`WrappingAdapter`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import traceback
 from collections import deque
 from typing import Any, Callable, Iterable, Optional
 
-from embconf.model.contract import NO_INSTANCE, UNSPECIFIED, Capabilities, Planned, Reply, Status
+from embconf.model.contract import NO_INSTANCE, UNSPECIFIED, Adapter, Capabilities, Planned, Reply, Status
 from embconf.model.errors import Decline
 from embconf.model.vocabulary import error_kinds, named_outputs, operations
 
@@ -74,6 +75,31 @@ class AdapterBase:
 
     def close(self) -> None:
         """Release processes or resources; the default has none."""
+
+
+class WrappingAdapter(AdapterBase):
+    """An adapter that holds another to a rule (the input guard, the hang policy): it is named, described and
+    closed as ``inner`` and claims what ``inner`` claims; subclasses implement ``call_on``, which every call goes
+    through (a call on no instance is ``call_on(NO_INSTANCE, ...)``)."""
+
+    def __init__(self, inner: Adapter) -> None:
+        self.inner = inner
+        self.kind, self.target = inner.kind, inner.target
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
+        return self.call_on(NO_INSTANCE, operation, inputs)
+
+    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        raise NotImplementedError
 
 
 def classify_exception(exc: BaseException) -> Optional[str]:

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from embconf.adapters.base import AdapterBase
-from embconf.model.contract import NO_INSTANCE, Adapter, Capabilities, Reply, call_on_instance
+from embconf.adapters.base import WrappingAdapter
+from embconf.model.contract import NO_INSTANCE, Adapter, Reply, call_on_instance
 
 # (operation, output, input) pairs where returning the input's own storage is allowed: grad_x equals
 # grad_output exactly (EMB-POS-3), and autograd frameworks pass an identity gradient through as is.
@@ -49,27 +49,14 @@ class ProcessState(NamedTuple):
         np.seterr(**self.errstate)
 
 
-class GuardedAdapter(AdapterBase):
+class GuardedAdapter(WrappingAdapter):
     """Wraps an adapter: the implementation gets copies, and what it does to them is checked. Loaded into the
     runner's own process (``--in-process``), where its import changed the process's state (``imported``), each
     call runs in the state its import left and the runner's own state (``runner``) is put back after it."""
 
     def __init__(self, inner: Adapter, states: Optional[tuple[ProcessState, ProcessState]] = None) -> None:
-        self.inner = inner
-        self.kind, self.target = inner.kind, inner.target
+        super().__init__(inner)
         self.states = states  # (the runner's, the import's)
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        return self.call_sharing(operation, inputs, {})
 
     def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
         return self.call_sharing(operation, inputs, {}, instance)

@@ -2,14 +2,15 @@
 instance's first call (a layer, a rotary module, a mutant's state), reused by the instance's later calls.
 
 The runner never interleaves instances, so one is kept at a time; a call on no instance gets a fresh object.
+:class:`CallsOnInstances` gives an adapter that keeps them its ``call_on``: the plain call, made on the instance.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterator, Optional, Protocol, TypeVar
 
-from embconf.model.contract import NO_INSTANCE
+from embconf.model.contract import NO_INSTANCE, Reply
 
 T = TypeVar("T")
 
@@ -39,3 +40,22 @@ class Instances(Generic[T]):
         built = build()
         self._kept = (self.current, built) if self.current != NO_INSTANCE else (NO_INSTANCE, None)
         return built, True
+
+
+class _Keeping(Protocol):
+    instances: Optional[Instances[Any]]
+
+    def call(self, operation: str, inputs: dict[str, Any]) -> Reply: ...
+
+
+class CallsOnInstances:
+    """An adapter's ``call_on`` (:class:`~embconf.model.contract.OnInstances`): its plain ``call``, made on the
+    instance, with the objects it keeps in ``instances`` (None: it keeps none, and every call is fresh)."""
+
+    instances: Optional[Instances[Any]] = None
+
+    def call_on(self: _Keeping, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
+        if self.instances is None:
+            return self.call(operation, inputs)
+        with self.instances.on(instance):
+            return self.call(operation, inputs)

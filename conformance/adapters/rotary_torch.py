@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
-from embconf.adapters.instances import Instances
+from embconf.adapters.instances import CallsOnInstances, Instances
 from embconf.adapters.rope import check_offset_length, require_contiguous
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
-from embconf.model.contract import STATEFUL, Capabilities, Reply
+from embconf.model.contract import STATEFUL, Capabilities
 from embconf.model.errors import Decline
 
 EXTRA = "rotary-embedding-torch"
@@ -45,7 +45,7 @@ TARGETS = {"": "rotate_queries_or_keys", "freqs": "apply_rotary_emb"}
 TOO_WIDE = "is not of sufficient size to rotate"
 
 
-class RotaryTorchAdapter(FrameworkAdapter):
+class RotaryTorchAdapter(CallsOnInstances, FrameworkAdapter):
     kind = "rotary_embedding_torch"
     targets = tuple(TARGETS)
 
@@ -59,10 +59,7 @@ class RotaryTorchAdapter(FrameworkAdapter):
         super().__init__(name, rope.package, caps, f"rotary-embedding-torch {TARGETS[target]}", (rope,))
         self._version = _version()
         self.rope = rope
-
-    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
-        with self.rope.instances.on(instance):
-            return self.call(operation, inputs)
+        self.instances = rope.instances  # the rotary module of an instance's first call (spec section 9.7)
 
 
 class RotaryTorchRope(TorchRope):

@@ -39,7 +39,7 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.common import InProcessAdapter, layer_kwargs, module_version
 from embconf.adapters.convert import as_numpy
 from embconf.adapters.guard import describe_change
-from embconf.adapters.instances import Instances
+from embconf.adapters.instances import CallsOnInstances, Instances
 from embconf.adapters.loading import load_module
 from embconf.grading import layouts
 from embconf.model.arrays import Array, Config, Table
@@ -77,7 +77,7 @@ class ApiMismatch(Exception):
     """The student's objects lack an attribute the TinyTorch API promises (an ``error`` outcome)."""
 
 
-class TinyTorchAdapter(InProcessAdapter):
+class TinyTorchAdapter(CallsOnInstances, InProcessAdapter):
     kind = "tinytorch"
 
     def __init__(self, target: str = DEFAULT_TARGET) -> None:
@@ -96,12 +96,9 @@ class TinyTorchAdapter(InProcessAdapter):
         )
         super().__init__(target, caps, module_version(self.module))
         self._handed: list[tuple[str, Any, Any]] = []  # (input name, the student's Tensor, its data when handed)
-        self._layers: Instances[Any] = Instances()  # own layers, kept for the calls on one instance (section 9.7)
-
-    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
-        """A call on ``instance``: its calls of ``embedding_layer_own_backward`` are steps of one layer (EMB-STA-4)."""
-        with self._layers.on(instance):
-            return self.call(operation, inputs)
+        # own layers, kept for the calls on one instance (section 9.7): its calls of embedding_layer_own_backward
+        # are steps of one layer (EMB-STA-4)
+        self.instances: Instances[Any] = Instances()
 
     def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
         """As every in-process adapter, and then EMB-GEN-1 on the student's own Tensors: the Tensors the
@@ -267,7 +264,7 @@ class TinyTorchAdapter(InProcessAdapter):
     def _own_layer(self, config: Mapping[str, Any]) -> Any:
         """A fresh layer; on an instance, the layer of its first call, its gradients cleared as a training loop
         clears them between steps (``grad = None`` on each of ``parameters()``: TinyTorch accumulates until then)."""
-        layer, fresh = self._layers.get(lambda: self._api("EmbeddingLayer")(**student_kwargs(config)))
+        layer, fresh = self.instances.get(lambda: self._api("EmbeddingLayer")(**student_kwargs(config)))
         for parameter in [] if fresh else layer.parameters():
             parameter.grad = None
         return layer

@@ -28,8 +28,9 @@ from typing import Any, Callable, Optional
 from embconf.adapters import ImplementationError
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework
+from embconf.adapters.instances import CallsOnInstances
 from embconf.adapters.transformers_rope import ROPE_MODELS, HfRope, rope_capabilities
-from embconf.model.contract import Capabilities, Reply
+from embconf.model.contract import Capabilities
 
 EXTRA = "transformers"
 
@@ -77,7 +78,7 @@ TABLES = {
 }
 
 
-class TransformersAdapter(FrameworkAdapter):
+class TransformersAdapter(CallsOnInstances, FrameworkAdapter):
     kind = "transformers"
     targets = None  # a table or a model, checked below (the message lists them)
 
@@ -97,6 +98,7 @@ class TransformersAdapter(FrameworkAdapter):
             model = ROPE_MODELS[target]
             rope = self.rope = HfRope(self.torch, import_framework(f"transformers.models.{model.module}", EXTRA), model)
             caps = rope_capabilities(rope)
+            self.instances = rope.instances  # the rope operations reuse the rotary module of an instance's first call
             super().__init__(f"transformers:{target}", transformers, caps, f"transformers {model.title}", (rope,))
             return
         self.table = TABLES[target]
@@ -109,13 +111,6 @@ class TransformersAdapter(FrameworkAdapter):
         super().__init__(f"transformers:{target}", transformers, caps, f"transformers {self.table.title}")
 
     rope: Optional[HfRope] = None
-
-    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
-        """A call on ``instance``: the rope operations reuse the rotary module of its first call (spec section 9.7)."""
-        if self.rope is None:
-            return self.call(operation, inputs)
-        with self.rope.instances.on(instance):
-            return self.call(operation, inputs)
 
     def sinusoidal_table(self, max_len: int, embed_dim: int, dtype: str = "float32") -> Any:
         with self.torch.no_grad():

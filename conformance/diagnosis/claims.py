@@ -26,7 +26,7 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import plain_key
 from embconf.model.outcomes import PASS, CaseResult
 from embconf.model.record import Cause, RunRecord
-from embconf.model.symptom import ROPE, SINUSOID, ZEROS, SymptomKey
+from embconf.model.symptom import ALL_ZEROS, FACTOR, POSITION_SCALE, ROPE, SINUSOID, TOKEN_SCALE, ZEROS, SymptomKey
 
 GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a form of
     "pos.grad_start_ignored": "pos.start_ignored",
@@ -49,9 +49,9 @@ GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a for
 }
 FAMILIES: tuple[tuple[Callable[[SymptomKey], bool], Optional[str]], ...] = (
     # what a symptom's key is -> the identity of the mistake it states (None: read from the output named)
-    (lambda k: k.family == "token_scale" and bool(k.parts) and not _summed(k), "token_scale"),
-    (lambda k: k.family == "position_scale" and bool(k.parts) and not _summed(k), "position_scale"),
-    (lambda k: k.family == "factor" and len(k.parts) >= 2 and k.part(0) == "gradient", None),
+    (lambda k: k.family == TOKEN_SCALE and bool(k.parts) and not _summed(k), TOKEN_SCALE),
+    (lambda k: k.family == POSITION_SCALE and bool(k.parts) and not _summed(k), POSITION_SCALE),
+    (lambda k: k.family == FACTOR and len(k.parts) >= 2 and k.part(0) == "gradient", None),
     (
         lambda k: k.family in ("repeated_rows", "repeated_rows_differ") and k.parts == ("token_table",),
         "repeated_rows:token_table",
@@ -214,7 +214,7 @@ def _identity(cause: Cause) -> Cause:
         and operation[0] == key.part(0) != ""
         and output[0]
     ):
-        return replace(cause, mistake=str(SymptomKey.of("zeros", operation[0], output[0])))
+        return replace(cause, mistake=str(SymptomKey.of(ALL_ZEROS, operation[0], output[0])))
     return cause
 
 

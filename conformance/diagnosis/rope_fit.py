@@ -16,7 +16,7 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, NamedTuple, Optional
 
 import numpy as np
 
@@ -37,7 +37,7 @@ class Kind(enum.Enum):
     ANGLE_PRECISION = "angle_precision"
     TABLE_PRECISION = "table_precision"
     AMPLITUDE = "amplitude"
-    MODEL = "model"  # a member of the family of wrong computations: params["departures"] names its departures
+    MODEL = "model"  # a member of the family of wrong computations: params["departures"] lists its Departures
 
 
 @dataclass(frozen=True)
@@ -155,32 +155,49 @@ def read(
 MAX_DEPARTURES = 3
 GROWTH = 4.0  # a precision error at the largest angle is at least this many times the one at the smaller angles
 UNWRAPPED = 1.0  # radians: an angle error below this has not wrapped, so a frequency change shows as p * delta
-POSITIONS = ("", "shifted:1", "rows")
-COMPUTATIONS = (
-    "",
-    "angles:float16",
-    "inv_freq:float16",
-    "positions:float16",
-    "angles:bfloat16",
-    "inv_freq:bfloat16",
-    "positions:bfloat16",
+
+
+class Departure(NamedTuple):
+    """One way a model departs from the spec's rotary computation: ``what`` (``frequencies``, ``shifted``, ``rows``,
+    ``negated``, ``swapped``, or the part of the computation held in a half precision: ``angles``, ``inv_freq``,
+    ``positions``) and its ``detail`` (the frequencies' name, the shift, the precision)."""
+
+    what: str
+    detail: str = ""
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """What a symptom key says of it: ``what`` and the detail, if any."""
+        return (self.what, self.detail) if self.detail else (self.what,)
+
+
+SHIFTED, ROWS, NEGATED, SWAPPED = (
+    Departure("shifted", "1"),
+    Departure("rows"),
+    Departure("negated"),
+    Departure("swapped"),
 )
+POSITIONS = (None, SHIFTED, ROWS)
+PARTS = ("angles", "inv_freq", "positions")  # the parts of the computation a precision bug holds in a half dtype
+COMPUTATIONS = (None,) + tuple(Departure(part, precision) for precision in ("float16", "bfloat16") for part in PARTS)
 
 
 def family(
     positions: np.ndarray, theta: np.ndarray, frequencies_of: Mapping[str, np.ndarray]
-) -> Iterator[tuple[tuple[str, ...], np.ndarray]]:
+) -> Iterator[tuple[tuple[Departure, ...], np.ndarray]]:
     """(departures, angles (T, h)) of every model of a wrong rotary computation, fewest departures first: the
     frequencies (the spec's ``theta``, signed, or a named mistake's), the positions (as given, plus one, the row
     numbers), the computation (exact, or a public precision bug's form), the sense (the negative angle) and cos
     and sin swapped (both signs of pi/2: the forward's and the transpose's)."""
     sign = -1.0 if np.median(theta) < 0 else 1.0
     options = []
-    for freq_name, omega in {"": np.abs(theta), **{f"frequencies:{n}": f for n, f in frequencies_of.items()}}.items():
+    frequencies: dict[Optional[Departure], np.ndarray] = {None: np.abs(theta)}
+    frequencies.update({Departure("frequencies", n): f for n, f in frequencies_of.items()})
+    for freq_name, omega in frequencies.items():
         for pos_name in POSITIONS:
-            if pos_name == "rows" and np.array_equal(positions, np.arange(positions.size)):
+            if pos_name == ROWS and np.array_equal(positions, np.arange(positions.size)):
                 continue
-            used = positions + 1 if pos_name == "shifted:1" else np.arange(positions.size) if pos_name else positions
+            used = positions + 1 if pos_name == SHIFTED else np.arange(positions.size) if pos_name else positions
             for computation in COMPUTATIONS:
                 angles = _computed(used, omega, computation)
                 for negated in (False, True):
@@ -191,21 +208,21 @@ def family(
                             freq_name,
                             pos_name,
                             computation,
-                            "negated" if negated else "",
-                            "swapped" if swap else "",
+                            NEGATED if negated else None,
+                            SWAPPED if swap else None,
                         )
-                        departures = tuple(d for d in named if d)
+                        departures = tuple(d for d in named if d is not None)
                         if 0 < len(departures) <= MAX_DEPARTURES:
                             options.append((departures, shaped))
     return iter(sorted(options, key=lambda option: len(option[0])))
 
 
-def _computed(positions: np.ndarray, omega: np.ndarray, computation: str) -> np.ndarray:
+def _computed(positions: np.ndarray, omega: np.ndarray, computation: Optional[Departure]) -> np.ndarray:
     """The angles of ``computation``: exact, or a precision bug's form (the part named held in a half precision;
     a product of two half numbers is exact in float64, so rounding it once is the half multiply)."""
-    if not computation:
+    if computation is None:
         return positions.astype(np.float64)[:, None] * omega
-    part, precision = computation.split(":")
+    part, precision = computation
     with np.errstate(all="ignore"):
         if part == "inv_freq":
             rounded = rounded_to(omega, precision).astype(np.float32)
@@ -221,7 +238,7 @@ def _first_model(
     want: np.ndarray,
     valid: np.ndarray,
     bound: np.ndarray,
-    models: list[tuple[tuple[str, ...], np.ndarray]],
+    models: list[tuple[tuple[Departure, ...], np.ndarray]],
     exact: bool = True,
 ) -> Optional[Reading]:
     """The simplest model that explains every valid angle within ``bound`` (not ``exact``: and that differs from
@@ -236,21 +253,21 @@ def _first_model(
 
 
 def _told(
-    departure: str,
-    departures: tuple[str, ...],
-    fits: Mapping[tuple[str, ...], np.ndarray],
+    departure: Departure,
+    departures: tuple[Departure, ...],
+    fits: Mapping[tuple[Departure, ...], np.ndarray],
     phi: np.ndarray,
     valid: np.ndarray,
     bound: np.ndarray,
-) -> str:
-    """A float16 departure as ``PART:half`` when the same model in bfloat16 explains the angles too (the cases
+) -> Departure:
+    """A float16 departure as ``(part, "half")`` when the same model in bfloat16 explains the angles too (the cases
     cannot tell the two precisions apart)."""
-    if not departure.endswith(":float16"):
+    if departure.what not in PARTS or departure.detail != "float16":
         return departure
-    other = tuple(d.replace(":float16", ":bfloat16") if d == departure else d for d in departures)
+    other = tuple(d._replace(detail="bfloat16") if d == departure else d for d in departures)
     angles = fits.get(other)
     if angles is not None and _explains(phi, angles, valid, bound):
-        return departure.replace(":float16", ":half")
+        return departure._replace(detail="half")
     return departure
 
 

@@ -127,7 +127,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             key = f"missing:{case['operation']}"
             title, hint = missing_operation(case["operation"])
         else:
-            key, title, hint = f"unexplained:{case['outcome']}", _no_match(case), ""
+            key, title, hint = f"unexplained {case['outcome']}", _no_match(case), ""  # a grouping, not a symptom key
         entry = found.setdefault(key, [key, [], hint, 0, ("", 0, "")])
         entry[1].append(title)  # each case's own reading: the title said is true of every case counted
         entry[3] += 1

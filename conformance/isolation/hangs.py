@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Protocol, cast
 
-from embconf.adapters.base import AdapterBase
+from embconf.adapters.base import WrappingAdapter
 from embconf.model.contract import (
-    NO_INSTANCE,
     Adapter,
-    Capabilities,
     Forgetting,
     Planned,
     Planning,
@@ -36,32 +34,19 @@ IN_A_ROW = 4  # timeouts with no reply between them before no case is run
 TOTAL = 5  # timeouts in a run before no case is run (with 10 s each: under a minute of hanging)
 
 
-class HangPolicy(AdapterBase):
+class HangPolicy(WrappingAdapter):
     """Wraps an adapter with timeouts, and stops calling it as the module docstring says. It implements the
     Protocols its adapter implements, no more (:func:`with_hang_policy` picks the class): wrapping an adapter
     that runs nothing ahead gives one that plans nothing."""
 
     def __init__(self, inner: Adapter) -> None:
-        self.inner = inner
-        self.kind, self.target = inner.kind, inner.target
+        super().__init__(inner)
         self.by_operation: dict[str, int] = {}
         self.in_a_row = 0
         self.total = 0
 
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities()
-
-    def close(self) -> None:
-        self.inner.close()
-
     def refused(self, operation: str) -> None:
         """A call of ``operation`` was refused by the policy (an adapter that runs ahead drops its planned calls)."""
-
-    def call(self, operation: str, inputs: dict[str, Any]) -> Reply:
-        return self.call_on(NO_INSTANCE, operation, inputs)
 
     def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
         refusal = self.refusal(operation)

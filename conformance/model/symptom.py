@@ -10,7 +10,7 @@ of it. A mistake's identity across operations is a key too (``no_gradient:token_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Iterable, Union
 
 SEPARATOR = ":"  # between the family and each part, in the rendering
 
@@ -25,8 +25,29 @@ ASSERT_CHECK = "assert_check"  # (): an input check written as assert (a TinyTor
 CAST_UNCHECKED = "cast_unchecked"  # (exception,): a NaN or infinite float id cast to an integer unchecked
 UNEXPLAINED = "unexplained"  # (operation, output): a difference said in plain words
 ZERO_VALUES = "zero_values"  # (operation, output): a difference whose differing values are all 0
+# The families the detectors build from the measurement (each key made by SymptomKey.of, never as text).
+NONE = "none"  # (operation, output): an output returned as None
+DTYPE = "dtype"  # (operation, "got->expected")
+SHAPE = "shape"  # (operation, how the shape differs, sizes said as N)
+ALL_ZEROS = "zeros"  # (operation, output): an output all zeros
+ZERO_ROWS = "zero_rows"  # (operation, output, "r,r"): a few rows all zeros
+FACTOR = "factor"  # (operation, output, factor) or ("gradient", parameter, factor): a constant factor
+TOKEN_SCALE = "token_scale"  # (factor,): the tokens scaled by another factor
+POSITION_SCALE = "position_scale"  # (factor,): the positions scaled
+ONE_HOT_PRODUCT = "one_hot_product"  # (operation,): a lookup computed as a one-hot product
+IDS_SHIFTED = "ids_shifted"  # (shift,): every id reads another row
+UNTOUCHED_ROWS = "untouched_rows"  # (operation, output): rows no id uses are not zero
+POSITIONS_SHIFTED = "positions_shifted"  # (shift,): the position slice shifted
+POSITION_GRAD_SEQUENCE = "position_grad_sequence"  # ("first" | "last",): one sequence's gradient, not the sum
+ACCEPTS = "accepts"  # (operation, error kind): a result where the spec raises
 PLAIN = frozenset({UNEXPLAINED, ZERO_VALUES})  # what was measured, in plain words: no mistake's identity
-ZEROS = frozenset({"zero_rows", "zeros", ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
+ZEROS = frozenset({ZERO_ROWS, ALL_ZEROS, ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
+FAMILIES = frozenset(
+    {NO_GRADIENT, UNTYPED, STALE_BUFFER, ROPE, SINUSOID, CONSTRUCTOR, ASSERT_CHECK, CAST_UNCHECKED, UNEXPLAINED}
+    | {ZERO_VALUES, NONE, DTYPE, SHAPE, ALL_ZEROS, ZERO_ROWS, FACTOR, TOKEN_SCALE, POSITION_SCALE, ONE_HOT_PRODUCT}
+    | {IDS_SHIFTED, UNTOUCHED_ROWS, POSITIONS_SHIFTED, POSITION_GRAD_SEQUENCE, ACCEPTS}
+)  # every family named here: a key of one is made by SymptomKey.of (tests/test_typed_identities.py holds it)
+SUM = "+"  # between the keys of parts measured together (``token_scale:2+position_scale:0``)
 
 
 @dataclass(frozen=True)
@@ -48,6 +69,15 @@ class SymptomKey:
             return text
         family, *parts = text.split(SEPARATOR)
         return cls(family, tuple(parts))
+
+    @classmethod
+    def summed(cls, keys: Iterable[SymptomKey]) -> SymptomKey:
+        """One key for parts measured together, rendered ``token_scale:2+position_scale:0`` (one key: itself)."""
+        return cls.parse(SUM.join(map(str, keys)))
+
+    def extended(self, *parts: object) -> SymptomKey:
+        """This key with more parts (each said as text): a reading of the symptom this key names."""
+        return SymptomKey(self.family, self.parts + tuple(str(part) for part in parts))
 
     def part(self, number: int) -> str:
         """The part at ``number`` ('' when the key has fewer)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from embconf.adapters import ImplementationError
 from embconf.adapters.base import AdapterBase, call_python
-from embconf.adapters.instances import Instances
+from embconf.adapters.instances import CallsOnInstances, Instances
 from embconf.adapters.reference import ReferenceAdapter
 from embconf.model.contract import Capabilities, Reply
 from embconf.mutants import get, implementation
@@ -33,7 +33,7 @@ class ImplementationAdapter(AdapterBase):
         return call_python(operation, self.implementation[operation], **inputs)
 
 
-class MutantAdapter(ImplementationAdapter):
+class MutantAdapter(CallsOnInstances, ImplementationAdapter):
     """One mutant of the catalogue, by id: ``--impl mutant:ID``."""
 
     kind = "mutant"
@@ -44,7 +44,7 @@ class MutantAdapter(ImplementationAdapter):
         except KeyError as exc:
             raise ImplementationError(f"--impl mutant:{target}: {exc.args[0]}") from None
         super().__init__(implementation(target), f"mutant {target}")
-        self._instances: Instances[Implementation] = Instances()
+        self.instances: Instances[Implementation] = Instances()
 
     def capabilities(self) -> Capabilities:
         """The reference's claim, and the features the mutant claims besides (a rope layer's)."""
@@ -55,9 +55,5 @@ class MutantAdapter(ImplementationAdapter):
         """A mistake in state kept between calls answers from the instance's state: a fresh one on each call made
         on no instance, so it passes every case of one call, as the module it mimics does when built per case."""
         if self.mutant.fresh is not None:
-            self.implementation, _ = self._instances.get(lambda: implementation(self.mutant.id))
+            self.implementation, _ = self.instances.get(lambda: implementation(self.mutant.id))
         return super().call(operation, inputs)
-
-    def call_on(self, instance: int, operation: str, inputs: dict[str, Any]) -> Reply:
-        with self._instances.on(instance):
-            return self.call(operation, inputs)

@@ -9,7 +9,7 @@ import pytest
 from helpers import assert_exit, read_report, run_diagnosed
 from rope_cases import LLAMA3, YARN, case, float32_operations, window
 
-from embconf.diagnosis.rope_fit import Kind, read, rotation
+from embconf.diagnosis.rope_fit import NEGATED, SHIFTED, Kind, read, rotation
 from embconf.diagnosis.run import diagnose_case
 from embconf.diagnosis.symptoms import describe
 from embconf.model.outcomes import FAIL, PROBLEMS, CaseResult
@@ -170,11 +170,11 @@ def test_read_names_only_what_explains_every_angle() -> None:
     want = rotation(x, rotated(angles), 16, "half_split")
     assert read(rotation(x, rotated(angles), 16, "half_split"), want, positions, 1e-9, theta) is None
     negated = read(rotation(x, rotated(-angles), 16, "half_split"), want, positions, 1e-9, theta)
-    assert negated is not None and negated.params == {"departures": ["negated"]}
+    assert negated is not None and negated.params == {"departures": [NEGATED]}
     shifted = read(rotation(x, rotated(angles + theta), 16, "half_split"), want, positions, 1e-9, theta)
-    assert shifted is not None and shifted.kind is Kind.MODEL and shifted.params == {"departures": ["shifted:1"]}
+    assert shifted is not None and shifted.kind is Kind.MODEL and shifted.params == {"departures": [SHIFTED]}
     both = read(rotation(x, rotated(-(angles + theta)), 16, "half_split"), want, positions, 1e-9, theta)
-    assert both is not None and both.params == {"departures": ["shifted:1", "negated"]}
+    assert both is not None and both.params == {"departures": [SHIFTED, NEGATED]}
     noise = rotation(x, rotated(angles + rng.random(angles.shape)), 16, "half_split")
     assert noise.residual < 1e-9 and read(noise, want, positions, 1e-9, theta) is None
 

@@ -43,7 +43,7 @@ from embconf.diagnosis.symptoms.values import (
     zero_rows,
 )
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
-from embconf.model.symptom import NO_GRADIENT, STALE_BUFFER, SymptomKey
+from embconf.model.symptom import NO_GRADIENT, NONE, STALE_BUFFER, SymptomKey
 
 PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
 
@@ -119,7 +119,11 @@ def _untrained(name: str) -> Symptom:
 
 def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: Any) -> list[Symptom]:
     if got is None and not name.startswith("grad"):
-        return [symptom(f"none:{case.operation}:{name}", f"'{name}' is None: the operation returned no value for it")]
+        return [
+            symptom(
+                SymptomKey.of(NONE, case.operation, name), f"'{name}' is None: the operation returned no value for it"
+            )
+        ]
     if got is None and case.operation == OWN_BACKWARD:
         return [_untrained(name)]
     if got is None:

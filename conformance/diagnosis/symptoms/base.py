@@ -34,7 +34,7 @@ def symptom(
     key: Union[str, SymptomKey],
     summary: str,
     hint: str = "",
-    alternatives: Optional[Mapping[str, str]] = None,
+    alternatives: Optional[Union[Mapping[str, str], Mapping[SymptomKey, str]]] = None,
     title: Optional[str] = None,
     complete: bool = True,
     mistake: str = "",
@@ -57,7 +57,7 @@ def symptom(
         summary,
         hint,
         {k: plain(v) for k, v in measured.items()},
-        dict(alternatives or {}),
+        {str(key): title for key, title in (alternatives or {}).items()},
         complete=complete,
         mistake=mistake,
     )

@@ -14,7 +14,7 @@ from embconf.diagnosis.symptoms.raised import cast_failure, constructor_failure
 from embconf.diagnosis.symptoms.rows import row_mapping
 from embconf.model.contract import UNSPECIFIED
 from embconf.model.outcomes import CaseResult
-from embconf.model.symptom import UNTYPED, SymptomKey
+from embconf.model.symptom import ACCEPTS, UNTYPED, SymptomKey
 from embconf.model.vocabulary import optional_inputs
 
 
@@ -160,7 +160,7 @@ def _unrefused(case: Case) -> Symptom:
     """Nothing more precise measured: the refusal the spec requires did not happen."""
     kind = case.expected_error
     return symptom(
-        f"accepts:{case.operation}:{kind}",
+        SymptomKey.of(ACCEPTS, case.operation, kind),
         f"returns a result where the spec raises {kind}{_culprit(case, case.inputs())}",
         f"check the input before computing and raise {kind} (EMB-ERR-1)",
         title=f"{case.operation} returns a result where the spec raises {kind}: its check is missing or too lenient",

@@ -20,6 +20,7 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.rope_fit import (
     EPS,
+    NEGATED,
     PAIRINGS,
     Kind,
     Reading,
@@ -40,6 +41,7 @@ from embconf.diagnosis.symptoms.rope_words import (
     passthrough,
 )
 from embconf.diagnosis.symptoms.values import epsilon
+from embconf.model.symptom import ROPE, SymptomKey
 
 NOISE_ULPS = 8.0  # the output dtype's roundings an angle measured from it may carry
 MEASURED_NOISE = 4e-7  # cos/sin measured back from a float32 rotation of x carry about 1e-7
@@ -156,7 +158,7 @@ def _float16_overflow(case: Case, positions: np.ndarray, got: np.ndarray, axis: 
         return []
     return [
         symptom(
-            f"rope:angle_precision:{case.operation}:float16_overflow",
+            SymptomKey.of(ROPE, "angle_precision", case.operation, "float16_overflow"),
             f"the rows of positions above {FLOAT16_LARGEST} are not finite, and only those: the positions (and "
             "angles) were computed in float16, where they overflow to inf",
             FIX_PRECISION,
@@ -192,17 +194,17 @@ def _said(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sympt
 
 def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Symptom]:
     op, kind, p = case.operation, reading.kind, reading.params
-    key = f"rope:{kind.value}:{op}"
+    key = SymptomKey.of(ROPE, kind.value, op)
     if kind is Kind.MODEL:
         said = [departure(case, inputs, d) for d in p["departures"]]
         return said + ([amplitude(case, inputs, float(p["factor"]))] if "factor" in p else [])
     if kind is Kind.FREQUENCIES and p.get("negative"):  # two mistakes: the sense, and the frequencies
-        return [departure(case, inputs, "negated"), frequencies(case, inputs, {**p, "negative": False})]
+        return [departure(case, inputs, NEGATED), frequencies(case, inputs, {**p, "negative": False})]
     if kind is Kind.ANGLE_PRECISION:
         precision = p["precision"]
         return [
             symptom(
-                f"{key}:{precision}",
+                key.extended(precision),
                 f"the angles are wrong by an error that grows with the position (up to {p['max_error']:.3g} rad, "
                 f"{p['small_angle_error']:.2g} rad at the case's smaller angles), within {precision}'s rounding of the "
                 f"angle and beyond float32's: the angles (positions, inv_freq or their product) were computed in "
@@ -223,7 +225,7 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
         half = p.get("precision", "bfloat16")
         return [
             symptom(
-                key if half == "bfloat16" else f"{key}:{half}",
+                key if half == "bfloat16" else key.extended(half),
                 f"cos and sin were rounded to {half} before rotating a float32 x: every cos and sin the output implies is a {half} number{still}",
                 f"keep cos/sin in float32 (or x's dtype when x is float32); round to {half} only for a {half} x",
                 title=f"cos and sin were rounded to {half} before rotating a float32 x",
@@ -238,7 +240,7 @@ def _other_pairing(case: Case, pairing: str, other: str, also: Optional[Reading]
     what = {"half_split": "(k, k + r/2), rotate_half", "interleaved": "(2k, 2k + 1), adjacent features"}
     extra = "" if also is None else ", and its angles are off too"
     return symptom(
-        f"rope:pairing:{case.operation}:{other}",
+        SymptomKey.of(ROPE, "pairing", case.operation, other),
         f"rotates the {other} pairs {what[other]} where the case asks for {pairing} {what[pairing]}{extra}",
         f"pair features as {pairing} does, or declare the feature rope-{other} (the pairing you implement) instead "
         f"of rope-{pairing}",

@@ -10,8 +10,9 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.rope_fit import rotation
+from embconf.diagnosis.rope_fit import NEGATED, ROWS, SHIFTED, SWAPPED, Departure, rotation
 from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.model.symptom import ROPE, SymptomKey
 
 RESIDUAL = 1e-3  # the part of an output that is not a rotation of its input, at most, to read its angles
 FIX_PRECISION = (
@@ -37,45 +38,45 @@ def _angle_words(case: Case) -> str:
     return "the angle -pos*theta_k" if case.operation == "rope_backward" else "the angle pos*theta_k"
 
 
-def departure(case: Case, inputs: Mapping[str, Any], name: str) -> Symptom:
+def departure(case: Case, inputs: Mapping[str, Any], name: Departure) -> Symptom:
     """One departure of a model from the spec's computation (``rope_fit.family``), said for this operation; each
     is one mistake and is said on its own (a case showing two gets two symptoms, each not complete)."""
     op = case.operation
-    if name == "negated" and op == "rope_backward":
+    if name == NEGATED and op == "rope_backward":
         return symptom(
-            f"rope:negated:{op}",
+            SymptomKey.of(ROPE, "negated", op),
             "the backward rotates by +pos*theta_k, the forward's own angle: the gradient of a rotation is the "
             "rotation by the negative angle (its transpose)",
             "rotate grad_output by -pos*theta_k: out_i = g_i*cos + g_j*sin, out_j = g_j*cos - g_i*sin",
         )
-    if name == "negated":
+    if name == NEGATED:
         return symptom(
-            f"rope:negated:{op}",
+            SymptomKey.of(ROPE, "negated", op),
             "rotates by the negative angle -pos*theta_k: rotate_half's sign flipped (cat(x2, -x1)) or sin negated",
             "rotate_half(x) = cat(-x2, x1) and out = x*cos + rotate_half(x)*sin: out_i = x_i*cos - x_j*sin",
         )
-    if name == "swapped":
+    if name == SWAPPED:
         return symptom(
-            f"rope:swapped:{op}",
+            SymptomKey.of(ROPE, "swapped", op),
             f"cos and sin swapped: each pair is rotated by pi/2 minus {_angle_words(case)}",
             "multiply x by cos(angle) and rotate_half(x) by sin(angle), not the other way round",
         )
-    if name == "shifted:1":
+    if name == SHIFTED:
         return symptom(
-            f"rope:shifted:{op}:1",
+            SymptomKey.of(ROPE, name.what, op, name.detail),
             "the angles are those of position_ids +1: positions counted from 1",
             "use position_ids as given (the first token of a sequence at offset 0 has position 0)",
         )
-    if name == "rows":
+    if name == ROWS:
         return symptom(
-            f"rope:rows:{op}",
+            SymptomKey.of(ROPE, "rows", op),
             "the angles are those of positions 0..T-1 (the row numbers): position_ids are ignored (a cache offset "
             "or packed restarts lost)",
             "index cos/sin by position_ids, not by the row number",
         )
-    if name.startswith("frequencies:"):
-        return frequencies(case, inputs, {"candidate": name.removeprefix("frequencies:")})
-    part, precision = name.split(":")
+    if name.what == "frequencies":  # a candidate mistake's frequencies
+        return frequencies(case, inputs, {"candidate": name.detail})
+    part, precision = name
     said = PRECISION_WORDS.get(precision, precision)
     what = {
         "inv_freq": f"inv_freq was rounded to {said} before multiplying by the positions",
@@ -83,7 +84,7 @@ def departure(case: Case, inputs: Mapping[str, Any], name: str) -> Symptom:
         f"{POSITIONS_EXACT_UP_TO[precision]}",
     }.get(part, f"the angles were computed in {said} (positions, inv_freq and their product)")
     return symptom(
-        f"rope:angle_precision:{op}:{name}",
+        SymptomKey.of(ROPE, "angle_precision", op, *name.parts),
         f"{what}: the angle error grows with the position",
         FIX_PRECISION,
         precision=precision,
@@ -104,12 +105,12 @@ FREQUENCY_FIX = (
 
 def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> Symptom:
     """Frequencies other than the case's theta_k (said with the case's scaling; the sign is said apart)."""
-    key = f"rope:frequencies:{case.operation}"
+    key = SymptomKey.of(ROPE, "frequencies", case.operation)
     rope_type, factor = scaling_of(inputs)
     candidate = p.get("candidate")
     if candidate == "every_band":
         return symptom(
-            f"{key}:every_band",
+            key.extended("every_band"),
             f"every frequency is divided by the scaling factor {factor}: {rope_type} scales only the "
             "low-frequency bands (the high-frequency ones keep theta_k), so the factor was applied to every band",
             f"apply {rope_type}'s band rule: wavelengths below the high-frequency cutoff keep theta_k, those above "
@@ -117,24 +118,24 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
         )
     if candidate == "scaling_ignored":
         return symptom(
-            f"{key}:scaling_ignored",
+            key.extended("scaling_ignored"),
             f"the frequencies are the unscaled theta_k = base^(-2k/rotary_dim): the case's {rope_type} scaling "
             f"(factor {factor}) is ignored",
             f"apply {rope_type} scaling to theta_k as the case's scaling asks (EMB-ROPE-9)",
         )
     if candidate == "factor_multiplied":
         return symptom(
-            f"{key}:factor_multiplied",
+            key.extended("factor_multiplied"),
             f"every frequency is multiplied by the linear factor {factor} instead of divided by it (inv_freq * "
             f"factor, or positions * factor): each is {float(factor) ** 2:g} times the scaled theta_k",
             "linear scaling divides: theta_k / factor (or position / factor) (EMB-ROPE-7)",
         )
     if candidate in CANDIDATE_WORDS:
-        return symptom(f"{key}:{candidate}", CANDIDATE_WORDS[candidate], FREQUENCY_FIX)
+        return symptom(key.extended(candidate), CANDIDATE_WORDS[candidate], FREQUENCY_FIX)
     if candidate and all(part in CANDIDATE_WORDS for part in candidate.split("|")):  # alike on this case
         readings = " or ".join(CANDIDATE_WORDS[part] for part in candidate.split("|"))
         return symptom(
-            f"{key}:{candidate}",
+            key.extended(candidate),
             f"the frequencies are those of either reading, which give the same frequencies here: {readings}",
             FREQUENCY_FIX,
         )
@@ -142,20 +143,20 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
     if "ratio" in p:
         ratio = float(p["ratio"])
         return symptom(
-            f"{key}:ratio",
+            key.extended("ratio"),
             f"every frequency is {ratio:.6g} times {spec}",
             "theta_k = base^(-2k/rotary_dim), angle = position * theta_k (with the scaling the case asks for)",
             ratio=ratio,
         )
     if "base" in p and rope_type == "default" and abs(float(p["base"]) - 1.0) < 1e-3:
         return symptom(
-            f"{key}:one",
+            key.extended("one"),
             "every frequency is 1: the exponent evaluates to 0 (e.g. integer division arange(0, r, 2) // r)",
             FREQUENCY_FIX,
         )
     if "base" in p and rope_type == "default":
         return symptom(
-            f"{key}:base",
+            key.extended("base"),
             f"the frequencies follow base {float(p['base']):.6g} instead of {float(inputs['base']):g}",
             FREQUENCY_FIX,
             base=float(p["base"]),
@@ -184,7 +185,7 @@ def amplitude(case: Case, inputs: Mapping[str, Any], factor: float) -> Symptom:
     rope_type, _ = scaling_of(inputs)
     if expected is not None and expected != 1.0 and math.isclose(factor, expected, rel_tol=1e-3):
         return symptom(
-            f"rope:amplitude:{case.operation}:twice",
+            SymptomKey.of(ROPE, "amplitude", case.operation, "twice"),
             f"cos and sin are {factor:.6g} times the expected, the {rope_type} attention factor {expected:.6g} "
             "itself: the factor is applied twice (cos and sin each take it once)",
             "multiply cos and sin by the attention factor once",
@@ -192,14 +193,14 @@ def amplitude(case: Case, inputs: Mapping[str, Any], factor: float) -> Symptom:
         )
     if expected is not None and expected != 1.0 and math.isclose(factor * expected, 1.0, rel_tol=1e-3):
         return symptom(
-            f"rope:amplitude:{case.operation}:missing",
+            SymptomKey.of(ROPE, "amplitude", case.operation, "missing"),
             f"cos and sin are {factor:.6g} times the expected, 1 / the {rope_type} attention factor {expected:.6g}: "
             "the attention factor is not applied",
             "multiply cos and sin by the attention factor (scaling['attention_factor'], or 0.1*ln(factor) + 1)",
             factor=factor,
         )
     return symptom(
-        f"rope:amplitude:{case.operation}",
+        SymptomKey.of(ROPE, "amplitude", case.operation),
         f"cos and sin are {factor:.6g} times the expected: a rotation keeps each pair's length"
         + (f" (times the attention factor {expected:.6g} only)" if expected not in (None, 1.0) else ""),
         "cos(angle) and sin(angle) themselves (times yarn's attention factor only)",
@@ -240,7 +241,9 @@ def passthrough(
     if unrotated:
         text += f"; features {column_ranges(unrotated)}, which rotate, are left as they came in"
     return symptom(
-        f"rope:passthrough:{case.operation}:{ {'rotated': 'rotated', 'set to zero': 'zeroed'}.get(said, 'changed') }",
+        SymptomKey.of(
+            ROPE, "passthrough", case.operation, {"rotated": "rotated", "set to zero": "zeroed"}.get(said, "changed")
+        ),
         text,
         "rotate only x[..., :rotary_dim] and concatenate x[..., rotary_dim:] back unchanged",
         title=f"pass-through features (past rotary_dim) are {said}; partial rotary passes them through unchanged",

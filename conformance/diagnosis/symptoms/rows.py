@@ -12,6 +12,15 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import ROW_SEARCH_BUDGET, Symptom, symptom
 from embconf.diagnosis.symptoms.values import base_scale, close_in_ulps, equals_text, factor_names, sizes_of
+from embconf.model.symptom import (
+    IDS_SHIFTED,
+    POSITION_GRAD_SEQUENCE,
+    POSITION_SCALE,
+    POSITIONS_SHIFTED,
+    TOKEN_SCALE,
+    UNTOUCHED_ROWS,
+    SymptomKey,
+)
 
 
 def _row_of(table: np.ndarray, row: np.ndarray) -> Optional[int]:
@@ -64,12 +73,12 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
         return []
     rules: list[tuple[str, Optional[Callable[[float, Any], bool]], str]] = [
         (
-            "rounded",
+            "ids_rounded",
             lambda a, t: isinstance(t, int) and np.isfinite(a) and t == int(np.round(a)) and t != int(np.trunc(a)),
             "a float id is rounded to the nearest integer",
         ),
         (
-            "truncated",
+            "ids_truncated",
             lambda a, t: (
                 isinstance(t, int)
                 and np.isfinite(a)
@@ -80,47 +89,47 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
             "a float id is truncated toward zero",
         ),
         (
-            "rounded or truncated",
+            "ids_rounded_or_truncated",
             lambda a, t: (
                 isinstance(t, int) and np.isfinite(a) and t == int(np.trunc(a)) == int(np.round(a)) and 0 <= a < vocab
             ),
             "a float id is cast to an integer (rounded or truncated: this id cannot tell which)",
         ),
         (
-            "wrapped or clamped",  # V = 1, or ids only one past either end: both rules give these rows
+            "ids_wrapped_or_clamped",  # V = 1, or ids only one past either end: both rules give these rows
             lambda a, t: _wrapped(a, t, vocab) and _clamped(a, t, vocab),
             "an id outside [0, V) reads a row of the table (wrapped around or clamped: these ids cannot tell which)",
         ),
         (
-            "wrapped",
+            "ids_wrapped",
             lambda a, t: _wrapped(a, t, vocab),
             "an id outside [0, V) wraps around (indexes from the end)",
         ),
         (
-            "clamped",
+            "ids_clamped",
             lambda a, t: _clamped(a, t, vocab),
             "an id outside [0, V) is clamped to the nearest row",
         ),
         (
-            "cast",
+            "ids_cast",
             lambda a, t: isinstance(t, int) and not np.isfinite(a) and t == 0,
             "a NaN or infinite float id is cast to an integer and reads row 0",
         ),
         ("shifted", None, ""),
         (
-            "zeroed row",
+            "ids_zeroed_row",
             lambda a, t: t == "zeros" and np.isfinite(a) and a == int(a) and 0 <= a < vocab,
             "a valid id gets a row of zeros instead of its own row (a row zeroed or kept for padding)",
         ),
         (
-            "zero row",
+            "ids_zero_row",
             lambda a, t: t == "zeros" and not (np.isfinite(a) and a == int(a) and 0 <= a < vocab),
             "an id that indexes no row gives a row of zeros",
         ),
-        ("nan row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
+        ("ids_nan_row", lambda a, t: t == "nan", "an id that indexes no row gives a row of NaN"),
     ]
     shifts = {t - a for a, t in wrong if isinstance(t, int) and np.isfinite(a)}
-    for label, rule, text in rules:
+    for family, rule, text in rules:  # the symptom's family, when every id follows the rule
         if rule is None:  # "shifted": one offset for every id, measured rather than tested
             if (
                 len({a for a, _ in wrong}) > 1  # one offset said of every id needs two ids that show it
@@ -129,24 +138,24 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
                 and (shift := next(iter(shifts))) != 0
             ):
                 text = f"every id i reads row i {'+' if shift > 0 else '-'} {abs(int(shift))} (rows shifted by {int(shift)})"
-                return [symptom(f"ids_shifted:{int(shift)}", _mapping_text(wrong, text), title=text)]
+                return [symptom(SymptomKey.of(IDS_SHIFTED, int(shift)), _mapping_text(wrong, text), title=text)]
             continue
         if all(rule(a, t) for a, t in wrong):
             both = {
                 "ids_rounded": "a float id is rounded to the nearest integer",
                 "ids_truncated": "a float id is truncated toward zero",
             }
-            if label == "wrapped or clamped":
+            if family == "ids_wrapped_or_clamped":
                 both = {
                     "ids_wrapped": "an id outside [0, V) wraps around (indexes from the end)",
                     "ids_clamped": "an id outside [0, V) is clamped to the nearest row",
                 }
             return [
                 symptom(
-                    f"ids_{label.replace(' ', '_')}",
+                    family,
                     _mapping_text(wrong, text),
                     "validate ids before indexing (EMB-IDX)" if case.expected_error else "",
-                    alternatives=both if label in ("rounded or truncated", "wrapped or clamped") else None,
+                    alternatives=both if family in ("ids_rounded_or_truncated", "ids_wrapped_or_clamped") else None,
                     title=text,
                 )
             ]
@@ -175,7 +184,7 @@ def table_gradient_rows(
     if bad and bad <= unused:
         return [
             symptom(
-                f"untouched_rows:{case.operation}:{name}",
+                SymptomKey.of(UNTOUCHED_ROWS, case.operation, name),
                 f"only rows no id uses differ: rows {sorted(bad)[:6]} should be exactly zero and are not",
                 "start the gradient from zeros on every call (EMB-BWD-2)",
                 rows=sorted(bad)[:16],
@@ -271,7 +280,7 @@ def position_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.nda
         shift = shifts.pop()
         return [
             symptom(
-                f"positions_shifted:{shift}",
+                SymptomKey.of(POSITIONS_SHIFTED, shift),
                 f"position t received table row start_pos + t {'+' if shift > 0 else '-'} {abs(shift)} (the slice is shifted by {shift})",
             )
         ]
@@ -310,7 +319,7 @@ def position_gradient(
         if np.allclose(rows, grad[b].astype(np.float64), rtol=1e-6, atol=1e-7):
             return [
                 symptom(
-                    f"position_grad_sequence:{label}",
+                    SymptomKey.of(POSITION_GRAD_SEQUENCE, label),
                     f"grad_table's slice rows are the {label} sequence's gradient (grad_output[{b}]) alone, not the sum over the batch of {grad.shape[0]}",
                     "sum grad_output over the batch axis (EMB-POS-4)",
                 )
@@ -345,28 +354,29 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
         return []
     sizes = sizes_of(case, inputs)
     token_names, position_names = factor_names(a, sizes), factor_names(b, sizes)
-    parts, keys = [], []
+    parts: list[str] = []
+    keys: list[SymptomKey] = []
     if not math.isclose(a, c, rel_tol=1e-5):
         parts.append(
             f"the tokens are multiplied by {a:.6g}{equals_text(token_names, sizes)} instead of {c:.6g}"
             + (" (sqrt(D))" if c != 1 else "")
         )
-        keys.append(f"token_scale:{token_names[0] if token_names else round(a, 4)}")
+        keys.append(SymptomKey.of(TOKEN_SCALE, token_names[0] if token_names else round(a, 4)))
     if b == 0.0:
         parts.append("the positions are not added (their factor is 0)")
-        keys.append("position_scale:0")
+        keys.append(SymptomKey.of(POSITION_SCALE, 0))
     elif not math.isclose(b, 1.0, rel_tol=1e-5):
         parts.append(f"the positions are multiplied by {b:.6g}{equals_text(position_names, sizes)} instead of 1")
-        keys.append(f"position_scale:{position_names[0] if position_names else round(b, 4)}")
+        keys.append(SymptomKey.of(POSITION_SCALE, position_names[0] if position_names else round(b, 4)))
     expected = "sqrt(D)" if c != 1 else "1 (scale_embeddings is false)"
     alternatives = (
-        {f"token_scale:{n}": f"the tokens are scaled by {n} instead of {expected}" for n in token_names}
-        if len(keys) == 1 and keys[0].startswith("token")
+        {SymptomKey.of(TOKEN_SCALE, n): f"the tokens are scaled by {n} instead of {expected}" for n in token_names}
+        if len(keys) == 1 and keys[0].family == TOKEN_SCALE
         else None
     )
     return [
         symptom(
-            "+".join(keys),
+            SymptomKey.summed(keys),
             f"'{name}' = a * token rows + b * position rows: {' and '.join(parts)}",
             alternatives=alternatives,
             token_factor=a,

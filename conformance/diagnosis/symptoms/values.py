@@ -14,6 +14,17 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described
 from embconf.diagnosis.sinusoid_fit import LAYOUTS, Fit, candidate, fit_table
 from embconf.diagnosis.symptoms.base import OWNER, PARAMETER, Symptom, symptom
+from embconf.model.symptom import (
+    ALL_ZEROS,
+    DTYPE,
+    FACTOR,
+    ONE_HOT_PRODUCT,
+    SHAPE,
+    SINUSOID,
+    TOKEN_SCALE,
+    ZERO_ROWS,
+    SymptomKey,
+)
 
 
 def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> Symptom:
@@ -29,7 +40,7 @@ def dtype_symptom(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> S
     other = "the shape differs as well" if got.shape != want.shape else "the values differ as well"
     values = "cast to " + str(want.dtype) + ", the values are right" if same else other
     return symptom(
-        f"dtype:{case.operation}:{got.dtype}->{want.dtype}",
+        SymptomKey.of(DTYPE, case.operation, f"{got.dtype}->{want.dtype}"),
         f"'{name}' is {got.dtype} where {want.dtype} is expected; {values}"
         + (": a result computed in a wider dtype and not cast back" if same else ""),
         f"return {want.dtype} (the dtype the spec gives this output): .astype({want.dtype.name}) once at the end"
@@ -66,7 +77,7 @@ def shape_symptoms(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> 
     head = re.sub(r"\b\d+\b", "N", relation.split(":")[0].split(",")[0])  # one key whatever the sizes
     return [
         symptom(
-            f"shape:{case.operation}:{head}",
+            SymptomKey.of(SHAPE, case.operation, head),
             f"'{name}' has shape {list(got.shape)} for {list(want.shape)}: {relation}",
             title=f"'{name}' has the wrong shape: {relation}",
         )
@@ -125,7 +136,11 @@ def constant_factor(
         return []
     ratio = float(np.median(g[nonzero] / w[nonzero]))
     if ratio == 0.0 and not np.any(g):
-        return [symptom(f"zeros:{case.operation}:{name}", f"'{name}' is all zeros where the expected value is not")]
+        return [
+            symptom(
+                SymptomKey.of(ALL_ZEROS, case.operation, name), f"'{name}' is all zeros where the expected value is not"
+            )
+        ]
     if ratio == 1.0 or not close_in_ulps(g, ratio * w, want.dtype, ulps=64.0):
         return []
     base = base_scale(case, inputs)
@@ -136,22 +151,24 @@ def constant_factor(
         text = f"'{name}' is {ratio:.6g} x the expected: the tokens are scaled by {absolute:.6g}{equals_text(names, sizes)} instead of sqrt(D) = {base:.6g}"
         return [
             symptom(
-                f"token_scale:{names[0] if names else round(absolute, 4)}",
+                SymptomKey.of(TOKEN_SCALE, names[0] if names else round(absolute, 4)),
                 text,
                 factor=ratio,
-                alternatives={f"token_scale:{n}": f"the tokens are scaled by {n} instead of sqrt(D)" for n in names},
+                alternatives={
+                    SymptomKey.of(TOKEN_SCALE, n): f"the tokens are scaled by {n} instead of sqrt(D)" for n in names
+                },
             )
         ]
     names = factor_names(ratio, sizes)
     text = f"'{name}' is exactly {ratio:.6g}{equals_text(names, sizes)} times the expected value"
     if name.startswith("grad"):  # one scaled gradient shows in every backward that reaches it: one mistake
         parameter = PARAMETER.get(name, name)
-        prefix, what = f"factor:gradient:{parameter}", f"the gradient of {OWNER.get(name, repr(name))}"
+        prefix, what = SymptomKey.of(FACTOR, "gradient", parameter), f"the gradient of {OWNER.get(name, repr(name))}"
     else:
-        prefix, what = f"factor:{case.operation}:{name}", f"'{name}' ({case.operation})"
-    readings = {f"{prefix}:{n}": f"{what} is {n} times the expected value" for n in names}
-    readings[f"{prefix}:{ratio:.6g}"] = f"{what} is {ratio:.6g} times the expected value"  # the number itself
-    return [symptom(f"{prefix}:{names[0] if names else f'{ratio:.6g}'}", text, factor=ratio, alternatives=readings)]
+        prefix, what = SymptomKey.of(FACTOR, case.operation, name), f"'{name}' ({case.operation})"
+    readings = {prefix.extended(n): f"{what} is {n} times the expected value" for n in names}
+    readings[prefix.extended(f"{ratio:.6g}")] = f"{what} is {ratio:.6g} times the expected value"  # the number itself
+    return [symptom(prefix.extended(names[0] if names else f"{ratio:.6g}"), text, factor=ratio, alternatives=readings)]
 
 
 def base_scale(case: Case, inputs: Mapping[str, Any]) -> float:
@@ -231,7 +248,7 @@ def sinusoid_table(
     plain = described(name, want, got, rule=case.tolerance.get(name)) if want.shape == got.shape else ""
     return [
         symptom(
-            "sinusoid:" + ";".join(words + [precision]),
+            SymptomKey.of(SINUSOID, ";".join(words + [precision])),
             text,
             hint="the declared convention's table, positions from 0 (EMB-SIN-V1)"
             if declared
@@ -286,7 +303,9 @@ def zero_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray
     which = f"row{'s' if len(rows) > 1 else ''} {', '.join(map(str, rows))} of '{name}'"
     text = f"{which} {'are' if len(rows) > 1 else 'is'} all zeros where the expected row is not"
     return [
-        symptom(f"zero_rows:{case.operation}:{name}:{','.join(map(str, rows))}", text, complete=not rest, rows=rows)
+        symptom(
+            SymptomKey.of(ZERO_ROWS, case.operation, name, ",".join(map(str, rows))), text, complete=not rest, rows=rows
+        )
     ]
 
 
@@ -322,4 +341,4 @@ def one_hot_product(
         "as a product with a one-hot matrix (0 x inf = NaN), not a gather of rows"
     )
     hint = "gather the rows (weight[ids]); a one-hot matrix product spreads any inf or NaN of the table into every row"
-    return [symptom(f"one_hot_product:{case.operation}", text, hint, complete=complete)]
+    return [symptom(SymptomKey.of(ONE_HOT_PRODUCT, case.operation), text, hint, complete=complete)]
