@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from embconf.adapters.bags import BagCall  # one call's inputs, as the adapters hold them
 from embconf.model.dtypes import round_once
 
 FWD, BWD = "embedding_bag_forward", "embedding_bag_backward"
@@ -96,19 +97,6 @@ class BagReading:
     ids: np.ndarray  # flat int64
     weights: np.ndarray  # one per position (1 without weights, or where they are ignored)
     bags: list[Bag]
-
-
-@dataclass(frozen=True)
-class BagCall:
-    """One call's inputs (checked by the reference), as embedding_bag_forward takes them."""
-
-    weight: np.ndarray
-    ids: np.ndarray
-    offsets: Any
-    mode: str
-    per_sample_weights: Optional[np.ndarray] = None
-    padding_idx: Optional[int] = None
-    include_last_offset: bool = False
 
 
 def read(made: BagSlip, call: BagCall) -> BagReading:
