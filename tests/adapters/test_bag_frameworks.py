@@ -26,6 +26,7 @@ NEEDS = {
 # what each column does not pass, as measured (torch 2.13.0, tensorflow 2.21.0, torchrec 1.8.0, keras-rs 0.4.0)
 TORCH = {
     "bag.error.id_too_large": "error",  # an internal check's message (Expected i < index_size), no range error
+    "bag.error.backward_id_negative": "error",  # the same internal check, for a negative id in a later bag
     "bag.error.offsets_decreasing": "error",  # the same internal check
     "bag.error.last_offset_not_n": "fail",  # a last offset < N: the ids after it silently dropped
     "bag.error.backward_offsets_decreasing": "fail",  # mode max takes decreasing offsets
@@ -41,6 +42,7 @@ DEVIATIONS = {
     "torchrec": {
         "bag.forward.sum.no_bags": "error",  # a KeyedJaggedTensor of no bag cannot be split
         "bag.error.id_too_large": "error",
+        "bag.error.backward_id_negative": "error",  # PyTorch's internal check (TorchRec pools with F.embedding_bag)
         "bag.error.order_shape_before_range": "error",
         "bag.error.order_offsets_before_range": "error",
         "bag.error.offsets_not_from_zero": "error",  # a KeyedJaggedTensor's offsets are not checked
@@ -68,7 +70,12 @@ DEVIATIONS = {
         "bag.memory.column_wise_more_shards_than_columns": "fail",
         "bag.memory.unknown_sharding": "fail",
     },
-    "keras_rs": {"bag.forward.sum.float16_long_bag": "fail", "bag.error.id_negative": "fail", **FORWARD_FIRST},
+    "keras_rs": {
+        "bag.forward.sum.float16_long_bag": "fail",
+        "bag.error.id_negative": "fail",  # a negative id is read, not refused
+        "bag.error.backward_id_negative": "fail",
+        **FORWARD_FIRST,
+    },
 }
 # features each column leaves undeclared: their cases are not applicable
 UNDECLARED = {
