@@ -62,7 +62,8 @@ def text(result: CheckResult) -> str:
     width = max(len(s.item.name) for s in score.items)
     for item in score.items:
         lost = f"  (lost {item.lost:g})" if item.lost > 0 else ""
-        lines.append(f"  {item.item.name:<{width}}  {item.points:>5g} / {item.item.points:g}{lost}")
+        extra = "  (extra credit)" if item.item.extra_credit else ""
+        lines.append(f"  {item.item.name:<{width}}  {item.points:>5g} / {item.item.points:g}{lost}{extra}")
     if mistakes:
         lines += ["", "Mistakes, in the order to fix them:"]
     by_id = {case["id"]: case for case in record["cases"]}
