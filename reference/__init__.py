@@ -4,7 +4,7 @@ Each operation of ``spec/vocabulary.json`` is a plain function here, named as
 the spec names it; it computes in float64 and rounds once to the case's dtype.
 
 Rooms: the operations by area, ``lookup`` (with ``ids``), ``positions``, ``sinusoid``, ``layer``, ``options``,
-``memory``, ``rope`` with ``rope_apply`` (the fused rotation, tables given); ``errors`` (the typed error taxonomy);
+``memory``, ``rope`` with ``rope_apply`` (the fused rotation, tables given), ``bag`` (reduced lookups, 2.1.0); ``errors`` (the typed error taxonomy);
 ``arithmetic`` (float64, or exact for the goldens); ``tolerance`` (spec section 8 resolved per case); the goldens
 made from the catalogue ``cases`` by ``generate`` and written by ``emit``; ``serve`` (where the reference protocol
 peer was, kept for ``python -m``)."""
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from embconf.reference.bag import embedding_bag_backward, embedding_bag_forward, sharded_table_bytes
 from embconf.reference.errors import ERROR_KINDS, EmbeddingError
 from embconf.reference.layer import embedding_layer_backward, embedding_layer_forward, embedding_layer_own_backward
 from embconf.reference.lookup import (
@@ -49,6 +50,9 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
         embedding_layer_own_backward,
         rope_apply,
         rope_apply_backward,
+        embedding_bag_forward,
+        embedding_bag_backward,
+        sharded_table_bytes,
     )
 }
 

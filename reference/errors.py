@@ -14,6 +14,7 @@ ERROR_KINDS: tuple[str, ...] = (
     "invalid_start_pos",  # start_pos negative or not an integer
     "shape_mismatch",  # an input of the wrong rank or width
     "invalid_config",  # an unknown pos_encoding or another bad constructor argument
+    "invalid_offsets",  # bag offsets not starting at 0, decreasing, past the ids, or a last offset that is not N (2.1.0)
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from embconf.model.bag_conventions import BagConvention
 from embconf.model.encoding import encode_array
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.sinusoid import SinusoidProfile
@@ -59,6 +60,8 @@ def _reference_inputs(spec: CaseSpec, profile: Optional[SinusoidProfile] = None)
         inputs["storage"] = "computed"
     if LAYER_FEATURE in spec.features:  # an implementation with a rope layer (EMB-LAY-10; else EMB-LAY-7)
         inputs["rope_layer"] = True
+    if bag_conventions(spec):  # a bag convention's case (EMB-BAG-V1, V2): the reference answers under it
+        inputs["conventions"] = bag_conventions(spec)
     if "table" in spec.sample_rows:  # only the rows the golden pins (a 32768-row table, computed exactly)
         inputs["only_rows"] = spec.sample_rows["table"]
     return inputs
@@ -108,7 +111,8 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dic
         expected = {
             "outputs": {name: _encode_value(value, spec.sample_rows.get(name)) for name, value in outputs.items()}
         }
-        tolerance = for_case(spec.operation, spec.inputs, outputs)
+        conventions = {"conventions": bag_conventions(spec)} if bag_conventions(spec) else {}
+        tolerance = for_case(spec.operation, {**spec.inputs, **conventions}, outputs)
     record: dict[str, Any] = {
         "id": spec.id,
         "description": spec.description,
@@ -121,6 +125,11 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dic
     if tolerance is not None:
         record["tolerance"] = tolerance
     return record
+
+
+def bag_conventions(spec: CaseSpec) -> tuple[str, ...]:
+    """The bag conventions a case is computed under: those whose feature it carries."""
+    return tuple(c.value for c in BagConvention if c.feature in spec.features)
 
 
 CALL_FIELDS = ("operation", "inputs", "expected", "tolerance")  # what each call of a case of calls holds

@@ -60,6 +60,7 @@ def _case_at(document: Any, path: list[Any]):
 
 
 def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
+    from embconf.model.bag import case_feature_problems as bag_feature_problems
     from embconf.model.rope import case_feature_problems
     from embconf.model.vocabulary import error_kinds, features, input_names, optional_inputs
 
@@ -75,9 +76,8 @@ def _semantic_problems(case: Mapping[str, Any]) -> list[str]:
         if name in case["inputs"] and feature not in case["features"]
     ]
     problems += [f"unknown feature {f!r}" for f in case["features"] if f not in features()]
-    problems += case_feature_problems(
-        case["operation"], case["inputs"], case["features"], case["expected"].get("error")
-    )
+    for check in (case_feature_problems, bag_feature_problems):
+        problems += check(case["operation"], case["inputs"], case["features"], case["expected"].get("error"))
     outputs = case["expected"].get("outputs")
     if outputs is not None:
         if set(outputs) != set(spec_op["outputs"]):

@@ -19,30 +19,32 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "embedding_layer.yaml": "73365d38a605174d1aa593928fcde77e436c71878a5afeda897ce68be9bf2cb2",
-    "half_precision.yaml": "8754e02548bbc0a8cb940afe711b0c436ade4cc3c1911534dcd598ab5ca50495",
-    "learned_positions.yaml": "db1b26c2a5becfdaae26813cea62070f5c2f9391c4c38ae113139f1fddcf9d65",
-    "lookup_options.yaml": "acdfe3be8d86ff4cf6fdd1df29d3351f7ec1c67b3ad1750bab41b913ecd81612",
-    "memory.yaml": "e5b51f7914b665c1a9d2ce422c3afd1b2bb4e0a706875c720d7b20b86787794a",
-    "rope.yaml": "8cb0665a755c3c9cfb3ebe94a691c3db2dc9e1b84c83e65b130ee8f266efaf4d",
-    "sinusoidal.yaml": "a7f5be8a32a76ad1c1a114267c7cca33c9f125f42655b068847eddc047af876c",
-    "stateful.yaml": "db8851ad18de7538755836e397e982f1429191e9d9700b1fb134a809c7edeeed",
-    "token_lookup.yaml": "8091e50a613e34f8a83ef6c1b7abc37e6529f698a32886f96ab790c85e716ee1",
+    "bags.yaml": "8ce3831c658a5e7581d92c4bef87e2d8e786dc1d8a395a7c48986381abeb907f",
+    "embedding_layer.yaml": "8e93d8b4bbbe28a7f67e7189366f5dc772d409e15227d6ff30bdd094f95246bb",
+    "half_precision.yaml": "030b9e5207a77a222cef2d6155186652cf72d62f7bfa5c5efba414b019f74d2a",
+    "learned_positions.yaml": "bae71755198457c8e1947b8b793d8c044341ddd93a749ac36737c5acce67bc00",
+    "lookup_options.yaml": "d5725e97eb894288adeec9707883be4f8e60a2c5254e245aaa320573db82d388",
+    "memory.yaml": "b23bb7478bd0ff6d3dc96b8973185f854b83ac88f450e931e2e067b57724702c",
+    "rope.yaml": "94a21d3396250dc7ccdb83b681e402491faf4eee682dcce55719fe988b0ac720",
+    "sinusoidal.yaml": "efd6183cf6fe312046eec60364815384fbe8bb2a854fec1d70bd706377b50fab",
+    "stateful.yaml": "f283db450d60b51b82f65998d74128de13e02027fc0565d5c7045f63352a1313",
+    "token_lookup.yaml": "beeef6d0124cec659ca0520aff79b7a107a9625f5138c514d6048679dd588151",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "embedding_layer.json": "fcdaf18f60be6b97fca1763d4c46a3f0196efccb2452c91f2e44a93f33545b8e",
-    "half_precision.json": "261c086f9f9f81ab25eca769b0d7bdd160cca8becd57be6b8e1dd224d71b1eec",
-    "learned_positions.json": "c569975ba3f8e8b4d791c00e58f51683ee8cf3581180eaaab5e0a68023ced426",
-    "lookup_options.json": "f56a80eeae8311433f66776cee23895e70fba0edba9f8d6b2801ee2060821642",
-    "memory.json": "9213472506300b874f207d0cccc2565ac4ebce2e3389067eceac74ce222dac65",
-    "rope.json": "f5df6819c26a5c1d0d277d2b9a2ac32a90da9f80e26b95eb49f05a56af316242",
-    "sinusoidal.json": "7c32a432f2b656b4bfb97600384fc2511816054796efdc824249c10d8e7ec52f",
-    "stateful.json": "f9015cc2eabd55bc3a1d5caf8ece2cae675c396bfc8030906aa7405f360514df",
-    "token_lookup.json": "9462e0aee13831cb8c589fd74be94f53f931e8bbaf029e6b5ad11ba49cab9e40",
+    "bags.json": "ffb564d5d29a22f178fead37df0e29b00464004e5d3c95e69e77ac19d155ef05",
+    "embedding_layer.json": "017e20ac25907d637dc5df68e5f07d60c4a66d99222fc0c2867117b58deb8ca5",
+    "half_precision.json": "7170fa7a30fde380d38b36b1dd3556949dc040d22723944fcc68ed77ebd68f65",
+    "learned_positions.json": "ff2d0530ddc7296372ba745386ae355cda33365707d30ef8d32a7f52ff26171e",
+    "lookup_options.json": "78ce5e0e64f6fe75621d3be70b15422feee9e4f372aab71b1469e65266f74967",
+    "memory.json": "e15a68fcec6fa8289b3816b7724de45604d63683009cb9ee4dde16cbfe0f6c86",
+    "rope.json": "32f76c3c5d673d48e386a6486164898df727b8802f10c79cf75e180aa8199211",
+    "sinusoidal.json": "cd4205dd527eccb037503649a6c4ac23ce1f0d1300aadb38c5904a6559881695",
+    "stateful.json": "29c842d0dc81fd263aa1dd1a8ef78bfc05c40498c8301f023f2bc02608806866",
+    "token_lookup.json": "0bab531b3e6adf81bafbd457b0b575bdfe8a95ef420ed929ae4c5fc3aee10cd8",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from embconf.model.bag_conventions import claim_clause as bag_claim_clause
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS
 from embconf.model.record import RunRecord
 from embconf.model.rope_conventions import claim_clause as rope_claim_clause
@@ -47,6 +48,7 @@ def claim(run: RunRecord) -> Claim:
         else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
     )
     statement += claim_clause(run.capabilities.sinusoid) + rope_claim_clause(run.capabilities.rope_conventions)
+    statement += bag_claim_clause(run.capabilities.bag_conventions)
     statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
     if glue:
         statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"

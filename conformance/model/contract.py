@@ -15,6 +15,9 @@ from fnmatch import fnmatchcase
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
+from embconf.model.bag_conventions import BagConvention, bag_conventions, canonical_markers
+from embconf.model.bag_conventions import changed_by as bag_changed_by
+from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
 from embconf.model.rope_conventions import RopeConvention, changed_by, convention_features, rope_conventions
 from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
@@ -129,6 +132,7 @@ class Capabilities:
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
     sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
     rope_conventions: frozenset[RopeConvention] = frozenset()  # since spec 2.0.0: EMB-ROPE-V1..V3
+    bag_conventions: frozenset[BagConvention] = frozenset()  # since spec 2.1.0: EMB-BAG-V1, V2
 
     def __post_init__(self) -> None:
         """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""
@@ -152,7 +156,9 @@ class Capabilities:
             return f"the implementation does not provide {operation}"
         claimed = self.all_features
         missing = [f for f in case_features if f not in claimed]
-        changed = changed_by(self.rope_conventions, operation, case_features)
+        changed = changed_by(self.rope_conventions, operation, case_features) or bag_changed_by(
+            self.bag_conventions, case_features
+        )
         if changed:
             return changed
         if "sinusoid-interleaved" in missing:
@@ -185,8 +191,10 @@ class Capabilities:
         implied = {self.sinusoid.feature} | {
             default for default, declared in EXCLUSIVE_FEATURES if declared not in self.features
         }
-        conventions = {c.feature for c in self.rope_conventions}
-        return (self.features - profile_features() - convention_features()) | implied | conventions
+        conventions = {c.feature for c in self.rope_conventions} | {c.feature for c in self.bag_conventions}
+        implied |= canonical_markers(self.bag_conventions)  # a canonical bag answer unless a convention is declared
+        declared = self.features - profile_features() - convention_features() - bag_convention_features()
+        return (declared - {c.canonical_marker for c in self.bag_conventions}) | implied | conventions
 
     @property
     def dtypes(self) -> list[str]:
@@ -205,8 +213,9 @@ class Capabilities:
         }
 
     def _conventions_json(self) -> dict[str, Any]:
-        """The declared rope conventions, where there are any (a report of an older suite has none)."""
-        return {"rope_conventions": sorted(c.value for c in self.rope_conventions)} if self.rope_conventions else {}
+        """The declared rope and bag conventions, where there are any (a report of an older suite has none)."""
+        declared = {"rope_conventions": self.rope_conventions, "bag_conventions": self.bag_conventions}
+        return {key: sorted(c.value for c in chosen) for key, chosen in declared.items() if chosen}
 
     def to_plain(self) -> dict[str, Any]:
         """As plain values (lists, strings, numbers): what a worker process sends; :meth:`from_plain` rebuilds it."""
@@ -240,6 +249,7 @@ class Capabilities:
             documented=tuple(DocumentedChoice.from_plain(item) for item in documented),
             sinusoid_parameters=SinusoidProfile.from_json(raw.get("sinusoid_parameters", {})),
             rope_conventions=rope_conventions(raw.get("rope_conventions")),
+            bag_conventions=bag_conventions(raw.get("bag_conventions")),
         )
 
 

@@ -8,7 +8,8 @@ against the reference.
 
 Areas, one fixture file each: ``token_lookup``, ``lookup_options``, ``learned_positions``, ``sinusoidal``,
 ``embedding_layer``, ``half_precision``, ``memory``, ``rope`` (its 2.0.0 scaling families and fused rotation in
-``rope_families``, written to the same fixture file), ``stateful`` (cases of calls on one instance)."""
+``rope_families``, written to the same fixture file), ``stateful`` (cases of calls on one instance), ``bags``
+(reduced lookups, since 2.1.0)."""
 from __future__ import annotations
 
 import hashlib
@@ -60,6 +61,7 @@ def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str 
 def all_cases() -> list[tuple[str, list[CaseSpec]]]:
     """(area, cases) in file order; an area is one fixture file."""
     from embconf.reference.cases import (
+        bags,
         embedding_layer,
         half_precision,
         learned_positions,
@@ -72,7 +74,7 @@ def all_cases() -> list[tuple[str, list[CaseSpec]]]:
     )
 
     modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision, rope,
-               stateful)
+               stateful, bags)
     return [(module.AREA, [tag_canonical_table(spec) for spec in module.cases()]) for module in modules]
 
 

@@ -1,0 +1,84 @@
+"""Bag conventions an implementation may declare (spec section 16, EMB-BAG-V1, V2, since 2.1.0), as it declares a
+rotary convention: each is a documented choice of real code (TensorFlow's ``safe_embedding_lookup_sparse``) that
+the canonical cases would fail. A declared convention makes the canonical cases it changes not applicable (they
+carry its canonical marker, implied unless it is declared: :mod:`embconf.model.bag`) and the cases under its
+feature ``bag-<name>`` apply; an implementation that has the convention without declaring it fails the canonical
+cases as before.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Iterable, Optional
+
+from embconf.model.bag import NEGATIVE_IDS_REFUSED, NONPOSITIVE_WEIGHTS_KEPT
+
+
+class BagConvention(enum.Enum):
+    """A declared bag convention: its name (as declared), feature, requirement and what it is."""
+
+    DROP_NEGATIVE_IDS = "drop_negative_ids"
+    PRUNE_NONPOSITIVE_WEIGHTS = "prune_nonpositive_weights"
+
+    @property
+    def feature(self) -> str:
+        """The feature of the cases under it (implied by the declaration, never claimed directly)."""
+        return f"bag-{self.value}"
+
+    @property
+    def canonical_marker(self) -> str:
+        """The feature the canonical cases it changes carry (implied unless it is declared)."""
+        return NEGATIVE_IDS_REFUSED if self is BagConvention.DROP_NEGATIVE_IDS else NONPOSITIVE_WEIGHTS_KEPT
+
+    @property
+    def requirement(self) -> str:
+        return "EMB-BAG-V1" if self is BagConvention.DROP_NEGATIVE_IDS else "EMB-BAG-V2"
+
+    def describe(self) -> str:
+        return {
+            "drop_negative_ids": "ids < 0 dropped, not refused (TensorFlow safe_embedding_lookup_sparse)",
+            "prune_nonpositive_weights": "positions of weight <= 0 dropped (TensorFlow safe_embedding_lookup_sparse)",
+        }[self.value] + f" ({self.requirement})"
+
+    def changes(self, features: Iterable[str]) -> bool:
+        """Whether a canonical case with ``features`` has another answer under this convention."""
+        return self.canonical_marker in set(features)
+
+
+def bag_conventions(declared: Any) -> frozenset[BagConvention]:
+    """The conventions ``declared`` names (a list of names); ValueError (one line) for anything else."""
+    if declared is None:
+        return frozenset()
+    if isinstance(declared, str) or not isinstance(declared, (list, tuple, set, frozenset)):
+        raise ValueError(f"bag conventions must be a list of names, got {declared!r}")
+    known = {c.value: c for c in BagConvention}
+    unknown = [str(name) for name in declared if name not in known]
+    if unknown:
+        raise ValueError(f"unknown bag convention(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return frozenset(known[name] for name in declared)
+
+
+def convention_features() -> set[str]:
+    """Every feature of a bag convention's cases (declared as a convention, never as a feature)."""
+    return {c.feature for c in BagConvention}
+
+
+def canonical_markers(declared: Iterable[BagConvention]) -> set[str]:
+    """The canonical markers an implementation has: those of the conventions it does not declare."""
+    chosen = set(declared)
+    return {c.canonical_marker for c in BagConvention if c not in chosen}
+
+
+def changed_by(conventions: Iterable[BagConvention], features: Iterable[str]) -> Optional[str]:
+    """Why a canonical case is not applicable to an implementation that declares ``conventions``, or None."""
+    found = list(features)
+    hit = [c for c in sorted(conventions, key=lambda c: c.value) if c.changes(found)]
+    return f"a canonical bag case: it declares the bag convention {hit[0].describe()}" if hit else None
+
+
+def claim_clause(conventions: Iterable[BagConvention]) -> str:
+    """What a conformance claim adds for declared bag conventions (spec section 11), or ""."""
+    named = sorted(conventions, key=lambda c: c.value)
+    if not named:
+        return ""
+    return ", bag conventions: " + "; ".join(c.describe() for c in named) + "; their canonical cases not provided"
