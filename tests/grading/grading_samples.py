@@ -1,13 +1,17 @@
 """Student submissions for the grading tests and benchmark, made from the example student's module:
 correct or with one realistic mistake, as a package folder, a single module, a percent-format
-notebook or a Jupyter notebook (nbdev ``#| export`` cells)."""
+notebook or a Jupyter notebook (nbdev ``#| export`` cells); with or without its optional bag layer, and the
+rubric docs/course-staff.md gives for grading that layer."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Optional
+
+from embconf.grading.rubric import DEFAULT_RUBRIC
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinytorch_student"
 MODULE = EXAMPLE / "tinytorch" / "core" / "embeddings.py"
@@ -90,3 +94,23 @@ def write(folder: Path, name: str, form: str, mistake: Optional[str] = None, **n
 
 def _commented(text: str) -> str:
     return "\n".join(f"# {line}" for line in text.splitlines())
+
+
+def documented_bag_item() -> str:
+    """The YAML of the bag item docs/course-staff.md tells a course to add to its rubric."""
+    doc = (EXAMPLE.parents[1] / "docs" / "course-staff.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Optional extension: bags") :]
+    return re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+
+
+def bag_rubric(folder: Path) -> Path:
+    """The default rubric with the documented extra-credit bag item."""
+    path = folder / "rubric.yaml"
+    path.write_text(DEFAULT_RUBRIC.read_text(encoding="utf-8") + documented_bag_item(), encoding="utf-8")
+    return path
+
+
+def without_bags(module: str) -> str:
+    """A module-11 text without the bag layer (the example's last section, and its names in ``__all__``)."""
+    module = module.replace('    "EmbeddingBag",\n    "EmbeddingBagFunction",\n', "")
+    return module[: module.index("\n\n# ----- optional extension: bags")] + "\n"
