@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 
@@ -36,6 +36,7 @@ CLASS = "EmbeddingBag"
 REQUIRES = {"embedding_bag_forward": (CLASS,), "embedding_bag_backward": (CLASS,)}
 SPEC_MODES = ("sum", "mean", "max", "sqrtn")
 INTERFACE_MODES = ("sum", "mean", "max")  # what a class that lists no MODES is taken to compute
+CONSTRUCTOR_OPTIONS = ("padding_idx", "include_last_offset")  # the case's options the layer is built with, when set
 DEFAULT_WEIGHTED_MODES = ("sum",)  # what a class that lists no WEIGHTED_MODES takes weights in (PyTorch's rule)
 
 
@@ -46,14 +47,14 @@ def bag_claim(module: ModuleType) -> frozenset[str]:
         return frozenset()
     modes = _listed(cls, "MODES", INTERFACE_MODES)
     features = {f"bag-{mode}" for mode in modes}
-    if "per_sample_weights" in _parameters(cls.forward):
+    forward, constructor = _parameters(cls, "forward"), _parameters(cls, "__init__")
+    if "per_sample_weights" in forward:
         weighted = set(_listed(cls, "WEIGHTED_MODES", DEFAULT_WEIGHTED_MODES)) & set(modes)
         features |= {"bag-weights"} if "sum" in weighted else set()
         features |= {"bag-weighted-mean"} if weighted & {"mean", "sqrtn"} else set()
-    constructor = _parameters(cls.__init__)
     features |= {"bag-padding"} if "padding_idx" in constructor else set()
     features |= {"bag-last-offset"} if "include_last_offset" in constructor else set()
-    offsets = _parameters(cls.forward).get("offsets")
+    offsets = forward.get("offsets")
     features |= {"bag-2d"} if offsets is not None and offsets.default is not inspect.Parameter.empty else set()
     return frozenset(features)
 
@@ -66,10 +67,11 @@ def _listed(cls: type, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(mode for mode in SPEC_MODES if mode in listed)
 
 
-def _parameters(function: Any) -> dict[str, inspect.Parameter]:
+def _parameters(cls: type, method: str) -> dict[str, inspect.Parameter]:
+    """The parameters of ``cls.<method>`` by name ({} when it has none to read)."""
     try:
-        return dict(inspect.signature(function).parameters)
-    except (TypeError, ValueError):
+        return dict(inspect.signature(getattr(cls, method)).parameters)
+    except (AttributeError, TypeError, ValueError):
         return {}
 
 
@@ -82,58 +84,36 @@ class BagOperations:
     ) -> None:
         self.module, self.Tensor, self._param, self._hand = module, tensor, param, hand
 
-    def _bag(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray],
-        padding_idx: Optional[int],
-        include_last_offset: bool,
-    ) -> tuple[Any, Any, Any]:
-        """(injected table, per-sample weights Tensor or None, output) of one fresh layer."""
-        options: dict[str, Any] = {"mode": mode}
-        if padding_idx is not None:
-            options["padding_idx"] = padding_idx
-        if include_last_offset:
-            options["include_last_offset"] = include_last_offset
-        layer = getattr(self.module, CLASS)(weight.shape[0], weight.shape[1], **options)
+    def _bag(self, weight: np.ndarray, ids: np.ndarray, offsets: Any, mode: str, options: dict[str, Any]) -> tuple:
+        """(injected table, per-sample weights Tensor or None, output) of one fresh layer built with ``mode`` and the
+        constructor's options the case sets (padding_idx, include_last_offset); its forward gets the weights."""
+        built = {
+            name: value
+            for name in CONSTRUCTOR_OPTIONS
+            if (value := options.get(name)) is not None and value is not False
+        }
+        layer = getattr(self.module, CLASS)(weight.shape[0], weight.shape[1], mode=mode, **built)
         table = self._param("weight", weight)
         layer.weight = table
         indices = self._hand("ids", self.Tensor(ids))
         starts = None if offsets is None else self._hand("offsets", self.Tensor(offsets))
-        weights = None if per_sample_weights is None else self._param("per_sample_weights", per_sample_weights)
-        given = {} if weights is None else {"per_sample_weights": weights}
-        return table, weights, layer.forward(indices, starts, **given)
+        given = options.get("per_sample_weights")
+        weights = None if given is None else self._param("per_sample_weights", given)
+        extra = {} if weights is None else {"per_sample_weights": weights}
+        return table, weights, layer.forward(indices, starts, **extra)
 
     def embedding_bag_forward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
+        self, weight: np.ndarray, ids: np.ndarray, offsets: Any, mode: str, **options: Any
     ) -> Any:
-        return as_numpy(self._bag(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset)[2])
+        """``options``: the optional inputs the case gives (per_sample_weights, padding_idx, include_last_offset)."""
+        return as_numpy(self._bag(weight, ids, offsets, mode, options)[2])
 
     def embedding_bag_backward(
-        self,
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        grad_output: np.ndarray,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
+        self, weight: np.ndarray, ids: np.ndarray, offsets: Any, mode: str, grad_output: np.ndarray, **options: Any
     ) -> tuple[Any, Any]:
+        """The gradients of the table and of the per-sample weights (None without them), from ``.grad``."""
         from embconf.adapters.tinytorch import TinyTorchAdapter, grad_of  # the adapter imports this module
 
-        table, weights, output = self._bag(
-            weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset
-        )
+        table, weights, output = self._bag(weight, ids, offsets, mode, options)
         TinyTorchAdapter._backward(output, grad_output)
         return grad_of(table), (None if weights is None else grad_of(weights))

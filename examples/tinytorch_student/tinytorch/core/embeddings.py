@@ -361,10 +361,10 @@ class EmbeddingBag:
             np.random.uniform(-limit, limit, (self.vocab_size, self.embed_dim)), requires_grad=True
         )
         if padding_idx is not None:
-            if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)) or not (
-                -self.vocab_size <= padding_idx < self.vocab_size
-            ):
-                raise ValueError(f"padding_idx must be an integer in [-{vocab_size}, {vocab_size}), got {padding_idx!r}")
+            if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
+                raise ValueError(f"padding_idx must be an integer or None, got {padding_idx!r}")
+            if not -self.vocab_size <= padding_idx < self.vocab_size:
+                raise ValueError(f"padding_idx must be in [-{vocab_size}, {vocab_size}), got {padding_idx}")
             padding_idx = int(padding_idx) % self.vocab_size  # negative counts from the end
         self.padding_idx, self.include_last_offset = padding_idx, bool(include_last_offset)
 
