@@ -5,7 +5,8 @@ the spec names it; it computes in float64 and rounds once to the case's dtype.
 
 Rooms: the operations by area, ``lookup`` (with ``ids``), ``positions``, ``sinusoid``, ``layer``, ``options``,
 ``memory``, ``rope`` with ``rope_apply`` (the fused rotation, tables given), ``bag`` (reduced lookups, 2.1.0); ``errors`` (the typed error taxonomy);
-``arithmetic`` (float64, or exact for the goldens); ``tolerance`` (spec section 8 resolved per case); the goldens
+``arithmetic`` (float64, or exact for the goldens); ``tolerance`` (spec section 8 resolved per case) with
+``bag_tolerance`` (its section 8.9, bags); the goldens
 made from the catalogue ``cases`` by ``generate`` and written by ``emit``; ``serve`` (where the reference protocol
 peer was, kept for ``python -m``)."""
 

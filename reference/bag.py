@@ -12,8 +12,8 @@ holding the bag's max in column j); the gradient of a weight is d(g[b] . out[b])
 (EMB-BAG-V1, V2) are the ``conventions`` argument: ``drop_negative_ids`` and ``prune_nonpositive_weights``
 (TensorFlow's ``safe_embedding_lookup_sparse``) make such positions not counted instead of refused or used.
 
-Checks, in order: mode and flags (invalid_config), shapes (shape_mismatch), offsets (invalid_offsets), ids
-(index_out_of_range), the upstream gradient's shape (shape_mismatch).
+Checks, in order (EMB-BAG-13): mode, flags and padding_idx (invalid_config), shapes and the upstream gradient's
+(shape_mismatch), offsets (invalid_offsets), ids (index_out_of_range).
 """
 
 from __future__ import annotations
@@ -54,31 +54,46 @@ def _check_conventions(conventions: Iterable[str]) -> frozenset[str]:
     return chosen
 
 
-def _bounds(offsets: Any, size: int, include_last_offset: bool) -> tuple[tuple[int, int], ...]:
-    """Each bag's [start, end) from ``offsets`` (EMB-BAG-1, 8), or invalid_offsets."""
-    offsets = np.asarray(offsets)
-    if offsets.ndim != 1:
-        raise EmbeddingError("shape_mismatch", f"offsets must be 1-D, got shape {offsets.shape}")
-    if offsets.dtype.kind not in "iu":
+def _bag_count(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> int:
+    """B, after the shape checks of EMB-BAG-1 and 13: 1-D ids with 1-D offsets, or 2-D ids without."""
+    if ids.ndim == 2:
+        if offsets is not None:
+            raise EmbeddingError("shape_mismatch", f"2-D ids {ids.shape} are fixed-length bags: offsets must be null")
+        return int(ids.shape[0])
+    if ids.ndim != 1:
+        raise EmbeddingError("shape_mismatch", f"ids must be 1-D with offsets or 2-D, got shape {ids.shape}")
+    if offsets is None:
+        raise EmbeddingError("shape_mismatch", "1-D ids need offsets")
+    if np.ndim(offsets) != 1:
+        raise EmbeddingError("shape_mismatch", f"offsets must be 1-D, got shape {np.shape(offsets)}")
+    return max(len(offsets) - int(include_last_offset), 0)
+
+
+def _bounds(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> tuple[tuple[int, int], ...]:
+    """Each bag's [start, end) (EMB-BAG-1, 8): the rows of 2-D ids, else from ``offsets`` (or invalid_offsets)."""
+    if ids.ndim == 2:
+        rows, width = ids.shape
+        return tuple((b * width, (b + 1) * width) for b in range(rows))
+    size, offsets = int(ids.shape[0]), np.asarray(offsets)
+    if offsets.size and offsets.dtype.kind not in "iu":
         raise EmbeddingError("invalid_offsets", f"offsets must be integers, got dtype {offsets.dtype}")
     points = [int(v) for v in offsets]
+    if not points and not include_last_offset:
+        return ()  # no bag (B = 0)
     if not points or points[0] != 0:
         raise EmbeddingError("invalid_offsets", f"offsets must start at 0, got {points[:4]}")
     if any(b < a for a, b in zip(points, points[1:])):
         raise EmbeddingError("invalid_offsets", f"offsets must not decrease, got {points}")
     if points[-1] > size:
         raise EmbeddingError("invalid_offsets", f"an offset {points[-1]} exceeds the number of ids {size}")
-    if include_last_offset:
-        if points[-1] != size:
-            raise EmbeddingError(
-                "invalid_offsets",
-                f"with include_last_offset the last offset must be the number of ids {size}, got {points[-1]}",
-            )
-        ends = points[1:]
-        points = points[:-1]
-    else:
-        ends = points[1:] + [size]
-    return tuple(zip(points, ends))
+    if not include_last_offset:
+        return tuple(zip(points, points[1:] + [size]))
+    if points[-1] != size:
+        raise EmbeddingError(
+            "invalid_offsets",
+            f"with include_last_offset the last offset must be the number of ids {size}, got {points[-1]}",
+        )
+    return tuple(zip(points[:-1], points[1:]))
 
 
 def check_bags(
@@ -90,8 +105,10 @@ def check_bags(
     padding_idx: Any = None,
     include_last_offset: Any = False,
     conventions: Iterable[str] = (),
+    grad_output: Any = None,
 ) -> Bags:
-    """The call checked (EMB-BAG-1, 7, 8, 9, 13) and resolved into bags."""
+    """The call checked (EMB-BAG-1, 7, 8, 9, 13) and resolved into bags; the first error of the order
+    invalid_config, shape_mismatch, invalid_offsets, index_out_of_range (``grad_output``: a backward's, checked)."""
     chosen = _check_conventions(conventions)
     if not isinstance(mode, str) or mode not in MODES:
         raise EmbeddingError("invalid_config", f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -101,24 +118,17 @@ def check_bags(
     if per_sample_weights is not None and mode == "max":
         raise EmbeddingError("invalid_config", "per_sample_weights are not defined for mode max")
     ids = np.asarray(ids)
-    if ids.ndim == 2:
-        if offsets is not None:
-            raise EmbeddingError("shape_mismatch", f"2-D ids {ids.shape} are fixed-length bags: offsets must be null")
-        rows, width = ids.shape
-        bounds = tuple((b * width, (b + 1) * width) for b in range(rows))
-    elif ids.ndim == 1:
-        if offsets is None:
-            raise EmbeddingError("shape_mismatch", "1-D ids need offsets")
-    else:
-        raise EmbeddingError("shape_mismatch", f"ids must be 1-D with offsets or 2-D, got shape {ids.shape}")
+    count = _bag_count(ids, offsets, last)
     weights = None
     if per_sample_weights is not None:
         weights = np.asarray(per_sample_weights)
         if weights.shape != ids.shape:
             raise EmbeddingError("shape_mismatch", f"per_sample_weights has shape {weights.shape}, the ids {ids.shape}")
         weights = weights.reshape(-1)
-    if ids.ndim == 1:
-        bounds = _bounds(offsets, ids.shape[0], last)
+    if grad_output is not None and np.shape(grad_output) != (count, weight.shape[1]):
+        expected = (count, weight.shape[1])
+        raise EmbeddingError("shape_mismatch", f"grad_output has shape {np.shape(grad_output)}, expected {expected}")
+    bounds = _bounds(ids, offsets, last)
     flat = ids.reshape(-1)
     dropped = np.zeros(flat.shape, dtype=bool)
     if "drop_negative_ids" in chosen and flat.dtype.kind in "iu":
@@ -220,10 +230,9 @@ def embedding_bag_backward(
     conventions: Iterable[str] = (),
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """(grad_weight (V, D), grad_per_sample_weights (ids' shape) or None) (EMB-BAG-10..12), each rounded once."""
-    bags = check_bags(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, conventions)
-    expected = (len(bags.bounds), weight.shape[1])
-    if np.shape(grad_output) != expected:
-        raise EmbeddingError("shape_mismatch", f"grad_output has shape {np.shape(grad_output)}, expected {expected}")
+    bags = check_bags(
+        weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, conventions, grad_output
+    )
     ar = active()
     grad = ar.array(grad_output)
     if bags.mode == "max":

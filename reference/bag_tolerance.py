@@ -20,12 +20,18 @@ from embconf.reference.tolerance import EXACT, accumulation_roundoff, close, sum
 DIVISION_ULPS = 2.0  # mean and sqrtn: the division and the square root, relative (as a scale, section 8.5)
 
 
-def _bags(inputs: dict[str, Any]):  # noqa: ANN202 - the reference's resolved call
+def _bags(inputs: dict[str, Any]) -> Any:
+    """The call resolved into bags by the reference (its checks passed: a case with outputs)."""
     from embconf.reference.bag import check_bags
 
-    names = ("weight", "ids", "offsets", "mode", "per_sample_weights", "padding_idx", "include_last_offset")
     return check_bags(
-        *(inputs.get(name) if name != "include_last_offset" else inputs.get(name, False) for name in names),
+        inputs["weight"],
+        inputs["ids"],
+        inputs.get("offsets"),
+        inputs["mode"],
+        per_sample_weights=inputs.get("per_sample_weights"),
+        padding_idx=inputs.get("padding_idx"),
+        include_last_offset=inputs.get("include_last_offset", False),
         conventions=inputs.get("conventions", ()),
     )
 

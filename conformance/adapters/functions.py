@@ -12,7 +12,9 @@ attribute names a spec error kind. Optional module attributes:
 - ``EMBCONF_SINUSOID_PARAMETERS``: the point of the sinusoid family it computes, as a dict of parameters
   (spec 1.2.0, EMB-SIN-6; a parameter left out is canonical);
 - ``EMBCONF_ROPE_CONVENTIONS``: the rotary conventions it follows, a list of ``negative_sense``,
-  ``attention_by_caller``, ``float32_tables`` (spec 2.0.0, EMB-ROPE-V1..V3).
+  ``attention_by_caller``, ``float32_tables`` (spec 2.0.0, EMB-ROPE-V1..V3);
+- ``EMBCONF_BAG_CONVENTIONS``: the bag conventions it follows, a list of ``drop_negative_ids``,
+  ``prune_nonpositive_weights`` (spec 2.1.0, EMB-BAG-V1, V2).
 
 Operations the module does not define are not applicable, never failures. A
 function declines one case it is sent (spec section 11) by raising
@@ -34,6 +36,8 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.base import ALL_OPERATIONS, call_python, declined
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
+from embconf.model.bag_conventions import BagConvention, bag_conventions
+from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.contract import STATEFUL, Capabilities, Reply, Status
 from embconf.model.rope_conventions import RopeConvention, convention_features, rope_conventions
 from embconf.model.sinusoid import SinusoidProfile, declared_profile, profile_features
@@ -51,6 +55,7 @@ class FunctionsAdapter(InProcessAdapter):
             declared_features(module, target) | {STATEFUL},  # the module is its one instance (section 9.7)
             sinusoid_parameters=declared_sinusoid(module, target),
             rope_conventions=declared_conventions(module, target),
+            bag_conventions=declared_bag_conventions(module, target),
         )
         super().__init__(target, caps, module_version(module), (module,))
 
@@ -114,7 +119,7 @@ def declared_features(module: ModuleType, target: str) -> frozenset[str]:
     names = _names(raw)
     if names is None:
         raise ImplementationError(f"{target!r}: EMBCONF_FEATURES must be a list of feature names, got {raw!r}")
-    known = set(spec_features()) - profile_features() - convention_features()
+    known = set(spec_features()) - profile_features() - convention_features() - bag_convention_features()
     unknown = sorted(str(n) for n in names - known)
     if unknown:
         raise ImplementationError(
@@ -140,6 +145,14 @@ def declared_conventions(module: ModuleType, target: str) -> frozenset[RopeConve
         return rope_conventions(getattr(module, "EMBCONF_ROPE_CONVENTIONS", None))
     except ValueError as exc:
         raise ImplementationError(f"{target!r}: EMBCONF_ROPE_CONVENTIONS: {exc}") from None
+
+
+def declared_bag_conventions(module: ModuleType, target: str) -> frozenset[BagConvention]:
+    """``EMBCONF_BAG_CONVENTIONS``: the bag conventions it follows (spec 2.1.0, EMB-BAG-V1, V2)."""
+    try:
+        return bag_conventions(getattr(module, "EMBCONF_BAG_CONVENTIONS", None))
+    except ValueError as exc:
+        raise ImplementationError(f"{target!r}: EMBCONF_BAG_CONVENTIONS: {exc}") from None
 
 
 def _names(value: Any) -> Optional[frozenset[str]]:

@@ -11,6 +11,8 @@ Rooms:
 - ``symptom``: what a measured symptom is, typed (:class:`SymptomKey`: its family and parts, one rendering).
 - ``sinusoid``: the sinusoid family (EMB-SIN-6): a point's parameters, the named profiles, how one is declared.
 - ``rope_conventions``: the rotary conventions an implementation may declare (EMB-ROPE-V1..V3).
+- ``bag``: bags (spec 2.1.0, section 16): the modes, the bag features and those a bag case's inputs imply.
+- ``bag_conventions``: the bag conventions an implementation may declare (EMB-BAG-V1, V2).
 - ``rope``: rotary position embeddings (spec 1.3.0, section 14): the pairings, the scaling families and the
   typed form of a ``scaling`` input (:class:`RopeScaling`), and the rope features.
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), what it claims,

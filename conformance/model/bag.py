@@ -12,9 +12,10 @@ canonical case a declared bag convention answers otherwise carries the conventio
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 BAG_OPERATIONS = ("embedding_bag_forward", "embedding_bag_backward")
 SHARDING_OPERATION = "sharded_table_bytes"
@@ -37,11 +38,13 @@ def bag_features() -> tuple[str, ...]:
     return (*(f"bag-{m}" for m in MODES), TWO_D, WEIGHTS, WEIGHTED_MEAN, PADDING, LAST_OFFSET, SHARDING)
 
 
-def _values(value: Any) -> Optional[np.ndarray]:
+def _values(value: Any) -> Optional["np.ndarray"]:
     """An input array (encoded or decoded) as NumPy, None when absent or not decodable here (bfloat16 without
     ml_dtypes: its features are checked where it can be)."""
     if value is None:
         return None
+    import numpy as np  # here: the command line's early start imports the features' names, never NumPy
+
     if isinstance(value, Mapping):
         from embconf.model.encoding import EncodingError, decode_array
 
@@ -78,7 +81,7 @@ def implied_features(
         if "bag-drop_negative_ids" not in convention_features:
             needed.add(NEGATIVE_IDS_REFUSED)
     weights = _values(inputs.get("per_sample_weights"))
-    if error is None and weights is not None and weights.size and bool((weights.astype(np.float64) <= 0).any()):
+    if error is None and weights is not None and weights.size and bool((weights.astype("float64") <= 0).any()):
         if "bag-prune_nonpositive_weights" not in convention_features:
             needed.add(NONPOSITIVE_WEIGHTS_KEPT)
     return needed

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from embconf.model.bag_conventions import bag_conventions
+from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.contract import (
     ALL_ROWS,
     NO_INSTANCE,
@@ -146,6 +148,7 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
             documented=tuple(DocumentedChoice.from_plain(item) for item in caps.get("documented", [])),
             sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
             rope_conventions=rope_conventions(caps.get("rope_conventions")),
+            bag_conventions=bag_conventions(caps.get("bag_conventions")),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], PeerImplementation(named[0], named[1], named[2], capabilities), minor)
@@ -189,6 +192,7 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
     try:
         declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters"))
         rope_conventions(caps.get("rope_conventions"))
+        bag_conventions(caps.get("bag_conventions"))
     except ValueError as exc:
         return str(exc)
     return None
@@ -207,7 +211,7 @@ def _strings(value: Any) -> bool:
 
 
 def _plain_features() -> set[str]:
-    return set(features()) - profile_features() - convention_features()
+    return set(features()) - profile_features() - convention_features() - bag_convention_features()
 
 
 # ----- run replies

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Mapping
 from typing import IO, Any
 
+from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
 from embconf.model.rope import LAYER_FEATURE
@@ -35,7 +36,7 @@ def hello() -> dict[str, Any]:
         f
         for f in features()
         if not f.startswith(("sinusoid", LAYER_FEATURE))
-        and f not in convention_features()
+        and f not in convention_features() | bag_convention_features()
         and (f != "bfloat16" or have_bfloat16())
     ]  # bfloat16 needs ml_dtypes
     capabilities = {"operations": sorted(OPERATIONS), "features": sorted(claimed), "sinusoid_convention": "interleaved"}

@@ -20,7 +20,7 @@ DTYPE_FEATURES = {"float64": "float64", "float16": "float16", "bfloat16": "bfloa
 
 
 def _bag(case_id: str, description: str, reqs: tuple[str, ...], mode: Any, ids: np.ndarray, offsets: Optional[list[int]],
-         backward: bool = False, vocab: int = 8, dim: int = 4, dtype: str = "float32", weights: Optional[list[float]] = None,
+         backward: bool = False, vocab: int = 8, dim: int = 4, dtype: str = "float32", weights: Optional[list[Any]] = None,
          error: Optional[str] = None, convention: str = "", weight: Optional[np.ndarray] = None,
          grad_rows: Optional[int] = None, offsets_dtype: str = "int64", **options: Any) -> CaseSpec:
     """A bag case; ``weights`` as decimals (rounded to the table's dtype), ``options`` the optional inputs."""
@@ -43,10 +43,11 @@ def _bag(case_id: str, description: str, reqs: tuple[str, ...], mode: Any, ids: 
 
 
 def _tied() -> np.ndarray:
-    """Rows 2 and 5 equal in columns 0 and 2, row 4 equal to row 1 in column 1; every value distinct otherwise."""
+    """Rows 2 and 5 hold the largest value, 4, in columns 0 and 2, rows 1 and 4 in column 1: ties for the maximum of
+    any bag that holds both; the other values are a standard normal table's."""
     w = table("bag.tied", 8, 4)
-    w[5, [0, 2]] = w[2, [0, 2]]
-    w[4, 1] = w[1, 1]
+    w[2, [0, 2]] = w[5, [0, 2]] = np.float32(4)
+    w[1, 1] = w[4, 1] = np.float32(4)
     return w
 
 
@@ -61,6 +62,7 @@ def forward_cases() -> list[CaseSpec]:
     return [
         _bag("bag.forward.sum.basic", "Three bags of 2, 3 and 1 ids read from offsets [0, 2, 5]: each the sum of its rows.", sum_, "sum", i64([1, 3, 5, 2, 7, 0]), [0, 2, 5]),
         _bag("bag.forward.sum.empty_bags", "Empty bags first, in the middle and last (offsets [0, 0, 3, 3, 5]) are zero rows.", sum_ + ("EMB-BAG-6",), "sum", i64([4, 1, 6, 2, 2]), [0, 0, 3, 3, 5]),
+        _bag("bag.forward.sum.no_bags", "No ids and no offsets: zero bags, an output of shape (0, D).", sum_, "sum", i64([]), []),
         _bag("bag.forward.sum.single_ids", "Bags of one id each: the rows themselves.", sum_, "sum", i64([6, 0, 3, 3]), [0, 1, 2, 3]),
         _bag("bag.forward.sum.repeated_ids", "An id repeated within a bag counts each time; repeated across bags it counts in each.", sum_, "sum", i64([2, 2, 2, 4, 2, 4]), [0, 3]),
         _bag("bag.forward.sum.padding", "padding_idx 3 is not counted; the second bag holds only padding and is a zero row.", sum_ + ("EMB-BAG-6", "EMB-BAG-7"), "sum", i64([3, 1, 3, 3, 3, 5, 0]), [0, 3, 5], padding_idx=3),
@@ -68,7 +70,7 @@ def forward_cases() -> list[CaseSpec]:
         _bag("bag.forward.sum.last_offset", "include_last_offset: offsets [0, 2, 2, 5] hold 3 bags, the last offset is N.", sum_ + ("EMB-BAG-6", "EMB-BAG-8"), "sum", i64([1, 4, 0, 6, 6]), [0, 2, 2, 5], include_last_offset=True),
         _bag("bag.forward.sum.last_offset_false", "include_last_offset false: the last offset starts a bag that runs to N.", sum_ + ("EMB-BAG-8",), "sum", i64([1, 4, 0, 6, 6]), [0, 2, 2], include_last_offset=False),
         _bag("bag.forward.sum.two_d", "2-D ids (3, 4) and offsets null: each row one bag of 4.", sum_, "sum", token_ids("bag.forward.sum.two_d", 8, (3, 4)), None),
-        _bag("bag.forward.sum.weights", "Per-sample weights scale each row before the sum.", sum_ + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 2, 7, 1]), [0, 2, 5], weights=[0.5, 2.0, -1.25, 0.75, 3.0, 1.5]),
+        _bag("bag.forward.sum.weights", "Per-sample weights scale each row before the sum.", sum_ + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 2, 7, 1]), [0, 2, 5], weights=[0.5, 2.0, 1.25, 0.75, 3.0, 1.5]),
         _bag("bag.forward.sum.weights_zero_negative", "A weight 0 and negative weights are used as given (the zero-weighted row adds nothing, the negative ones subtract).", sum_ + ("EMB-BAG-9",), "sum", i64([0, 4, 4, 6, 2]), [0, 3], weights=[0.0, -1.0, 2.5, -0.5, 1.0]),
         _bag("bag.forward.sum.long_bag", "One bag of 4096 ids over 64 rows: the exact sum rounded once (EMB-BAG-14).", sum_ + ("EMB-BAG-14",), "sum", long_ids, [0], vocab=64),
         _bag("bag.forward.sum.float64", "A float64 table stays float64.", sum_ + ("EMB-BAG-14",), "sum", i64([5, 2, 2, 0, 7]), [0, 3], dtype="float64"),
@@ -105,7 +107,7 @@ def backward_cases() -> list[CaseSpec]:
         _bag("bag.backward.sum.padding", "The padding row's gradient is exactly zero; a bag of only padding passes nothing back.", bwd + ("EMB-BAG-7",), "sum", i64([2, 4, 2, 2, 2, 0]), [0, 2, 4], backward=True, padding_idx=2),
         _bag("bag.backward.sum.two_d", "2-D ids: each row's upstream gradient goes to every id of the row.", bwd, "sum", token_ids("bag.backward.sum.two_d", 6, (3, 4)), None, backward=True, vocab=6),
         _bag("bag.backward.sum.last_offset_empty", "include_last_offset with an empty bag: its upstream row goes nowhere.", bwd + ("EMB-BAG-6", "EMB-BAG-8"), "sum", i64([5, 0, 0, 7]), [0, 2, 2, 4], backward=True, include_last_offset=True),
-        _bag("bag.backward.sum.weights", "Weighted sum: row id_i gets g[b] * w_i; the gradient of w_i is g[b] . W[id_i].", psw + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 1, 7, 3]), [0, 2, 5], backward=True, weights=[0.5, 2.0, -1.25, 0.75, 3.0, 1.5]),
+        _bag("bag.backward.sum.weights", "Weighted sum: row id_i gets g[b] * w_i; the gradient of w_i is g[b] . W[id_i].", psw + ("EMB-BAG-9",), "sum", i64([1, 3, 5, 1, 7, 3]), [0, 2, 5], backward=True, weights=[0.5, 2.0, 1.25, 0.75, 3.0, 1.5]),
         _bag("bag.backward.sum.weights_zero_negative", "A zero weight sends a zero gradient to its row but its own gradient is g . W; negative weights flip their rows' gradients.", psw + ("EMB-BAG-9",), "sum", i64([0, 4, 4, 6, 2]), [0, 3], backward=True, weights=[0.0, -1.0, 2.5, -0.5, 1.0]),
         _bag("bag.backward.sum.weights_padding", "Weights at padding positions get a zero gradient and send none.", psw + ("EMB-BAG-7",), "sum", i64([1, 0, 3, 0, 2]), [0, 3], backward=True, weights=[1.5, 2.0, 0.5, 1.25, 0.75], padding_idx=0),
         _bag("bag.backward.sum.long_bag", "A bag of 4096 ids over 64 rows: each row's gradient is g times its count, rounded once.", bwd + ("EMB-BAG-14",), "sum", token_ids("bag.backward.sum.long_bag", 64, (4096,)), [0, 2048], backward=True, vocab=64),
@@ -121,13 +123,13 @@ def backward_cases() -> list[CaseSpec]:
         _bag("bag.backward.max.repeated", "A row that is the max of several bags (and repeated within one) accumulates their gradients once per bag.", mx + ("EMB-BAG-10",), "max", i64([3, 3, 1, 3, 6, 3]), [0, 3, 5], backward=True, weight=np.abs(table("bag.backward.max.repeated", 8, 4)) + np.float32(np.arange(8)[:, None] == 3) * np.float32(4)),
         _bag("bag.backward.max.empty_negative", "Negative values and an empty bag: the empty bag routes nothing.", mx + ("EMB-BAG-6",), "max", i64([1, 3, 5, 2]), [0, 2, 2], backward=True, weight=_negative_rows()),
         _bag("bag.backward.sqrtn.basic", "sqrtn: each occurrence gets g[b] / sqrt(count).", bwd + ("EMB-BAG-5",), "sqrtn", i64([1, 3, 1, 1, 6, 3]), [0, 3, 4], backward=True),
-        _bag("bag.backward.sqrtn.weights", "Weighted sqrtn: row id_i gets g w_i / s; the gradient of w_i is g . W[id_i] / s - w_i (g . S) / s^3.", psw + ("EMB-BAG-5", "EMB-BAG-9"), "sqrtn", i64([1, 3, 5, 2, 7, 1]), [0, 3], backward=True, weights=[0.5, 2.0, -1.25, 0.75, 3.0, 1.5]),
+        _bag("bag.backward.sqrtn.weights", "Weighted sqrtn: row id_i gets g w_i / s; the gradient of w_i is g . W[id_i] / s - w_i (g . S) / s^3.", psw + ("EMB-BAG-5", "EMB-BAG-9"), "sqrtn", i64([1, 3, 5, 2, 7, 1]), [0, 3], backward=True, weights=[0.5, 2.0, 1.25, 0.75, 3.0, 1.5]),
         _bag("bag.backward.sqrtn.two_d", "2-D ids in mode sqrtn.", bwd + ("EMB-BAG-5",), "sqrtn", token_ids("bag.backward.sqrtn.two_d", 6, (2, 3)), None, backward=True, vocab=6),
     ]
 
 
 def error_cases() -> list[CaseSpec]:
-    err = ("EMB-BAG-13",)
+    err = ("EMB-BAG-13", "EMB-ERR-1")
     return [
         _bag("bag.error.id_too_large", "An id equal to V is index_out_of_range.", err, "sum", i64([1, 8, 2]), [0, 1], error="index_out_of_range"),
         _bag("bag.error.id_negative", "A negative id is index_out_of_range (TensorFlow's safe lookup drops it: a declared convention).", err, "mean", i64([1, -1, 2]), [0, 2], error="index_out_of_range"),
@@ -143,6 +145,9 @@ def error_cases() -> list[CaseSpec]:
         _bag("bag.error.weights_shape", "Per-sample weights of another shape than the ids are shape_mismatch.", err + ("EMB-BAG-9",), "sum", i64([1, 2, 3]), [0], weights=[[1.0, 2.0]], error="shape_mismatch"),
         _bag("bag.error.offsets_with_2d_ids", "2-D ids are fixed-length bags: offsets given with them are shape_mismatch.", err, "sum", token_ids("bag.error.offsets_with_2d_ids", 8, (2, 3)), [0, 3], error="shape_mismatch"),
         _bag("bag.error.1d_ids_without_offsets", "1-D ids without offsets are shape_mismatch.", err, "sum", i64([1, 2, 3]), None, error="shape_mismatch"),
+        _bag("bag.error.last_offset_not_boolean", "include_last_offset 1 (an integer, not a boolean) is invalid_config.", err + ("EMB-BAG-8",), "sum", i64([1, 2]), [0, 2], include_last_offset=1, error="invalid_config"),
+        _bag("bag.error.order_shape_before_range", "An input with two errors raises the first of the order: a wrong grad_output shape before an id out of range.", err + ("EMB-BAG-10",), "sum", i64([1, 9, 3]), [0, 1], backward=True, grad_rows=1, error="shape_mismatch"),
+        _bag("bag.error.order_offsets_before_range", "Offsets that decrease are invalid_offsets before an id out of range.", err, "sum", i64([1, 9, 3]), [0, 2, 1], error="invalid_offsets"),
         _bag("bag.error.grad_output_shape", "grad_output must be (B, D): one row per bag.", err + ("EMB-BAG-10",), "mean", i64([1, 2, 3]), [0, 1], backward=True, grad_rows=3, error="shape_mismatch"),
     ]
 
