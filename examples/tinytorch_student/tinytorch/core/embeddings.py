@@ -267,8 +267,10 @@ class EmbeddingLayer:
 
 def _bag_bounds(offsets: Any, n: int, include_last_offset: bool) -> np.ndarray:
     """Checked offsets as (start, end) per bag: start at 0, never decrease, never pass n; the last bag runs
-    to n, or with ``include_last_offset`` the last offset is the end and must equal n."""
+    to n, or with ``include_last_offset`` the last offset is the end and must equal n. No offsets: no bag."""
     starts = _token_ids(offsets, n + 1)
+    if starts.ndim == 1 and not starts.size and not include_last_offset:
+        return np.zeros((0, 2), dtype=np.int64)  # no bag
     if starts.ndim != 1 or not starts.size or starts[0] != 0 or np.any(np.diff(starts) < 0):
         raise ValueError(f"offsets must be 1-D, start at 0 and never decrease, got {starts.tolist()}")
     if include_last_offset:
@@ -366,6 +368,8 @@ class EmbeddingBag:
             if not -self.vocab_size <= padding_idx < self.vocab_size:
                 raise ValueError(f"padding_idx must be in [-{vocab_size}, {vocab_size}), got {padding_idx}")
             padding_idx = int(padding_idx) % self.vocab_size  # negative counts from the end
+        if not isinstance(include_last_offset, (bool, np.bool_)):
+            raise ValueError(f"include_last_offset must be True or False, got {include_last_offset!r}")
         self.padding_idx, self.include_last_offset = padding_idx, bool(include_last_offset)
 
     def forward(self, indices: Tensor, offsets: Any = None, per_sample_weights: Tensor | None = None) -> Tensor:
