@@ -167,3 +167,14 @@ def test_the_extension_earns_extra_points_and_a_wrong_one_fewer(graded):
     assert "## What lost points" not in text and named("EMB-BAG-7") in unmet and "EMB-BAG-2 " not in unmet
     results = json.loads((out / "results" / "with_bags.json").read_text(encoding="utf-8"))
     assert results["score"] == 110 and results["tests"][-1]["name"].endswith("(extra credit)")
+
+
+def test_embconf_check_scores_the_extension_as_extra_credit(tmp_path):
+    import embconf
+
+    module = tmp_path / "embeddings.py"
+    module.write_text(samples.module_text().replace(*PADDED_MEAN), encoding="utf-8")
+    result = embconf.check(module, rubric=samples.bag_rubric(tmp_path), base=samples.EXAMPLE)
+    line = next(line for line in str(result).splitlines() if "Optional extension: bags" in line)
+    assert result.score.max == 100 and 100 < result.score.total < 110
+    assert line.endswith("(extra credit)") and "/ 10" in line
