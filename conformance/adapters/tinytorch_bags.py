@@ -11,9 +11,10 @@ The interface a course hands its students (docs/course-staff.md, "Optional exten
 
 Nothing is declared elsewhere: the features are read from the class without running it. ``bag-<mode>`` for each
 mode of ``MODES`` (the interface's three when the class lists none); ``bag-weights`` when ``forward`` takes
-``per_sample_weights`` and ``WEIGHTED_MODES`` (default ``("sum",)``) holds sum, ``bag-weighted-mean`` when it holds
-mean or sqrtn; ``bag-padding`` and ``bag-last-offset`` when the constructor takes ``padding_idx`` and
-``include_last_offset``; ``bag-2d`` when ``offsets`` has a default (2-D ids, one bag per row, come without it).
+``per_sample_weights`` in some mode of ``WEIGHTED_MODES`` (default ``("sum",)``), ``bag-weighted-mean`` too when
+those hold mean or sqrtn (a weighted case of any mode carries ``bag-weights``); ``bag-padding`` and
+``bag-last-offset`` when the constructor takes ``padding_idx`` and ``include_last_offset``; ``bag-2d`` when
+``offsets`` has a default (2-D ids, one bag per row, come without it).
 A module without the class claims nothing: every bag case is not applicable and nothing else changes.
 
 Each case builds a fresh layer with the case's mode and options, replaces its ``weight`` with the fixture's table
@@ -50,7 +51,7 @@ def bag_claim(module: ModuleType) -> frozenset[str]:
     forward, constructor = _parameters(cls, "forward"), _parameters(cls, "__init__")
     if "per_sample_weights" in forward:
         weighted = set(_listed(cls, "WEIGHTED_MODES", DEFAULT_WEIGHTED_MODES)) & set(modes)
-        features |= {"bag-weights"} if "sum" in weighted else set()
+        features |= {"bag-weights"} if weighted else set()  # every weighted case carries it, mean's and sqrtn's too
         features |= {"bag-weighted-mean"} if weighted & {"mean", "sqrtn"} else set()
     features |= {"bag-padding"} if "padding_idx" in constructor else set()
     features |= {"bag-last-offset"} if "include_last_offset" in constructor else set()

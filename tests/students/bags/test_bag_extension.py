@@ -59,7 +59,7 @@ class WeightedSqrtn(Listed):
         (None, set()),
         (Minimal, INTERFACE),
         (Listed, {"bag-sum", "bag-sqrtn", "bag-weights", "bag-padding", "bag-2d"}),
-        (WeightedSqrtn, {"bag-sum", "bag-sqrtn", "bag-weighted-mean", "bag-padding", "bag-2d"}),
+        (WeightedSqrtn, {"bag-sum", "bag-sqrtn", "bag-weights", "bag-weighted-mean", "bag-padding", "bag-2d"}),
     ],
 )
 def test_the_features_are_what_the_class_accepts(cls, claimed):
