@@ -13,6 +13,7 @@ Rooms:
 - ``rope_conventions``: the rotary conventions an implementation may declare (EMB-ROPE-V1..V3).
 - ``bag``: bags (spec 2.1.0, section 16): the modes, the bag features and those a bag case's inputs imply.
 - ``bag_conventions``: the bag conventions an implementation may declare (EMB-BAG-V1, V2).
+- ``declarations``: what both kinds of convention share: a declared list of names read, the claim's clause.
 - ``rope``: rotary position embeddings (spec 1.3.0, section 14): the pairings, the scaling families and the
   typed form of a ``scaling`` input (:class:`RopeScaling`), and the rope features.
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), what it claims,

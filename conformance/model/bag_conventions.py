@@ -12,6 +12,8 @@ import enum
 from typing import Any, Iterable, Optional
 
 from embconf.model.bag import NEGATIVE_IDS_REFUSED, NONPOSITIVE_WEIGHTS_KEPT
+from embconf.model.declarations import claim_clause as declared_clause
+from embconf.model.declarations import declared_names
 
 
 class BagConvention(enum.Enum):
@@ -47,15 +49,7 @@ class BagConvention(enum.Enum):
 
 def bag_conventions(declared: Any) -> frozenset[BagConvention]:
     """The conventions ``declared`` names (a list of names); ValueError (one line) for anything else."""
-    if declared is None:
-        return frozenset()
-    if isinstance(declared, str) or not isinstance(declared, (list, tuple, set, frozenset)):
-        raise ValueError(f"bag conventions must be a list of names, got {declared!r}")
-    known = {c.value: c for c in BagConvention}
-    unknown = [str(name) for name in declared if name not in known]
-    if unknown:
-        raise ValueError(f"unknown bag convention(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    return frozenset(known[name] for name in declared)
+    return declared_names("bag", BagConvention, declared)
 
 
 def convention_features() -> set[str]:
@@ -78,7 +72,4 @@ def changed_by(conventions: Iterable[BagConvention], features: Iterable[str]) ->
 
 def claim_clause(conventions: Iterable[BagConvention]) -> str:
     """What a conformance claim adds for declared bag conventions (spec section 11), or ""."""
-    named = sorted(conventions, key=lambda c: c.value)
-    if not named:
-        return ""
-    return ", bag conventions: " + "; ".join(c.describe() for c in named) + "; their canonical cases not provided"
+    return declared_clause("bag", conventions)

@@ -10,6 +10,9 @@ from __future__ import annotations
 import enum
 from typing import Any, Iterable, Optional
 
+from embconf.model.declarations import claim_clause as declared_clause
+from embconf.model.declarations import declared_names
+
 ROPE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")
 ROTATIONS = ("rope_forward", "rope_backward")
 HALF_DTYPES = ("float16", "bfloat16")
@@ -55,15 +58,7 @@ class RopeConvention(enum.Enum):
 
 def rope_conventions(declared: Any) -> frozenset[RopeConvention]:
     """The conventions ``declared`` names (a list of names); ValueError (one line) for anything else."""
-    if declared is None:
-        return frozenset()
-    if isinstance(declared, str) or not isinstance(declared, (list, tuple, set, frozenset)):
-        raise ValueError(f"rope conventions must be a list of names, got {declared!r}")
-    known = {c.value: c for c in RopeConvention}
-    unknown = [str(name) for name in declared if name not in known]
-    if unknown:
-        raise ValueError(f"unknown rope convention(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    return frozenset(known[name] for name in declared)
+    return declared_names("rope", RopeConvention, declared)
 
 
 def convention_features() -> set[str]:
@@ -79,7 +74,4 @@ def changed_by(conventions: Iterable[RopeConvention], operation: str, features: 
 
 def claim_clause(conventions: Iterable[RopeConvention]) -> str:
     """What a conformance claim adds for declared rope conventions (spec section 11), or ""."""
-    named = sorted(conventions, key=lambda c: c.value)
-    if not named:
-        return ""
-    return ", rope conventions: " + "; ".join(c.describe() for c in named) + "; their canonical cases not provided"
+    return declared_clause("rope", conventions)

@@ -45,11 +45,12 @@ def _accumulator(dtype: np.dtype) -> type:
 
 
 def _bags(
-    weight, ids, offsets, mode, weights, padding_idx, last, grad, conventions
+    weight, ids, offsets, mode, grad, conventions, per_sample_weights=None, padding_idx=None, include_last_offset=False
 ) -> list[list[tuple[int, int, float]]]:
     """Each bag's counted (position, row, weight), after the checks in the spec's order."""
     if mode not in MODES:
         raise SpecError("invalid_config", f"mode {mode!r}")
+    weights, last = per_sample_weights, include_last_offset
     if not isinstance(last, (bool, np.bool_)):
         raise SpecError("invalid_config", "include_last_offset must be a boolean")
     vocab = weight.shape[0]
@@ -122,19 +123,8 @@ def _first_max(weight, bag, column):
     return best
 
 
-def forward(
-    weight,
-    ids,
-    offsets,
-    mode,
-    per_sample_weights=None,
-    padding_idx=None,
-    include_last_offset=False,
-    conventions: Iterable[str] = (),
-):
-    bags = _bags(
-        weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, None, set(conventions)
-    )
+def forward(weight, ids, offsets, mode, conventions: Iterable[str] = (), **options):
+    bags = _bags(weight, ids, offsets, mode, None, set(conventions), **options)
     acc = _accumulator(weight.dtype)
     out = np.zeros((len(bags), weight.shape[1]), acc)
     for b, bag in enumerate(bags):
@@ -148,23 +138,11 @@ def forward(
     return out.astype(weight.dtype)
 
 
-def backward(
-    weight,
-    ids,
-    offsets,
-    mode,
-    grad_output,
-    per_sample_weights=None,
-    padding_idx=None,
-    include_last_offset=False,
-    conventions: Iterable[str] = (),
-):
-    bags = _bags(
-        weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, grad_output, set(conventions)
-    )
+def backward(weight, ids, offsets, mode, grad_output, conventions: Iterable[str] = (), **options):
+    bags = _bags(weight, ids, offsets, mode, grad_output, set(conventions), **options)
     acc = _accumulator(weight.dtype)
     grad = np.zeros(weight.shape, acc)
-    grad_w: Optional[np.ndarray] = None if per_sample_weights is None else np.zeros(np.size(ids), acc)
+    grad_w: Optional[np.ndarray] = None if options.get("per_sample_weights") is None else np.zeros(np.size(ids), acc)
     for b, bag in enumerate(bags):
         g = grad_output[b].astype(acc)
         if mode == "max":
@@ -192,16 +170,12 @@ def _weight_gradient(mode, row, x, g, total, divisor):
     return dot / divisor - x * (g * total).sum() / (divisor * divisor * divisor)
 
 
-def embedding_bag_forward(
-    weight, ids, offsets, mode, per_sample_weights=None, padding_idx=None, include_last_offset=False
-):
-    return forward(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset)
+def embedding_bag_forward(weight, ids, offsets, mode, **options):
+    return forward(weight, ids, offsets, mode, **options)
 
 
-def embedding_bag_backward(
-    weight, ids, offsets, mode, grad_output, per_sample_weights=None, padding_idx=None, include_last_offset=False
-):
-    return backward(weight, ids, offsets, mode, grad_output, per_sample_weights, padding_idx, include_last_offset)
+def embedding_bag_backward(weight, ids, offsets, mode, grad_output, **options):
+    return backward(weight, ids, offsets, mode, grad_output, **options)
 
 
 def sharded_table_bytes(vocab_size, embed_dim, dtype, shards, sharding):

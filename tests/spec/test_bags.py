@@ -141,6 +141,16 @@ def _exact_backward(inputs: dict) -> tuple[np.ndarray, list[Fraction]]:
             for i in positions:
                 grad[ids[i]] += np.array([x * w[i] for x in gb], dtype=object)
                 grad_w[i] = sum((gb[j] * Fraction(weight[ids[i], j]) for j in range(len(gb))), Fraction(0))
+        elif positions:  # sqrtn: g w_i / s to the row; g.W_i / s - w_i (g.S) / s^3 to the weight
+            squares = sum((w[i] * w[i] for i in positions), Fraction(0))
+            s = Fraction((Decimal(squares.numerator) / Decimal(squares.denominator)).sqrt())
+            dot_s = sum(
+                (gb[j] * w[i] * Fraction(weight[ids[i], j]) for i in positions for j in range(len(gb))), Fraction(0)
+            )
+            for i in positions:
+                grad[ids[i]] += np.array([x * w[i] / s for x in gb], dtype=object)
+                dot = sum((gb[j] * Fraction(weight[ids[i], j]) for j in range(len(gb))), Fraction(0))
+                grad_w[i] = dot / s - w[i] * dot_s / s**3
     return grad, grad_w
 
 
@@ -149,7 +159,8 @@ def _exact_backward(inputs: dict) -> tuple[np.ndarray, list[Fraction]]:
     ["bag.backward.sum.basic", "bag.backward.sum.padding", "bag.backward.sum.weights_zero_negative",
      "bag.backward.sum.weights_padding", "bag.backward.mean.padding_empty", "bag.backward.mean.weights",
      "bag.backward.max.basic", "bag.backward.max.ties_first_position", "bag.backward.max.ties_other_order",
-     "bag.backward.max.ties_padding", "bag.backward.max.repeated", "bag.backward.sum.long_bag"],
+     "bag.backward.max.ties_padding", "bag.backward.max.repeated", "bag.backward.sum.long_bag",
+     "bag.backward.sqrtn.basic", "bag.backward.sqrtn.weights", "bag.backward.sqrtn.two_d"],
 )  # fmt: skip
 def test_backward_goldens_are_the_exact_gradients_rounded_once(bags, case_id):
     case = bags[case_id]
@@ -190,7 +201,7 @@ def test_sharded_bytes_are_the_clamped_blocks(bags):
     assert {cid: bags[cid].expected_outputs["shard_bytes"].tolist() for cid in expected} == expected
 
 
-def test_the_catalogue_covers_the_issue(bags):
+def test_the_catalogue_covers_every_mode_dtype_convention_and_error_kind(bags):
     ops = {c.operation for c in bags.values()}
     assert len(bags) >= 44 and ops == {"embedding_bag_forward", "embedding_bag_backward", "sharded_table_bytes"}
     for mode in ("sum", "mean", "max", "sqrtn"):
@@ -250,16 +261,16 @@ def _module(tmp_path, name: str, body: str) -> str:
 
 def test_half_precision_accumulated_in_its_own_dtype_fails_the_long_bag(tmp_path, bags):
     """EMB-HLF-3 for bags: a float16 sum of 512 terms accumulated in float16 is outside 8.9's bound."""
-    impl = _module(
-        tmp_path,
-        "half_sums",
-        """
-        import numpy as np, bag_float32
-        from bag_float32 import *
-        bag_float32._accumulator = lambda dtype: np.float64 if dtype == np.float64 else dtype.type  # BUG
-    """,
+    right = "return np.float64 if dtype == np.float64 else np.float32"
+    source = (IMPLS / "bag_float32.py").read_text()
+    assert right in source
+    (tmp_path / "half_sums.py").write_text(
+        source.replace(right, "return np.float64 if dtype == np.float64 else dtype.type  # BUG")
     )
-    run = run_named(impl, [bags["bag.forward.sum.float16_long_bag"], bags["bag.forward.sum.float16"]])
+    run = run_named(
+        f"functions:{tmp_path / 'half_sums.py'}",
+        [bags["bag.forward.sum.float16_long_bag"], bags["bag.forward.sum.float16"]],
+    )
     assert outcomes(run) == {"bag.forward.sum.float16_long_bag": "fail", "bag.forward.sum.float16": "pass"}
 
 
