@@ -101,7 +101,7 @@ def html(result: CheckResult) -> str:
     ]
     items = [
         {
-            "name": s.item.name,
+            "name": s.item.name + (" (extra credit)" if s.item.extra_credit else ""),
             "points": f"{s.points:g}",
             "max": f"{s.item.points:g}",
             "ok": "ok" if s.lost <= 0 else "lost",

@@ -178,3 +178,4 @@ def test_embconf_check_scores_the_extension_as_extra_credit(tmp_path):
     line = next(line for line in str(result).splitlines() if "Optional extension: bags" in line)
     assert result.score.max == 100 and 100 < result.score.total < 110
     assert line.endswith("(extra credit)") and "/ 10" in line
+    assert "Optional extension: bags (EMB-BAG) (extra credit)" in result._repr_html_()
