@@ -26,6 +26,10 @@ MISTAKES: dict[str, tuple[str, str]] = {
     "exponent_sign": ("np.exp(-two_i * math.log(10000.0)", "np.exp(two_i * math.log(10000.0)"),
     "start_pos_ignored": ("self.position_embeddings[start:start + seq_len]", "self.position_embeddings[0:seq_len]"),
     "syntax_error": ("POS_ENCODINGS = (", "def broken(:\n    pass\nPOS_ENCODINGS = ("),
+    "bag_mean_counts_padding": (  # the bag layer's mean divided by every position, padding included (EMB-BAG-7)
+        'return float(self.w[positions].sum()) if self.mode == "mean" else 1.0',
+        'return float(self.w[self.bounds[b][0]:self.bounds[b][1]].sum()) if self.mode == "mean" else 1.0',
+    ),
 }
 NEVER_RUN = 'raise SystemExit("a grader executed a cell that is not exported")'
 

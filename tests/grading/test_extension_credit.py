@@ -28,12 +28,6 @@ def named(requirement: str) -> str:
     return f"{requirement} ({requirement_subjects()[requirement]})"
 
 
-PADDED_MEAN = (  # the example's mean divisor -> every position of the bag, padding included (EMB-BAG-7)
-    'return float(self.w[positions].sum()) if self.mode == "mean" else 1.0',
-    'return float(self.w[self.bounds[b][0]:self.bounds[b][1]].sum()) if self.mode == "mean" else 1.0',
-)
-
-
 def _case(cid: str, requirement: str, operation: str, outcome: str, provided: bool = True) -> dict:
     return {"id": cid, "requirements": [requirement], "operation": operation, "outcome": outcome,
             "provided": provided, "message": "", "cause": None}  # fmt: skip
@@ -132,7 +126,7 @@ def graded(tmp_path_factory):
     text = samples.module_text()
     (folder / "with_bags.py").write_text(text, encoding="utf-8")
     (folder / "without_bags.py").write_text(samples.without_bags(text), encoding="utf-8")
-    (folder / "padded_mean.py").write_text(text.replace(*PADDED_MEAN), encoding="utf-8")
+    (folder / "padded_mean.py").write_text(samples.module_text("bag_mean_counts_padding"), encoding="utf-8")
     (folder / "overwrite.py").write_text(samples.without_bags(samples.module_text("overwrite")), encoding="utf-8")
     assert (
         main(
@@ -173,7 +167,7 @@ def test_embconf_check_scores_the_extension_as_extra_credit(tmp_path):
     import embconf
 
     module = tmp_path / "embeddings.py"
-    module.write_text(samples.module_text().replace(*PADDED_MEAN), encoding="utf-8")
+    module.write_text(samples.module_text("bag_mean_counts_padding"), encoding="utf-8")
     result = embconf.check(module, rubric=samples.bag_rubric(tmp_path), base=samples.EXAMPLE)
     line = next(line for line in str(result).splitlines() if "Optional extension: bags" in line)
     assert result.score.max == 100 and 100 < result.score.total < 110
