@@ -53,6 +53,17 @@ class WeightedSqrtn(Listed):
     WEIGHTED_MODES = ["sqrtn"]
 
 
+class _Raising(type):  # a class whose attributes raise when read: nothing it lists is read, nothing breaks
+    def __getattribute__(cls, name):
+        if name in ("MODES", "forward"):
+            raise RuntimeError(f"{name} is not for reading")
+        return super().__getattribute__(name)
+
+
+class Raising(metaclass=_Raising):
+    def __init__(self, vocab_size, embed_dim, mode="mean", include_last_offset=False): ...
+
+
 @pytest.mark.parametrize(
     "cls, claimed",
     [
@@ -60,6 +71,7 @@ class WeightedSqrtn(Listed):
         (Minimal, INTERFACE),
         (Listed, {"bag-sum", "bag-sqrtn", "bag-weights", "bag-padding", "bag-2d"}),
         (WeightedSqrtn, {"bag-sum", "bag-sqrtn", "bag-weights", "bag-weighted-mean", "bag-padding", "bag-2d"}),
+        (Raising, INTERFACE | {"bag-last-offset"}),
     ],
 )
 def test_the_features_are_what_the_class_accepts(cls, claimed):
