@@ -38,7 +38,7 @@ def gradescope_results(result: Score) -> dict[str, Any]:
     named: dict[str, str] = {}  # each mistake explained once, in the first test that loses points to it
     tests = [
         {
-            "name": s.item.name + (" (extra credit)" if s.item.extra_credit else ""),
+            "name": s.item.label,
             "number": str(n),
             "score": s.points,
             "max_score": s.item.points,

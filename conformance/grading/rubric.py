@@ -60,6 +60,11 @@ class Item:
     allowed_declines: tuple[str, ...] = ()  # case-id or requirement globs a submission may decline
     extra_credit: bool = False  # its points add to the total, never to the maximum
 
+    @property
+    def label(self) -> str:
+        """The item's name as shown beside its points: an extra-credit item says so."""
+        return self.name + (" (extra credit)" if self.extra_credit else "")
+
     def selects(self, case_id: str, requirements: Sequence[str], operation: str) -> bool:
         if self.operations and operation not in self.operations:
             return False

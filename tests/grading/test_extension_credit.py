@@ -169,7 +169,8 @@ def test_embconf_check_scores_the_extension_as_extra_credit(tmp_path):
     module = tmp_path / "embeddings.py"
     module.write_text(samples.module_text("bag_mean_counts_padding"), encoding="utf-8")
     result = embconf.check(module, rubric=samples.bag_rubric(tmp_path), base=samples.EXAMPLE)
-    line = next(line for line in str(result).splitlines() if "Optional extension: bags" in line)
-    assert result.score.max == 100 and 100 < result.score.total < 110
-    assert line.endswith("(extra credit)") and "/ 10" in line
+    line = next(
+        line for line in str(result).splitlines() if "Optional extension: bags (EMB-BAG) (extra credit)" in line
+    )
+    assert result.score.max == 100 and 100 < result.score.total < 110 and "/ 10" in line
     assert "Optional extension: bags (EMB-BAG) (extra credit)" in result._repr_html_()
