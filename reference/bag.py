@@ -142,7 +142,7 @@ def check_bags(
     return Bags(mode, np.where(dropped, -1, index), bounds, counted, weights, ids.shape)
 
 
-def _bag_terms(bags: Bags, b: int, wide: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bag_terms(bags: Bags, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions, rows, weights) of bag b's counted positions, the weights in the active arithmetic."""
     ar = active()
     start, end = bags.bounds[b]
@@ -168,7 +168,7 @@ def _divisor(mode: str, w: np.ndarray) -> Any:
 def _pooled(bags: Bags, b: int, table: np.ndarray) -> tuple[Any, np.ndarray]:
     """(divisor, S/divisor) of bag b in the active arithmetic (a zero row where the divisor is zero)."""
     ar = active()
-    _, rows, w = _bag_terms(bags, b, table)
+    _, rows, w = _bag_terms(bags, b)
     divisor = _divisor(bags.mode, w)
     if divisor == 0:
         return divisor, ar.zeros((table.shape[1],))
@@ -241,7 +241,7 @@ def embedding_bag_backward(
     total = ar.zeros(weight.shape)
     grad_w = ar.zeros((bags.index.size,)) if bags.weights is not None else None
     for b in range(len(bags.bounds)):
-        positions, rows, w = _bag_terms(bags, b, table)
+        positions, rows, w = _bag_terms(bags, b)
         divisor, pooled = _pooled(bags, b, table)
         if divisor == 0:
             continue  # nothing counted, or a zero divisor: the bag is a constant zero row

@@ -55,6 +55,19 @@ def declined_for_a_later_addition(case: dict) -> bool:
     )
 
 
+def undeclared_by_the_reference(case: dict) -> bool:
+    """Whether a not_applicable case of the reference's report is outside what it declares by design: another
+    sinusoid profile or storage, a rope layer, or a declared bag convention's case (it declares none)."""
+    undeclared = (
+        "sinusoid-",
+        "sinusoid_computed",
+        "rope-layer",
+        "bag-drop_negative_ids",
+        "bag-prune_nonpositive_weights",
+    )
+    return any(f.startswith(undeclared) for f in case["features"])
+
+
 def embconf_argv(*args: str, python: Sequence[str] = ()) -> list[str]:
     """The argv of ``embconf ARGS`` in a fresh interpreter given the options ``python`` (for a test that starts
     it itself, to signal it or read its output as it comes)."""
