@@ -19,7 +19,7 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "2a3d5c1f958149b5816d1453a41668ae7af346dabfb22f9fd913c94b7a32761a",
+    "bags.yaml": "e540c40fece27b0faaac3edb215559f66488fe832ac379221d095a1663c42a80",
     "embedding_layer.yaml": "8e93d8b4bbbe28a7f67e7189366f5dc772d409e15227d6ff30bdd094f95246bb",
     "half_precision.yaml": "030b9e5207a77a222cef2d6155186652cf72d62f7bfa5c5efba414b019f74d2a",
     "learned_positions.yaml": "bae71755198457c8e1947b8b793d8c044341ddd93a749ac36737c5acce67bc00",
@@ -35,7 +35,7 @@ SHIPPED_SHA256: dict[str, str] = {
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "c2e0d2fb3d7a9b4ceabc8cf6353c27b6dae85a850832aed26f152dd5199b7a2e",
+    "bags.json": "2cb45071e31b2de78bad6c46dbb758e2c0361310401b31e6707ff7652d48b671",
     "embedding_layer.json": "017e20ac25907d637dc5df68e5f07d60c4a66d99222fc0c2867117b58deb8ca5",
     "half_precision.json": "7170fa7a30fde380d38b36b1dd3556949dc040d22723944fcc68ed77ebd68f65",
     "learned_positions.json": "ff2d0530ddc7296372ba745386ae355cda33365707d30ef8d32a7f52ff26171e",

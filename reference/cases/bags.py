@@ -76,7 +76,7 @@ def forward_cases() -> list[CaseSpec]:
         _bag("bag.forward.sum.float64", "A float64 table stays float64.", sum_ + ("EMB-BAG-14",), "sum", i64([5, 2, 2, 0, 7]), [0, 3], dtype="float64"),
         _bag("bag.forward.sum.float16", "A float16 table: each output the exact sum rounded once to float16.", sum_ + ("EMB-BAG-14",), "sum", i64([5, 2, 2, 0, 7, 1]), [0, 3, 3], dtype="float16"),
         _bag("bag.forward.sum.bfloat16", "A bfloat16 table: each output the exact sum rounded once to bfloat16.", sum_ + ("EMB-BAG-14",), "sum", i64([5, 2, 2, 0, 7, 1]), [0, 2], dtype="bfloat16"),
-        _bag("bag.forward.sum.float16_long_bag", "A float16 bag of 1024 ids: float16 accumulation is too coarse there, float32 accumulation passes (EMB-HLF-3).", sum_ + ("EMB-BAG-14",), "sum", token_ids("bag.forward.sum.float16_long_bag", 16, (1024,)), [0, 512], vocab=16, dtype="float16"),
+        _bag("bag.forward.sum.float16_long_bag", "Two float16 bags of 512 ids: float16 accumulation is too coarse there, float32 accumulation passes (EMB-HLF-3).", sum_ + ("EMB-BAG-14",), "sum", token_ids("bag.forward.sum.float16_long_bag", 16, (1024,)), [0, 512], vocab=16, dtype="float16"),
         _bag("bag.forward.sum.int32_ids", "int32 ids and int32 offsets work as int64 ones do.", sum_, "sum", token_ids("bag.forward.sum.int32_ids", 8, (6,), "int32"), [0, 4], offsets_dtype="int32"),
         _bag("bag.forward.mean.basic", "Mean: each bag's sum divided by its count.", mean, "mean", i64([1, 3, 5, 2, 7, 0]), [0, 2, 5]),
         _bag("bag.forward.mean.padding_empty", "Padding is not counted in a mean's count; an empty bag and a bag of only padding are zero rows, not NaN.", mean + ("EMB-BAG-6", "EMB-BAG-7"), "mean", i64([0, 6, 0, 0, 0, 2, 2]), [0, 3, 3, 5], padding_idx=0),
