@@ -69,7 +69,7 @@ def _bag_count(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> int:
     return max(len(offsets) - int(include_last_offset), 0)
 
 
-def _bounds(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> tuple[tuple[int, int], ...]:
+def bag_ranges(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> tuple[tuple[int, int], ...]:
     """Each bag's [start, end) (EMB-BAG-1, 8): the rows of 2-D ids, else from ``offsets`` (or invalid_offsets)."""
     if ids.ndim == 2:
         rows, width = ids.shape
@@ -128,7 +128,7 @@ def check_bags(
     if grad_output is not None and np.shape(grad_output) != (count, weight.shape[1]):
         expected = (count, weight.shape[1])
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {np.shape(grad_output)}, expected {expected}")
-    bounds = _bounds(ids, offsets, last)
+    bounds = bag_ranges(ids, offsets, last)
     flat = ids.reshape(-1)
     dropped = np.zeros(flat.shape, dtype=bool)
     if "drop_negative_ids" in chosen and flat.dtype.kind in "iu":

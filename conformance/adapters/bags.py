@@ -18,7 +18,7 @@ from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks, refusals
 from embconf.model.bag import BAG_OPERATIONS
 from embconf.model.errors import Decline
-from embconf.reference.bag import _bounds as spec_bounds  # the spec's offset rules (EMB-BAG-1, 8, 13)
+from embconf.reference.bag import bag_ranges as spec_bounds  # the spec's offset rules (EMB-BAG-1, 8, 13)
 from embconf.reference.errors import EmbeddingError
 
 OPERATIONS = frozenset(BAG_OPERATIONS)

@@ -16,6 +16,7 @@ installed suite's example student is the default base, and ``embconf gradescope`
 
 from __future__ import annotations
 
+import ast
 import io
 import shlex
 import zipfile
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from embconf.adapters.tinytorch_bags import CLASS
 from embconf.autograder.stub import STUB
 from embconf.autograder.wheel import is_valid_name, without_solution
 from embconf.grading.submissions import MODULE_PATH
@@ -122,7 +124,8 @@ def requirements_text(path: Path) -> str:
 
 
 def base_files(base: Path) -> list[Path]:
-    """The files of ``base/tinytorch`` (caches left out); AutograderError when it is not a package or too large."""
+    """The files of ``base/tinytorch`` (caches left out); AutograderError when it is not a package, too large, or
+    holds an extension's solution outside the graded module (:func:`check_no_extension`)."""
     package = base / "tinytorch"
     if not (package / "core").is_dir():
         raise AutograderError(f"--base {base}: no tinytorch/core package in it")
@@ -133,7 +136,25 @@ def base_files(base: Path) -> list[Path]:
     )
     if sum(p.stat().st_size for p in files) > MAX_BASE_BYTES:
         raise AutograderError(f"--base {base}: the tinytorch package is larger than {MAX_BASE_BYTES // 2**20} MB")
+    check_no_extension(base, files)
     return files
+
+
+def check_no_extension(base: Path, files: list[Path]) -> None:
+    """AutograderError when a base file other than the graded module (which the stub replaces) defines a class an
+    optional extension is graded on (the bag layer, ``EmbeddingBag``): a submission could import that solution."""
+    for path in files:
+        if path.suffix != ".py" or path.relative_to(base) == MODULE_PATH:
+            continue
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue  # not Python a submission could import
+        if any(isinstance(node, ast.ClassDef) and node.name == CLASS for node in ast.walk(tree)):
+            raise AutograderError(
+                f"--base {base}: {path.relative_to(base).as_posix()} defines {CLASS}, the bag extension's solution, "
+                f"which a submission could import: keep it in {MODULE_PATH.as_posix()} (shipped as a stub) or leave it out"
+            )
 
 
 def scripts(recipe: Recipe) -> dict[str, str]:

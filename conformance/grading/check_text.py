@@ -59,10 +59,10 @@ def text(result: CheckResult) -> str:
             f"failed (e.g. {declined[0]}); handle these inputs instead of raising embconf.Decline."
         )
     lines.append("")
-    width = max(len(s.item.name) for s in score.items)
+    width = max(len(s.item.label) for s in score.items)
     for item in score.items:
         lost = f"  (lost {item.lost:g})" if item.lost > 0 else ""
-        lines.append(f"  {item.item.name:<{width}}  {item.points:>5g} / {item.item.points:g}{lost}")
+        lines.append(f"  {item.item.label:<{width}}  {item.points:>5g} / {item.item.points:g}{lost}")
     if mistakes:
         lines += ["", "Mistakes, in the order to fix them:"]
     by_id = {case["id"]: case for case in record["cases"]}
@@ -100,7 +100,7 @@ def html(result: CheckResult) -> str:
     ]
     items = [
         {
-            "name": s.item.name,
+            "name": s.item.label,
             "points": f"{s.points:g}",
             "max": f"{s.item.points:g}",
             "ok": "ok" if s.lost <= 0 else "lost",

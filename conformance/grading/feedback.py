@@ -14,6 +14,7 @@ from embconf.diagnosis.titles import merged_title
 from embconf.grading import markdown as md
 from embconf.grading.rubric import declined_by_submission
 from embconf.grading.score import ItemScore, Score
+from embconf.model.vocabulary import requirement_order, requirement_subjects
 
 SHOWN_CASES = 5  # failing cases listed per item
 DETAILED, DETAIL_LINES = 2, 7  # of which the first are shown with their message (inputs, where it differs)
@@ -33,20 +34,48 @@ def feedback(score: Score, title: str) -> str:
     if record["status"] != "graded":
         return "\n".join(lines + [f"**Not graded: {md.text(record['reason'])}.** Every item scores 0.", ""])
     lines += [f"Verdict: {short_verdict(record)}{declined_note(score)}.", ""]
-    losing = sorted((s for s in score.items if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
+    required = [s for s in score.items if not s.item.extra_credit]
+    losing = sorted((s for s in required if s.lost > 0), key=lambda s: (-s.lost, s.item.id))
+    named: dict[str, str] = {}
     if losing:
         lines += ["## What lost points", ""]
-        named: dict[str, str] = {}
         for item_score in losing:
             lines += _lost(item_score, named, lines_hold(record))
-    passed = [s for s in score.items if s.lost <= 0]
+    passed = [s for s in required if s.lost <= 0]
     if passed:
-        lines += (
-            ["## What passed", ""]
-            + [f"- {s.item.name}: {s.points:g} / {s.item.points:g} ({s.passed} of {s.counted} cases)" for s in passed]
-            + [""]
-        )
+        lines += ["## What passed", ""] + [_passed(s) for s in passed] + [""]
+    extra = [s for s in score.items if s.item.extra_credit]
+    if extra:
+        lines += ["## Extra credit (optional extensions)", ""]
+        for item_score in extra:
+            lines += _lost(item_score, named, lines_hold(record)) if item_score.lost > 0 else [_extension(item_score)]
+        lines.append("")
     return "\n".join(lines)
+
+
+def _passed(item_score: ItemScore) -> str:
+    s = item_score
+    return f"- {s.item.name}: {s.points:g} / {s.item.points:g} ({s.passed} of {s.counted} cases)"
+
+
+def _extension(item_score: ItemScore) -> str:
+    """An extra-credit item that lost nothing: passed, or not attempted with what it grades and how to begin."""
+    if item_score.counted:
+        return _passed(item_score)
+    item = item_score.item
+    begin = "; ".join(dict.fromkeys(missing_operation(op)[1] for op in item.operations))
+    return (
+        f"- {md.text(item.name)}: not attempted (up to {item.points:g} extra points)."
+        + (f" To attempt it: {md.text(begin)}." if begin else "")
+        + f" It grades {md.text(requirements_named(item_score.graded))}."
+    )
+
+
+def requirements_named(requirements: Sequence[str]) -> str:
+    """'EMB-BAG-2 (mode sum), EMB-BAG-3 (...)': each requirement with its subject, in spec order."""
+    subjects = requirement_subjects()
+    ordered = sorted(dict.fromkeys(requirements), key=requirement_order)
+    return ", ".join(f"{req} ({subjects[req]})" if req in subjects else req for req in ordered) or "no case here"
 
 
 def lines_hold(record: Mapping[str, Any]) -> bool:
@@ -61,11 +90,13 @@ def _lost(
     where to look in the student's code when a traceback says (the line too when ``with_lines``)."""
     named = {} if named is None else named
     item = item_score.item
+    unmet = sorted({req for case in item_score.failed for req in case["requirements"]} & set(item_score.graded))
     lines = [
         f"### {item.name}: {item_score.points:g} / {item.points:g} (lost {item_score.lost:g})",
         "",
         f"{len(item_score.failed)} of {item_score.counted} cases failed"
-        + (" (all-or-nothing item)." if item.credit == "all_or_nothing" else "."),
+        + (" (all-or-nothing item)." if item.credit == "all_or_nothing" else ".")
+        + (f" Not met yet: {md.text(requirements_named(unmet))}." if item.extra_credit else ""),
         "",
     ]
     for mistake in likely_mistakes(item_score.failed):
@@ -210,6 +241,8 @@ def result_output(
 ) -> str:
     """The text Gradescope shows for one rubric item (``named`` as for :func:`_lost`, in the tests' order)."""
     if not item_score.failed:
+        if item_score.item.extra_credit:
+            return _extension(item_score)[2:]
         return (
             f"{item_score.passed} of {item_score.counted} cases pass."
             if item_score.counted

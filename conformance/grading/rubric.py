@@ -11,7 +11,9 @@ grades counts as failed, unless it matches one of the rubric's ``allowed_decline
 globs, at the top or per item): then it is left out like a case outside the features. A case the adapter's own
 rule skipped (``decided_by: glue``: an older TinyTorch API without start_pos, say) is no decline of the
 submission's: it counts as ``not_applicable`` says. An item none of whose
-cases counts earns nothing. Settings at the top are defaults for every item.
+cases counts earns nothing. Settings at the top are defaults for every item. An ``extra_credit`` item (an optional
+extension, such as bags) adds what it earns to the total but nothing to the maximum: a submission without the
+extension scores as it would without the item.
 """
 
 from __future__ import annotations
@@ -56,13 +58,21 @@ class Item:
     missing: str
     visibility: str
     allowed_declines: tuple[str, ...] = ()  # case-id or requirement globs a submission may decline
+    extra_credit: bool = False  # its points add to the total, never to the maximum
+
+    @property
+    def label(self) -> str:
+        """The item's name as shown beside its points: an extra-credit item says so."""
+        return self.name + (" (extra credit)" if self.extra_credit else "")
 
     def selects(self, case_id: str, requirements: Sequence[str], operation: str) -> bool:
         if self.operations and operation not in self.operations:
             return False
-        return any(fnmatch.fnmatchcase(case_id, glob) for glob in self.cases) or any(
-            fnmatch.fnmatchcase(req, glob) for req in requirements for glob in self.requirements
-        )
+        return any(fnmatch.fnmatchcase(case_id, glob) for glob in self.cases) or any(map(self.names, requirements))
+
+    def names(self, requirement: str) -> bool:
+        """Whether one of the item's requirement globs matches ``requirement``."""
+        return any(fnmatch.fnmatchcase(requirement, glob) for glob in self.requirements)
 
     def counts(self, case: Mapping[str, Any]) -> Optional[bool]:
         """Whether a recorded case counts as passed for this item; None when it is left out."""
@@ -88,7 +98,7 @@ class Rubric:
 
     @property
     def max_points(self) -> float:
-        return sum(item.points for item in self.items)
+        return sum(item.points for item in self.items if not item.extra_credit)
 
     def case_ids(self, cases: Iterable[Any]) -> list[str]:
         """The ids of the cases some item grades (only these need to run)."""
@@ -140,6 +150,7 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
             tuple(raw.get("operations", [])),
             **{key: raw.get(key, defaults[key]) for key in SETTINGS},
             allowed_declines=tuple(data.get("allowed_declines", [])) + tuple(raw.get("allowed_declines", [])),
+            extra_credit=bool(raw.get("extra_credit", False)),
         )
         if not any(item.selects(c.id, c.requirements, c.operation) for c in cases):
             raise RubricError(f"{where}: item {item.id!r} matches no case of the fixtures")

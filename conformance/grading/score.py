@@ -16,9 +16,13 @@ class ItemScore:
     passed: int = 0
     counted: int = 0
     failed: list[Mapping[str, Any]] = field(default_factory=list)  # the recorded cases that counted as failed
+    graded: list[str] = field(default_factory=list)  # the item's requirements that its recorded cases pin
 
     @property
     def lost(self) -> float:
+        """Points not earned; an extra-credit item loses nothing until attempted (some case of it counts)."""
+        if self.item.extra_credit and not self.counted:
+            return 0.0
         return round(self.item.points - self.points, 2)
 
 
@@ -33,7 +37,7 @@ class Score:
 
     @property
     def max(self) -> float:
-        return round(sum(s.item.points for s in self.items), 2)
+        return round(sum(s.item.points for s in self.items if not s.item.extra_credit), 2)
 
     @property
     def reason(self) -> str:
@@ -48,6 +52,7 @@ def score(record: Mapping[str, Any], rubric: Rubric) -> Score:
         for case in record.get("cases", ()):
             if not item.selects(case["id"], case["requirements"], case["operation"]):
                 continue
+            result.graded += [req for req in case["requirements"] if item.names(req) and req not in result.graded]
             counts = item.counts(case)
             if counts is None:
                 continue

@@ -76,11 +76,12 @@ def fresh_venv(folder: Path) -> Path:
     return python
 
 
-@pytest.mark.slow
-def test_the_autograder_grades_in_a_simulated_gradescope_tree(tmp_path):
+def gradescope_tree(tmp_path: Path, *args: str) -> tuple[Path, dict[str, str], Path]:
+    """(the /autograder tree, the environment its scripts run in, its python) after ``embconf autograder ARGS``
+    (a wheel of this tree bundled) and ``setup.sh`` in a fresh virtual environment; skips where that cannot run."""
     tree = tmp_path / "autograder"
     zipped = tmp_path / "autograder.zip"
-    done = run_cli("autograder", "--out", str(zipped), timeout=900)  # a wheel of this tree, built and bundled
+    done = run_cli("autograder", "--out", str(zipped), *args, timeout=900)  # a wheel of this tree, built and bundled
     if done.returncode == 2 and "cannot make a wheel of the running suite" in done.stderr:
         pytest.skip(done.stderr.strip())
     assert_exit(done, 0)
@@ -104,15 +105,26 @@ def test_the_autograder_grades_in_a_simulated_gradescope_tree(tmp_path):
     if setup.returncode != 0 and "No matching distribution" in setup.stderr + setup.stdout:
         pytest.skip("pip cannot install offline here")
     assert setup.returncode == 0, (setup.stdout + setup.stderr)[-3000:]
+    return tree, env, python
+
+
+def run_autograder(tree: Path, env: dict[str, str], cwd: Path) -> dict:
+    """``run_autograder`` on what ``tree/submission`` holds: the results.json it wrote."""
+    graded = subprocess.run(
+        [str(tree / "source" / "run_autograder")], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    return json.loads((tree / "results" / "results.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_the_autograder_grades_in_a_simulated_gradescope_tree(tmp_path):
+    tree, env, python = gradescope_tree(tmp_path)
     located = _prints(python, "import embconf.grading.submissions as s; print(s.EXAMPLE_BASE)", tmp_path)
     assert str(tmp_path / "venv") in located and str(ROOT) not in located  # the wheel, not this checkout
     shipped = Path(located, "tinytorch", "core", "embeddings.py").read_text(encoding="utf-8")
     assert "np.add.at" not in shipped  # no solution installed where a submission could read it
 
     samples.write(tree / "submission", "embeddings", "module", "overwrite")
-    graded = subprocess.run(
-        [str(tree / "source" / "run_autograder")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
-    assert graded.returncode == 0, graded.stderr[-3000:]
-    results = json.loads((tree / "results" / "results.json").read_text(encoding="utf-8"))
+    results = run_autograder(tree, env, tmp_path)
     assert 0 < results["score"] < 100 and "indexed assignment" in json.dumps(results)

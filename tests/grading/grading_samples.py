@@ -1,13 +1,17 @@
 """Student submissions for the grading tests and benchmark, made from the example student's module:
 correct or with one realistic mistake, as a package folder, a single module, a percent-format
-notebook or a Jupyter notebook (nbdev ``#| export`` cells)."""
+notebook or a Jupyter notebook (nbdev ``#| export`` cells); with or without its optional bag layer, and the
+rubric docs/course-staff.md gives for grading that layer."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Optional
+
+from embconf.grading.rubric import DEFAULT_RUBRIC
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tinytorch_student"
 MODULE = EXAMPLE / "tinytorch" / "core" / "embeddings.py"
@@ -22,6 +26,10 @@ MISTAKES: dict[str, tuple[str, str]] = {
     "exponent_sign": ("np.exp(-two_i * math.log(10000.0)", "np.exp(two_i * math.log(10000.0)"),
     "start_pos_ignored": ("self.position_embeddings[start:start + seq_len]", "self.position_embeddings[0:seq_len]"),
     "syntax_error": ("POS_ENCODINGS = (", "def broken(:\n    pass\nPOS_ENCODINGS = ("),
+    "bag_mean_counts_padding": (  # the bag layer's mean divided by every position, padding included (EMB-BAG-7)
+        'return float(self.w[positions].sum()) if self.mode == "mean" else 1.0',
+        'return float(self.w[self.bounds[b][0]:self.bounds[b][1]].sum()) if self.mode == "mean" else 1.0',
+    ),
 }
 NEVER_RUN = 'raise SystemExit("a grader executed a cell that is not exported")'
 
@@ -90,3 +98,23 @@ def write(folder: Path, name: str, form: str, mistake: Optional[str] = None, **n
 
 def _commented(text: str) -> str:
     return "\n".join(f"# {line}" for line in text.splitlines())
+
+
+def documented_bag_item() -> str:
+    """The YAML of the bag item docs/course-staff.md tells a course to add to its rubric."""
+    doc = (EXAMPLE.parents[1] / "docs" / "course-staff.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Optional extension: bags") :]
+    return re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+
+
+def bag_rubric(folder: Path) -> Path:
+    """The default rubric with the documented extra-credit bag item."""
+    path = folder / "rubric.yaml"
+    path.write_text(DEFAULT_RUBRIC.read_text(encoding="utf-8") + documented_bag_item(), encoding="utf-8")
+    return path
+
+
+def without_bags(module: str) -> str:
+    """A module-11 text without the bag layer (the example's last section, and its names in ``__all__``)."""
+    module = module.replace('    "EmbeddingBag",\n    "EmbeddingBagFunction",\n', "")
+    return module[: module.index("\n\n# ----- optional extension: bags")] + "\n"

@@ -29,6 +29,8 @@ __all__ = [
     "PositionalEncoding",
     "EmbeddingLayer",
     "create_sinusoidal_embeddings",
+    "EmbeddingBag",
+    "EmbeddingBagFunction",
 ]
 
 POS_ENCODINGS = ("learned", "sinusoidal", None)
@@ -259,3 +261,140 @@ class EmbeddingLayer:
             f"max_seq_len={self.max_seq_len}, pos_encoding={self.pos_encoding_type!r}, "
             f"scale_embeddings={self.scale_embeddings})"
         )
+
+
+# ----- optional extension: bags -------------------------------------------------
+
+def _bag_bounds(offsets: Any, n: int, include_last_offset: bool) -> np.ndarray:
+    """Checked offsets as (start, end) per bag: start at 0, never decrease, never pass n; the last bag runs
+    to n, or with ``include_last_offset`` the last offset is the end and must equal n. No offsets: no bag."""
+    starts = _token_ids(offsets, n + 1)
+    if starts.ndim == 1 and not starts.size and not include_last_offset:
+        return np.zeros((0, 2), dtype=np.int64)  # no bag
+    if starts.ndim != 1 or not starts.size or starts[0] != 0 or np.any(np.diff(starts) < 0):
+        raise ValueError(f"offsets must be 1-D, start at 0 and never decrease, got {starts.tolist()}")
+    if include_last_offset:
+        if starts[-1] != n:
+            raise ValueError(f"with include_last_offset the last offset must be {n}, got {starts.tolist()}")
+        return np.stack([starts[:-1], starts[1:]], axis=1)
+    return np.stack([starts, np.append(starts[1:], n)], axis=1)
+
+
+class EmbeddingBagFunction(Function):
+    """Each bag's rows ``weight[ids[start:end]]`` reduced to one row (sum, mean or max); padding rows are not
+    counted and a bag with no counted row gives zeros. Computed in float64, rounded to float32 once.
+
+    Usage: ``EmbeddingBagFunction.apply(weight, [per_sample_weights,] ids=..., bounds=..., mode=..., padding_idx=...)``.
+    """
+
+    def forward(self, weight: np.ndarray, *weights: np.ndarray, ids, bounds, mode, padding_idx=None) -> np.ndarray:
+        self.weight_shape, self.ids, self.bounds, self.mode = weight.shape, ids, bounds, mode
+        self.weighted = bool(weights)
+        self.w = weights[0].astype(np.float64) if weights else np.ones(ids.shape)
+        self.counted = ids != padding_idx if padding_idx is not None else np.ones(ids.shape, dtype=bool)
+        self.rows = weight[ids].astype(np.float64)
+        self.divisors = np.array([self.divisor(b, positions) for b, positions in enumerate(self._bags())])
+        self.argmax: dict[int, np.ndarray] = {}
+        self.out = np.zeros((len(bounds), weight.shape[1]))
+        for b, positions in enumerate(self._bags()):
+            self.out[b] = self.pool(b, positions)
+        return self.out.astype(np.float32)
+
+    def divisor(self, b: int, positions: np.ndarray) -> float:
+        """What bag b's weighted sum is divided by: in mode mean the sum of its counted weights (the count
+        without weights), else 1."""
+        return float(self.w[positions].sum()) if self.mode == "mean" else 1.0
+
+    def pool(self, b: int, positions: np.ndarray) -> np.ndarray:
+        """Bag b's row (float64): zeros when nothing counts or its weights sum to zero."""
+        if not positions.size or self.divisors[b] == 0:
+            return np.zeros(self.weight_shape[1])
+        if self.mode == "max":
+            self.argmax[b] = positions[np.argmax(self.rows[positions], axis=0)]  # the first position holding it
+            return self.rows[positions].max(axis=0)
+        return self.w[positions] @ self.rows[positions] / self.divisors[b]
+
+    def _bags(self) -> list[np.ndarray]:
+        """The counted positions of each bag, in bag order."""
+        return [start + np.flatnonzero(self.counted[start:end]) for start, end in self.bounds]
+
+    def backward(self, grad_output: np.ndarray) -> tuple[np.ndarray, ...]:
+        g = grad_output.astype(np.float64)
+        grad_weight = np.zeros(self.weight_shape)
+        grad_w = np.zeros(self.ids.shape)
+        for b, positions in enumerate(self._bags()):
+            if not positions.size or self.divisors[b] == 0:
+                continue  # a constant zero row
+            if self.mode == "max":
+                np.add.at(grad_weight, (self.ids[self.argmax[b]], np.arange(g.shape[1])), g[b])
+                continue
+            scale = self.w[positions] / self.divisors[b]
+            np.add.at(grad_weight, self.ids[positions], scale[:, None] * g[b])
+            centred = self.rows[positions] - (self.out[b] if self.mode == "mean" else 0.0)
+            grad_w[positions] = centred @ g[b] / self.divisors[b]
+        grad_weight = grad_weight.astype(np.float32)
+        return (grad_weight, grad_w.astype(np.float32)) if self.weighted else (grad_weight,)
+
+
+class EmbeddingBag:
+    """Bags of ids, each reduced to one vector: PyTorch's ``nn.EmbeddingBag`` on this package's Tensor.
+
+    ``forward(indices, offsets)``: 1-D ids with bag starts, or 2-D ids (one bag per row) without offsets;
+    ``per_sample_weights`` (the ids' shape) scale each row in the modes of ``WEIGHTED_MODES``.
+    """
+
+    MODES = ("sum", "mean", "max")
+    WEIGHTED_MODES = ("sum", "mean")  # mean divides by the bag's sum of weights
+
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int,
+        mode: str = "mean",
+        padding_idx: int | None = None,
+        include_last_offset: bool = False,
+    ) -> None:
+        if not isinstance(mode, str) or mode not in self.MODES:
+            raise ValueError(f"mode must be one of {self.MODES}, got {mode!r}")
+        _check_positive(vocab_size=vocab_size, embed_dim=embed_dim)
+        self.vocab_size, self.embed_dim, self.mode = int(vocab_size), int(embed_dim), mode
+        limit = math.sqrt(6.0 / (self.vocab_size + self.embed_dim))  # Xavier uniform, as Embedding
+        self.weight = Tensor(
+            np.random.uniform(-limit, limit, (self.vocab_size, self.embed_dim)), requires_grad=True
+        )
+        if padding_idx is not None:
+            if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
+                raise ValueError(f"padding_idx must be an integer or None, got {padding_idx!r}")
+            if not -self.vocab_size <= padding_idx < self.vocab_size:
+                raise ValueError(f"padding_idx must be in [-{vocab_size}, {vocab_size}), got {padding_idx}")
+            padding_idx = int(padding_idx) % self.vocab_size  # negative counts from the end
+        if not isinstance(include_last_offset, (bool, np.bool_)):
+            raise ValueError(f"include_last_offset must be True or False, got {include_last_offset!r}")
+        self.padding_idx, self.include_last_offset = padding_idx, bool(include_last_offset)
+
+    def forward(self, indices: Tensor, offsets: Any = None, per_sample_weights: Tensor | None = None) -> Tensor:
+        """Bags -> a Tensor (bags, embed_dim); gradients reach ``weight`` and ``per_sample_weights``."""
+        ids = _token_ids(indices, self.vocab_size)
+        if (ids.ndim == 2) == (offsets is not None) or ids.ndim not in (1, 2):
+            raise ValueError(f"give 1-D ids with offsets or 2-D ids without, got ids {ids.shape} and offsets {offsets is not None}")
+        if ids.ndim == 2:  # one bag per row
+            starts = np.arange(ids.shape[0]) * ids.shape[1]
+            bounds = np.stack([starts, starts + ids.shape[1]], axis=1)
+        else:
+            bounds = _bag_bounds(offsets, ids.size, self.include_last_offset)
+        inputs = [self.weight]
+        if per_sample_weights is not None:
+            if self.mode not in self.WEIGHTED_MODES or tuple(per_sample_weights.shape) != ids.shape:
+                raise ValueError(f"per_sample_weights of shape {ids.shape} work in modes {self.WEIGHTED_MODES} only")
+            inputs.append(per_sample_weights.reshape(ids.size))
+        return self.reduce(inputs, ids.reshape(-1), bounds)
+
+    def reduce(self, inputs: list[Tensor], ids: np.ndarray, bounds: np.ndarray) -> Tensor:
+        """The bags of checked ids reduced by the differentiable op (weight and per-sample weights as inputs)."""
+        return EmbeddingBagFunction.apply(*inputs, ids=ids, bounds=bounds, mode=self.mode, padding_idx=self.padding_idx)
+
+    def __call__(self, indices: Tensor, offsets: Any = None, per_sample_weights: Tensor | None = None) -> Tensor:
+        return self.forward(indices, offsets, per_sample_weights)
+
+    def parameters(self) -> list[Tensor]:
+        return [self.weight]
