@@ -6,7 +6,9 @@ it fails differently for another reason, only by evidence against it:
 - ``MATCH``: the same reply (decided by ``replay``);
 - ``PARTIAL``: wherever the mistake departs from the golden outputs the implementation departs the same way
   (values compared after a cast to the golden dtype), and the implementation differs elsewhere or in dtype as
-  well: one mistake of two on this case;
+  well: one mistake of two on this case. Not within an integer output (counts, bytes: every element one
+  formula's, so small numbers agree by chance): there the implementation departing where the mistake does not
+  is evidence against it (a second mistake shows in another output, or composes with it: ``composes``);
 - ``NEUTRAL``: the case cannot tell: the implementation crashed on, refused, or answered in another shape a
   valid input the mistake answers in the golden shape (another mistake stopped it first), or only a sample of
   its output was kept;
@@ -73,6 +75,8 @@ def _outputs(
         off = out_of_tolerance(want_a, actual_a, tol, rows)
         same = ~out_of_tolerance(mutant_a, actual_a, tol, rows)
         compared = True
+        if want_a.dtype.kind in "iu" and moved.any() and (off & ~moved).any():
+            return Relation.AGAINST  # counts: see the module docstring
         footprint += int(moved.sum())
         agreed += int((moved & same).sum())
         departed += int(off.sum())

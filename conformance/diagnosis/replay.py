@@ -78,7 +78,7 @@ def replay(case: Case, result: CaseResult, inputs: Mapping[str, Any]) -> Replay:
         if not _fails(case, reply):
             passing.add(mutant.id)
             continue
-        if _matches(case, inputs, reply, result):
+        if reply_matches(case, inputs, reply, result):
             (direct if case.operation in mutant.overrides else indirect).append(mutant)
         elif not sampled:  # on kept rows only, a lower-precision form of the mistake cannot be ruled out
             tolerance = case.tolerance or (
@@ -176,7 +176,8 @@ def _fresh(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value.copy() if isinstance(value, np.ndarray) else value for name, value in inputs.items()}
 
 
-def _matches(case: Case, inputs: Mapping[str, Any], reply: Reply, result: CaseResult) -> bool:
+def reply_matches(case: Case, inputs: Mapping[str, Any], reply: Reply, result: CaseResult) -> bool:
+    """Whether ``reply`` (a mistake's, or a declarable convention's) is the implementation's on the case."""
     if result.outcome == ERROR:  # an untyped exception: the same exception with the same message
         return (
             reply.status == Status.RAISED

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import functools
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -125,18 +126,37 @@ def _claims_of(column: dict[str, Any]) -> list:
 
 
 TINYTORCH = sorted(p for p in CORPUS.glob("[a-z]*.py") if "from _tt import" in p.read_text(encoding="utf-8"))
+BAGS_ITEM = """
+  - id: bags
+    name: "Optional extension: bags (EMB-BAG)"
+    points: 10
+    requirements: ["EMB-BAG-[0-9]*"]
+    operations: [embedding_bag_forward, embedding_bag_backward]
+    missing: exclude
+    extra_credit: true
+"""  # docs/course-staff.md's extra-credit item: a course grading the bag extension adds it to its rubric
+
+
+@functools.lru_cache(maxsize=1)
+def _course_rubric() -> Any:
+    """The default rubric with the bag extension graded as extra credit, as docs/course-staff.md shows."""
+    from embconf.grading.rubric import DEFAULT_RUBRIC
+
+    folder = Path(tempfile.mkdtemp(prefix="embconf-rubric-"))
+    (folder / "rubric.yaml").write_text(DEFAULT_RUBRIC.read_text(encoding="utf-8") + BAGS_ITEM, encoding="utf-8")
+    return _rubric(folder / "rubric.yaml")
 
 
 @pytest.mark.parametrize("path", TINYTORCH, ids=[p.stem for p in TINYTORCH])
 def test_tinytorch_corpus_graded_by_the_default_rubric_is_told_only_true_sentences(path: Path) -> None:
-    """The TinyTorch corpus run exactly as ``embconf grade`` runs a submission (the default rubric's cases, the
-    tinytorch adapter, an isolated worker, ``run_fields``): every feedback, Gradescope, gradebook and class-report
-    sentence is true of it."""
+    """The TinyTorch corpus run exactly as ``embconf grade`` runs a submission (the default rubric's cases with the
+    bag extension as extra credit, the tinytorch adapter, an isolated worker, ``run_fields``): every feedback,
+    Gradescope, gradebook and class-report sentence is true of it."""
     from embconf.grading.job import cases_of, run_fields, run_submission
     from embconf.isolation import IsolationOptions
     from embconf.model.vocabulary import FIXTURES_DIR
 
-    rubric = _rubric()
+    rubric = _course_rubric()
     from embconf.corpus.fixtures import load_corpus
 
     ids = tuple(rubric.case_ids(load_corpus(FIXTURES_DIR).cases))

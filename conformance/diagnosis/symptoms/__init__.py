@@ -10,7 +10,8 @@ output; otherwise nothing (a symptom is never guessed).
 
 Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, constant factors, sinusoid fits),
 ``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
-exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``rope`` (the rotation a rotary output
+exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``replayed`` (a bag case replayed
+through the reference with one thing changed: a convention followed undeclared, the padding id counted), ``rope`` (the rotation a rotary output
 applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms); this module
 dispatches a result to them and measures a buffer kept across calls."""
 
@@ -26,6 +27,7 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described, plain_key
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
+from embconf.diagnosis.symptoms.replayed import padding_counted, undeclared_convention
 from embconf.diagnosis.symptoms.rope import rotation_symptoms, table_symptoms
 from embconf.diagnosis.symptoms.rows import (
     layer_parts,
@@ -61,14 +63,15 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     if result.actual is None:  # failed on a rule (an input modified, a view returned), not on its outputs
         return []
     actual = result.actual
+    conventions = undeclared_convention(case, inputs, result)
     if case.expected_error is not None:
         gradients = [name for name in actual if name.startswith("grad")]
         if gradients and all(actual[name] is None for name in gradients):  # no backward ran: nothing was accepted
             return [_no_gradient(case, name) for name in gradients]
-        return accepted(case, inputs, actual)
+        return conventions + accepted(case, inputs, actual)
     if case.operation == "rope_tables":  # two outputs read together: the angles are (cos, sin)
         return _tables(case, inputs, actual)
-    found: list[Symptom] = []
+    found: list[Symptom] = conventions + padding_counted(case, inputs, result)
     missing = {m.output for m in result.mismatches if getattr(m, "kind", "") == "missing"}  # None judged as no value
     differing = {getattr(m, "output", None) for m in result.mismatches} or set(case.expected_outputs)
     for name, want in case.expected_outputs.items():
