@@ -142,3 +142,31 @@ def tape_gradients(
         return grad_table, None
     grad_weights = dense[1] if dense[1] is not None else np.zeros(call.ids.shape, call.weight.dtype)
     return grad_table, grad_weights.reshape(call.ids.shape)
+
+
+class TapedBags(BagOperations):
+    """The bag operations of a framework on TensorFlow: :meth:`_inputs` gives what holds the table and the weights
+    as tensors, :meth:`_pooled` the output from them, :meth:`_table` the tensor the tape watches; the gradients
+    are ``tf.GradientTape``'s (:func:`tape_gradients`)."""
+
+    tf: Any
+    wrong_gradient: str = ""  # the framework's words for an upstream gradient of another shape (shape_mismatch)
+
+    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    def _pooled(self, source: Any, call: BagCall, weights: Any) -> Any:
+        raise NotImplementedError
+
+    def _table(self, source: Any) -> Any:
+        return source
+
+    def forward(self, call: BagCall) -> Any:
+        source, weights = self._inputs(call)
+        return to_numpy(self._pooled(source, call, weights))
+
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        source, weights = self._inputs(call)
+        pooled = lambda: self._pooled(source, call, weights)  # noqa: E731
+        table = self._table(source)
+        return tape_gradients(self.tf, pooled, table, weights, call, grad_output, self.wrong_gradient)

@@ -26,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations, tape_gradients
-from embconf.adapters.convert import to_numpy
+from embconf.adapters.bags import OPERATIONS, BagCall, TapedBags
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.adapters.keras import _import_keras
 from embconf.model.contract import Capabilities
@@ -39,7 +38,8 @@ FEATURES = frozenset({"bag-sum", "bag-mean", "bag-sqrtn", "bag-weights", "bag-we
 )
 
 
-class KerasRsAdapter(BagOperations, FrameworkAdapter):
+class KerasRsAdapter(TapedBags, FrameworkAdapter):
+    wrong_gradient = WRONG_GRADIENT
     kind = "keras_rs"
 
     def __init__(self, target: str = "") -> None:
@@ -69,17 +69,11 @@ class KerasRsAdapter(BagOperations, FrameworkAdapter):
         with refusals(Exception, (" is not in [0, ", "index_out_of_range")):
             return layer(bags, weighted)
 
+    def _table(self, layer: Any) -> Any:
+        return layer.embeddings.value
+
     def _inputs(self, call: BagCall) -> tuple[Any, Any]:
         """(the layer holding the table, the flat weights or None)."""
         call.decline_absent("Keras-RS")
         flat = call.flat_weights()
         return self._layer(call.weight, call.mode), None if flat is None else self.tf.constant(flat)
-
-    def forward(self, call: BagCall) -> Any:
-        layer, weights = self._inputs(call)
-        return to_numpy(self._pooled(layer, call, weights))
-
-    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
-        layer, weights = self._inputs(call)
-        pooled = lambda: self._pooled(layer, call, weights)  # noqa: E731
-        return tape_gradients(self.tf, pooled, layer.embeddings.value, weights, call, grad_output, WRONG_GRADIENT)

@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations, jagged_positions, tape_gradients
-from embconf.adapters.convert import to_numpy
+from embconf.adapters.bags import OPERATIONS, BagCall, TapedBags, jagged_positions
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refusals
 from embconf.model.bag_conventions import BagConvention
 from embconf.model.contract import Capabilities, DocumentedChoice
@@ -54,7 +53,8 @@ EMPTY_ROWS_ASSUMED = DocumentedChoice(
 )
 
 
-class TensorFlowBagAdapter(BagOperations, FrameworkAdapter):
+class TensorFlowBagAdapter(TapedBags, FrameworkAdapter):
+    wrong_gradient = WRONG_GRADIENT
     kind = "tensorflow_bag"
     targets = tuple(TARGETS)
 
@@ -93,12 +93,3 @@ class TensorFlowBagAdapter(BagOperations, FrameworkAdapter):
         call.decline_absent("TensorFlow")
         flat = call.flat_weights()
         return self.tf.constant(call.weight), None if flat is None else self.tf.constant(flat)
-
-    def forward(self, call: BagCall) -> Any:
-        table, weights = self._inputs(call)
-        return to_numpy(self._pooled(table, call, weights))
-
-    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
-        table, weights = self._inputs(call)
-        pooled = lambda: self._pooled(table, call, weights)  # noqa: E731
-        return tape_gradients(self.tf, pooled, table, weights, call, grad_output, WRONG_GRADIENT)

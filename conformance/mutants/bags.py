@@ -17,7 +17,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from embconf.mutants.bag_reduce import BWD, FWD, BagCall, BagSlip, bag_backward, bag_forward
+from embconf.adapters.bags import BagCall, BagOperations
+from embconf.mutants.bag_reduce import BWD, FWD, BagSlip, bag_backward, bag_forward
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
 from embconf.reference.memory import element_size
@@ -31,40 +32,23 @@ def _checked(made: BagSlip, weight: np.ndarray, ids: Any, include_last_offset: A
     return ids, (False if made.last_offset_a_bag else include_last_offset)
 
 
-def forward(made: BagSlip) -> Callable[..., np.ndarray]:
-    def embedding_bag_forward(
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> np.ndarray:
-        checked, last = _checked(made, weight, ids, include_last_offset)
-        OPERATIONS[FWD](weight, checked, offsets, mode, per_sample_weights, padding_idx, last)  # the spec's checks
-        return bag_forward(made, BagCall(weight, ids, offsets, mode, per_sample_weights, padding_idx, last))
+class Slipped(BagOperations):
+    """The bag operations with one slip: the reference checks the inputs as the slip reads them, then the slip's
+    arithmetic computes (mutants/bag_reduce.py)."""
 
-    return embedding_bag_forward
+    def __init__(self, made: BagSlip) -> None:
+        self.made = made
 
+    def forward(self, call: BagCall) -> np.ndarray:
+        ids, last = _checked(self.made, call.weight, call.ids, call.include_last_offset)
+        OPERATIONS[FWD](call.weight, ids, call.offsets, call.mode, call.per_sample_weights, call.padding_idx, last)
+        return bag_forward(self.made, replace(call, include_last_offset=last))
 
-def backward(made: BagSlip) -> Callable[..., tuple[np.ndarray, Optional[np.ndarray]]]:
-    def embedding_bag_backward(
-        weight: np.ndarray,
-        ids: np.ndarray,
-        offsets: Optional[np.ndarray],
-        mode: str,
-        grad_output: np.ndarray,
-        per_sample_weights: Optional[np.ndarray] = None,
-        padding_idx: Optional[int] = None,
-        include_last_offset: bool = False,
-    ) -> tuple[np.ndarray, Optional[np.ndarray]]:
-        checked, last = _checked(made, weight, ids, include_last_offset)
-        OPERATIONS[BWD](weight, checked, offsets, mode, grad_output, per_sample_weights, padding_idx, last)
-        call = BagCall(weight, ids, offsets, mode, per_sample_weights, padding_idx, last)
-        return bag_backward(made, call, grad_output)
-
-    return embedding_bag_backward
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        ids, last = _checked(self.made, call.weight, call.ids, call.include_last_offset)
+        checks = (call.weight, ids, call.offsets, call.mode, grad_output, call.per_sample_weights, call.padding_idx)
+        OPERATIONS[BWD](*checks, last)
+        return bag_backward(self.made, replace(call, include_last_offset=last), grad_output)
 
 
 def slip(name: str, description: str, hint: str, made: BagSlip, source: str, only: str = "") -> Mutant:
@@ -72,7 +56,8 @@ def slip(name: str, description: str, hint: str, made: BagSlip, source: str, onl
     mistake (code whose forward has the slip may compute its backward otherwise: each form is ruled out on its
     own); or the one operation ``only`` names (a slip of the backward; or of the forward whose output no backward
     of the spec's shape can follow)."""
-    ops: dict[str, Any] = {FWD: forward(made), BWD: backward(made)}
+    slipped = Slipped(made)
+    ops: dict[str, Any] = {FWD: slipped.embedding_bag_forward, BWD: slipped.embedding_bag_backward}
     primary = register(Mutant(f"bag.{name}", description, hint, {only or FWD: ops[only or FWD]}, source=source))
     if not only:
         register(replace(primary, id=f"bag.backward.{name}", overrides={BWD: ops[BWD]}, mistake=primary.id))

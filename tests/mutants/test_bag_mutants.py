@@ -27,7 +27,7 @@ from embconf.model.bag_conventions import BagConvention
 from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import ImplementationAdapter, MutantAdapter
 from embconf.mutants.bag_reduce import BWD, FWD, BagSlip
-from embconf.mutants.bags import backward, forward
+from embconf.mutants.bags import Slipped
 from embconf.mutants.compose import Implementation
 from embconf.mutation.kills import kill_matrix
 from embconf.reference import embedding_bag_backward, embedding_bag_forward
@@ -74,7 +74,8 @@ def test_a_bag_mutant_changes_only_bag_operations(goldens) -> None:
 
 def test_without_a_slip_the_reduction_passes_every_bag_case(goldens) -> None:
     """The arithmetic the mutants share is the spec's: a mutant fails only by its slip."""
-    plain = Implementation({FWD: forward(BagSlip()), BWD: backward(BagSlip())})
+    spec = Slipped(BagSlip())
+    plain = Implementation({FWD: spec.embedding_bag_forward, BWD: spec.embedding_bag_backward})
     assert problems(run_undiagnosed(ImplementationAdapter(plain, "no slip"), goldens).results) == []
 
 
