@@ -6,6 +6,7 @@ The worker's entry point, :func:`worker_main`, is found by this module's path un
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import re
@@ -50,6 +51,10 @@ def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: in
         warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+ warns about BLAS threads; they survive fork
         pid = os.fork()
     if pid == 0:
+        # The runner's objects are the runner's: a collection in the worker never finalizes them. A finalizer may
+        # wait on a lock or condition some thread of the runner held at the fork, forever (onnxruntime's session
+        # destroys a condition variable whose waiters were the runner's threads).
+        gc.freeze()
         parent_end.close()
         os.close(read_fd)
         worker_main(child_end, impl, adapter_options, memory_limit_mb, write_fd, arena)
