@@ -54,7 +54,7 @@ def _check_conventions(conventions: Iterable[str]) -> frozenset[str]:
     return chosen
 
 
-def _bag_count(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> int:
+def bag_count(ids: np.ndarray, offsets: Any, include_last_offset: bool) -> int:
     """B, after the shape checks of EMB-BAG-1 and 13: 1-D ids with 1-D offsets, or 2-D ids without."""
     if ids.ndim == 2:
         if offsets is not None:
@@ -118,7 +118,7 @@ def check_bags(
     if per_sample_weights is not None and mode == "max":
         raise EmbeddingError("invalid_config", "per_sample_weights are not defined for mode max")
     ids = np.asarray(ids)
-    count = _bag_count(ids, offsets, last)
+    count = bag_count(ids, offsets, last)
     weights = None
     if per_sample_weights is not None:
         weights = np.asarray(per_sample_weights)
@@ -142,36 +142,34 @@ def check_bags(
     return Bags(mode, np.where(dropped, -1, index), bounds, counted, weights, ids.shape)
 
 
-def _bag_terms(bags: Bags, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(positions, rows, weights) of bag b's counted positions, the weights in the active arithmetic."""
-    ar = active()
+def _counted(bags: Bags, b: int) -> np.ndarray:
+    """The positions of bag b that count (EMB-BAG-7: not a padding id, nor one a declared convention drops)."""
     start, end = bags.bounds[b]
-    positions = np.arange(start, end)[bags.counted[start:end]]
-    rows = bags.index[positions]
-    if bags.weights is None:
-        w = ar.array(np.ones(positions.size))
-    else:
-        w = ar.array(bags.weights[positions])
-    return positions, rows, w
+    return np.arange(start, end)[bags.counted[start:end]]
+
+
+def _weights(bags: Bags, positions: np.ndarray) -> np.ndarray:
+    """The weights of ``positions`` (1 without per-sample weights) in the active arithmetic."""
+    given = np.ones(positions.size) if bags.weights is None else bags.weights[positions]
+    return active().array(given)
 
 
 def _divisor(mode: str, w: np.ndarray) -> Any:
-    """What bag b's weighted sum is divided by: 1 (sum), Σw (mean), sqrt(Σw²) (sqrtn); zero for no counted position."""
+    """What a bag's weighted sum is divided by: 1 (sum), Σw (mean), sqrt(Σw²) (sqrtn); zero for no counted position."""
     ar = active()
+    if not w.size:
+        return ar.number(0)
     if mode == "sum":
-        return ar.number(1) if w.size else ar.number(0)
-    if mode == "mean":
-        return w.sum() if w.size else ar.number(0)
-    return ar.sqrt((w * w).sum()) if w.size else ar.number(0)
+        return ar.number(1)
+    return w.sum() if mode == "mean" else ar.sqrt((w * w).sum())
 
 
-def _pooled(bags: Bags, b: int, table: np.ndarray) -> tuple[Any, np.ndarray]:
-    """(divisor, S/divisor) of bag b in the active arithmetic (a zero row where the divisor is zero)."""
-    ar = active()
-    _, rows, w = _bag_terms(bags, b)
-    divisor = _divisor(bags.mode, w)
+def _pooled(mode: str, rows: np.ndarray, w: np.ndarray, table: np.ndarray) -> tuple[Any, np.ndarray]:
+    """(divisor, S/divisor) of one bag's counted ``rows`` and weights in the active arithmetic (a zero row where
+    the divisor is zero)."""
+    divisor = _divisor(mode, w)
     if divisor == 0:
-        return divisor, ar.zeros((table.shape[1],))
+        return divisor, active().zeros((table.shape[1],))
     return divisor, (w[:, None] * table[rows]).sum(axis=0) / divisor
 
 
@@ -191,8 +189,7 @@ def embedding_bag_forward(
     if bags.mode == "max":
         out = np.zeros((count, dim), dtype=weight.dtype)
         for b in range(count):
-            start, end = bags.bounds[b]
-            rows = bags.index[start:end][bags.counted[start:end]]
+            rows = bags.index[_counted(bags, b)]
             if rows.size:
                 out[b] = weight[rows].max(axis=0)  # a copy of stored values: no rounding
         return out
@@ -200,7 +197,8 @@ def embedding_bag_forward(
     table = ar.array(weight)
     exact = ar.zeros((count, dim))
     for b in range(count):
-        exact[b] = _pooled(bags, b, table)[1]
+        positions = _counted(bags, b)
+        exact[b] = _pooled(bags.mode, bags.index[positions], _weights(bags, positions), table)[1]
     return ar.round(exact, weight.dtype)
 
 
@@ -208,8 +206,8 @@ def _max_backward(bags: Bags, weight: np.ndarray, grad: np.ndarray) -> np.ndarra
     """EMB-BAG-11: element j of g[b] to the first counted position of bag b holding its max in column j."""
     ar = active()
     total = ar.zeros(weight.shape)
-    for b, (start, end) in enumerate(bags.bounds):
-        rows = bags.index[start:end][bags.counted[start:end]]
+    for b in range(len(bags.bounds)):
+        rows = bags.index[_counted(bags, b)]
         if not rows.size:
             continue
         first = np.argmax(weight[rows] == weight[rows].max(axis=0), axis=0)  # argmax: the first True
@@ -241,8 +239,9 @@ def embedding_bag_backward(
     total = ar.zeros(weight.shape)
     grad_w = ar.zeros((bags.index.size,)) if bags.weights is not None else None
     for b in range(len(bags.bounds)):
-        positions, rows, w = _bag_terms(bags, b)
-        divisor, pooled = _pooled(bags, b, table)
+        positions = _counted(bags, b)
+        rows, w = bags.index[positions], _weights(bags, positions)
+        divisor, pooled = _pooled(bags.mode, rows, w, table)
         if divisor == 0:
             continue  # nothing counted, or a zero divisor: the bag is a constant zero row
         for k, row in enumerate(rows):

@@ -18,7 +18,7 @@ from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks, refusals
 from embconf.model.bag import BAG_OPERATIONS
 from embconf.model.errors import Decline
-from embconf.reference.bag import bag_ranges as spec_bounds  # the spec's offset rules (EMB-BAG-1, 8, 13)
+from embconf.reference.bag import bag_count, bag_ranges  # the spec's shape and offset rules (EMB-BAG-1, 8, 13)
 from embconf.reference.errors import EmbeddingError
 
 OPERATIONS = frozenset(BAG_OPERATIONS)
@@ -27,13 +27,8 @@ OPERATIONS = frozenset(BAG_OPERATIONS)
 def bag_bounds(ids: np.ndarray, offsets: Optional[np.ndarray], include_last_offset: bool = False) -> list[range]:
     """Each bag's positions in the flattened ids: the rows of 2-D ids, or the offsets' bags (glue checks)."""
     with glue_checks():
-        if ids.ndim == 2:
-            if offsets is not None:
-                raise EmbeddingError("shape_mismatch", f"2-D ids {ids.shape} are fixed-length bags: no offsets")
-            return [range(b * ids.shape[1], (b + 1) * ids.shape[1]) for b in range(ids.shape[0])]
-        if ids.ndim != 1 or offsets is None:
-            raise EmbeddingError("shape_mismatch", f"ids of shape {ids.shape} need 1-D offsets (or 2-D ids)")
-        return [range(start, end) for start, end in spec_bounds(ids, offsets, bool(include_last_offset))]
+        bag_count(ids, offsets, bool(include_last_offset))  # the shapes first, as the spec orders its checks
+        return [range(start, end) for start, end in bag_ranges(ids, offsets, bool(include_last_offset))]
 
 
 def check_weights_shape(per_sample_weights: Optional[np.ndarray], ids: np.ndarray) -> None:
@@ -145,15 +140,22 @@ def tape_gradients(
 
 
 class TapedBags(BagOperations):
-    """The bag operations of a framework on TensorFlow: :meth:`_inputs` gives what holds the table and the weights
-    as tensors, :meth:`_pooled` the output from them, :meth:`_table` the tensor the tape watches; the gradients
-    are ``tf.GradientTape``'s (:func:`tape_gradients`)."""
+    """The bag operations of a framework on TensorFlow: :meth:`_source` gives what holds the table, :meth:`_pooled`
+    the output from it and the weights, :meth:`_table` the tensor the tape watches; the gradients are
+    ``tf.GradientTape``'s (:func:`tape_gradients`)."""
 
     tf: Any
+    framework: str  # its name, as a declined option says it
     wrong_gradient: str = ""  # the framework's words for an upstream gradient of another shape (shape_mismatch)
 
-    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
+    def _source(self, call: BagCall) -> Any:
         raise NotImplementedError
+
+    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
+        """(what holds the table, the flat weights as a tensor or None); options it has no argument for declined."""
+        call.decline_absent(self.framework)
+        flat = call.flat_weights()
+        return self._source(call), None if flat is None else self.tf.constant(flat)
 
     def _pooled(self, source: Any, call: BagCall, weights: Any) -> Any:
         raise NotImplementedError

@@ -39,6 +39,7 @@ FEATURES = frozenset({"bag-sum", "bag-mean", "bag-sqrtn", "bag-weights", "bag-we
 
 
 class KerasRsAdapter(TapedBags, FrameworkAdapter):
+    framework = "Keras-RS"
     wrong_gradient = WRONG_GRADIENT
     kind = "keras_rs"
 
@@ -72,8 +73,5 @@ class KerasRsAdapter(TapedBags, FrameworkAdapter):
     def _table(self, layer: Any) -> Any:
         return layer.embeddings.value
 
-    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
-        """(the layer holding the table, the flat weights or None)."""
-        call.decline_absent("Keras-RS")
-        flat = call.flat_weights()
-        return self._layer(call.weight, call.mode), None if flat is None else self.tf.constant(flat)
+    def _source(self, call: BagCall) -> Any:
+        return self._layer(call.weight, call.mode)

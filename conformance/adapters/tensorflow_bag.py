@@ -54,6 +54,7 @@ EMPTY_ROWS_ASSUMED = DocumentedChoice(
 
 
 class TensorFlowBagAdapter(TapedBags, FrameworkAdapter):
+    framework = "TensorFlow"
     wrong_gradient = WRONG_GRADIENT
     kind = "tensorflow_bag"
     targets = tuple(TARGETS)
@@ -88,8 +89,5 @@ class TensorFlowBagAdapter(TapedBags, FrameworkAdapter):
         with refusals(Exception, (" out of range [0, ", "index_out_of_range"), (UNKNOWN_COMBINER, "invalid_config")):
             return self.lookup(table, sparse_ids, sparse_weights, combiner=call.mode)
 
-    def _inputs(self, call: BagCall) -> tuple[Any, Any]:
-        """(the table, the flat weights or None) as TensorFlow tensors."""
-        call.decline_absent("TensorFlow")
-        flat = call.flat_weights()
-        return self.tf.constant(call.weight), None if flat is None else self.tf.constant(flat)
+    def _source(self, call: BagCall) -> Any:
+        return self.tf.constant(call.weight)

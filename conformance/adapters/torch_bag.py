@@ -107,7 +107,23 @@ class TorchBags:
         return self.run(pool, call, grad_output)[1:]
 
 
-class TorchBagAdapter(BagOperations, FrameworkAdapter):
+class PooledBags(BagOperations):
+    """The bag operations of a framework on torch: :meth:`_pool` gives the case's forward, :class:`TorchBags`
+    runs it and its backward."""
+
+    bags: TorchBags
+
+    def _pool(self, call: BagCall) -> Pool:
+        raise NotImplementedError
+
+    def forward(self, call: BagCall) -> Any:
+        return self.bags.forward(self._pool(call), call)
+
+    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
+        return self.bags.backward(self._pool(call), call, grad_output)
+
+
+class TorchBagAdapter(PooledBags, FrameworkAdapter):
     kind = "torch_bag"
     targets = tuple(TARGETS)
 
@@ -132,9 +148,3 @@ class TorchBagAdapter(BagOperations, FrameworkAdapter):
             return bag(ids, offsets, per_sample_weights=weights), bag.weight
 
         return function if self.functional else module
-
-    def forward(self, call: BagCall) -> Any:
-        return self.bags.forward(self._pool(call), call)
-
-    def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
-        return self.bags.backward(self._pool(call), call, grad_output)

@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters.bags import OPERATIONS, BagCall, BagOperations
+from embconf.adapters.bags import OPERATIONS, BagCall
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version, refusals
-from embconf.adapters.torch_bag import Pool, TorchBags, bag_errors
+from embconf.adapters.torch_bag import Pool, PooledBags, TorchBags, bag_errors
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
@@ -72,7 +72,7 @@ TABLE_WISE = DocumentedChoice(
 )
 
 
-class TorchRecAdapter(BagOperations, FrameworkAdapter):
+class TorchRecAdapter(PooledBags, FrameworkAdapter):
     kind = "torchrec"
     targets = tuple(TARGETS)
 
@@ -150,11 +150,8 @@ class TorchRecAdapter(BagOperations, FrameworkAdapter):
             )
         return np.array([rows * columns * table.element_size() for rows, columns in sizes], dtype=np.int64)
 
-    def forward(self, call: BagCall) -> Any:
-        return self.bags.forward(self._pool(call), call)
-
     def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:
-        grad_table, grad_weights = self.bags.backward(self._pool(call), call, grad_output)
+        grad_table, grad_weights = super().backward(call, grad_output)
         return (self._fused_gradient(call, grad_output) if self.fused else grad_table), grad_weights
 
     def _fused_gradient(self, call: BagCall, grad_output: np.ndarray) -> Any:

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 from embconf.adapters.base import call_python
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import Symptom, symptom
+from embconf.model.bag import BAG_OPERATIONS
 from embconf.model.bag_conventions import BagConvention
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.model.symptom import CONVENTION, PADDING_COUNTED, SymptomKey
-
-BAG_OPERATIONS = ("embedding_bag_forward", "embedding_bag_backward")
 
 CANONICAL = {
     BagConvention.DROP_NEGATIVE_IDS: "raise index_out_of_range for an id < 0 (EMB-BAG-13)",
@@ -27,21 +26,33 @@ CANONICAL = {
 }
 
 
+def _wrong_bag_values(case: Case, result: CaseResult) -> bool:
+    """Whether the case is a bag operation's that failed with outputs (the only results a replay can match)."""
+    return result.outcome == FAIL and result.error_kind is None and case.operation in BAG_OPERATIONS
+
+
+def _replayed(
+    case: Case, inputs: Mapping[str, Any], result: CaseResult, function: Callable[..., Any], **called: Any
+) -> bool:
+    """Whether ``function`` (the reference with one thing changed) answers the case as the implementation did,
+    called with the case's ``inputs`` or, given, with ``called``."""
+    from embconf.diagnosis.replay import reply_matches
+
+    return reply_matches(case, inputs, call_python(case.operation, function, **(called or inputs)), result)
+
+
 def undeclared_convention(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
     """The convention whose answer the failing result is, among those that change the case; [] for none."""
-    from embconf.diagnosis.replay import reply_matches
     from embconf.reference import OPERATIONS
 
-    if result.outcome != FAIL or result.error_kind is not None or case.operation not in BAG_OPERATIONS:
+    if not _wrong_bag_values(case, result):
         return []
-    found = []
-    for convention in BagConvention:
-        if not convention.changes(case.features):
-            continue
-        follows = partial(OPERATIONS[case.operation], conventions=(convention.value,))
-        if reply_matches(case, inputs, call_python(case.operation, follows, **inputs), result):
-            found.append(_said(convention))
-    return found
+    return [
+        _said(convention)
+        for convention in BagConvention
+        if convention.changes(case.features)
+        and _replayed(case, inputs, result, partial(OPERATIONS[case.operation], conventions=(convention.value,)))
+    ]
 
 
 def _said(convention: BagConvention) -> Symptom:
@@ -61,16 +72,13 @@ def _said(convention: BagConvention) -> Symptom:
 
 def padding_counted(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
     """The padding id counted like any id: the failing result is the reference's answer without ``padding_idx``."""
-    from embconf.diagnosis.replay import reply_matches
     from embconf.reference import OPERATIONS
 
     padding = inputs.get("padding_idx")
-    if result.outcome != FAIL or result.error_kind is not None or case.operation not in BAG_OPERATIONS:
-        return []
-    if padding is None or case.expected_error is not None:
+    if not _wrong_bag_values(case, result) or padding is None or case.expected_error is not None:
         return []
     without = {name: value for name, value in inputs.items() if name != "padding_idx"}
-    if not reply_matches(case, inputs, call_python(case.operation, OPERATIONS[case.operation], **without), result):
+    if not _replayed(case, inputs, result, OPERATIONS[case.operation], **without):
         return []
     said = f"counts the padding id like any other id: the outputs are those without padding_idx (= {padding})"
     resolve = " (a negative padding_idx counts from the end: compare ids with V + padding_idx)" if padding < 0 else ""
