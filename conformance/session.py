@@ -1,5 +1,5 @@
 """The run pipeline, the one every entry point uses: a :class:`Session` opens an implementation, plans every
-case (the computed sinusoid-family cases included), runs them, repeats, diagnoses, and finishes into one
+case (those computed for its declared conventions included), runs them, repeats, diagnoses, and finishes into one
 frozen :class:`~embconf.model.record.RunRecord`.
 
 ``embconf run``, ``embconf matrix``, grading (``grade``, ``gradescope``, ``embconf.check``), ``embconf
@@ -21,9 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
-from embconf.corpus.conventions import convention_cases
+from embconf.corpus.conventions import computed_cases
 from embconf.corpus.expectations import Expectations
-from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, isolation_options, open_adapter
 from embconf.judging.cases import Progress, run_case
@@ -80,9 +79,8 @@ class Session:
     """One run of one implementation over a selection of cases: iterate it for each case's first result as it
     is judged, then :meth:`finish` it for the frozen record.
 
-    ``cases`` are the selection; the session adds the cases of a declared sinusoid point no named profile is
-    (:mod:`embconf.corpus.family`) and of declared rope conventions (:mod:`embconf.corpus.conventions`), so
-    :attr:`cases` is everything it will run. With ``owns_adapter`` the
+    ``cases`` are the selection; the session adds the cases computed for the conventions it declares
+    (:mod:`embconf.corpus.conventions`), so :attr:`cases` is everything it will run. With ``owns_adapter`` the
     session closes the adapter when it finishes (or on :meth:`close`)."""
 
     def __init__(
@@ -98,11 +96,7 @@ class Session:
         self.fixtures = dict(fixtures or {})
         self.capabilities = adapter.capabilities()
         selection = list(cases)
-        self.cases: list[Case] = (
-            selection
-            + family_cases(self.capabilities.sinusoid, selection)
-            + convention_cases(self.capabilities.rope_conventions, selection)
-        )
+        self.cases: list[Case] = selection + computed_cases(self.capabilities.conventions, selection)
         self._owns = owns_adapter
         self._results: list[CaseResult] = []
         self._started: Optional[float] = None

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from embconf.reference.tolerance import EXACT, accumulation_roundoff, close, summation, unit_roundoff
+from embconf.reference.tolerance import EXACT, Rule, accumulation_roundoff, close, summation, unit_roundoff
 
 DIVISION_ULPS = 2.0  # mean and sqrtn: the division and the square root, relative (as a scale, section 8.5)
 
@@ -151,4 +151,4 @@ def _sharded(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     return {name: EXACT for name in outputs}
 
 
-RULES = {"embedding_bag_forward": _forward, "embedding_bag_backward": _backward, "sharded_table_bytes": _sharded}
+RULES: dict[str, Rule] = {"embedding_bag_forward": _forward, "embedding_bag_backward": _backward, "sharded_table_bytes": _sharded}

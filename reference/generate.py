@@ -18,6 +18,7 @@ import numpy as np
 from embconf.model.bag_conventions import BagConvention
 from embconf.model.encoding import encode_array
 from embconf.model.rope import LAYER_FEATURE
+from embconf.model.rope_conventions import RopeConvention
 from embconf.model.sinusoid import SinusoidProfile
 from embconf.model.version import __version__
 from embconf.model.vocabulary import FIXTURES_DIR, json_name, named_outputs, spec_version
@@ -26,8 +27,8 @@ from embconf.reference.arithmetic import PRECISION, Ambiguous, exact
 from embconf.reference.cases import CaseSpec, all_cases
 from embconf.reference.emit import dump_json, dump_yaml
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.families import for_case
 from embconf.reference.sinusoid import CANONICAL
-from embconf.reference.tolerance import for_case
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "MANIFEST.json"
@@ -60,8 +61,8 @@ def _reference_inputs(spec: CaseSpec, profile: Optional[SinusoidProfile] = None)
         inputs["storage"] = "computed"
     if LAYER_FEATURE in spec.features:  # an implementation with a rope layer (EMB-LAY-10; else EMB-LAY-7)
         inputs["rope_layer"] = True
-    if bag_conventions(spec):  # a bag convention's case (EMB-BAG-V1, V2): the reference answers under it
-        inputs["conventions"] = bag_conventions(spec)
+    if conventions(spec):  # a rope or bag convention's case (EMB-ROPE-V*, EMB-BAG-V*): the reference answers under it
+        inputs["conventions"] = conventions(spec)
     if "table" in spec.sample_rows:  # only the rows the golden pins (a 32768-row table, computed exactly)
         inputs["only_rows"] = spec.sample_rows["table"]
     return inputs
@@ -111,8 +112,8 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dic
         expected = {
             "outputs": {name: _encode_value(value, spec.sample_rows.get(name)) for name, value in outputs.items()}
         }
-        conventions = {"conventions": bag_conventions(spec)} if bag_conventions(spec) else {}
-        tolerance = for_case(spec.operation, {**spec.inputs, **conventions}, outputs)
+        under = {"conventions": conventions(spec)} if conventions(spec) else {}
+        tolerance = for_case(spec.operation, {**spec.inputs, **under}, outputs)
     record: dict[str, Any] = {
         "id": spec.id,
         "description": spec.description,
@@ -127,9 +128,9 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dic
     return record
 
 
-def bag_conventions(spec: CaseSpec) -> tuple[str, ...]:
-    """The bag conventions a case is computed under: those whose feature it carries."""
-    return tuple(c.value for c in BagConvention if c.feature in spec.features)
+def conventions(spec: CaseSpec) -> tuple[str, ...]:
+    """The rotary and bag conventions a case is computed under: those whose feature it carries."""
+    return tuple(c.value for c in (*RopeConvention, *BagConvention) if c.feature in spec.features)
 
 
 CALL_FIELDS = ("operation", "inputs", "expected", "tolerance")  # what each call of a case of calls holds

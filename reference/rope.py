@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -29,6 +29,27 @@ from embconf.reference.arithmetic import active
 from embconf.reference.errors import EmbeddingError
 
 TABLE_DTYPES = ("float32", "float64", "float16", "bfloat16")
+# The rotary conventions an implementation may declare (EMB-ROPE-V1..V3): the reference answers under them when
+# asked (the ``conventions`` argument), for the goldens under a convention and the cases a run computes for one.
+NEGATIVE_SENSE, ATTENTION_BY_CALLER, FLOAT32_TABLES = "negative_sense", "attention_by_caller", "float32_tables"
+CONVENTIONS = (NEGATIVE_SENSE, ATTENTION_BY_CALLER, FLOAT32_TABLES)
+
+
+def under_conventions(scaling: Any, conventions: Iterable[str]) -> Any:
+    """The scaling a rotation under ``conventions`` uses: YaRN's attention factor 1 when it is left to the caller
+    (EMB-ROPE-V2); ``scaling`` as it is otherwise. An unknown convention is invalid_config."""
+    chosen = frozenset(conventions)
+    unknown = sorted(chosen - set(CONVENTIONS))
+    if unknown:
+        raise EmbeddingError("invalid_config", f"unknown rope convention(s) {unknown}")
+    if ATTENTION_BY_CALLER in chosen and isinstance(scaling, Mapping) and scaling.get("rope_type") == "yarn":
+        return {**scaling, "attention_factor": 1.0}
+    return scaling
+
+
+def sense(conventions: Iterable[str]) -> float:
+    """+1, or -1 for the rotation by the negative angle (EMB-ROPE-V1)."""
+    return -1.0 if NEGATIVE_SENSE in frozenset(conventions) else 1.0
 
 
 def _config(rotary_dim: Any, base: Any, scaling: Any) -> tuple[int, float, RopeScaling]:
@@ -196,8 +217,10 @@ def rope_tables(
     base: float = 10000.0,
     scaling: Optional[Mapping[str, Any]] = None,
     dtype: str = "float32",
+    conventions: Iterable[str] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """(cos, sin), each (T, h): a*cos(p*theta_k) and a*sin(p*theta_k), rounded once to ``dtype`` (EMB-ROPE-1)."""
+    scaling = under_conventions(scaling, conventions)
     _config(rotary_dim, base, scaling)
     ids = _positions(position_ids, scaling)
     if dtype not in TABLE_DTYPES:
@@ -282,10 +305,12 @@ def rope_forward(
     base: float = 10000.0,
     scaling: Optional[Mapping[str, Any]] = None,
     pairing: str = "half_split",
+    conventions: Iterable[str] = (),
 ) -> np.ndarray:
     """x with each pair (i, j) of frequency k rotated by p*theta_k (EMB-ROPE-2..5); columns >= r copied."""
+    scaling = under_conventions(scaling, conventions)
     ids = check_call(x, position_ids, rotary_dim, base, scaling, pairing)
-    return _rotate(x, ids, int(rotary_dim), float(base), scaling, pairing_of(pairing), 1.0)
+    return _rotate(x, ids, int(rotary_dim), float(base), scaling, pairing_of(pairing), sense(conventions))
 
 
 def rope_backward(
@@ -296,9 +321,11 @@ def rope_backward(
     scaling: Optional[Mapping[str, Any]],
     pairing: str,
     grad_output: np.ndarray,
+    conventions: Iterable[str] = (),
 ) -> np.ndarray:
     """grad_x: grad_output rotated by the negative angle, the transpose of the forward (EMB-ROPE-6)."""
+    scaling = under_conventions(scaling, conventions)
     ids = check_call(x, position_ids, rotary_dim, base, scaling, pairing)
     if grad_output.shape != x.shape:
         raise EmbeddingError("shape_mismatch", f"grad_output has shape {grad_output.shape}, x has {x.shape}")
-    return _rotate(grad_output, ids, int(rotary_dim), float(base), scaling, pairing_of(pairing), -1.0)
+    return _rotate(grad_output, ids, int(rotary_dim), float(base), scaling, pairing_of(pairing), -sense(conventions))

@@ -9,7 +9,7 @@ atol + rtol*|expected| (+ ulps * spacing(pos) along ``position.axis``), with a
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -113,15 +113,6 @@ def max_row_abs_sum(
     if by_freq:
         sums /= np.maximum(counts, 1)[:, None]
     return float(sums.max())
-
-
-def for_case(operation: str, inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
-    """The tolerance of every output of a case, by the rule of its operation."""
-    if operation not in _RULES:  # a bag operation (section 8.9, since 2.1.0): its rules import this module's
-        from embconf.reference.bag_tolerance import RULES
-
-        return RULES[operation](inputs, outputs)
-    return _RULES[operation](inputs, outputs)
 
 
 def _padding_row(padding_idx: Any, rows: int) -> Optional[int]:
@@ -266,11 +257,12 @@ def rope(attention: float, magnitude: float, max_angle: float, dtype: str) -> di
 
 def _rope_parts(inputs: dict[str, Any]) -> tuple[float, float]:
     """(a, A): the attention factor and the case's largest angle, max(position_ids) * max(theta_k)."""
-    from embconf.reference.rope import inverse_frequencies
+    from embconf.reference.rope import inverse_frequencies, under_conventions
 
     ids = np.asarray(inputs["position_ids"])
     top = int(ids.max(initial=0))
-    inv_freq, attention = inverse_frequencies(inputs["rotary_dim"], inputs["base"], inputs["scaling"], top)
+    scaling = under_conventions(inputs["scaling"], inputs.get("conventions", ()))
+    inv_freq, attention = inverse_frequencies(inputs["rotary_dim"], inputs["base"], scaling, top)
     return float(attention), top * float(inv_freq.max())
 
 
@@ -289,6 +281,10 @@ def _rope_tables(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
 
 
 def _rope_rotation(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    from embconf.reference.rope import FLOAT32_TABLES
+
+    if FLOAT32_TABLES in inputs.get("conventions", ()):
+        return strict_rope_rotation(inputs, outputs)
     attention, angle = _rope_parts(inputs)
     values = inputs["grad_output"] if "grad_output" in inputs else inputs["x"]
     return {name: rope(attention, _pair_magnitude(values, inputs), angle, values.dtype.name) for name in outputs}
@@ -360,24 +356,38 @@ def _rope_layer_backward(inputs: dict[str, Any], c: float, pad: Optional[int]) -
     return tol
 
 
-_RULES = {
-    "embedding_forward": _all_exact,
-    "embedding_backward": _lookup_backward,
-    "embedding_backward_sparse": _lookup_backward,
-    "embedding_forward_max_norm": _renormalised,
-    "sinusoidal_table": _sinusoid_table,
-    "learned_positions_forward": _positions_forward,
-    "learned_positions_backward": _positions_backward,
-    "embedding_layer_forward": _layer_forward,
-    "embedding_layer_backward": _layer_backward,
-    "parameter_count": _all_exact,
-    "table_bytes": _memory_units,
-    "gradient_bytes": _all_exact,
-    "adam_state_bytes": _all_exact,
-    "rope_tables": _rope_tables,
-    "rope_forward": _rope_rotation,
-    "rope_backward": _rope_rotation,
-    "rope_apply": _rope_apply,
-    "rope_apply_backward": _rope_apply,
-    "embedding_layer_own_backward": _own_backward,
+Rule = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+# The rules of section 8, by area and operation (the bags' are section 8.9, :mod:`embconf.reference.bag_tolerance`;
+# :mod:`embconf.reference.families` holds both, keyed by area).
+RULES: dict[str, dict[str, Rule]] = {
+    "token_lookup": {
+        "embedding_forward": _all_exact,
+        "embedding_backward": _lookup_backward,
+        "embedding_backward_sparse": _lookup_backward,
+        "embedding_forward_max_norm": _renormalised,
+    },
+    "sinusoidal": {"sinusoidal_table": _sinusoid_table},
+    "learned_positions": {
+        "learned_positions_forward": _positions_forward,
+        "learned_positions_backward": _positions_backward,
+    },
+    "embedding_layer": {
+        "embedding_layer_forward": _layer_forward,
+        "embedding_layer_backward": _layer_backward,
+        "embedding_layer_own_backward": _own_backward,
+    },
+    "memory": {
+        "parameter_count": _all_exact,
+        "table_bytes": _memory_units,
+        "gradient_bytes": _all_exact,
+        "adam_state_bytes": _all_exact,
+    },
+    "rope": {
+        "rope_tables": _rope_tables,
+        "rope_forward": _rope_rotation,
+        "rope_backward": _rope_rotation,
+        "rope_apply": _rope_apply,
+        "rope_apply_backward": _rope_apply,
+    },
 }

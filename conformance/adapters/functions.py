@@ -36,12 +36,8 @@ from embconf.adapters import ImplementationError
 from embconf.adapters.base import ALL_OPERATIONS, call_python, declined
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
-from embconf.model.bag_conventions import BagConvention, bag_conventions
-from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.contract import STATEFUL, Capabilities, Reply, Status
-from embconf.model.rope_conventions import RopeConvention, convention_features, rope_conventions
-from embconf.model.sinusoid import SinusoidProfile, declared_profile, profile_features
-from embconf.model.vocabulary import features as spec_features
+from embconf.model.convention import KINDS, Convention, claimable_features, read_declared
 
 
 class FunctionsAdapter(InProcessAdapter):
@@ -53,9 +49,7 @@ class FunctionsAdapter(InProcessAdapter):
         caps = Capabilities(
             frozenset(operation_functions(module, target)),
             declared_features(module, target) | {STATEFUL},  # the module is its one instance (section 9.7)
-            sinusoid_parameters=declared_sinusoid(module, target),
-            rope_conventions=declared_conventions(module, target),
-            bag_conventions=declared_bag_conventions(module, target),
+            conventions=declared_conventions(module, target),
         )
         super().__init__(target, caps, module_version(module), (module,))
 
@@ -119,40 +113,31 @@ def declared_features(module: ModuleType, target: str) -> frozenset[str]:
     names = _names(raw)
     if names is None:
         raise ImplementationError(f"{target!r}: EMBCONF_FEATURES must be a list of feature names, got {raw!r}")
-    known = set(spec_features()) - profile_features() - convention_features() - bag_convention_features()
+    known = set(claimable_features())
     unknown = sorted(str(n) for n in names - known)
     if unknown:
         raise ImplementationError(
             f"{target!r}: unknown feature(s) {', '.join(unknown)} in EMBCONF_FEATURES; known: {', '.join(sorted(known))}"
-            " (a sinusoid profile is declared by EMBCONF_SINUSOID_CONVENTION or EMBCONF_SINUSOID_PARAMETERS)"
+            " (a convention is declared by its own attribute: "
+            + ", ".join(attribute for kind in KINDS for attribute in kind.module_attributes)
+            + ")"
         )
     return names
 
 
-def declared_sinusoid(module: ModuleType, target: str) -> SinusoidProfile:
-    """The sinusoid profile ``EMBCONF_SINUSOID_CONVENTION`` names or ``EMBCONF_SINUSOID_PARAMETERS`` spells out."""
+def declared_conventions(module: ModuleType, target: str) -> frozenset[Convention]:
+    """The conventions the module declares, each kind by its own attributes (``EMBCONF_SINUSOID_CONVENTION`` or
+    ``EMBCONF_SINUSOID_PARAMETERS``, ``EMBCONF_ROPE_CONVENTIONS``, ``EMBCONF_BAG_CONVENTIONS``)."""
+    declared = {
+        key: getattr(module, attribute)
+        for kind in KINDS
+        for attribute, key in kind.module_attributes.items()
+        if hasattr(module, attribute)
+    }
     try:
-        return declared_profile(
-            getattr(module, "EMBCONF_SINUSOID_CONVENTION", None), getattr(module, "EMBCONF_SINUSOID_PARAMETERS", None)
-        )
+        return read_declared(declared)
     except ValueError as exc:
         raise ImplementationError(f"{target!r}: {exc}") from None
-
-
-def declared_conventions(module: ModuleType, target: str) -> frozenset[RopeConvention]:
-    """``EMBCONF_ROPE_CONVENTIONS``: the rotary conventions it follows (spec 2.0.0, EMB-ROPE-V1..V3)."""
-    try:
-        return rope_conventions(getattr(module, "EMBCONF_ROPE_CONVENTIONS", None))
-    except ValueError as exc:
-        raise ImplementationError(f"{target!r}: EMBCONF_ROPE_CONVENTIONS: {exc}") from None
-
-
-def declared_bag_conventions(module: ModuleType, target: str) -> frozenset[BagConvention]:
-    """``EMBCONF_BAG_CONVENTIONS``: the bag conventions it follows (spec 2.1.0, EMB-BAG-V1, V2)."""
-    try:
-        return bag_conventions(getattr(module, "EMBCONF_BAG_CONVENTIONS", None))
-    except ValueError as exc:
-        raise ImplementationError(f"{target!r}: EMBCONF_BAG_CONVENTIONS: {exc}") from None
 
 
 def _names(value: Any) -> Optional[frozenset[str]]:

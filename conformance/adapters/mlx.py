@@ -33,6 +33,7 @@ from embconf.adapters.frameworks import FrameworkAdapter, import_framework, refu
 from embconf.adapters.mlx_rope import MlxRope, mlx_array
 from embconf.model.contract import Capabilities
 from embconf.model.dtypes import numpy_dtype
+from embconf.model.sinusoid import declaring
 
 EXTRA = "mlx"
 COTANGENT_SHAPE = "does not match cotangent shape"
@@ -50,7 +51,7 @@ class MlxAdapter(FrameworkAdapter):
         caps = Capabilities(
             frozenset({"embedding_forward", "embedding_backward", "sinusoidal_table"}) | rope.operations,
             frozenset({"float64", "int32_ids", "float16", "bfloat16"}) | rope.features(),
-            sinusoid_convention="mlx",
+            conventions=declaring("mlx"),
             notes=(f"device {self.mx.default_device()}",),
         )
         super().__init__("mlx", self.mx, caps, parts=(rope,))

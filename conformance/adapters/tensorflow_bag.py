@@ -70,7 +70,7 @@ class TensorFlowBagAdapter(TapedBags, FrameworkAdapter):
             FEATURES,
             notes=(f"tf.nn.{TARGETS[target]}",),
             documented=() if safe else (EMPTY_ROWS_ASSUMED,),
-            bag_conventions=conventions,
+            conventions=conventions,
         )
         name = f"tensorflow_bag:{target}" if target else "tensorflow_bag"
         super().__init__(name, self.tf, caps, f"TensorFlow {TARGETS[target]}")

@@ -31,6 +31,7 @@ from embconf.adapters.frameworks import FrameworkAdapter, import_framework
 from embconf.adapters.instances import CallsOnInstances
 from embconf.adapters.transformers_rope import ROPE_MODELS, HfRope, rope_capabilities
 from embconf.model.contract import Capabilities
+from embconf.model.sinusoid import declaring
 
 EXTRA = "transformers"
 
@@ -106,7 +107,7 @@ class TransformersAdapter(CallsOnInstances, FrameworkAdapter):
         caps = Capabilities(
             frozenset({"sinusoidal_table"}),
             frozenset({"float64"} if self.table.float64 else set()),
-            sinusoid_convention=self.table.convention,
+            conventions=declaring(self.table.convention),
         )
         super().__init__(f"transformers:{target}", transformers, caps, f"transformers {self.table.title}")
 

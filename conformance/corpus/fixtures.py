@@ -267,7 +267,7 @@ def parse_fixture_file(path: Path, raw: bytes, validate: bool = False, document:
         problem = _case_problem(case)
         if problem:
             raise FixtureError(f"{path}: malformed case #{number} ({problem}); run `embconf validate`")
-    return [_case(record, path.name) for record in document["cases"]]
+    return [case_of(record, path.name) for record in document["cases"]]
 
 
 def call_records(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -280,13 +280,13 @@ def call_records(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{**shared, **call} if isinstance(call, dict) else call for call in calls]
 
 
-def _case(record: Mapping[str, Any], source: str) -> Case:
+def case_of(record: Mapping[str, Any], source: str) -> Case:
     """The :class:`Case` of a record checked by :func:`_case_problem` (a sequence: its first call's, holding all)."""
     if record.get("calls"):
         calls: list[Case] = []
         records = call_records(record)
         for call in records:
-            calls.append(replace(_case(call, source), before=tuple(calls), of_calls=len(records)))
+            calls.append(replace(case_of(call, source), before=tuple(calls), of_calls=len(records)))
         return replace(calls[0], calls=tuple(calls))
     return Case.from_record(record, source)
 

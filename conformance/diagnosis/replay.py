@@ -244,7 +244,7 @@ def _fails(case: Case, reply: Reply) -> bool:
 
 def _model_tolerance(operation: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:
     """The tolerance model's bound for outputs the goldens do not hold (a result where an error was expected)."""
-    from embconf.reference.tolerance import for_case
+    from embconf.reference.families import for_case
 
     try:
         return for_case(operation, dict(inputs), dict(outputs))

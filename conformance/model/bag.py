@@ -91,9 +91,9 @@ def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: A
     """What a bag case's features lack or claim wrongly for its inputs (``embconf validate``)."""
     if operation not in (*BAG_OPERATIONS, SHARDING_OPERATION):
         return []
-    from embconf.model.bag_conventions import convention_features
+    from embconf.model.bag_conventions import KIND
 
-    conventions = {f for f in features if f in convention_features()}
+    conventions = {f for f in features if f in KIND.features}
     needed = implied_features(operation, inputs, error, conventions)
     claimed = {f for f in features if f.startswith("bag-")} - conventions
     problems = [f"a bag case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]

@@ -9,11 +9,10 @@ cases as before.
 from __future__ import annotations
 
 import enum
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable
 
 from embconf.model.bag import NEGATIVE_IDS_REFUSED, NONPOSITIVE_WEIGHTS_KEPT
-from embconf.model.declarations import claim_clause as declared_clause
-from embconf.model.declarations import declared_names
+from embconf.model.declarations import ConventionKind, declared_names, enum_kind
 
 
 class BagConvention(enum.Enum):
@@ -23,9 +22,21 @@ class BagConvention(enum.Enum):
     PRUNE_NONPOSITIVE_WEIGHTS = "prune_nonpositive_weights"
 
     @property
+    def kind(self) -> str:
+        return "bag"
+
+    @property
     def feature(self) -> str:
         """The feature of the cases under it (implied by the declaration, never claimed directly)."""
         return f"bag-{self.value}"
+
+    @property
+    def computed(self) -> bool:
+        """False: its cases are frozen goldens (``fixtures/bags.yaml``), none computed at run time."""
+        return False
+
+    def replaced(self) -> str:
+        return f"a canonical bag case: it declares the bag convention {self.describe()}"
 
     @property
     def canonical_marker(self) -> str:
@@ -42,8 +53,9 @@ class BagConvention(enum.Enum):
             "prune_nonpositive_weights": "positions of weight <= 0 dropped (TensorFlow safe_embedding_lookup_sparse)",
         }[self.value] + f" ({self.requirement})"
 
-    def changes(self, features: Iterable[str]) -> bool:
-        """Whether a canonical case with ``features`` has another answer under this convention."""
+    def changes(self, operation: str, features: Iterable[str]) -> bool:
+        """Whether a canonical case with ``features`` has another answer under this convention (it carries the
+        marker; ``operation`` says nothing more)."""
         return self.canonical_marker in set(features)
 
 
@@ -52,24 +64,4 @@ def bag_conventions(declared: Any) -> frozenset[BagConvention]:
     return declared_names("bag", BagConvention, declared)
 
 
-def convention_features() -> set[str]:
-    """Every feature of a bag convention's cases (declared as a convention, never as a feature)."""
-    return {c.feature for c in BagConvention}
-
-
-def canonical_markers(declared: Iterable[BagConvention]) -> set[str]:
-    """The canonical markers an implementation has: those of the conventions it does not declare."""
-    chosen = set(declared)
-    return {c.canonical_marker for c in BagConvention if c not in chosen}
-
-
-def changed_by(conventions: Iterable[BagConvention], features: Iterable[str]) -> Optional[str]:
-    """Why a canonical case is not applicable to an implementation that declares ``conventions``, or None."""
-    found = list(features)
-    hit = [c for c in sorted(conventions, key=lambda c: c.value) if c.changes(found)]
-    return f"a canonical bag case: it declares the bag convention {hit[0].describe()}" if hit else None
-
-
-def claim_clause(conventions: Iterable[BagConvention]) -> str:
-    """What a conformance claim adds for declared bag conventions (spec section 11), or ""."""
-    return declared_clause("bag", conventions)
+KIND: ConventionKind = enum_kind("bag", "bags", BagConvention, (c.canonical_marker for c in BagConvention))

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from embconf.model.bag_conventions import claim_clause as bag_claim_clause
+from embconf.model.convention import claim_clauses
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, PROBLEMS, XFAIL, XPASS
 from embconf.model.record import RunRecord
-from embconf.model.rope_conventions import claim_clause as rope_claim_clause
-from embconf.model.sinusoid import claim_clause
 from embconf.model.vocabulary import spec_version
 
 
@@ -47,8 +45,7 @@ def claim(run: RunRecord) -> Claim:
         if conforms
         else f"does not conform to spec {spec_version()}: " + (", ".join(reasons) or "no applicable case")
     )
-    statement += claim_clause(run.capabilities.sinusoid) + rope_claim_clause(run.capabilities.rope_conventions)
-    statement += bag_claim_clause(run.capabilities.bag_conventions)
+    statement += claim_clauses(run.capabilities.conventions)
     statement += "; error kinds verified" if verified else "; error kinds NOT verified (coarse error detail)"
     if glue:
         statement += f"; {len(glue)} passes decided by the adapter's glue, not the implementation"

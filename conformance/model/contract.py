@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from fnmatch import fnmatchcase
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
-from embconf.model.bag_conventions import BagConvention, bag_conventions, canonical_markers
-from embconf.model.bag_conventions import changed_by as bag_changed_by
-from embconf.model.bag_conventions import convention_features as bag_convention_features
-from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
-from embconf.model.rope_conventions import RopeConvention, changed_by, convention_features, rope_conventions
-from embconf.model.sinusoid import SinusoidProfile, profile_features, profile_named
+from embconf.model.convention import (
+    Convention,
+    contradictory_conventions,
+    conventions_json,
+    implied_features,
+    read_declared,
+    replacing,
+    undeclared_reason,
+)
+from embconf.model.features import STATEFUL, contradictory_features, exclusive_defaults, missing_reason
+
+__all__ = ["STATEFUL", "contradictory_features"]  # re-exported: the names adapters and the worker import from here
 
 
 class Status(enum.Enum):
@@ -43,10 +49,6 @@ class Reason(enum.Enum):
     RESTARTS_EXHAUSTED = "restarts_exhausted"  # the process died too often to be started again
 
 
-# The feature of a case of calls on one instance (spec section 9.7, since 2.0.0): an implementation that can be
-# called several times on one instance declares it (every in-process adapter; a protocol peer from minor 5).
-STATEFUL = "stateful"
-
 # The error kind of a rejection whose kind the adapter cannot tell (a coarse error detail).
 UNSPECIFIED = "unspecified"
 
@@ -61,21 +63,6 @@ class Reply:
     violations: list[str] = field(default_factory=list)  # rules broken though the call succeeded (run.guard): a fail
     decided_by: str = ""  # "glue": the adapter's own code, not the implementation, raised this typed error or skipped
     reason: Optional[Reason] = None  # set when the runner stopped the call (status STOPPED or DIED)
-
-
-# Features of which an implementation has at most one: a table is stored or computed (EMB-MEM-1); a layer
-# refuses pos_encoding 'rope' or computes it (EMB-LAY-7, EMB-LAY-10). The first of each pair is implied.
-EXCLUSIVE_FEATURES = (("sinusoid_stored", "sinusoid_computed"), (LAYER_REFUSED_FEATURE, LAYER_FEATURE))
-
-
-def contradictory_features(features: Iterable[str]) -> Optional[str]:
-    """Why claiming ``features`` together contradicts itself (in one line), or None."""
-    claimed = set(features)
-    for group in EXCLUSIVE_FEATURES:
-        both = [name for name in group if name in claimed]
-        if len(both) > 1:
-            return f"it declares the features {' and '.join(both)}, which exclude each other; declare one"
-    return None
 
 
 @dataclass(frozen=True)
@@ -126,25 +113,17 @@ class Capabilities:
 
     operations: frozenset[str]
     features: frozenset[str] = frozenset()
-    sinusoid_convention: str = "interleaved"  # a named sinusoid profile; "family" when sinusoid_parameters is none
+    _: KW_ONLY  # the rest by name (1.x took a sinusoid profile's name third: now a convention, never positional)
     error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
     notes: tuple[str, ...] = ()
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design
-    sinusoid_parameters: Optional[SinusoidProfile] = None  # since spec 1.2.0: the declared point itself (EMB-SIN-6)
-    rope_conventions: frozenset[RopeConvention] = frozenset()  # since spec 2.0.0: EMB-ROPE-V1..V3
-    bag_conventions: frozenset[BagConvention] = frozenset()  # since spec 2.1.0: EMB-BAG-V1, V2
+    conventions: frozenset[Convention] = frozenset()  # every declared convention (embconf.model.convention)
 
     def __post_init__(self) -> None:
-        """A declared point names its profile; a name alone must be a profile's (ValueError, one line)."""
-        if self.sinusoid_parameters is not None:
-            object.__setattr__(self, "sinusoid_convention", self.sinusoid_parameters.name or "family")
-        else:
-            profile_named(self.sinusoid_convention)
-
-    @property
-    def sinusoid(self) -> SinusoidProfile:
-        """The point of the sinusoid family it computes: the canonical table unless it declares another."""
-        return self.sinusoid_parameters or profile_named(self.sinusoid_convention)
+        """At most one convention of a kind that declares a single point (ValueError, one line)."""
+        problem = contradictory_conventions(self.conventions)
+        if problem:
+            raise ValueError(problem)
 
     def documented_choice(self, case_id: str, requirements: Iterable[str]) -> Optional[DocumentedChoice]:
         """The first documented choice that concerns the case, if any."""
@@ -154,79 +133,60 @@ class Capabilities:
         """None when a case applies, else the reason it does not."""
         if operation not in self.operations:
             return f"the implementation does not provide {operation}"
+        case_features = list(case_features)
+        replaced_by = replacing(self.conventions, operation, case_features)
+        if replaced_by is not None:
+            return replaced_by.replaced()
         claimed = self.all_features
         missing = [f for f in case_features if f not in claimed]
-        changed = changed_by(self.rope_conventions, operation, case_features) or bag_changed_by(
-            self.bag_conventions, case_features
-        )
-        if changed:
-            return changed
-        if "sinusoid-interleaved" in missing:
-            return (
-                f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.sinusoid.describe()}"
-            )
-        if STATEFUL in missing:
-            return (
-                "a case of calls on one instance: the implementation does not declare the feature stateful "
-                "(a protocol peer declares it with protocol minor 5, PROTOCOL.md section 8)"
-            )
-        if LAYER_REFUSED_FEATURE in missing:
-            return f"a case of a layer without rope (pos_encoding 'rope' refused): it declares {LAYER_FEATURE}"
-        other_profiles = [f for f in missing if f in profile_features()]
-        if other_profiles:
-            return f"a case of another sinusoid profile ({', '.join(other_profiles)}): it declares {self.sinusoid.describe()}"
+        reason = missing_reason(missing) or undeclared_reason(self.conventions, missing)
+        if reason:
+            return reason
         if missing:
             return f"needs optional feature(s) {', '.join(missing)}"
-        if "bfloat16" in case_features:
-            from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16  # NumPy: not before a case needs it
+        if "bfloat16" not in case_features:
+            return None
+        from embconf.model.dtypes import unavailable_dtype  # NumPy: not before a case needs it
 
-            if not have_bfloat16():  # the harness cannot hold the arrays (EMB-HLF-2)
-                return BFLOAT16_HINT
-        return None
+        return unavailable_dtype(case_features)  # the harness cannot hold the arrays (EMB-HLF-2)
 
     @property
     def all_features(self) -> frozenset[str]:
-        """The claimed features plus the implied ones: the declared sinusoid profile's (``sinusoid-interleaved``
-        for the canonical table), a stored table unless computed, a refused 'rope' layer unless it has one."""
-        implied = {self.sinusoid.feature} | {
-            default for default, declared in EXCLUSIVE_FEATURES if declared not in self.features
-        }
-        conventions = {c.feature for c in self.rope_conventions} | {c.feature for c in self.bag_conventions}
-        implied |= canonical_markers(self.bag_conventions)  # a canonical bag answer unless a convention is declared
-        declared = self.features - profile_features() - convention_features() - bag_convention_features()
-        return (declared - {c.canonical_marker for c in self.bag_conventions}) | implied | conventions
+        """The claimed features plus the implied ones: the first of each exclusive pair unless the other is
+        claimed, and what the declared conventions imply (each one's feature, every canonical marker but theirs)."""
+        from embconf.model.convention import convention_features
+
+        replaced = {c.canonical_marker for c in self.conventions}
+        declared = self.features - convention_features() - replaced
+        return frozenset(declared | exclusive_defaults(self.features) | implied_features(self.conventions))
 
     @property
     def dtypes(self) -> list[str]:
         """The float dtypes it handles: float32 always (EMB-FWD-3), float64, float16 and bfloat16 with their features."""
         return ["float32"] + [d for d in ("float64", "float16", "bfloat16") if d in self.features]
 
+    def declared(self, kind: str) -> frozenset[Any]:
+        """The declared conventions of one kind (``embconf.model.convention.KINDS``)."""
+        return frozenset(c for c in self.conventions if c.kind == kind)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "operations": sorted(self.operations),
             "features": sorted(self.features),
             "dtypes": self.dtypes,
-            "sinusoid_convention": self.sinusoid_convention,
-            "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
-            **self._conventions_json(),
+            **conventions_json(self.conventions),
         }
-
-    def _conventions_json(self) -> dict[str, Any]:
-        """The declared rope and bag conventions, where there are any (a report of an older suite has none)."""
-        declared = {"rope_conventions": self.rope_conventions, "bag_conventions": self.bag_conventions}
-        return {key: sorted(c.value for c in chosen) for key, chosen in declared.items() if chosen}
 
     def to_plain(self) -> dict[str, Any]:
         """As plain values (lists, strings, numbers): what a worker process sends; :meth:`from_plain` rebuilds it."""
         return {
             "operations": sorted(self.operations),
             "features": sorted(self.features),
-            "sinusoid_parameters": self.sinusoid.to_json(),
             "error_detail": self.error_detail,
             "notes": list(self.notes),
             "documented": [choice.to_plain() for choice in self.documented],
-            **self._conventions_json(),
+            **conventions_json(self.conventions),
         }
 
     @classmethod
@@ -247,9 +207,7 @@ class Capabilities:
             error_detail=str(raw.get("error_detail", "kinds")),
             notes=tuple(names["notes"]),
             documented=tuple(DocumentedChoice.from_plain(item) for item in documented),
-            sinusoid_parameters=SinusoidProfile.from_json(raw.get("sinusoid_parameters", {})),
-            rope_conventions=rope_conventions(raw.get("rope_conventions")),
-            bag_conventions=bag_conventions(raw.get("bag_conventions")),
+            conventions=read_declared(raw),
         )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -32,6 +32,11 @@ WIRE_LAYOUT: dict[str, str] = {
     "int32": "<i4",
     "int64": "<i8",
 }
+
+
+def unavailable_dtype(case_features: Iterable[str]) -> Optional[str]:
+    """Why this harness cannot hold a case's arrays (bfloat16 without ml_dtypes, EMB-HLF-2), or None."""
+    return BFLOAT16_HINT if "bfloat16" in case_features and not have_bfloat16() else None
 
 
 @lru_cache(maxsize=None)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Iterable, Optional
 
-from embconf.model.declarations import claim_clause as declared_clause
-from embconf.model.declarations import declared_names
+from embconf.model.declarations import ConventionKind, declared_names, enum_kind
 
 ROPE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")
 ROTATIONS = ("rope_forward", "rope_backward")
@@ -26,9 +25,26 @@ class RopeConvention(enum.Enum):
     FLOAT32_TABLES = "float32_tables"
 
     @property
+    def kind(self) -> str:
+        return "rope"
+
+    @property
     def feature(self) -> str:
-        """The feature of the cases computed for it (implied by the declaration, never claimed directly)."""
+        """The feature of the cases under it (implied by the declaration, never claimed directly)."""
         return f"rope-{self.value}"
+
+    @property
+    def canonical_marker(self) -> Optional[str]:
+        """None: it changes cases by their operation and features, not by a marker."""
+        return None
+
+    @property
+    def computed(self) -> bool:
+        """True: the run that declares it computes its cases from the canonical cases it changes."""
+        return True
+
+    def replaced(self) -> str:
+        return f"a canonical rope case: it declares the rope convention {self.describe()}"
 
     @property
     def requirement(self) -> str:
@@ -61,17 +77,4 @@ def rope_conventions(declared: Any) -> frozenset[RopeConvention]:
     return declared_names("rope", RopeConvention, declared)
 
 
-def convention_features() -> set[str]:
-    """Every feature of a convention's computed cases (declared as a convention, never as a feature)."""
-    return {c.feature for c in RopeConvention}
-
-
-def changed_by(conventions: Iterable[RopeConvention], operation: str, features: Iterable[str]) -> Optional[str]:
-    """Why a canonical case is not applicable to an implementation that declares ``conventions``, or None."""
-    hit = [c for c in sorted(conventions, key=lambda c: c.value) if c.changes(operation, list(features))]
-    return f"a canonical rope case: it declares the rope convention {hit[0].describe()}" if hit else None
-
-
-def claim_clause(conventions: Iterable[RopeConvention]) -> str:
-    """What a conformance claim adds for declared rope conventions (spec section 11), or ""."""
-    return declared_clause("rope", conventions)
+KIND: ConventionKind = enum_kind("rope", "rope", RopeConvention)

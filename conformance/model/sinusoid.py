@@ -10,8 +10,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
+from embconf.model.declarations import ConventionKind
 from embconf.model.vocabulary import vocabulary
 
 
@@ -42,6 +43,7 @@ class OddWidth(enum.Enum):
 
 SQRT_2_OVER_D = "sqrt(2/D)"  # an amplitude that depends on the width (MLX's default scale)
 CANONICAL = "interleaved"
+CANONICAL_FEATURE = f"sinusoid-{CANONICAL}"  # the canonical table's cases carry it (1.2.0)
 FAMILY_FEATURE = "sinusoid-family"  # a declared point that no named profile is
 FAMILY_REQUIREMENT = "EMB-SIN-6"
 _ENUMS: dict[str, type[enum.Enum]] = {
@@ -123,6 +125,29 @@ class SinusoidProfile:
         name = self.name
         return str(_profiles_json()[name]["requirement"]) if name else FAMILY_REQUIREMENT
 
+    # As a declared convention (:mod:`embconf.model.convention`): a point other than the canonical table.
+
+    @property
+    def kind(self) -> str:
+        return "sinusoid"
+
+    @property
+    def canonical_marker(self) -> str:
+        """The feature of the canonical table's cases, which a declared point replaces."""
+        return CANONICAL_FEATURE
+
+    @property
+    def computed(self) -> bool:
+        """A point no named profile is has its cases computed in the run that declares it (named: frozen)."""
+        return self.name is None
+
+    def changes(self, operation: str, features: Iterable[str]) -> bool:
+        """Whether a case is one of the canonical table's (its values are rows of that table)."""
+        return not self.canonical and CANONICAL_FEATURE in set(features)
+
+    def replaced(self) -> str:
+        return f"a case of the canonical sinusoid table: it declares the sinusoid profile {self.describe()}"
+
     def amplitude_for(self, embed_dim: int) -> float:
         return math.sqrt(2.0 / embed_dim) if self.amplitude == SQRT_2_OVER_D else float(self.amplitude)
 
@@ -193,6 +218,12 @@ def declared_profile(convention: Any = None, parameters: Any = None) -> Sinusoid
     return named or point or SinusoidProfile()
 
 
+def declaring(name: str) -> frozenset[SinusoidProfile]:
+    """What an implementation of the named profile declares: that point, or nothing for the canonical table."""
+    point = profile_named(name)
+    return frozenset() if point.canonical else frozenset({point})
+
+
 def claim_clause(profile: SinusoidProfile) -> str:
     """What a conformance claim adds for a declared non-canonical profile (spec section 11), or ""."""
     return "" if profile.canonical else f", sinusoid profile: {profile.describe()}; canonical table not provided"
@@ -200,4 +231,39 @@ def claim_clause(profile: SinusoidProfile) -> str:
 
 def profile_features() -> set[str]:
     """Every feature that selects a sinusoid profile's cases (never claimed directly: declared as a profile)."""
-    return {f"sinusoid-{name}" for name in named_profiles()} | {FAMILY_FEATURE}
+    return {f"sinusoid-{name}" for name in _profiles_json()} | {FAMILY_FEATURE}
+
+
+def _read(raw: Mapping[str, Any]) -> frozenset[SinusoidProfile]:
+    point = declared_profile(raw.get("sinusoid_convention"), raw.get("sinusoid_parameters"))
+    return frozenset() if point.canonical else frozenset({point})
+
+
+def point_of(declared: Iterable[Any]) -> SinusoidProfile:
+    """The sinusoid point among declared conventions: the declared one, or the canonical table."""
+    return next((c for c in declared if isinstance(c, SinusoidProfile)), SinusoidProfile())
+
+
+def _to_json(declared: frozenset[SinusoidProfile]) -> dict[str, Any]:
+    point = point_of(declared)
+    return {"sinusoid_convention": point.name or "family", "sinusoid_parameters": point.to_json()}
+
+
+def _undeclared(missing: list[str], declared: frozenset[SinusoidProfile]) -> Optional[str]:
+    if not missing:
+        return None
+    return f"a case of another sinusoid profile ({', '.join(missing)}): it declares {point_of(declared).describe()}"
+
+
+KIND = ConventionKind(
+    "sinusoid",
+    "sinusoidal",
+    frozenset(profile_features()),
+    frozenset({CANONICAL_FEATURE}),
+    {"EMBCONF_SINUSOID_CONVENTION": "sinusoid_convention", "EMBCONF_SINUSOID_PARAMETERS": "sinusoid_parameters"},
+    _read,
+    _to_json,
+    lambda declared: claim_clause(point_of(declared)),
+    _undeclared,
+    single=True,
+)

@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from embconf.model.bag_conventions import bag_conventions
-from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.contract import (
     ALL_ROWS,
     NO_INSTANCE,
@@ -23,9 +21,8 @@ from embconf.model.contract import (
     DocumentedChoice,
     contradictory_features,
 )
+from embconf.model.convention import claimable_features, read_declared
 from embconf.model.encoding import ARRAY_DTYPES, EncodingError
-from embconf.model.rope_conventions import convention_features, rope_conventions
-from embconf.model.sinusoid import declared_profile, profile_features
 from embconf.model.vocabulary import error_kinds, features, operations, output_names, spec_version
 from embconf.protocol.codec import INSTANCES_MINOR, PROTOCOL_MINOR, PROTOCOL_VERSION, from_wire, to_wire
 from embconf.protocol.lines import ProtocolError
@@ -146,15 +143,13 @@ def parse_start_reply(message: Any, validate: bool = False) -> StartReply:
             frozenset(caps["operations"]),
             frozenset(caps.get("features", [])) - ({STATEFUL} if minor < INSTANCES_MINOR else set()),
             documented=tuple(DocumentedChoice.from_plain(item) for item in caps.get("documented", [])),
-            sinusoid_parameters=declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters")),
-            rope_conventions=rope_conventions(caps.get("rope_conventions")),
-            bag_conventions=bag_conventions(caps.get("bag_conventions")),
+            conventions=read_declared(caps),
         )
         named = [str(impl.get(key, "")) for key in ("name", "version", "language")]
         return StartReply(message["protocol"], PeerImplementation(named[0], named[1], named[2], capabilities), minor)
     except RecursionError:
         raise ProtocolError("a start reply nested too deeply to read") from None
-    except ValueError as exc:  # a sinusoid declaration the schema let through (sinusoid_parameters: EMB-SIN-6)
+    except ValueError as exc:  # a convention's declaration the schema let through (a point's parameters, EMB-SIN-6)
         raise ProtocolError(f"bad start reply: {exc}") from None
 
 
@@ -183,16 +178,17 @@ def _start_reply_problem(message: dict[str, Any]) -> Optional[str]:
     unknown = [op for op in caps["operations"] if op not in operations()]
     unknown += [f for f in caps.get("features", []) if f not in _plain_features()]
     if unknown:
-        return f"unknown operation or feature name(s) {unknown} (see spec/vocabulary.json; sinusoid profiles go in 'sinusoid_convention')"
+        return (
+            f"unknown operation or feature name(s) {unknown} (see spec/vocabulary.json; a convention is declared "
+            "in its own field of the capabilities, PROTOCOL.md section 2)"
+        )
     contradiction = contradictory_features(caps.get("features", []))
     if contradiction:
         return contradiction
     if not _documented_ok(caps.get("documented", [])):
         return "'capabilities.documented' must be a list of objects with a 'link' and a 'sentence' (and 'cases', 'requirements' lists of strings)"
     try:
-        declared_profile(caps.get("sinusoid_convention"), caps.get("sinusoid_parameters"))
-        rope_conventions(caps.get("rope_conventions"))
-        bag_conventions(caps.get("bag_conventions"))
+        Capabilities(frozenset(), conventions=read_declared(caps))
     except ValueError as exc:
         return str(exc)
     return None
@@ -211,7 +207,7 @@ def _strings(value: Any) -> bool:
 
 
 def _plain_features() -> set[str]:
-    return set(features()) - profile_features() - convention_features() - bag_convention_features()
+    return set(claimable_features())
 
 
 # ----- run replies

@@ -17,13 +17,11 @@ import traceback
 from collections.abc import Mapping
 from typing import IO, Any
 
-from embconf.model.bag_conventions import convention_features as bag_convention_features
+from embconf.model.convention import canonical_features
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
-from embconf.model.rope import LAYER_FEATURE
-from embconf.model.rope_conventions import convention_features
 from embconf.model.version import __version__
-from embconf.model.vocabulary import features, named_outputs
+from embconf.model.vocabulary import named_outputs
 from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, to_wire
 from embconf.protocol.lines import dump_line
 from embconf.reference import OPERATIONS
@@ -31,14 +29,8 @@ from embconf.reference.errors import EmbeddingError
 
 
 def hello() -> dict[str, Any]:
-    """The start reply: every operation, every feature that is not a sinusoid profile or the rope layer's."""
-    claimed = [
-        f
-        for f in features()
-        if not f.startswith(("sinusoid", LAYER_FEATURE))
-        and f not in convention_features() | bag_convention_features()
-        and (f != "bfloat16" or have_bfloat16())
-    ]  # bfloat16 needs ml_dtypes
+    """The start reply: every operation, every feature of the canonical answers (bfloat16 where ml_dtypes is)."""
+    claimed = [f for f in canonical_features() if f != "bfloat16" or have_bfloat16()]
     capabilities = {"operations": sorted(OPERATIONS), "features": sorted(claimed), "sinusoid_convention": "interleaved"}
     return {
         "protocol": PROTOCOL_VERSION,

@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import Protocol, Sequence
 
 from embconf.model.claim import claim
+from embconf.model.convention import ordered
 from embconf.model.outcomes import ERROR, FAIL, NOT_APPLICABLE, OUTCOMES, PASS, PROBLEMS, XPASS, CaseResult
 from embconf.model.record import RunRecord
 from embconf.model.symptom import PLAIN
@@ -66,9 +67,10 @@ class Console:
     def report(self, run: RunRecord, fixtures_note: str = "") -> None:
         write = self.stream.write
         write(headline(run) + "\n")
-        if not run.capabilities.sinusoid.canonical:
+        for convention in ordered(run.capabilities.conventions):
             write(
-                f"Sinusoid profile declared: {run.capabilities.sinusoid.describe()}; the canonical table's cases do not apply\n"
+                f"Declared {convention.kind} convention: {convention.describe()}; "
+                "the canonical cases it changes do not apply, the cases under it do\n"
             )
         if fixtures_note:
             write(fixtures_note + "\n")

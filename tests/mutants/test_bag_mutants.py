@@ -210,7 +210,7 @@ class Declaring(ImplementationAdapter):
         self.convention = convention
 
     def capabilities(self):
-        return replace(super().capabilities(), bag_conventions=frozenset({self.convention}))
+        return replace(super().capabilities(), conventions=frozenset({self.convention}))
 
 
 @pytest.mark.parametrize("convention", list(BagConvention), ids=[c.value for c in BagConvention])

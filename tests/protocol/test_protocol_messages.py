@@ -37,13 +37,11 @@ def validator(name: str):
 
 
 def test_the_schemas_use_the_vocabulary():
-    from embconf.model.bag_conventions import convention_features as bag_conventions
-    from embconf.model.rope_conventions import convention_features
-    from embconf.model.vocabulary import error_kinds, features, operations
+    from embconf.model.convention import claimable_features
+    from embconf.model.vocabulary import error_kinds, operations
 
     # profiles and rope and bag conventions are declared by name, never as features
-    named = convention_features() | bag_conventions()
-    plain = sorted(f for f in features() if not f.startswith("sinusoid-") and f not in named)
+    plain = sorted(claimable_features())
     assert schema("run")["$defs"]["operation"]["enum"] == list(operations())
     assert schema("start-reply")["$defs"]["operation"]["enum"] == list(operations())
     assert sorted(schema("start-reply")["$defs"]["feature"]["enum"]) == plain

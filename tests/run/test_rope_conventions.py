@@ -8,7 +8,7 @@ import pytest
 from helpers import run_cli
 
 from embconf.adapters import ImplementationError, create_adapter
-from embconf.corpus.conventions import convention_cases
+from embconf.corpus.conventions import computed_cases
 from embconf.corpus.select import select
 from embconf.model.contract import Capabilities
 from embconf.model.rope import rope_features
@@ -81,12 +81,12 @@ def test_the_canonical_cases_a_convention_changes_are_not_applicable_and_replace
     rope = select(corpus.cases, ["rope.*"])
     features = frozenset([*rope_features(), "float16", "bfloat16", "float64"])
     operations = frozenset({"rope_forward", "rope_backward", "rope_tables"})
-    declared = Capabilities(operations, features, rope_conventions=rope_conventions(["negative_sense"]))
+    declared = Capabilities(operations, features, conventions=rope_conventions(["negative_sense"]))
     rotations = [c for c in rope if c.operation in ("rope_forward", "rope_backward")]
     assert rotations and all("negative angle" in str(declared.applies(c.operation, c.features)) for c in rotations)
     tables = [c for c in rope if c.operation == "rope_tables"]
     assert tables and all("negative" not in str(declared.applies(c.operation, c.features)) for c in tables)
-    computed = convention_cases(declared.rope_conventions, rope)
+    computed = computed_cases(declared.conventions, rope)
     assert [c.id.removeprefix("rope.convention.negative_sense.") for c in computed] == [
         c.id.removeprefix("rope.") for c in rotations
     ]
@@ -110,5 +110,5 @@ def test_an_unknown_convention_is_refused_in_one_line(tmp_path):
         create_adapter(module(tmp_path, "unknown", EXACT, ("positive_sense",)))
     with pytest.raises(ValueError, match="a list of names"):
         rope_conventions("negative_sense")
-    report = Capabilities(frozenset({"rope_forward"}), rope_conventions=rope_conventions(["negative_sense"]))
-    assert Capabilities.from_plain(report.to_plain()).rope_conventions == report.rope_conventions
+    report = Capabilities(frozenset({"rope_forward"}), conventions=rope_conventions(["negative_sense"]))
+    assert Capabilities.from_plain(report.to_plain()).declared("rope") == report.declared("rope")

@@ -47,13 +47,13 @@ def test_an_unknown_name_in_a_module_is_one_line_exit_2(tmp_path):
 def test_each_convention_adds_its_feature_and_removes_its_canonical_marker():
     plain = Capabilities(frozenset({"embedding_bag_forward"}), frozenset(bag_features()))
     assert set(CANONICAL_MARKERS) <= plain.all_features and not {DROP.feature, PRUNE.feature} & plain.all_features
-    declared = Capabilities(plain.operations, plain.features | {DROP.feature}, bag_conventions=frozenset({DROP}))
+    declared = Capabilities(plain.operations, plain.features | {DROP.feature}, conventions=frozenset({DROP}))
     assert DROP.feature in declared.all_features and NEGATIVE_IDS_REFUSED not in declared.all_features
     assert NONPOSITIVE_WEIGHTS_KEPT in declared.all_features and PRUNE.feature not in declared.all_features
     reason = declared.applies("embedding_bag_forward", ["bag-mean", NEGATIVE_IDS_REFUSED])
     assert reason and "drop_negative_ids" not in reason and "ids < 0 dropped" in reason
     assert declared.applies("embedding_bag_forward", ["bag-mean"]) is None
-    assert Capabilities.from_plain(declared.to_plain()).bag_conventions == frozenset({DROP})
+    assert Capabilities.from_plain(declared.to_plain()).declared("bag") == frozenset({DROP})
     assert declared.to_json()["bag_conventions"] == ["drop_negative_ids"]
 
 
@@ -102,7 +102,7 @@ def test_a_start_reply_declares_bag_conventions():
     message["implementation"]["capabilities"]["bag_conventions"] = ["prune_nonpositive_weights"]
     for validate in (False, True):
         caps = parse_start_reply(message, validate).implementation.capabilities
-        assert caps.bag_conventions == frozenset({PRUNE})
+        assert caps.declared("bag") == frozenset({PRUNE})
     message["implementation"]["capabilities"]["bag_conventions"] = ["prune_everything"]
     for validate in (False, True):
         with pytest.raises(ProtocolError):
@@ -117,5 +117,5 @@ def test_the_reference_declares_every_bag_feature_and_no_convention():
         caps = adapter.capabilities()
     finally:
         adapter.close()
-    assert set(bag_features()) <= caps.features and caps.bag_conventions == frozenset()
+    assert set(bag_features()) <= caps.features and caps.declared("bag") == frozenset()
     assert not {DROP.feature, PRUNE.feature} & caps.all_features

@@ -16,7 +16,9 @@ from embconf.model.sinusoid import (
     Layout,
     SinusoidProfile,
     declared_profile,
+    declaring,
     named_profiles,
+    point_of,
     profile_named,
 )
 from embconf.model.vocabulary import features, spec_version, vocabulary
@@ -38,12 +40,11 @@ def test_every_named_profile_is_a_point_with_its_feature_and_requirement():
 def test_declaring_the_parameters_of_a_named_profile_is_declaring_it():
     point = declared_profile(parameters={"layout": "sin_cos", "spacing": "k/(h-1)", "odd_d": "zero_column"})
     assert point.name == "tensor2tensor"
-    assert (
-        Capabilities(frozenset({"sinusoidal_table"}), sinusoid_parameters=point).sinusoid_convention == "tensor2tensor"
-    )
+    caps = Capabilities(frozenset({"sinusoidal_table"}), conventions=frozenset({point}))
+    assert caps.to_json()["sinusoid_convention"] == "tensor2tensor"
     unnamed = declared_profile(parameters=MLX_OPTIONS)
-    caps = Capabilities(frozenset({"sinusoidal_table"}), sinusoid_parameters=unnamed)
-    assert caps.sinusoid_convention == "family" and "sinusoid-family" in caps.all_features
+    caps = Capabilities(frozenset({"sinusoidal_table"}), conventions=frozenset({unnamed}))
+    assert caps.to_json()["sinusoid_convention"] == "family" and "sinusoid-family" in caps.all_features
     assert "sinusoid-interleaved" not in caps.all_features
 
 
@@ -130,9 +131,9 @@ def test_the_wire_declares_a_point_by_its_parameters(validate):
     reply = parse_start_reply(
         _start_reply(sinusoid_parameters={"layout": "cos_sin", "spacing": "k/h", "odd_d": "zero_column"}), validate
     )
-    assert reply.implementation.capabilities.sinusoid.name == "guided-diffusion"
+    assert point_of(reply.implementation.capabilities.conventions).name == "guided-diffusion"
     reply = parse_start_reply(_start_reply(sinusoid_convention="mlx"), validate)
-    assert reply.implementation.capabilities.sinusoid.layout is Layout.SIN_COS
+    assert point_of(reply.implementation.capabilities.conventions).layout is Layout.SIN_COS
 
 
 @pytest.mark.parametrize("validate", [False, True])
@@ -178,8 +179,14 @@ def test_the_matrix_tells_an_unnamed_point_by_its_parameters(tmp_path):
     assert f"sinusoids {point}" in capabilities_text(column)
 
 
-def test_capabilities_keep_the_1_1_way_of_naming_a_profile():
-    assert Capabilities(frozenset(), frozenset(), "concatenated").sinusoid == profile_named("concatenated")
-    assert Capabilities(frozenset(), sinusoid_convention="mlx").sinusoid.name == "mlx"
+def test_a_profile_is_declared_by_name_as_a_convention_and_never_positionally():
+    assert Capabilities(frozenset(), conventions=declaring("concatenated")).declared("sinusoid") == {
+        profile_named("concatenated")
+    }
+    assert Capabilities(frozenset(), conventions=declaring("interleaved")).conventions == frozenset()  # canonical
     with pytest.raises(ValueError, match="unknown sinusoid_convention 'cosine'"):
-        Capabilities(frozenset(), sinusoid_convention="cosine")
+        declaring("cosine")
+    with pytest.raises(TypeError):  # 1.x took the profile's name third: a plugin doing so fails loudly
+        Capabilities(frozenset(), frozenset(), "concatenated")  # type: ignore[misc]
+    with pytest.raises(ValueError, match="more than one sinusoid convention"):
+        Capabilities(frozenset(), conventions=declaring("mlx") | declaring("concatenated"))

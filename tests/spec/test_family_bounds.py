@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from helpers import run_report
 
-from embconf.corpus.family import family_cases
 from embconf.corpus.fixtures import load_corpus
+from embconf.corpus.sinusoid_point import point_cases
 from embconf.judging.cases import judge
 from embconf.model.contract import Reply, Status
 from embconf.model.dtypes import round_once
@@ -62,7 +62,7 @@ POINTS = [
 @pytest.mark.parametrize("parameters", POINTS, ids=[str(p) for p in POINTS])
 def test_within_the_range_an_all_zero_table_fails_and_the_golden_passes(profile_cases, parameters):
     profile = SinusoidProfile.from_json(parameters)
-    cases = [case for case in family_cases(profile, profile_cases) if case.expected_error is None]
+    cases = [case for case in point_cases({profile}, profile_cases) if case.expected_error is None]
     assert len(cases) >= 8
     judged = 0
     for case in cases:
@@ -81,12 +81,12 @@ def test_the_amplitude_scales_the_absolute_terms_of_the_tolerance_never_the_rela
     """rtol times an amplitude of 4e6 once reached 1: every value was within tolerance of zero."""
     unit = {
         case.id: case.tolerance["table"]
-        for case in family_cases(SinusoidProfile.from_json({"layout": "cos_sin"}), profile_cases)
+        for case in point_cases({SinusoidProfile.from_json({"layout": "cos_sin"})}, profile_cases)
         if "table" in case.tolerance
     }
     for amplitude in AMPLITUDE_RANGE:
         point = SinusoidProfile.from_json({"layout": "cos_sin", "amplitude": amplitude})
-        for case in family_cases(point, profile_cases):
+        for case in point_cases({point}, profile_cases):
             if "table" in case.tolerance:
                 rule = case.tolerance["table"]
                 assert rule["rtol"] == unit[case.id]["rtol"] and rule["atol"] == unit[case.id]["atol"] * amplitude

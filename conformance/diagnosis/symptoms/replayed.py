@@ -50,7 +50,7 @@ def undeclared_convention(case: Case, inputs: Mapping[str, Any], result: CaseRes
     return [
         _said(convention)
         for convention in BagConvention
-        if convention.changes(case.features)
+        if convention.changes(case.operation, case.features)
         and _replayed(case, inputs, result, partial(OPERATIONS[case.operation], conventions=(convention.value,)))
     ]
 

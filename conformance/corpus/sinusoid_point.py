@@ -7,7 +7,7 @@ scaled for the amplitude and for angles in turns. They exist only in the run tha
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from embconf.corpus.fixtures import Case
 from embconf.model.sinusoid import FAMILY_FEATURE, FAMILY_REQUIREMENT, AngleUnit, OddWidth, SinusoidProfile
@@ -15,9 +15,10 @@ from embconf.model.sinusoid import FAMILY_FEATURE, FAMILY_REQUIREMENT, AngleUnit
 SOURCE = "computed for the declared sinusoid point"
 
 
-def family_cases(profile: SinusoidProfile, cases: Sequence[Case]) -> list[Case]:
+def point_cases(declared: Iterable[SinusoidProfile], cases: Sequence[Case]) -> list[Case]:
     """The declared point's cases, one per distinct (max_len, D, dtype) of the profile cases in ``cases``;
-    none for a named profile."""
+    none for a named profile (its cases are frozen goldens) or the canonical table."""
+    profile = next(iter(declared), SinusoidProfile())
     if profile.name:
         return []
     from embconf.reference.cases import CaseSpec
