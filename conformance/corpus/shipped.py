@@ -19,32 +19,32 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "655eeeef9c44590d38876ab54b2eb11913315fe14850740e1d1781a6e49cc16b",
-    "embedding_layer.yaml": "8e93d8b4bbbe28a7f67e7189366f5dc772d409e15227d6ff30bdd094f95246bb",
-    "half_precision.yaml": "030b9e5207a77a222cef2d6155186652cf72d62f7bfa5c5efba414b019f74d2a",
-    "learned_positions.yaml": "bae71755198457c8e1947b8b793d8c044341ddd93a749ac36737c5acce67bc00",
-    "lookup_options.yaml": "d5725e97eb894288adeec9707883be4f8e60a2c5254e245aaa320573db82d388",
-    "memory.yaml": "b23bb7478bd0ff6d3dc96b8973185f854b83ac88f450e931e2e067b57724702c",
-    "rope.yaml": "94a21d3396250dc7ccdb83b681e402491faf4eee682dcce55719fe988b0ac720",
-    "sinusoidal.yaml": "efd6183cf6fe312046eec60364815384fbe8bb2a854fec1d70bd706377b50fab",
-    "stateful.yaml": "f283db450d60b51b82f65998d74128de13e02027fc0565d5c7045f63352a1313",
-    "token_lookup.yaml": "beeef6d0124cec659ca0520aff79b7a107a9625f5138c514d6048679dd588151",
+    "bags.yaml": "96c75e537b119c9eb1867c3c484bff12ff0fd8fcf77917f76a31cebeb7066148",
+    "embedding_layer.yaml": "20813a779b9f072a6b0f8a5af132fe43d20a09927596d485a242cc640e79541c",
+    "half_precision.yaml": "0982cb18dad4063c622b0d71067761a0b6d7d4d41cd8033f9fe5d64ca52fbecf",
+    "learned_positions.yaml": "1c4d20018c6a5d2827ad095e0bc45d93e43067c498800ffad4ffce42f168753a",
+    "lookup_options.yaml": "f867d93f93de07ddfe1712ec277902438e9b85bdd551bbaab2a02af9ff9c02d1",
+    "memory.yaml": "3bcb640d3095326a2b8135fd0360651250e214bb5bed0bbcf5ba8536824c220a",
+    "rope.yaml": "6943cf9648c4931f7fd922b998a09fe7bdce4a15a2f861cfe670f276c364b2f6",
+    "sinusoidal.yaml": "6ccbf2702f915d26e57280f05ca9ca0d29e3180b1ea9c7be28fd38b82168c100",
+    "stateful.yaml": "8b069ae40ffe46a46abf15ddbe336f140c16b103c158dce37b97e9f0899dfa2f",
+    "token_lookup.yaml": "ab56852138b9c13d417b610055448cb737ad3402309c644c24fdea747d9a1471",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "394d673cdfabd42b329003c215461ea412999e928de3715ac147d555c781c5ae",
-    "embedding_layer.json": "017e20ac25907d637dc5df68e5f07d60c4a66d99222fc0c2867117b58deb8ca5",
-    "half_precision.json": "7170fa7a30fde380d38b36b1dd3556949dc040d22723944fcc68ed77ebd68f65",
-    "learned_positions.json": "ff2d0530ddc7296372ba745386ae355cda33365707d30ef8d32a7f52ff26171e",
-    "lookup_options.json": "78ce5e0e64f6fe75621d3be70b15422feee9e4f372aab71b1469e65266f74967",
-    "memory.json": "e15a68fcec6fa8289b3816b7724de45604d63683009cb9ee4dde16cbfe0f6c86",
-    "rope.json": "32f76c3c5d673d48e386a6486164898df727b8802f10c79cf75e180aa8199211",
-    "sinusoidal.json": "cd4205dd527eccb037503649a6c4ac23ce1f0d1300aadb38c5904a6559881695",
-    "stateful.json": "29c842d0dc81fd263aa1dd1a8ef78bfc05c40498c8301f023f2bc02608806866",
-    "token_lookup.json": "0bab531b3e6adf81bafbd457b0b575bdfe8a95ef420ed929ae4c5fc3aee10cd8",
+    "bags.json": "9927020a2f9f8eb82d2b529b0120c81ee93d7c60a21a7bafe9ffc8167d7b2450",
+    "embedding_layer.json": "8b57d1746521f3e48493e0585cd90993542ba89250d28d1cbd674320194cf78c",
+    "half_precision.json": "86b566059807bd03ebe63b2671c0eb8e7d6068022ee480fef66d8df7963fdadb",
+    "learned_positions.json": "5a203538a5962cb6153b7c01cfb2745b941fc67c20a5153b264aca5fe23c3731",
+    "lookup_options.json": "33b102989f03dec4905f46876319cf76741b8ad4d81a8564a06555cc9da4bf1e",
+    "memory.json": "3f31a4abb4285e5a71809b3cfab3b5f2afa42bb9e7e3a12cc15821fb7e89007a",
+    "rope.json": "69374e16bbb668f8294df3801b8a9fee55d26b1673bc3186f5c778266e913ad8",
+    "sinusoidal.json": "eb0b732a88529f5837ba7035c51140fa4574517dcf41833caee63f7b4e3cd2e2",
+    "stateful.json": "566c708092da0c41cc3687e3ccc38f4b69d8bdbd79f55bb286e197a75d6248b7",
+    "token_lookup.json": "42f60c0e600a2f34b9ded919a87cba56914afbebe773f13654da5375d14fa299",
 }
 
 

@@ -235,7 +235,10 @@ def profile_features() -> set[str]:
 
 
 def _read(raw: Mapping[str, Any]) -> frozenset[SinusoidProfile]:
-    point = declared_profile(raw.get("sinusoid_convention"), raw.get("sinusoid_parameters"))
+    """The point a capabilities mapping declares; ``sinusoid_convention: family`` (how a report names a point no
+    profile is) stands for its parameters."""
+    name, parameters = raw.get("sinusoid_convention"), raw.get("sinusoid_parameters")
+    point = declared_profile(None if name == "family" and parameters is not None else name, parameters)
     return frozenset() if point.canonical else frozenset({point})
 
 

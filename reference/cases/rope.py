@@ -225,6 +225,7 @@ def error_cases() -> list[CaseSpec]:
 
 
 def cases() -> list[CaseSpec]:
-    from embconf.reference.cases import rope_families  # spec 2.0.0's cases, after 1.3.0's
+    from embconf.reference.cases import rope_conventions, rope_families  # spec 2.0.0's cases, after 1.3.0's
 
-    return rotation_cases() + table_cases() + backward_cases() + partial_and_position_cases() + scaling_cases() + dtype_cases() + error_cases() + rope_families.cases()
+    return (rotation_cases() + table_cases() + backward_cases() + partial_and_position_cases() + scaling_cases() + dtype_cases() + error_cases()
+            + rope_families.cases() + rope_conventions.cases())

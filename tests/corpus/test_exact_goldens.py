@@ -171,6 +171,7 @@ def test_rope_rotations_are_the_60_digit_value_rounded_once(corpus, operation):
         if x.dtype.name not in BITS:
             continue
         sign = -1 if operation == "rope_backward" else 1
+        sign = -sign if "rope-negative_sense" in case.features else sign  # EMB-ROPE-V1: the other sense
         r, base, positions = int(inputs["rotary_dim"]), float(inputs["base"]), decode_array(inputs["position_ids"])
         h, split = r // 2, inputs["pairing"] == "half_split"
         pairs = [(k, k + h) if split else (2 * k, 2 * k + 1) for k in range(h)]
