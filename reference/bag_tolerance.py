@@ -151,4 +151,8 @@ def _sharded(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     return {name: EXACT for name in outputs}
 
 
-RULES: dict[str, Rule] = {"embedding_bag_forward": _forward, "embedding_bag_backward": _backward, "sharded_table_bytes": _sharded}
+RULES: dict[str, Rule] = {
+    "embedding_bag_forward": _forward,
+    "embedding_bag_backward": _backward,
+    "sharded_table_bytes": _sharded,
+}

@@ -25,7 +25,6 @@ from embconf.model.dtypes import numpy_dtype
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 
-ROPE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")
 PAIRINGS = ("half_split", "interleaved")
 SCALINGS = ("linear", "dynamic", "yarn", "llama3")  # the rope_types with a feature of their own; "default" needs none
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters.rope import ROPE_OPERATIONS, check_pairing, probe, rope_features, rope_type, tables_of
+from embconf.adapters.rope import check_pairing, probe, rope_features, rope_type, tables_of
 from embconf.model.arrays import Array, Scaling
-from embconf.model.rope import SECTION
+from embconf.model.rope import SECTION, TABLE_OPERATIONS
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class RopeCall:
 class RopeOperations:
     """The three rope operations, named and called as the spec's, over :meth:`rotated` and :meth:`gradient`."""
 
-    operations = frozenset(ROPE_OPERATIONS)
+    operations = frozenset(TABLE_OPERATIONS)
     pairings: tuple[str, ...] = ("half_split",)  # the pairs it rotates; the first is the one its tables are read in
     scalings: tuple[str, ...] = ()  # the scaling families with a feature of their own it implements
     partial = False  # rotary_dim < d: the rest of the features left as they are

@@ -17,8 +17,17 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     import numpy as np
 
-BAG_OPERATIONS = ("embedding_bag_forward", "embedding_bag_backward")
-SHARDING_OPERATION = "sharded_table_bytes"
+
+def _bag_operations(offsets: bool) -> tuple[str, ...]:
+    """The bags family's operations that take offsets (the lookups) or do not (the memory of a sharded table)."""
+    from embconf.model.family import operations_of
+    from embconf.model.vocabulary import operations
+
+    return tuple(name for name in operations_of("bags") if ("offsets" in operations()[name]["inputs"]) is offsets)
+
+
+BAG_OPERATIONS = _bag_operations(True)  # embedding_bag_forward, embedding_bag_backward
+(SHARDING_OPERATION,) = _bag_operations(False)  # sharded_table_bytes
 MODES = ("sum", "mean", "max", "sqrtn")
 WEIGHTED_MEAN_MODES = ("mean", "sqrtn")
 TWO_D, WEIGHTS, WEIGHTED_MEAN = "bag-2d", "bag-weights", "bag-weighted-mean"

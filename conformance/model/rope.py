@@ -206,8 +206,17 @@ def rope_features() -> tuple[str, ...]:
     )
 
 
-TABLE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")  # tables from a configuration
-APPLY_OPERATIONS = ("rope_apply", "rope_apply_backward")  # tables given as inputs (since 2.0.0, EMB-ROPE-16)
+def _rope_operations(*needs: str) -> tuple[str, ...]:
+    """The rope family's operations with every input ``needs`` (the vocabulary says which family each is)."""
+    from embconf.model.family import operations_of
+    from embconf.model.vocabulary import operations
+
+    return tuple(name for name in operations_of("rope") if set(needs) <= set(operations()[name]["inputs"]))
+
+
+TABLE_OPERATIONS = _rope_operations("rotary_dim")  # tables from a configuration: rope_tables, _forward, _backward
+APPLY_OPERATIONS = _rope_operations("cos")  # tables given as inputs (since 2.0.0, EMB-ROPE-16)
+ROTATIONS = _rope_operations("rotary_dim", "x")  # rope_forward, rope_backward
 
 
 def batch_positions(position_ids_rank: int, mrope: bool) -> bool:

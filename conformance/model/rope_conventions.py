@@ -11,9 +11,8 @@ import enum
 from typing import Any, Iterable, Optional
 
 from embconf.model.declarations import ConventionKind, declared_names, enum_kind
+from embconf.model.rope import ROTATIONS, TABLE_OPERATIONS
 
-ROPE_OPERATIONS = ("rope_tables", "rope_forward", "rope_backward")
-ROTATIONS = ("rope_forward", "rope_backward")
 HALF_DTYPES = ("float16", "bfloat16")
 
 
@@ -68,7 +67,7 @@ class RopeConvention(enum.Enum):
         if self is RopeConvention.NEGATIVE_SENSE:
             return operation in ROTATIONS
         if self is RopeConvention.ATTENTION_BY_CALLER:
-            return operation in ROPE_OPERATIONS and "rope-yarn" in found
+            return operation in TABLE_OPERATIONS and "rope-yarn" in found
         return operation in ROTATIONS and bool(found & set(HALF_DTYPES))
 
 

@@ -16,9 +16,10 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.adapters.bags import BagCall  # one call's inputs, as the adapters hold them
+from embconf.model.bag import BAG_OPERATIONS
 from embconf.model.dtypes import round_once
 
-FWD, BWD = "embedding_bag_forward", "embedding_bag_backward"
+FWD, BWD = BAG_OPERATIONS
 F64 = np.float64
 DIVISORS = {"mean": "weights", "sqrtn": "squares"}  # the spec's: the weight sum, the root of the squares' sum
 

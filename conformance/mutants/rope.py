@@ -18,11 +18,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from embconf.model.dtypes import rounded_to
+from embconf.model.rope import ROTATIONS
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
 from embconf.reference.rope import inverse_frequencies, pair_columns, per_row, position_grid
 
-FWD, BWD, TABLES = "rope_forward", "rope_backward", "rope_tables"
+(FWD, BWD), TABLES = ROTATIONS, "rope_tables"
 ACTIVATIONS = "activations"  # the dtype of the activations (x, or the tables asked for)
 FIX_PRECISION = (
     "compute positions, inv_freq and their product in float32 or wider; round only cos/sin, once, to the output dtype"

@@ -14,13 +14,14 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from embconf.model.rope import APPLY_OPERATIONS, ROTATIONS
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
 from embconf.reference.rope import pair_columns, per_row
 from embconf.reference.rope_apply import check_apply
 
-FWD, BWD, TABLES = "rope_forward", "rope_backward", "rope_tables"
-APPLY, APPLY_BWD = "rope_apply", "rope_apply_backward"
+(FWD, BWD), TABLES = ROTATIONS, "rope_tables"
+APPLY, APPLY_BWD = APPLY_OPERATIONS
 # (scaling, position_ids, pairing) -> the (scaling, position_ids) the mistake computes with
 Change = Callable[[Mapping[str, Any], np.ndarray, Optional[str]], tuple[Mapping[str, Any], np.ndarray]]
 
