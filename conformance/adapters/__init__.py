@@ -4,7 +4,8 @@ Built-in kinds load lazily (a run pays only for the adapter it uses); third-part
 adapters register a factory ``(target: str) -> Adapter`` in the entry point
 group ``embconf.adapters`` and are then named like the built-ins.
 
-The rooms: ``base`` (the Protocol's defaults, :func:`call_python`, the call plan); ``common`` (adapters by
+The rooms: ``base`` (the Protocol's defaults, :func:`call_python`, the call plan); ``operation_sets`` (the operation
+set each family's framework parts derive from, keyed by area); ``common`` (adapters by
 declaration: targets, capabilities, one method per operation); ``convert`` (the one NumPy <-> tensor converter
 set); ``frameworks`` (importing a framework, glue verdicts, :class:`FrameworkAdapter`); ``loading`` (a module or
 file of the user's); ``instances`` (what an adapter keeps for the calls on one instance); ``guard`` (copies in;

@@ -7,10 +7,10 @@ Rooms:
 - ``semantics``: each case (each call of a case of calls) against the schema and the spec's vocabulary.
 - ``validate``: ``embconf validate``, every fixture file against the schema and the spec.
 - ``select``: choosing cases by id glob, requirement and feature.
-- ``conventions``: the cases of the rotary conventions an implementation declares (EMB-ROPE-V1..V3), computed
-  for it in the run.
-- ``family``: the cases of a declared point of the sinusoid family that no named profile is, computed for it
-  by the reference in the run that declares it (spec 1.2.0, EMB-SIN-6).
+- ``conventions``: the cases a run computes for the conventions an implementation declares, through one table of
+  computers keyed by area (the session names no family): ``rope_conventions`` (EMB-ROPE-V1..V3: each case a
+  declared convention changes, under every declared one that changes it) and ``sinusoid_point`` (a declared point
+  of the sinusoid family that no named profile is, spec 1.2.0, EMB-SIN-6).
 - ``expectations``: the YAML file of cases known to fail, applied to results.
 - ``shipped``: the hashes of the fixture files this version of the suite ships with.
 - ``command``: ``embconf list``, ``show``, ``validate`` and ``regenerate``, and the fixture and selection options

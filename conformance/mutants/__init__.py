@@ -17,10 +17,11 @@ real frameworks)."""
 from __future__ import annotations
 
 from functools import lru_cache
+from types import ModuleType
 
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import areas
-from embconf.mutants import (  # noqa: F401  (each registers its mutants)
+from embconf.mutants import (
     bags,
     frameworks,
     layer,
@@ -35,6 +36,18 @@ from embconf.mutants import (  # noqa: F401  (each registers its mutants)
 )
 from embconf.mutants.base import Mutant, registry, with_options_all
 from embconf.mutants.compose import Implementation
+
+# area -> the modules whose mistakes replace that family's operations (each registers its mutants when imported;
+# a module may serve several families: the options of a production embedding, the frameworks' deviations)
+MODULES: dict[str, tuple[ModuleType, ...]] = {
+    "token_lookup": (lookup, options, frameworks),
+    "sinusoidal": (sinusoid, options, frameworks),
+    "learned_positions": (positions, frameworks),
+    "embedding_layer": (layer, frameworks),
+    "memory": (memory,),
+    "rope": (rope, rope_families, rope_state),
+    "bags": (bags,),
+}
 
 
 def catalogue() -> list[Mutant]:
@@ -70,4 +83,4 @@ def _stateless(mutant_id: str) -> Implementation:
     return Implementation(mutant.overrides, rope_layer=LAYER_FEATURE in mutant.claims)
 
 
-__all__ = ["Mutant", "Implementation", "catalogue", "get", "implementation"]
+__all__ = ["MODULES", "Mutant", "Implementation", "catalogue", "get", "implementation"]

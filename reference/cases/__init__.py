@@ -8,8 +8,9 @@ against the reference.
 
 Areas, one fixture file each: ``token_lookup``, ``lookup_options``, ``learned_positions``, ``sinusoidal``,
 ``embedding_layer``, ``half_precision``, ``memory``, ``rope`` (its 2.0.0 scaling families and fused rotation in
-``rope_families``, written to the same fixture file), ``stateful`` (cases of calls on one instance), ``bags``
-(reduced lookups, since 2.1.0)."""
+``rope_families``, its declared conventions in ``rope_conventions`` (2.2.0), written to the same fixture file),
+``stateful`` (cases of calls on one instance), ``bags`` (reduced lookups, since 2.1.0); ``catalogue`` keys each
+area's builder by its area, in file order."""
 from __future__ import annotations
 
 import hashlib
@@ -59,23 +60,10 @@ def token_ids(case_id: str, vocab_size: int, shape: tuple[int, ...], dtype: str 
 
 
 def all_cases() -> list[tuple[str, list[CaseSpec]]]:
-    """(area, cases) in file order; an area is one fixture file."""
-    from embconf.reference.cases import (
-        bags,
-        embedding_layer,
-        half_precision,
-        learned_positions,
-        lookup_options,
-        memory,
-        rope,
-        sinusoidal,
-        stateful,
-        token_lookup,
-    )
+    """(area, cases) in file order; an area is one fixture file (``catalogue.BUILDERS``, keyed by area)."""
+    from embconf.reference.cases.catalogue import BUILDERS
 
-    modules = (token_lookup, sinusoidal, learned_positions, embedding_layer, memory, lookup_options, half_precision, rope,
-               stateful, bags)
-    return [(module.AREA, [tag_canonical_table(spec) for spec in module.cases()]) for module in modules]
+    return [(area, [tag_canonical_table(spec) for spec in build()]) for area, build in BUILDERS.items()]
 
 
 CANONICAL_TABLE = "sinusoid-interleaved"

@@ -45,7 +45,9 @@ from embconf.diagnosis.symptoms.values import (
     zero_rows,
 )
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
+from embconf.model.rope import ROTATIONS
 from embconf.model.symptom import NO_GRADIENT, NONE, STALE_BUFFER, SymptomKey
+from embconf.model.vocabulary import operation_area
 
 PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
 
@@ -179,7 +181,7 @@ def _is_float(array: np.ndarray) -> bool:
 def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
     """The first detector that measures what is wrong with values of the right dtype and shape."""
     first = () if case.operation in OWN_FACTORS else (constant_factor,)  # a rotation's factor is read as such
-    for detector in first + DETECTORS.get(case.operation, ()):
+    for detector in first + DETECTORS[operation_area(case.operation)].get(case.operation, PLAIN_READINGS_ONLY):
         found = detector(case, inputs, name, want, got)
         if found:
             return found
@@ -191,17 +193,48 @@ def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, 
     return [symptom(plain_key(case.operation, name, plain), plain, complete=False)] if plain else []
 
 
-OWN_FACTORS = ("rope_forward", "rope_backward")
-DETECTORS: dict[str, tuple[Callable[..., list[Symptom]], ...]] = {
-    "embedding_forward": (one_hot_product, lookup_rows),
-    "embedding_backward": (table_gradient_rows,),
-    "embedding_layer_backward": (table_gradient_rows,),
-    "learned_positions_forward": (position_rows,),
-    "learned_positions_backward": (position_gradient,),
-    "embedding_layer_forward": (layer_parts,),
-    "sinusoidal_table": (sinusoid_table, zero_rows),
-    "rope_forward": (rotation_symptoms,),
-    "rope_backward": (rotation_symptoms,),
+OWN_FACTORS = ROTATIONS  # a rotation's factor is read by its angles, never as a constant factor
+Detector = Callable[..., list[Symptom]]
+PLAIN_READINGS_ONLY: tuple[Detector, ...] = ()  # no detector of its own: the constant factor and the plain reading
+
+# The detectors of each family's operations, by area; an operation listed with PLAIN_READINGS_ONLY says so on
+# purpose (tests/test_family_completeness.py holds every operation to an entry). Every case also gets the error
+# and state readings above, and a bag case its replays (``replayed``) before these.
+DETECTORS: dict[str, dict[str, tuple[Detector, ...]]] = {
+    "token_lookup": {
+        "embedding_forward": (one_hot_product, lookup_rows),
+        "embedding_backward": (table_gradient_rows,),
+        "embedding_backward_sparse": PLAIN_READINGS_ONLY,
+        "embedding_forward_max_norm": PLAIN_READINGS_ONLY,
+    },
+    "sinusoidal": {"sinusoidal_table": (sinusoid_table, zero_rows)},
+    "learned_positions": {
+        "learned_positions_forward": (position_rows,),
+        "learned_positions_backward": (position_gradient,),
+    },
+    "embedding_layer": {
+        "embedding_layer_forward": (layer_parts,),
+        "embedding_layer_backward": (table_gradient_rows,),
+        "embedding_layer_own_backward": PLAIN_READINGS_ONLY,
+    },
+    "memory": {
+        "parameter_count": PLAIN_READINGS_ONLY,
+        "table_bytes": PLAIN_READINGS_ONLY,
+        "gradient_bytes": PLAIN_READINGS_ONLY,
+        "adam_state_bytes": PLAIN_READINGS_ONLY,
+    },
+    "rope": {
+        "rope_tables": PLAIN_READINGS_ONLY,  # its two outputs are read together, as angles (_tables above)
+        "rope_forward": (rotation_symptoms,),
+        "rope_backward": (rotation_symptoms,),
+        "rope_apply": PLAIN_READINGS_ONLY,
+        "rope_apply_backward": PLAIN_READINGS_ONLY,
+    },
+    "bags": {
+        "embedding_bag_forward": PLAIN_READINGS_ONLY,
+        "embedding_bag_backward": PLAIN_READINGS_ONLY,
+        "sharded_table_bytes": PLAIN_READINGS_ONLY,
+    },
 }
 
 
