@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -126,6 +127,23 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None) -> dic
     if tolerance is not None:
         record["tolerance"] = tolerance
     return record
+
+
+def answered(spec: CaseSpec) -> dict[str, Any]:
+    """:func:`build_case` with the error the reference raises for ``spec`` (each call's, for calls on one instance),
+    whatever ``spec`` expected: a case computed under a convention may raise where the canonical one does not, or
+    the other way round."""
+    if spec.calls:
+        return build_case(replace(spec, calls=tuple(_with_reference_error(call) for call in spec.calls)))
+    return build_case(_with_reference_error(spec))
+
+
+def _with_reference_error(spec: CaseSpec) -> CaseSpec:
+    try:
+        OPERATIONS[spec.operation](**_reference_inputs(spec))
+    except EmbeddingError as exc:
+        return replace(spec, error=exc.kind)
+    return replace(spec, error=None)
 
 
 def conventions(spec: CaseSpec) -> tuple[str, ...]:

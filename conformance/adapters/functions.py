@@ -37,7 +37,7 @@ from embconf.adapters.base import ALL_OPERATIONS, call_python, declined
 from embconf.adapters.common import Handler, InProcessAdapter, module_version
 from embconf.adapters.loading import load_module
 from embconf.model.contract import STATEFUL, Capabilities, Reply, Status
-from embconf.model.convention import KINDS, Convention, claimable_features, read_declared
+from embconf.model.convention import KINDS, Convention, claimable_features
 
 
 class FunctionsAdapter(InProcessAdapter):
@@ -128,16 +128,14 @@ def declared_features(module: ModuleType, target: str) -> frozenset[str]:
 def declared_conventions(module: ModuleType, target: str) -> frozenset[Convention]:
     """The conventions the module declares, each kind by its own attributes (``EMBCONF_SINUSOID_CONVENTION`` or
     ``EMBCONF_SINUSOID_PARAMETERS``, ``EMBCONF_ROPE_CONVENTIONS``, ``EMBCONF_BAG_CONVENTIONS``)."""
-    declared = {
-        key: getattr(module, attribute)
-        for kind in KINDS
-        for attribute, key in kind.module_attributes.items()
-        if hasattr(module, attribute)
-    }
-    try:
-        return read_declared(declared)
-    except ValueError as exc:
-        raise ImplementationError(f"{target!r}: {exc}") from None
+    found: set[Convention] = set()
+    for kind in KINDS:
+        declared = {key: getattr(module, name) for name, key in kind.module_attributes.items() if hasattr(module, name)}
+        try:
+            found |= kind.read(declared)
+        except ValueError as exc:
+            raise ImplementationError(f"{target!r}: {' or '.join(kind.module_attributes)}: {exc}") from None
+    return frozenset(found)
 
 
 def _names(value: Any) -> Optional[frozenset[str]]:

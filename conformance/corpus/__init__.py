@@ -8,7 +8,7 @@ Rooms:
 - ``validate``: ``embconf validate``, every fixture file against the schema and the spec.
 - ``select``: choosing cases by id glob, requirement and feature.
 - ``conventions``: the cases a run computes for the conventions an implementation declares, through one table of
-  computers keyed by area (the session names no family): ``rope_conventions`` (EMB-ROPE-V1..V3: each case a
+  computers keyed by area (the session names no family): ``named_conventions`` (EMB-ROPE-V*, EMB-BAG-V*: each case a
   declared convention changes, under every declared one that changes it) and ``sinusoid_point`` (a declared point
   of the sinusoid family that no named profile is, spec 1.2.0, EMB-SIN-6).
 - ``expectations``: the YAML file of cases known to fail, applied to results.

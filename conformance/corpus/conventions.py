@@ -10,14 +10,20 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Sequence
 
 from embconf.corpus.fixtures import Case
-from embconf.corpus.rope_conventions import rope_convention_cases
+from embconf.corpus.named_conventions import named_convention_cases
 from embconf.corpus.sinusoid_point import point_cases
+from embconf.model.bag_conventions import BagConvention
 from embconf.model.convention import KINDS, declared_of
+from embconf.model.rope_conventions import RopeConvention
 
 Computer = Callable[[frozenset[Any], Sequence[Case]], list[Case]]
 
 # area -> the cases of that family's declared conventions, computed from the cases run
-COMPUTERS: dict[str, Computer] = {"sinusoidal": point_cases, "rope": rope_convention_cases}
+COMPUTERS: dict[str, Computer] = {
+    "sinusoidal": point_cases,
+    "rope": named_convention_cases(RopeConvention, "rope.convention."),
+    "bags": named_convention_cases(BagConvention, "bag.convention."),
+}
 
 
 def computed_cases(conventions: Iterable[Any], cases: Sequence[Case]) -> list[Case]:

@@ -32,8 +32,9 @@ class BagConvention(enum.Enum):
 
     @property
     def computed(self) -> bool:
-        """False: its cases are frozen goldens (``fixtures/bags.yaml``), none computed at run time."""
-        return False
+        """True: besides its frozen goldens, the run that declares it computes a case from each canonical case it
+        changes (a declaration never leaves a case with nothing in its place)."""
+        return True
 
     def replaced(self) -> str:
         return f"a canonical bag case: it declares the bag convention {self.describe()}"

@@ -113,7 +113,7 @@ class Capabilities:
 
     operations: frozenset[str]
     features: frozenset[str] = frozenset()
-    _: KW_ONLY  # the rest by name (1.x took a sinusoid profile's name third: now a convention, never positional)
+    _: KW_ONLY  # the rest by name (1.x took a convention's name third: conventions are never positional)
     error_detail: str = "kinds"  # "kinds": errors name their kind; "coarse": one generic rejection
     notes: tuple[str, ...] = ()
     documented: tuple[DocumentedChoice, ...] = ()  # deviations the framework documents as its design

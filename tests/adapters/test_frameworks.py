@@ -254,7 +254,7 @@ def test_transformers_tables_declare_their_conventions():
     in_fresh_python(
         "transformers",
         """
-        conventions = {name: create_adapter(f"transformers:{name}").capabilities().sinusoid_convention
+        conventions = {name: create_adapter(f"transformers:{name}").capabilities().to_json()["sinusoid_convention"]
                        for name in ("distilbert", "marian", "m2m100", "whisper")}
         assert conventions == {"distilbert": "interleaved", "marian": "concatenated", "m2m100": "tensor2tensor",
                                "whisper": "tensor2tensor"}, conventions

@@ -33,7 +33,7 @@ def _module(tmp_path: Path, name: str, source: str) -> str:
 def test_functions_capabilities_come_from_the_module(tmp_path):
     adapter = create_adapter(NUMPY_FUNCTIONS)
     caps = adapter.capabilities()
-    assert len(caps.operations) == 12 and caps.sinusoid_convention == "interleaved"
+    assert len(caps.operations) == 12 and caps.conventions == frozenset()  # the canonical table: nothing declared
     # stateful: a module of plain functions is its one instance (spec section 9.7)
     assert caps.features == {"float64", "int32_ids", "float_ids", "row_sparse_grad", "large_tables", "stateful"}
     partial = create_adapter(

@@ -119,3 +119,31 @@ def test_the_reference_declares_every_bag_feature_and_no_convention():
         adapter.close()
     assert set(bag_features()) <= caps.features and caps.declared("bag") == frozenset()
     assert not {DROP.feature, PRUNE.feature} & caps.all_features
+
+
+def test_a_declaration_replaces_every_case_it_makes_not_applicable(bags):
+    """Each canonical case a declared convention changes gets a case computed under it (the non-positive weights
+    of sqrtn too, which no frozen golden under the convention holds), and correct code passes them."""
+    run = run_named(SAFE, bags)
+    result = outcomes(run)
+    changed = [case.id for case in bags if _changed(case, DROP) or _changed(case, PRUNE)]
+    assert changed and problems(run.results) == []
+    for case_id in changed:
+        replacements = [
+            i for i in result if i.startswith("bag.convention.") and i.endswith(case_id.removeprefix("bag."))
+        ]
+        assert replacements and all(result[i] == PASS for i in replacements), case_id
+    assert any("sqrtn" in case_id and "weights" in case_id for case_id in changed)
+
+
+def test_a_wrong_implementation_that_declares_a_convention_still_fails(tmp_path, bags):
+    """Code that keeps non-positive weights but declares it prunes them fails the cases under the convention,
+    those computed from the canonical cases it changed included."""
+    module = tmp_path / "declares_but_keeps.py"
+    module.write_text(
+        f"import sys\nsys.path.insert(0, {str(IMPLS)!r})\nfrom bag_float32 import *\n"
+        "EMBCONF_BAG_CONVENTIONS = ['prune_nonpositive_weights']\n"
+    )
+    result = outcomes(run_named(f"functions:{module}", bags))
+    assert result["bag.forward.sum.weights_zero_negative"] == NOT_APPLICABLE
+    assert result["bag.convention.prune_nonpositive_weights.forward.sum.weights_zero_negative"] == FAIL
