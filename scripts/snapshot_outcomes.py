@@ -4,7 +4,9 @@ implementations, taken through the command line only, so it reads the same befor
     python scripts/snapshot_outcomes.py OUT.json [--jobs 2] [--only GLOB]
     python scripts/snapshot_outcomes.py --compare BEFORE.json AFTER.json
 
-Outcomes must be identical; causes are compared and their differences listed (a deliberate fix may change them).
+Outcomes must be identical on the cases both snapshots ran; the cases only the later one ran (a MINOR spec version
+adds cases) are tallied by outcome; causes are compared and their differences listed (a deliberate fix may change
+them).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -71,25 +74,34 @@ def _relative(found: dict) -> dict:
 
 def compare(before: dict, after: dict) -> int:
     before, after = _relative(before), _relative(after)
-    bad = 0
+    bad, new = 0, {}
     for impl in sorted(set(before) | set(after)):
         a, b = before.get(impl), after.get(impl)
         if a is None or b is None:
             print(f"ONLY IN {'after' if a is None else 'before'}: {impl}")
             continue
-        if a.get("outcomes") != b.get("outcomes") or a.get("exit") != b.get("exit"):
+        then, now = a.get("outcomes", {}), b.get("outcomes", {})
+        added = {k: now[k] for k in set(now) - set(then)}  # cases a MINOR spec version added
+        if added:
+            new[impl] = added
+        if (
+            any(then[k] != now[k] for k in set(then) & set(now))
+            or set(then) - set(now)
+            or a.get("exit") != b.get("exit")
+        ):
             bad += 1
             diff = {
-                k: (a.get("outcomes", {}).get(k), b.get("outcomes", {}).get(k))
-                for k in set(a.get("outcomes", {})) | set(b.get("outcomes", {}))
-                if a.get("outcomes", {}).get(k) != b.get("outcomes", {}).get(k)
+                k: (then.get(k), now.get(k)) for k in set(then) | set(now) - set(added) if then.get(k) != now.get(k)
             }
             print(
                 f"OUTCOMES DIFFER {impl}: exit {a.get('exit')} -> {b.get('exit')}; {sorted(diff.items())[:8]} {a.get('error', '')} {b.get('error', '')}"
             )
         elif a.get("first_cause") != b.get("first_cause") or a.get("verdict") != b.get("verdict"):
             print(f"causes differ {impl}: verdict {a.get('verdict')} -> {b.get('verdict')}")
-    print(f"{len(before)} before, {len(after)} after, {bad} with different outcomes")
+    tally = Counter(outcome for found in new.values() for outcome in found.values())
+    ids = sorted({k for found in new.values() for k in found})
+    print(f"{len(ids)} cases only after, their outcomes over every implementation: {dict(tally)}")
+    print(f"{len(before)} before, {len(after)} after, {bad} with different outcomes on the cases both ran")
     return 1 if bad else 0
 
 
