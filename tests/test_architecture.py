@@ -36,11 +36,6 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 )
 FLOOR = {package: number for number, packages in enumerate(FLOORS) for package in packages}
 ENTRY = len(FLOORS) - 1
-# The one import that runs up a floor, and why. The TinyTorch layout rule (where module 11 is in what a student
-# hands in; issue 37) is one rule for grading and for --impl tinytorch:FOLDER; it lives with grading's other
-# rules about uploads, and imports nothing of the suite (test_the_one_import_up_pulls_in_nothing below), so the
-# adapter reaching up for it loads nothing above its floor.
-UP = {("embconf.adapters.tinytorch", "embconf.grading.layouts")}
 
 
 def _modules() -> dict[str, Path]:
@@ -113,19 +108,13 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
     wrong = [
         f"{where} imports {imported}"
         for where, module, imported in _upward()
-        if _layer(module) == layer and (module, imported) not in UP
+        if _layer(module) == layer
     ]
     assert wrong == []
 
 
-def test_one_import_runs_up_a_floor_and_it_is_the_one_named():
-    assert sorted((module, imported) for _, module, imported in _upward()) == sorted(UP)
-
-
-def test_the_one_import_up_pulls_in_nothing():
-    for _, imported in UP:
-        suite = [name for _, name, _ in _imports(MODULES[imported]) if name.startswith("embconf")]
-        assert suite == [], imported
+def test_no_import_runs_up_a_floor():
+    assert _upward() == []
 
 
 def test_the_reference_imports_only_the_ground_floor():

@@ -43,7 +43,7 @@ from embconf.adapters.instances import CallsOnInstances, Instances
 from embconf.adapters.loading import load_module
 from embconf.adapters.tinytorch_bags import REQUIRES as BAG_REQUIRES
 from embconf.adapters.tinytorch_bags import TinyTorchBags, bag_claim
-from embconf.grading import layouts
+from embconf.adapters import tinytorch_layouts as layouts
 from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import STATEFUL, Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
