@@ -105,11 +105,7 @@ def test_every_module_is_on_a_floor_of_the_room_plan():
 
 @pytest.mark.parametrize("layer", sorted(FLOOR))
 def test_a_layer_imports_only_the_layers_below_it(layer):
-    wrong = [
-        f"{where} imports {imported}"
-        for where, module, imported in _upward()
-        if _layer(module) == layer
-    ]
+    wrong = [f"{where} imports {imported}" for where, module, imported in _upward() if _layer(module) == layer]
     assert wrong == []
 
 
@@ -250,6 +246,42 @@ def test_the_type_checker_passes():
         [sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-4000:]
+
+
+def _spelt_exit_codes(source: str) -> list[str]:
+    """Where a source spells an exit code as a number: a function returning an integer literal (or choosing
+    between two), a constant named ``EXIT_...`` set to one, or a signal's code computed as ``128 + N``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        values = [node.value] if isinstance(node, ast.Return) else []
+        values += [v.body for v in values if isinstance(v, ast.IfExp)] + [
+            v.orelse for v in values if isinstance(v, ast.IfExp)
+        ]
+        named = [n.id for t in getattr(node, "targets", ()) for n in ast.walk(t) if isinstance(n, ast.Name)]
+        if isinstance(node, ast.Assign) and any(name.startswith("EXIT_") for name in named):
+            values += node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant) and node.left.value == 128:
+            values.append(node.left)
+        found += [
+            f"line {node.lineno}"
+            for v in values
+            if isinstance(v, ast.Constant) and type(v.value) is int and v.value in (0, 1, 2, 128, 130)
+        ]
+    return found
+
+
+def test_exit_codes_are_named_in_one_module():
+    from embconf import cli
+
+    commands = {"embconf.cli", "embconf.processes.lifetime", "embconf.grading.pool", *cli.COMMAND_MODULES}
+    spelt = {module: found for module in sorted(commands) if (found := _spelt_exit_codes(MODULES[module].read_text()))}
+    assert spelt == {}, "name them in embconf.model.exits"
+    assert _spelt_exit_codes("EXIT_OK, EXIT_FAIL = 0, 1\ndef f(bad):\n    return 1 if bad else 0\n") == [
+        "line 1",
+        "line 1",
+        "line 3",
+        "line 3",
+    ]
 
 
 def test_the_cli_knows_which_module_registers_each_command():

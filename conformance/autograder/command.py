@@ -17,6 +17,7 @@ from embconf.autograder.build import (
     requirements_text,
     write,
 )
+from embconf.model import exits
 from embconf.processes.limits import LimitError, checked_seconds
 from embconf.untrusted.write import OutputError, OutputTarget
 
@@ -76,7 +77,7 @@ def autograder(args: argparse.Namespace) -> int:
         f"base {recipe.base or 'the example student (no --base)'}, rubric {args.rubric or 'the default'}; "
         "upload it as the Gradescope autograder (docs/autograder.md)"
     )
-    return 0
+    return exits.OK
 
 
 def _recipe(args: argparse.Namespace) -> Recipe:

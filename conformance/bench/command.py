@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from embconf.bench.workloads import DEFAULT_SIZES, SIZES
+from embconf.model import exits
 from embconf.model.errors import UserError
 
 
@@ -117,4 +118,4 @@ def bench(args: argparse.Namespace) -> int:
             plot_target.write_text(render.svg(result))
     except OutputError as exc:
         raise BenchUsageError(str(exc)) from None
-    return 0
+    return exits.OK

@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from embconf.model import exits
 from embconf.model.errors import UserError
 
 if TYPE_CHECKING:
     from embconf.corpus.fixtures import Case
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def add_fixtures(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +107,7 @@ def list_command(args: argparse.Namespace) -> int:
         for name, meaning in features().items():
             print(f"{name:<24} {sum(name in c.features for c in cases):>3} cases  {meaning}")
         print_sinusoid_family()
-    return EXIT_OK
+    return exits.OK
 
 
 def print_sinusoid_family() -> None:
@@ -145,7 +144,7 @@ def show_command(args: argparse.Namespace) -> int:
         if case.is_sequence:  # a case of calls on one instance (spec section 9.7): each call in turn
             print(f"call {len(call.before) + 1} of {len(case.calls)} on one instance: {call.operation}")
         _show_call(call)
-    return EXIT_OK
+    return exits.OK
 
 
 def _show_call(case: Case) -> None:
@@ -199,7 +198,7 @@ def validate_command(args: argparse.Namespace) -> int:
         f"{count} cases checked, {len(problems)} problems"
         + ("" if have_bfloat16() else f" (bfloat16 values not decoded: {BFLOAT16_HINT})")
     )
-    return EXIT_FAIL if problems else EXIT_OK
+    return exits.failed_if(problems)
 
 
 def regenerate_command(args: argparse.Namespace) -> int:
@@ -220,7 +219,7 @@ def regenerate_command(args: argparse.Namespace) -> int:
         print(
             f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)"
         )
-        return EXIT_FAIL if problems else EXIT_OK
+        return exits.failed_if(problems)
     files = generate.write(directory)
     print(f"wrote {len(files)} files to {directory}")
-    return EXIT_OK
+    return exits.OK

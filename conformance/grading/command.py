@@ -25,6 +25,7 @@ from embconf.grading.session import (
 from embconf.grading.submissions import BASED_KINDS, classify, content_hash, default_base
 from embconf.grading.uploads import MODULE_NAME
 from embconf.isolation import IsolationOptions, isolation_options
+from embconf.model import exits
 from embconf.processes.options import add_limits
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
@@ -185,7 +186,7 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError(
             f"{len(lacking)} submission(s) ({names}) cannot import from the default base package what they name: {BASE_HINT}"
         )
-    return 0
+    return exits.OK
 
 
 def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
@@ -221,4 +222,4 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     secret = withheld([*private, *([args.rubric] if args.rubric else []), *args.withhold], [args.submission])
     write_json(args.results, secret.redact(gradescope_results(result)))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")
-    return 0
+    return exits.OK

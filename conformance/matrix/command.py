@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from embconf.corpus.command import add_selection
+from embconf.model import exits
 from embconf.model.errors import UserError
 from embconf.processes.options import add_limits
 
@@ -90,4 +91,4 @@ def _write(args: argparse.Namespace, document: dict[str, Any]) -> int:
             writer(path, document)
     for column in document["implementations"]:
         print(f"{column['impl']:<28} {column['claim']['statement']}")
-    return 0
+    return exits.OK

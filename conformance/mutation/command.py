@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from embconf.corpus.command import add_fixtures, corpus_of
+from embconf.model import exits
 from embconf.model.errors import UserError
 
 if TYPE_CHECKING:
     from embconf.mutants.base import Mutant
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def register(sub: Any) -> None:
@@ -59,14 +58,11 @@ def mutants_command(args: argparse.Namespace) -> int:
     if args.diagnosis:
         from embconf.mutation.measure import DEFAULT_CORRECT, print_figures
 
-        return (
-            EXIT_OK
-            if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT, mutants=chosen)
-            else EXIT_FAIL
-        )
+        figures = print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT, mutants=chosen)
+        return exits.failed_if(not figures)
     from embconf.mutation.report import print_catalogue
 
-    return EXIT_OK if print_catalogue(corpus_of(args).cases, mutants=chosen) else EXIT_FAIL
+    return exits.failed_if(not print_catalogue(corpus_of(args).cases, mutants=chosen))
 
 
 def _chosen(area: Optional[str]) -> Optional[list[Mutant]]:
@@ -89,4 +85,4 @@ def explain_command(args: argparse.Namespace) -> int:
         explain(args.id, corpus_of(args).cases)
     except KeyError as exc:
         raise UserError(exc.args[0]) from None
-    return EXIT_OK
+    return exits.OK

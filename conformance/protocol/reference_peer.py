@@ -20,6 +20,7 @@ from typing import IO, Any
 from embconf.model.bag_conventions import convention_features as bag_convention_features
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
+from embconf.model.exits import OK
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.rope_conventions import convention_features
 from embconf.model.version import __version__
@@ -96,7 +97,7 @@ def serve(stdin: IO[bytes] = sys.stdin.buffer, stdout: IO[bytes] = sys.stdout.bu
         if message.get("cmd") == "stop":
             break
         write(respond(message), stdout)
-    return 0
+    return OK
 
 
 if __name__ == "__main__":

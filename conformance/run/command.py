@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from embconf.corpus.command import add_selection
+from embconf.model import exits
 from embconf.model.errors import UserError
 from embconf.model.impl import Impl
 from embconf.processes.options import REPEAT, add_limits
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def register(sub: Any) -> None:
@@ -178,5 +177,5 @@ def run_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if write_errors:
-        return EXIT_USAGE
-    return EXIT_FAIL if bad or stale or declined else EXIT_OK
+        return exits.USAGE
+    return exits.failed_if(bad or stale or declined)

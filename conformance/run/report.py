@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from embconf.model import exits
 from embconf.model.errors import UserError
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def register(sub: Any) -> None:
@@ -55,7 +54,7 @@ def report_command(args: argparse.Namespace) -> int:
     console = Console(out, colour=args.colour, quiet=True)
     console.report(record)
     console.notes(record)
-    return EXIT_FAIL if record.problems or not record.complete else EXIT_OK
+    return exits.failed_if(record.problems or not record.complete)
 
 
 def _write_matrix(args: argparse.Namespace, record: Any) -> None:

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
 from helpers import run_cli  # noqa: E402
 
-from embconf.cli import main  # noqa: E402
 from embconf.adapters import tinytorch_layouts as layouts  # noqa: E402
+from embconf.cli import main  # noqa: E402
 
 UNCOMMITTED = "No module named 'tinytorch.core.activations'"
 
