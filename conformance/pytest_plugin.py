@@ -182,8 +182,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))
         cases = select(corpus.cases, config.getoption("embconf_select"))
-        fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
-        state = PluginRun(config, cases, fixtures)
+        state = PluginRun(config, cases, corpus.report_block(len(cases)))
     except UserError as exc:  # fixtures, the implementation, the expectations, a limit: one line
         raise pytest.UsageError(f"embconf: {exc}") from None
     config.add_cleanup(state.session.close)

@@ -66,7 +66,7 @@ def matrix_command(args: argparse.Namespace) -> int:
         return _write(args, merged(args.merge, command))
     corpus, cases = selected(args)
     options = RunOptions.from_args(args)
-    fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+    fixtures = corpus.report_block(len(cases))
     records = []
     for impl in args.impl:
         records.append(run_implementation(impl, cases, options, fixtures=fixtures))

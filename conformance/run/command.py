@@ -121,13 +121,7 @@ def run_command(args: argparse.Namespace) -> int:
         loaded(adapter.capabilities, args.impl is None)
         options = dataclasses.replace(options, expectations=expectations)
         console = Console(out, colour=args.colour, quiet=args.quiet, verbose=args.verbose)
-        fixtures = {
-            "manifest_sha256": corpus.manifest_sha256,
-            "modified": corpus.modified_files,
-            "differs_from_shipped": corpus.unshipped_files,
-            "cases": len(cases),
-        }
-        run = session.Session(adapter, cases, options, impl, fixtures, owns_adapter=True)
+        run = session.Session(adapter, cases, options, impl, corpus.report_block(len(cases)), owns_adapter=True)
         live = targets.live_json()
         if live is not None:
             live.header(run.header())
