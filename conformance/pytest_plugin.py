@@ -54,13 +54,14 @@ class PluginRun:
     """The session the options give (opened at collection), and its record once the first item asks for it."""
 
     def __init__(self, config: pytest.Config, cases: list[Any], fixtures: dict[str, Any]) -> None:
+        from embconf.adapters import parse_impl
         from embconf.corpus.expectations import Expectations
         from embconf.session import RunOptions, Session
 
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
         options = RunOptions.from_args(as_run_arguments(config), Expectations.load(path) if path else None)
-        self.session = Session.open(config.getoption("embconf_impl"), cases, options, fixtures)
+        self.session = Session.open(parse_impl(config.getoption("embconf_impl")), cases, options, fixtures)
         self._results: Optional[dict[str, Any]] = None
         self.record: Any = None
 

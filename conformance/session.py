@@ -32,7 +32,7 @@ from embconf.judging.sequence import new_instance, sequence_inapplicable
 from embconf.model.contract import ALL_ROWS, NO_INSTANCE, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
 from embconf.model.errors import UserError
-from embconf.model.impl import ImplLike
+from embconf.model.impl import Impl, ImplLike
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
 from embconf.model.record import Diagnosis, RunRecord
 from embconf.untrusted.text import bounded_description
@@ -94,7 +94,7 @@ class Session:
         fixtures: Optional[dict[str, Any]] = None,
         owns_adapter: bool = False,
     ) -> None:
-        self.adapter, self.options, self.impl = adapter, options, str(impl)
+        self.adapter, self.options, self.impl = adapter, options, Impl.of(impl)
         self.fixtures = dict(fixtures or {})
         self.capabilities = adapter.capabilities()
         selection = list(cases)

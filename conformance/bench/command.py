@@ -81,7 +81,7 @@ def add_bench(parser: argparse.ArgumentParser) -> None:
 
 def bench(args: argparse.Namespace) -> int:
     """Run the bench; BenchUsageError (one line) for bad input, before anything runs."""
-    from embconf.adapters import ImplementationError
+    from embconf.adapters import ImplementationError, parse_impl
     from embconf.bench import render
     from embconf.bench.measure import BenchError, BenchOptions, run_bench
     from embconf.bench.workloads import UnknownSize, workloads
@@ -89,6 +89,7 @@ def bench(args: argparse.Namespace) -> int:
     from embconf.processes.limits import LimitError
     from embconf.untrusted.write import OutputError, OutputTarget
 
+    impl = parse_impl(args.impl)  # parsed once, here
     try:
         workloads(tuple(args.sizes))
         if args.warmup < 0 or args.repeats < 3:
@@ -102,7 +103,7 @@ def bench(args: argparse.Namespace) -> int:
     options = BenchOptions(tuple(args.sizes), args.warmup, args.repeats, args.timeout, isolation)
     try:
         result = run_bench(
-            args.impl,
+            impl,
             options,
             progress=lambda row: print(
                 f"  {row.workload.name} {row.operation}: {render.summary(row)}", file=sys.stderr, flush=True

@@ -64,11 +64,14 @@ def matrix_command(args: argparse.Namespace) -> int:
     )
     if args.merge:
         return _write(args, merged(args.merge, command))
+    from embconf.adapters import parse_impl
+
+    impls = [parse_impl(text) for text in args.impl]  # each parsed once, here: a bad one before any runs
     corpus, cases = selected(args)
     options = RunOptions.from_args(args)
     fixtures = corpus.report_block(len(cases))
     records = []
-    for impl in args.impl:
+    for impl in impls:
         records.append(run_implementation(impl, cases, options, fixtures=fixtures))
         print(f"{impl}: {len(cases)} cases run", file=sys.stderr)
     return _write(args, build(records, fixtures, command=command))

@@ -56,9 +56,11 @@ def register(sub: Any) -> None:
 def mutants_command(args: argparse.Namespace) -> int:
     chosen = _chosen(args.area)
     if args.diagnosis:
+        from embconf.adapters import parse_impl
         from embconf.mutation.measure import DEFAULT_CORRECT, print_figures
 
-        figures = print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT, mutants=chosen)
+        correct = [parse_impl(text) for text in args.correct] if args.correct else DEFAULT_CORRECT  # parsed once
+        figures = print_figures(corpus_of(args).cases, args.students, correct, mutants=chosen)
         return exits.failed_if(not figures)
     from embconf.mutation.report import print_catalogue
 

@@ -48,7 +48,7 @@ def report_command(args: argparse.Namespace) -> int:
         if path is not None:
             OutputTarget.check(path)
     if target is not None:
-        junit.write(target, record, record.impl)
+        junit.write(target, record, str(record.impl))
     _write_matrix(args, record)
     out = ConsoleStream(sys.stderr if target is not None and target.is_stdout else sys.stdout)
     console = Console(out, colour=args.colour, quiet=True)
