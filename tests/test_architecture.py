@@ -284,6 +284,30 @@ def test_exit_codes_are_named_in_one_module():
     ]
 
 
+def _namespace_takers(source: str) -> list[str]:
+    """The functions of a source taking a parsed command line (a parameter annotated ``argparse.Namespace``) that
+    are not a command's reading of it into typed values (a ``read``)."""
+    return [
+        f"{node.name} (line {node.lineno})"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef) and node.name != "read"
+        for arg in [*node.args.args, *node.args.kwonlyargs]
+        if arg.annotation is not None and "Namespace" in ast.unparse(arg.annotation)
+    ]
+
+
+def test_the_parsed_command_line_stops_where_each_command_reads_it():
+    reading = {"embconf.cli", "embconf.untrusted.arguments"}
+    takers = {
+        module: found
+        for module, path in MODULES.items()
+        if module not in reading and (found := _namespace_takers(path.read_text()))
+    }
+    assert takers == {}, "a command reads its options into a dataclass; what it calls takes that"
+    assert "argparse" not in MODULES["embconf.session"].read_text()
+    assert _namespace_takers("def run_command(args: argparse.Namespace) -> int: ...") == ["run_command (line 1)"]
+
+
 def test_the_cli_knows_which_module_registers_each_command():
     from embconf import cli
 

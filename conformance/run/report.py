@@ -4,13 +4,14 @@ recomputed. A report of a run that did not finish renders as far as it got, and 
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from embconf.model import exits
 from embconf.model.errors import UserError
+from embconf.untrusted.arguments import typed
 
 
 def register(sub: Any) -> None:
@@ -22,7 +23,18 @@ def register(sub: Any) -> None:
     report.add_argument(
         "--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour"
     )
-    report.set_defaults(handler=report_command)
+    report.set_defaults(handler=lambda args: report_command(typed(ReportOptions, args)))
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """``embconf report``'s options as given."""
+
+    file: Path
+    junit: Optional[Path] = None
+    markdown: Optional[Path] = None
+    html: Optional[Path] = None
+    colour: Optional[bool] = None
 
 
 def load_record(path: Path) -> Any:
@@ -35,36 +47,36 @@ def load_record(path: Path) -> Any:
         raise UserError(f"{path}: {exc}" if str(path) not in str(exc) else str(exc)) from None
 
 
-def report_command(args: argparse.Namespace) -> int:
+def report_command(options: ReportOptions) -> int:
     """The console rendering on stdout (stderr when --junit goes to stdout), each file asked for; exit 1 when
     the run had a failure or did not finish, as ``embconf run`` would have."""
     from embconf.reports import junit
     from embconf.reports.console import Console
     from embconf.untrusted.write import ConsoleStream, OutputTarget
 
-    record = load_record(args.file)
-    target = OutputTarget.check(args.junit) if args.junit is not None else None
-    for path in (args.markdown, args.html):
+    record = load_record(options.file)
+    target = OutputTarget.check(options.junit) if options.junit is not None else None
+    for path in (options.markdown, options.html):
         if path is not None:
             OutputTarget.check(path)
     if target is not None:
         junit.write(target, record, str(record.impl))
-    _write_matrix(args, record)
+    _write_matrix(options, record)
     out = ConsoleStream(sys.stderr if target is not None and target.is_stdout else sys.stdout)
-    console = Console(out, colour=args.colour, quiet=True)
+    console = Console(out, colour=options.colour, quiet=True)
     console.report(record)
     console.notes(record)
     return exits.failed_if(record.problems or not record.complete)
 
 
-def _write_matrix(args: argparse.Namespace, record: Any) -> None:
-    if args.markdown is None and args.html is None:
+def _write_matrix(options: ReportOptions, record: Any) -> None:
+    if options.markdown is None and options.html is None:
         return
     from embconf.matrix import html, markdown
     from embconf.matrix.model import build
     from embconf.untrusted.write import write_text
 
-    document = build([record], dict(record.fixtures), command=f"embconf report {args.file}")
-    for path, renderer in ((args.markdown, markdown.render), (args.html, html.render)):
+    document = build([record], dict(record.fixtures), command=f"embconf report {options.file}")
+    for path, renderer in ((options.markdown, markdown.render), (options.html, html.render)):
         if path is not None:
             write_text(path, renderer(document))
