@@ -62,12 +62,12 @@ class AutograderOptions:
     """``embconf autograder``'s options as given."""
 
     out: Path
-    suite: Optional[str] = None
-    base: Optional[Path] = None
-    rubric: Optional[Path] = None
-    module_name: str = "embeddings.py"
-    run_timeout: Optional[float] = None
-    requirements: Optional[Path] = None
+    suite: Optional[str]
+    base: Optional[Path]
+    rubric: Optional[Path]
+    module_name: str
+    run_timeout: Optional[float]
+    requirements: Optional[Path]
 
 
 def autograder(options: AutograderOptions) -> int:
