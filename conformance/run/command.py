@@ -87,16 +87,6 @@ def loaded(step: Callable[[], Any], default: bool = False) -> Any:
         raise
 
 
-def implementation_named(text: str) -> Impl:
-    """``--impl`` parsed (ImplementationError, one line, naming the kinds, when it names none)."""
-    try:
-        return Impl.parse(text)
-    except ValueError:
-        from embconf.adapters import parse_impl
-
-        return parse_impl(text)  # raises, saying which kinds there are
-
-
 @dataclass(frozen=True)
 class RunArguments:
     """``embconf run``'s options as given: ``impl`` parsed (``default``: no --impl, the TinyTorch module meant)."""
@@ -119,9 +109,9 @@ class RunArguments:
 
     @classmethod
     def read(cls, args: argparse.Namespace) -> RunArguments:
-        from embconf.adapters import DEFAULT_IMPL
+        from embconf.adapters import DEFAULT_IMPL, parse_impl  # light: no NumPy before the peer starts
 
-        impl = implementation_named(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
+        impl = parse_impl(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
         return typed(
             cls, args, impl=impl, default=args.impl is None, selection=Selection.read(args), limits=Limits.read(args)
         )
