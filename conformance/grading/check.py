@@ -170,13 +170,8 @@ def _run(
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):
     """(the implementation, isolation options, notebook export, the embconf run command) for the target."""
-    if target is None:
-        return (
-            Impl("tinytorch"),
-            options,
-            None,
-            "embconf run",
-        )  # the importable tinytorch's module 11 (core/, else text/)
+    if target is None:  # the importable tinytorch's module 11 (core/, else text/)
+        return Impl("tinytorch"), options, None, "embconf run"
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
         return _namespace(target), IsolationOptions(in_process=True), None, ""
     if isinstance(target, types.ModuleType):
