@@ -24,8 +24,8 @@ serve the floors above them and hold no command; each command lives in the featu
 12. Entry points, imported by nothing: this package, ``__main__``, ``cli`` (a pure dispatcher: it names each
     command's module and imports only the one asked for), ``pytest_plugin``.
 
-One import runs up a floor: the ``tinytorch`` adapter reads the TinyTorch layout rule of
-``grading.layouts`` (one rule for grading and for ``--impl tinytorch:FOLDER``; it imports nothing of the suite).
+No import runs up a floor: the TinyTorch layout rule (``adapters.tinytorch_layouts``), one rule for grading and
+for ``--impl tinytorch:FOLDER``, lives with the adapter, and grading reads it from below.
 """
 
 from __future__ import annotations

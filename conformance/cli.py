@@ -2,7 +2,8 @@
 
 Exit codes: 0 every applicable case passed (xfails allowed); 1 a case failed, errored, crashed or timed
 out (or xpassed under --strict); 2 bad usage, a missing implementation or a fixture problem, with a
-one-line reason (any :class:`~embconf.model.errors.UserError`); 130 interrupted.
+one-line reason (any :class:`~embconf.model.errors.UserError`); 130 interrupted; 128 + N ended by signal N (143:
+SIGTERM). They are named once, in :mod:`embconf.model.exits`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import argparse
 import importlib
 import sys
 from typing import Optional, Sequence
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 # Each module registers its commands and their options (``register(subparsers)``), in the order --help lists them,
 # under the command names it registers: a command line naming one imports that module alone (start-up; the names
@@ -40,6 +39,7 @@ def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParse
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from embconf.model import exits
     from embconf.model.errors import UserError
     from embconf.processes.lifetime import Terminated, ending_descendants
     from embconf.untrusted.text import one_line
@@ -50,10 +50,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         arguments = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(arguments).parse_args(arguments)
     except SystemExit as exc:  # argparse has printed the usage error
-        return EXIT_USAGE if exc.code else EXIT_OK
+        return exits.USAGE if exc.code else exits.OK
     except KeyboardInterrupt:  # Ctrl-C while the commands are still being imported
         print("embconf: interrupted", file=sys.stderr)
-        return 130
+        return exits.INTERRUPTED
     stdout = sys.stdout
     sys.stdout = ConsoleStream(stdout)  # any encoding, and `embconf list | head`: the reader may leave
     try:
@@ -64,10 +64,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return exc.code
     except UserError as exc:
         print(f"embconf: {one_line(str(exc), 2000)}", file=sys.stderr)
-        return EXIT_USAGE
+        return exits.USAGE
     except KeyboardInterrupt:
         print("embconf: interrupted", file=sys.stderr)
-        return 130
+        return exits.INTERRUPTED
     finally:
         sys.stdout = stdout
 

@@ -14,7 +14,6 @@ cleanly. The verdict at the end is the run record's.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Iterator, Optional
 
 import pytest
@@ -54,13 +53,20 @@ class PluginRun:
     """The session the options give (opened at collection), and its record once the first item asks for it."""
 
     def __init__(self, config: pytest.Config, cases: list[Any], fixtures: dict[str, Any]) -> None:
+        from embconf.adapters import parse_impl
         from embconf.corpus.expectations import Expectations
+        from embconf.processes.options import Limits
         from embconf.session import RunOptions, Session
 
         self.strict = config.getoption("embconf_strict")
         path = config.getoption("embconf_expectations")
-        options = RunOptions.from_args(as_run_arguments(config), Expectations.load(path) if path else None)
-        self.session = Session.open(config.getoption("embconf_impl"), cases, options, fixtures)
+        options = RunOptions.of(
+            Limits.given(lambda dest: config.getoption(PREFIX + dest)),
+            config.getoption(PREFIX + "repeat"),
+            self.strict,
+            expectations=Expectations.load(path) if path else None,
+        )
+        self.session = Session.open(parse_impl(config.getoption("embconf_impl")), cases, options, fixtures)
         self._results: Optional[dict[str, Any]] = None
         self.record: Any = None
 
@@ -74,16 +80,6 @@ class PluginRun:
     def verdict(self) -> Any:
         """The run record's verdict (None when no item ran)."""
         return self.record.verdict if self.record is not None else None
-
-
-def as_run_arguments(config: pytest.Config) -> argparse.Namespace:
-    """The plugin's options as ``embconf run``'s parsed arguments (for :meth:`embconf.session.RunOptions.from_args`)."""
-    from embconf.processes.options import REPEAT, limit_options
-
-    names = [keywords["dest"] for _, keywords in [*limit_options(), REPEAT]]
-    return argparse.Namespace(
-        strict=config.getoption("embconf_strict"), **{name: config.getoption(PREFIX + name) for name in names}
-    )
 
 
 class CaseItem(pytest.Item):
@@ -182,8 +178,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         corpus = load_corpus(allow_modified=config.getoption("embconf_allow_modified_fixtures"))
         cases = select(corpus.cases, config.getoption("embconf_select"))
-        fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
-        state = PluginRun(config, cases, fixtures)
+        state = PluginRun(config, cases, corpus.report_block(len(cases)))
     except UserError as exc:  # fixtures, the implementation, the expectations, a limit: one line
         raise pytest.UsageError(f"embconf: {exc}") from None
     config.add_cleanup(state.session.close)

@@ -16,7 +16,6 @@ pass or a not_applicable (spec/PROTOCOL.md section 3, "Rows the runner judges"; 
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
@@ -31,9 +30,10 @@ from embconf.judging.sequence import new_instance, sequence_inapplicable
 from embconf.model.contract import ALL_ROWS, NO_INSTANCE, Adapter, Planned, Planning, Preparing
 from embconf.model.encoding import PinnedRows
 from embconf.model.errors import UserError
-from embconf.model.impl import ImplLike
+from embconf.model.impl import Impl, ImplLike
 from embconf.model.outcomes import DIAGNOSED, PROBLEMS, TIMEOUT, CaseResult
 from embconf.model.record import Diagnosis, RunRecord
+from embconf.processes.options import Limits
 from embconf.untrusted.text import bounded_description
 
 __all__ = ["RunOptions", "Session", "diagnose", "open_implementation", "plan", "run", "run_case", "run_implementation"]
@@ -52,19 +52,19 @@ class RunOptions:
     diagnose: bool = True
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, expectations: Optional[Expectations] = None) -> RunOptions:
-        """The options a command's parsed flags give (those of :func:`embconf.processes.options.add_limits`,
-        ``--repeat``, ``--strict``, ``--validate-protocol``); UserError, one line, for unusable values."""
-        if getattr(args, "repeat", 1) < 1:
+    def of(
+        cls,
+        limits: Limits,
+        repeat: int = 1,
+        strict: bool = False,
+        validate_protocol: bool = False,
+        expectations: Optional[Expectations] = None,
+    ) -> RunOptions:
+        """The options a command's typed values give (its :class:`~embconf.processes.options.Limits`, ``--repeat``,
+        ``--strict``, ``--validate-protocol``); UserError, one line, for unusable values."""
+        if repeat < 1:
             raise UserError("--repeat must be at least 1")
-        return cls(
-            isolation_options(args),
-            args.case_timeout,
-            getattr(args, "validate_protocol", False),
-            getattr(args, "repeat", 1),
-            getattr(args, "strict", False),
-            expectations,
-        )
+        return cls(isolation_options(limits), limits.case_timeout, validate_protocol, repeat, strict, expectations)
 
 
 def open_implementation(impl: ImplLike, options: RunOptions = RunOptions()) -> Adapter:
@@ -92,7 +92,7 @@ class Session:
         fixtures: Optional[dict[str, Any]] = None,
         owns_adapter: bool = False,
     ) -> None:
-        self.adapter, self.options, self.impl = adapter, options, str(impl)
+        self.adapter, self.options, self.impl = adapter, options, Impl.of(impl)
         self.fixtures = dict(fixtures or {})
         self.capabilities = adapter.capabilities()
         selection = list(cases)

@@ -36,11 +36,6 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 )
 FLOOR = {package: number for number, packages in enumerate(FLOORS) for package in packages}
 ENTRY = len(FLOORS) - 1
-# The one import that runs up a floor, and why. The TinyTorch layout rule (where module 11 is in what a student
-# hands in; issue 37) is one rule for grading and for --impl tinytorch:FOLDER; it lives with grading's other
-# rules about uploads, and imports nothing of the suite (test_the_one_import_up_pulls_in_nothing below), so the
-# adapter reaching up for it loads nothing above its floor.
-UP = {("embconf.adapters.tinytorch", "embconf.grading.layouts")}
 
 
 def _modules() -> dict[str, Path]:
@@ -110,22 +105,12 @@ def test_every_module_is_on_a_floor_of_the_room_plan():
 
 @pytest.mark.parametrize("layer", sorted(FLOOR))
 def test_a_layer_imports_only_the_layers_below_it(layer):
-    wrong = [
-        f"{where} imports {imported}"
-        for where, module, imported in _upward()
-        if _layer(module) == layer and (module, imported) not in UP
-    ]
+    wrong = [f"{where} imports {imported}" for where, module, imported in _upward() if _layer(module) == layer]
     assert wrong == []
 
 
-def test_one_import_runs_up_a_floor_and_it_is_the_one_named():
-    assert sorted((module, imported) for _, module, imported in _upward()) == sorted(UP)
-
-
-def test_the_one_import_up_pulls_in_nothing():
-    for _, imported in UP:
-        suite = [name for _, name, _ in _imports(MODULES[imported]) if name.startswith("embconf")]
-        assert suite == [], imported
+def test_no_import_runs_up_a_floor():
+    assert _upward() == []
 
 
 def test_the_reference_imports_only_the_ground_floor():
@@ -261,6 +246,66 @@ def test_the_type_checker_passes():
         [sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-4000:]
+
+
+def _spelt_exit_codes(source: str) -> list[str]:
+    """Where a source spells an exit code as a number: a function returning an integer literal (or choosing
+    between two), a constant named ``EXIT_...`` set to one, or a signal's code computed as ``128 + N``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        values = [node.value] if isinstance(node, ast.Return) else []
+        values += [v.body for v in values if isinstance(v, ast.IfExp)] + [
+            v.orelse for v in values if isinstance(v, ast.IfExp)
+        ]
+        named = [n.id for t in getattr(node, "targets", ()) for n in ast.walk(t) if isinstance(n, ast.Name)]
+        if isinstance(node, ast.Assign) and any(name.startswith("EXIT_") for name in named):
+            values += node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant) and node.left.value == 128:
+            values.append(node.left)
+        found += [
+            f"line {node.lineno}"
+            for v in values
+            if isinstance(v, ast.Constant) and type(v.value) is int and v.value in (0, 1, 2, 128, 130)
+        ]
+    return found
+
+
+def test_exit_codes_are_named_in_one_module():
+    from embconf import cli
+
+    commands = {"embconf.cli", "embconf.processes.lifetime", "embconf.grading.pool", *cli.COMMAND_MODULES}
+    spelt = {module: found for module in sorted(commands) if (found := _spelt_exit_codes(MODULES[module].read_text()))}
+    assert spelt == {}, "name them in embconf.model.exits"
+    assert _spelt_exit_codes("EXIT_OK, EXIT_FAIL = 0, 1\ndef f(bad):\n    return 1 if bad else 0\n") == [
+        "line 1",
+        "line 1",
+        "line 3",
+        "line 3",
+    ]
+
+
+def _namespace_takers(source: str) -> list[str]:
+    """The functions of a source taking a parsed command line (a parameter annotated ``argparse.Namespace``) that
+    are not a command's reading of it into typed values (a ``read``)."""
+    return [
+        f"{node.name} (line {node.lineno})"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef) and node.name != "read"
+        for arg in [*node.args.args, *node.args.kwonlyargs]
+        if arg.annotation is not None and "Namespace" in ast.unparse(arg.annotation)
+    ]
+
+
+def test_the_parsed_command_line_stops_where_each_command_reads_it():
+    reading = {"embconf.cli", "embconf.untrusted.arguments"}
+    takers = {
+        module: found
+        for module, path in MODULES.items()
+        if module not in reading and (found := _namespace_takers(path.read_text()))
+    }
+    assert takers == {}, "a command reads its options into a dataclass; what it calls takes that"
+    assert "argparse" not in MODULES["embconf.session"].read_text()
+    assert _namespace_takers("def run_command(args: argparse.Namespace) -> int: ...") == ["run_command (line 1)"]
 
 
 def test_the_cli_knows_which_module_registers_each_command():

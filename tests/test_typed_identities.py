@@ -10,7 +10,7 @@ import ast
 import pytest
 from helpers import ROOT, STUDENTS
 
-from embconf.model.impl import Impl
+from embconf.model.impl import NO_IMPL, Impl
 from embconf.model.symptom import FAMILIES, NO_GRADIENT, SEPARATOR, SymptomKey
 
 STRING_READS = {"startswith", "endswith", "split", "rsplit", "partition", "rpartition", "removeprefix"}
@@ -177,4 +177,4 @@ def test_a_missing_gradient_is_a_typed_key_with_its_operation_and_output(corpus)
 def test_an_impl_keeps_a_target_that_holds_a_colon():
     impl = Impl.parse("subprocess:python peer.py --url http://x:1")
     assert (impl.kind, impl.target) == ("subprocess", "python peer.py --url http://x:1")
-    assert Impl.kind_of(str(impl)) == "subprocess" and Impl.kind_of("") == ""
+    assert Impl.read(str(impl)) == impl and Impl.read("") == NO_IMPL and not NO_IMPL and str(NO_IMPL) == ""

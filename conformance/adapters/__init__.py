@@ -11,7 +11,8 @@ set); ``frameworks`` (importing a framework, glue verdicts, :class:`FrameworkAda
 file of the user's); ``instances`` (what an adapter keeps for the calls on one instance); ``guard`` (copies in;
 mutated inputs and returned views caught); ``rope`` (the rope features and checks), ``rope_operations`` (the rope
 operations written once) and ``torch_rope`` (them on torch autograd); ``jaxcommon`` (what the JAX libraries share);
-then one file per kind: ``reference``, ``functions``, ``tinytorch`` (+ ``tinytorch_bags``), ``pytorch``, ``flax``,
+then one file per kind: ``reference``, ``functions``, ``tinytorch`` (+ ``tinytorch_bags``, and
+``tinytorch_layouts``: where module 11 is in a folder, the rule grading reads too), ``pytorch``, ``flax``,
 ``haiku``, ``equinox``, ``keras`` (+ ``keras_rope``), ``tinygrad``, ``transformers`` (+ ``transformers_rope``),
 ``rotary_torch``, ``mlx`` (+ ``mlx_rope``), ``paddle``, ``mindspore``, ``onnxruntime`` (+ ``onnx_rope``), and the
 rotary-only ``torchtune``, ``x_transformers``, ``megatron`` and ``ggml`` (C, through ggml- python); the bag kinds

@@ -36,6 +36,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.adapters import ImplementationError
+from embconf.adapters import tinytorch_layouts as layouts
 from embconf.adapters.common import InProcessAdapter, layer_kwargs, module_version
 from embconf.adapters.convert import as_numpy
 from embconf.adapters.guard import describe_change
@@ -43,7 +44,6 @@ from embconf.adapters.instances import CallsOnInstances, Instances
 from embconf.adapters.loading import load_module
 from embconf.adapters.tinytorch_bags import REQUIRES as BAG_REQUIRES
 from embconf.adapters.tinytorch_bags import TinyTorchBags, bag_claim
-from embconf.grading import layouts
 from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import STATEFUL, Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing

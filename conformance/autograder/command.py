@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from embconf.autograder.build import (
     AutograderError,
@@ -17,7 +16,9 @@ from embconf.autograder.build import (
     requirements_text,
     write,
 )
+from embconf.model import exits
 from embconf.processes.limits import LimitError, checked_seconds
+from embconf.untrusted.arguments import typed
 from embconf.untrusted.write import OutputError, OutputTarget
 
 
@@ -53,60 +54,73 @@ def register(sub: Any) -> None:
         help="the course's own dependencies (a pip requirements file, e.g. scipy for a course whose autograd uses it): "
         "shipped in the zip and installed by setup.sh",
     )
-    parser.set_defaults(handler=autograder)
+    parser.set_defaults(handler=lambda args: autograder(typed(AutograderOptions, args)))
 
 
-def autograder(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class AutograderOptions:
+    """``embconf autograder``'s options as given."""
+
+    out: Path
+    suite: Optional[str]
+    base: Optional[Path]
+    rubric: Optional[Path]
+    module_name: str
+    run_timeout: Optional[float]
+    requirements: Optional[Path]
+
+
+def autograder(options: AutograderOptions) -> int:
     try:
-        OutputTarget.check(args.out)
+        OutputTarget.check(options.out)
     except OutputError as exc:
         raise AutograderError(f"--out {exc}") from None
-    recipe = _recipe(args)
+    recipe = _recipe(options)
     with tempfile.TemporaryDirectory(prefix="embconf-autograder-") as tmp:
-        if args.suite is None:
+        if options.suite is None:
             from embconf.autograder.wheel import running_suite
 
             wheel = running_suite(Path(tmp))  # WheelError (one line) when none can be made
             check_wheel(wheel)
             recipe = replace(recipe, suite=str(wheel))
         data = build(recipe)
-    write(args.out, data)
+    write(options.out, data)
     print(
-        f"wrote {args.out} ({len(data) // 1024 + 1} kB): suite {Path(recipe.suite).name if recipe.wheel else recipe.suite}, "
-        f"base {recipe.base or 'the example student (no --base)'}, rubric {args.rubric or 'the default'}; "
+        f"wrote {options.out} ({len(data) // 1024 + 1} kB): suite {Path(recipe.suite).name if recipe.wheel else recipe.suite}, "
+        f"base {recipe.base or 'the example student (no --base)'}, rubric {options.rubric or 'the default'}; "
         "upload it as the Gradescope autograder (docs/autograder.md)"
     )
-    return 0
+    return exits.OK
 
 
-def _recipe(args: argparse.Namespace) -> Recipe:
+def _recipe(options: AutograderOptions) -> Recipe:
     """Everything checked before anything is written: AutograderError (one line, exit 2) otherwise."""
     from embconf.corpus.fixtures import load_corpus
     from embconf.grading.rubric import DEFAULT_RUBRIC, load
 
-    base = args.base
+    base = options.base
     if base is not None:
         base_files(base)
-    rubric = args.rubric or DEFAULT_RUBRIC
+    rubric = options.rubric or DEFAULT_RUBRIC
     load(rubric, load_corpus().cases)  # RubricError (one line) when it does not load
-    suite = args.suite or ""  # "": a wheel of the running suite, made once everything else is checked
+    suite = options.suite or ""  # "": a wheel of the running suite, made once everything else is checked
     if suite.startswith("-"):
         raise AutograderError(f"--suite {suite!r}: expected a wheel or a requirement, not a pip option")
     if suite.endswith(".whl"):
         check_wheel(Path(suite))
         suite = str(Path(suite).resolve())
-    if "/" in args.module_name or not args.module_name.endswith(".py"):
-        raise AutograderError(f"--module-name {args.module_name!r}: expected a file name ending in .py")
-    if args.run_timeout is not None:
+    if "/" in options.module_name or not options.module_name.endswith(".py"):
+        raise AutograderError(f"--module-name {options.module_name!r}: expected a file name ending in .py")
+    if options.run_timeout is not None:
         try:
-            checked_seconds("--run-timeout", args.run_timeout)  # what embconf gradescope accepts
+            checked_seconds("--run-timeout", options.run_timeout)  # what embconf gradescope accepts
         except LimitError as exc:
             raise AutograderError(str(exc)) from None
     return Recipe(
         base.resolve() if base is not None else None,
         Path(rubric).read_text(encoding="utf-8"),
         suite,
-        args.module_name,
-        args.run_timeout,
-        requirements_text(args.requirements) if args.requirements is not None else None,
+        options.module_name,
+        options.run_timeout,
+        requirements_text(options.requirements) if options.requirements is not None else None,
     )

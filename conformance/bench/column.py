@@ -7,11 +7,12 @@ from typing import Any
 
 from embconf.bench.measure import MEASURED, BenchOptions, run_bench
 from embconf.isolation import IsolationOptions
+from embconf.model.impl import Impl
 
 COLUMNS = ("bench_forward_roof", "bench_backward_roof", "bench_backward_allocated")
 
 
-def grade_column(impl: str, isolation: IsolationOptions) -> dict[str, Any]:
+def grade_column(impl: Impl, isolation: IsolationOptions) -> dict[str, Any]:
     """{column: value} for one submission: each operation's fraction of the memcpy roof, and the backward's
     peak extra memory over the gradient; a column whose row was not measured holds its reason. Never raises
     for what the submission does (its conformance is the grade's business, so it is not checked again)."""

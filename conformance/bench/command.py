@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from embconf.bench.workloads import DEFAULT_SIZES, SIZES
+from embconf.model import exits
 from embconf.model.errors import UserError
+from embconf.model.impl import Impl
+from embconf.untrusted.arguments import typed
 
 
 class BenchUsageError(UserError):
@@ -21,7 +25,28 @@ def register(sub: Any) -> None:
         "bench", help="time lookup and scatter-add against this machine's memory-copy roof; peak memory"
     )
     add_bench(parser)
-    parser.set_defaults(handler=bench)
+    parser.set_defaults(handler=lambda args: bench(BenchArguments.read(args)))
+
+
+@dataclass(frozen=True)
+class BenchArguments:
+    """``embconf bench``'s options as given (``impl`` parsed)."""
+
+    impl: Impl
+    sizes: tuple[str, ...]
+    json: Optional[Path]
+    plot: Optional[Path]
+    warmup: int
+    repeats: int
+    timeout: float
+    memory_limit: int
+    in_process: bool
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> BenchArguments:
+        from embconf.adapters import parse_impl
+
+        return typed(cls, args, impl=parse_impl(args.impl), sizes=tuple(args.sizes))  # --impl parsed once, here
 
 
 def add_bench(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +103,7 @@ def add_bench(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def bench(args: argparse.Namespace) -> int:
+def bench(given: BenchArguments) -> int:
     """Run the bench; BenchUsageError (one line) for bad input, before anything runs."""
     from embconf.adapters import ImplementationError
     from embconf.bench import render
@@ -89,19 +114,19 @@ def bench(args: argparse.Namespace) -> int:
     from embconf.untrusted.write import OutputError, OutputTarget
 
     try:
-        workloads(tuple(args.sizes))
-        if args.warmup < 0 or args.repeats < 3:
+        workloads(tuple(given.sizes))
+        if given.warmup < 0 or given.repeats < 3:
             raise BenchUsageError("--warmup must be at least 0 and --repeats at least 3")
-        isolation = IsolationOptions(args.in_process, max(args.timeout, 10.0), memory_limit_mb=args.memory_limit)
-        json_target = OutputTarget.check(args.json) if args.json else None
-        plot_target = OutputTarget.check(args.plot) if args.plot else None
+        isolation = IsolationOptions(given.in_process, max(given.timeout, 10.0), memory_limit_mb=given.memory_limit)
+        json_target = OutputTarget.check(given.json) if given.json else None
+        plot_target = OutputTarget.check(given.plot) if given.plot else None
     except (UnknownSize, LimitError, OutputError) as exc:
         raise BenchUsageError(str(exc)) from None
     out = sys.stderr if json_target is not None and json_target.is_stdout else sys.stdout
-    options = BenchOptions(tuple(args.sizes), args.warmup, args.repeats, args.timeout, isolation)
+    options = BenchOptions(tuple(given.sizes), given.warmup, given.repeats, given.timeout, isolation)
     try:
         result = run_bench(
-            args.impl,
+            given.impl,
             options,
             progress=lambda row: print(
                 f"  {row.workload.name} {row.operation}: {render.summary(row)}", file=sys.stderr, flush=True
@@ -117,4 +142,4 @@ def bench(args: argparse.Namespace) -> int:
             plot_target.write_text(render.svg(result))
     except OutputError as exc:
         raise BenchUsageError(str(exc)) from None
-    return 0
+    return exits.OK

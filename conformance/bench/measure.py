@@ -13,13 +13,13 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from embconf.adapters import parse_impl
 from embconf.adapters.guard import GuardedAdapter
 from embconf.bench.timing import COPY_BYTES, copy_bandwidth, own_resident, time_operation
 from embconf.bench.wire import transfer_cost
 from embconf.bench.workloads import DEFAULT_SIZES, OPERATIONS, Workload, workloads
 from embconf.isolation import OUT_OF_PROCESS, HangPolicy, IsolatedAdapter, IsolationOptions, open_adapter
 from embconf.model.contract import Adapter
+from embconf.model.impl import Impl
 from embconf.model.outcomes import PROBLEMS
 
 MEASURED, SKIPPED, FAILED, NOT_PROVIDED = "measured", "skipped", "failed", "not_provided"
@@ -136,7 +136,7 @@ class _Measurer:
 
 
 def run_bench(
-    impl: str,
+    impl: Impl,
     options: BenchOptions = BenchOptions(),
     progress: Optional[Callable[[Row], None]] = None,
     check: Optional[Callable[[Adapter, list[str]], dict[str, str]]] = None,
@@ -166,7 +166,7 @@ def run_bench(
                     progress(row)
     finally:
         adapter.close()
-    return BenchResult(impl, roof, rows, measurer.where)
+    return BenchResult(str(impl), roof, rows, measurer.where)
 
 
 def _row(
@@ -206,10 +206,10 @@ def _row(
     return row
 
 
-def _headroom(impl: str, isolation: IsolationOptions) -> Optional[int]:
+def _headroom(impl: Impl, isolation: IsolationOptions) -> Optional[int]:
     """Bytes of the memory limit left to a call's arrays: the limit less what the worker holds at its
     start (a forked worker starts at the runner's own size, its other children not included); None without a limit."""
-    if isolation.memory_limit_mb <= 0 or parse_impl(impl)[0] in OUT_OF_PROCESS:
+    if isolation.memory_limit_mb <= 0 or impl.kind in OUT_OF_PROCESS:
         return None
     return isolation.memory_limit_mb * 2**20 - own_resident()
 

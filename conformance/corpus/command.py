@@ -1,19 +1,20 @@
 """``embconf list``, ``show``, ``validate`` and ``regenerate``, and the options every command that reads the
-corpus shares (``--fixtures`` and the selection)."""
+corpus shares (``--fixtures`` and the selection, read into a :class:`Selection`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
+from embconf.model import exits
 from embconf.model.errors import UserError
+from embconf.untrusted.arguments import typed
 
 if TYPE_CHECKING:
     from embconf.corpus.fixtures import Case
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def add_fixtures(parser: argparse.ArgumentParser) -> None:
@@ -43,23 +44,40 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def corpus_of(args: argparse.Namespace, allow_modified: bool = False) -> Any:
-    """The corpus ``--fixtures`` names (default: the suite's own); UserError (one line) when it cannot be used."""
+@dataclass(frozen=True)
+class Selection:
+    """The corpus options of :func:`add_selection` as given: the fixture directory (None: the suite's own) and
+    the case ids, requirements and features chosen (each empty: every case)."""
+
+    fixtures: Optional[Path] = None
+    select: tuple[str, ...] = ()
+    requirement: tuple[str, ...] = ()
+    feature: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> Selection:
+        return typed(
+            cls, args, select=tuple(args.select), requirement=tuple(args.requirement), feature=tuple(args.feature)
+        )
+
+
+def corpus_of(fixtures: Optional[Path], allow_modified: bool = False) -> Any:
+    """The corpus ``--fixtures`` names (None: the suite's own); UserError (one line) when it cannot be used."""
     from embconf.corpus.fixtures import FixtureError, load_corpus
     from embconf.model.vocabulary import FIXTURES_DIR
 
     try:
-        return load_corpus(args.fixtures or FIXTURES_DIR, allow_modified=allow_modified)
+        return load_corpus(fixtures or FIXTURES_DIR, allow_modified=allow_modified)
     except FixtureError as exc:
         raise UserError(f"fixture problem: {exc}") from None
 
 
-def selected(args: argparse.Namespace, allow_modified: bool = False) -> tuple[Any, list]:
+def selected(selection: Selection, allow_modified: bool = False) -> tuple[Any, list]:
     """The corpus and the cases the selection options choose; UserError when none."""
     from embconf.corpus.select import select
 
-    corpus = corpus_of(args, allow_modified)
-    cases = select(corpus.cases, args.select, args.requirement, args.feature)
+    corpus = corpus_of(selection.fixtures, allow_modified)
+    cases = select(corpus.cases, selection.select, selection.requirement, selection.feature)
     if not cases:
         raise UserError("the selection matches no case (see `embconf list`)")
     return corpus, cases
@@ -69,35 +87,35 @@ def register(sub: Any) -> None:
     lst = sub.add_parser("list", help="list cases, requirements or features")
     lst.add_argument("what", nargs="?", choices=("cases", "requirements", "features"), default="cases")
     add_selection(lst)
-    lst.set_defaults(handler=list_command)
+    lst.set_defaults(handler=lambda args: list_command(args.what, Selection.read(args)))
 
     show = sub.add_parser("show", help="print one case's inputs and expected values")
     show.add_argument("case_id")
     add_fixtures(show)
-    show.set_defaults(handler=show_command)
+    show.set_defaults(handler=lambda args: show_command(args.case_id, args.fixtures))
 
     validate = sub.add_parser("validate", help="check every fixture file against the schema and the spec")
     add_fixtures(validate)
-    validate.set_defaults(handler=validate_command)
+    validate.set_defaults(handler=lambda args: validate_command(args.fixtures))
 
     regen = sub.add_parser("regenerate", help="write the fixtures from the reference (or --check them)")
     regen.add_argument(
         "--check", action="store_true", help="regenerate in memory; exit 1 naming every case that differs"
     )
     add_fixtures(regen)
-    regen.set_defaults(handler=regenerate_command)
+    regen.set_defaults(handler=lambda args: regenerate_command(args.fixtures, args.check))
 
 
-def list_command(args: argparse.Namespace) -> int:
+def list_command(what: str, selection: Selection) -> int:
     from embconf.model.vocabulary import features, requirement_order
 
-    _, cases = selected(args)
-    if args.what == "cases":
+    _, cases = selected(selection)
+    if what == "cases":
         for case in cases:
             tags = f"  [{', '.join(case.features)}]" if case.features else ""
             print(f"{case.id:<48} {case.operation:<28} {' '.join(case.requirements)}{tags}")
         print(f"{len(cases)} cases")
-    elif args.what == "requirements":
+    elif what == "requirements":
         counts: dict[str, int] = {}
         for case in cases:
             for req in case.requirements:
@@ -108,7 +126,7 @@ def list_command(args: argparse.Namespace) -> int:
         for name, meaning in features().items():
             print(f"{name:<24} {sum(name in c.features for c in cases):>3} cases  {meaning}")
         print_sinusoid_family()
-    return EXIT_OK
+    return exits.OK
 
 
 def print_sinusoid_family() -> None:
@@ -126,15 +144,15 @@ def print_sinusoid_family() -> None:
         print(f"  {name:<17} {point.describe()}: {point.parameters_text()}")
 
 
-def show_command(args: argparse.Namespace) -> int:
+def show_command(case_id: str, fixtures: Optional[Path]) -> int:
     import numpy as np
 
-    corpus = corpus_of(args)
-    case = corpus.by_id().get(args.case_id)
+    corpus = corpus_of(fixtures)
+    case = corpus.by_id().get(case_id)
     if case is None:
-        close = [c.id for c in corpus.cases if args.case_id in c.id][:5]
+        close = [c.id for c in corpus.cases if case_id in c.id][:5]
         raise UserError(
-            f"no case {args.case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)")
+            f"no case {case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)")
         )
     np.set_printoptions(threshold=200, linewidth=110, precision=9, floatmode="maxprec")
     print(f"{case.id}  ({case.source})\n  {case.description}")
@@ -145,7 +163,7 @@ def show_command(args: argparse.Namespace) -> int:
         if case.is_sequence:  # a case of calls on one instance (spec section 9.7): each call in turn
             print(f"call {len(call.before) + 1} of {len(case.calls)} on one instance: {call.operation}")
         _show_call(call)
-    return EXIT_OK
+    return exits.OK
 
 
 def _show_call(case: Case) -> None:
@@ -187,22 +205,22 @@ def _print_value(name: str, value: Any, raw: Any) -> None:
         print(f"  {name}: {value!r}")
 
 
-def validate_command(args: argparse.Namespace) -> int:
+def validate_command(fixtures: Optional[Path]) -> int:
     from embconf.corpus.validate import validate_directory
     from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
     from embconf.model.vocabulary import FIXTURES_DIR
 
-    problems, count = validate_directory(args.fixtures or FIXTURES_DIR)
+    problems, count = validate_directory(fixtures or FIXTURES_DIR)
     for problem in problems:
         print(problem, file=sys.stderr)
     print(
         f"{count} cases checked, {len(problems)} problems"
         + ("" if have_bfloat16() else f" (bfloat16 values not decoded: {BFLOAT16_HINT})")
     )
-    return EXIT_FAIL if problems else EXIT_OK
+    return exits.failed_if(problems)
 
 
-def regenerate_command(args: argparse.Namespace) -> int:
+def regenerate_command(fixtures: Optional[Path], check: bool) -> int:
     from embconf.model.dtypes import BFLOAT16_HINT, have_bfloat16
     from embconf.model.vocabulary import FIXTURES_DIR
     from embconf.reference import generate
@@ -212,15 +230,15 @@ def regenerate_command(args: argparse.Namespace) -> int:
         raise UserError(f"cannot regenerate the bfloat16 cases: {BFLOAT16_HINT}")
     if not have_mpmath():  # the goldens are exact (spec section 8.2)
         raise UserError(f"cannot regenerate the goldens: {EXACT_HINT}")
-    directory = args.fixtures or FIXTURES_DIR
-    if args.check:
+    directory = fixtures or FIXTURES_DIR
+    if check:
         problems = generate.differences(directory)
         for problem in problems:
             print(problem, file=sys.stderr)
         print(
             f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)"
         )
-        return EXIT_FAIL if problems else EXIT_OK
+        return exits.failed_if(problems)
     files = generate.write(directory)
     print(f"wrote {len(files)} files to {directory}")
-    return EXIT_OK
+    return exits.OK

@@ -133,6 +133,16 @@ class Corpus:
     def by_id(self) -> dict[str, Case]:
         return {case.id: case for case in self.cases}
 
+    def report_block(self, cases: int) -> dict[str, Any]:
+        """The ``fixtures`` block of every report of a run of ``cases`` of this corpus (``run``, ``matrix``, the
+        pytest plugin): the manifest's hash, the files edited by hand, those not as this suite shipped them."""
+        return {
+            "manifest_sha256": self.manifest_sha256,
+            "modified": list(self.modified_files),
+            "differs_from_shipped": list(self.unshipped_files),
+            "cases": cases,
+        }
+
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

@@ -23,7 +23,6 @@ from functools import lru_cache
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms import OWN_BACKWARD
 from embconf.diagnosis.symptoms.raised import CONSTRUCTOR
-from embconf.model.impl import Impl
 from embconf.model.record import Cause, RunRecord
 from embconf.model.symptom import ASSERT_CHECK, NO_GRADIENT
 from embconf.model.vocabulary import error_kinds
@@ -47,7 +46,7 @@ EXPORT_HINT = (
 
 def speak_tinytorch(run: RunRecord, by_id: Mapping[str, Case]) -> None:
     """Every cause of a TinyTorch run said in TinyTorch's terms (nothing changes for any other implementation)."""
-    if Impl.kind_of(run.impl) != KIND:
+    if run.impl.kind != KIND:
         return
     module = module_file(str(run.implementation.get("name", "")))
     for result in run.results:

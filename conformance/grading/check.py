@@ -47,6 +47,7 @@ from embconf.grading.submissions import (
 )
 from embconf.grading.uploads import UploadRule
 from embconf.isolation import IsolationOptions
+from embconf.model.impl import Impl
 from embconf.model.record import RunRecord
 from embconf.model.vocabulary import FIXTURES_DIR
 
@@ -154,7 +155,7 @@ def _entry(target: Target) -> str:
 
 
 def _run(
-    impl: str,
+    impl: Impl,
     options: IsolationOptions,
     fixtures: Path,
     case_ids: tuple[str, ...],
@@ -168,20 +169,20 @@ def _run(
 
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):
-    """(--impl string, isolation options, notebook export, the embconf run command) for the target."""
-    if target is None:
-        return "tinytorch:", options, None, "embconf run"  # the importable tinytorch's module 11 (core/, else text/)
+    """(the implementation, isolation options, notebook export, the embconf run command) for the target."""
+    if target is None:  # the importable tinytorch's module 11 (core/, else text/)
+        return Impl("tinytorch"), options, None, "embconf run"
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
         return _namespace(target), IsolationOptions(in_process=True), None, ""
     if isinstance(target, types.ModuleType):
-        return f"tinytorch:{target.__file__}", options, None, run_command(str(target.__file__))
+        return Impl("tinytorch", str(target.__file__)), options, None, run_command(str(target.__file__))
     if not isinstance(target, (str, os.PathLike)):
         raise CheckError(f"cannot check a {type(target).__name__}: give a path, a module or globals()")
     path = Path(target).expanduser().resolve()
     if not path.exists():
         raise CheckError(f"{os.fspath(target)}: no such file or folder")
     if path.is_file() and path.suffix == ".py" and package_location(path)[1] is not None:
-        return f"tinytorch:{path}", options, None, run_command(str(path))  # in the student's own package
+        return Impl("tinytorch", str(path)), options, None, run_command(str(path))  # in the student's own package
     sub = classify(path, UploadRule(scratch=tmp / "upload"))
     if path.is_file() and sub.kind == "module":  # the student's modules beside it, importable as they are at home
         sub.helpers = tuple(sorted(p for p in path.parent.glob("*.py") if p != path))[:MAX_HELPERS]
@@ -201,7 +202,7 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
         command = run_command(str(path), base)  # PYTHONPATH: a shell may not import what this Python imports
     else:
         command = ""  # a notebook, or an upload of several files: no embconf run command runs it as it is
-    return f"tinytorch:{module}", options, exported, command
+    return Impl("tinytorch", str(module)), options, exported, command
 
 
 def run_command(module: str, base: Optional[Path] = None) -> str:
@@ -222,7 +223,7 @@ def importable_base() -> Optional[Path]:
     return None
 
 
-def _namespace(target: Union[types.ModuleType, Mapping[str, Any]]) -> str:
+def _namespace(target: Union[types.ModuleType, Mapping[str, Any]]) -> Impl:
     """Register a namespace as a module the TinyTorch adapter can load by name (in this process)."""
     if isinstance(target, types.ModuleType):
         module = target
@@ -230,4 +231,4 @@ def _namespace(target: Union[types.ModuleType, Mapping[str, Any]]) -> str:
         module = types.ModuleType(f"embconf_check_namespace_{next(_names)}")
         module.__dict__.update({k: v for k, v in target.items() if not k.startswith("__")})
     sys.modules[module.__name__] = module
-    return f"tinytorch:{module.__name__}"
+    return Impl("tinytorch", module.__name__)

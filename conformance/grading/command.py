@@ -7,8 +7,9 @@ import re
 import sys
 import tempfile
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from embconf.grading.base_names import BASE_HINT
 from embconf.grading.pool import run_jobs
@@ -25,7 +26,9 @@ from embconf.grading.session import (
 from embconf.grading.submissions import BASED_KINDS, classify, content_hash, default_base
 from embconf.grading.uploads import MODULE_NAME
 from embconf.isolation import IsolationOptions, isolation_options
-from embconf.processes.options import add_limits
+from embconf.model import exits
+from embconf.processes.options import Limits, add_limits
+from embconf.untrusted.arguments import typed
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
 # a module or notebook that cannot import from the base what it names (found when it runs, if not before)
@@ -113,25 +116,65 @@ def add_gradescope(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
 
 
-def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) -> Options:
+@dataclass(frozen=True)
+class Common:
+    """The options ``grade`` and ``gradescope`` share (:func:`add_common`), as given."""
+
+    rubric: Optional[Path]
+    base: Optional[Path]
+    module_name: str
+    fixtures: Optional[Path]
+    limits: Limits
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> Common:
+        return typed(cls, args, limits=Limits.read(args))
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """``embconf grade``'s options as given."""
+
+    common: Common
+    submissions: Optional[Path]
+    out: Path
+    jobs: int
+    force: bool
+    shard: Optional[str]
+    merge: Optional[list[Path]]
+    roster: Optional[Path]
+    bench: bool
+
+
+@dataclass(frozen=True)
+class GradescopeOptions:
+    """``embconf gradescope``'s options as given."""
+
+    common: Common
+    submission: Path
+    results: Path
+    withhold: list[Path]
+
+
+def _prepared(common: Common, out: Path, isolation: IsolationOptions) -> Options:
     """Options with the rubric and the fixtures loaded: every usage problem is raised here, before anything runs."""
     from embconf.corpus.fixtures import FixtureError, load_corpus
     from embconf.model.vocabulary import FIXTURES_DIR
 
-    fixtures = args.fixtures or FIXTURES_DIR
+    fixtures = common.fixtures or FIXTURES_DIR
     try:
         corpus = load_corpus(fixtures)
     except FixtureError as exc:
         raise GradeUsageError(f"fixture problem: {exc}") from None
     try:
-        rubric = load(args.rubric, corpus.cases)
+        rubric = load(common.rubric, corpus.cases)
     except RubricError as exc:
         raise GradeUsageError(str(exc)) from None
-    base = args.base if args.base is not None else default_base()
-    if args.base is not None and not (args.base / "tinytorch" / "core").is_dir():
-        raise GradeUsageError(f"--base {args.base}: no tinytorch/core package in it")
-    if "/" in args.module_name or not args.module_name.endswith(".py"):
-        raise GradeUsageError(f"--module-name {args.module_name!r}: expected a file name ending in .py")
+    base = common.base if common.base is not None else default_base()
+    if common.base is not None and not (common.base / "tinytorch" / "core").is_dir():
+        raise GradeUsageError(f"--base {common.base}: no tinytorch/core package in it")
+    if "/" in common.module_name or not common.module_name.endswith(".py"):
+        raise GradeUsageError(f"--module-name {common.module_name!r}: expected a file name ending in .py")
     return Options(
         out,
         rubric,
@@ -140,8 +183,8 @@ def _prepared(args: argparse.Namespace, out: Path, isolation: IsolationOptions) 
         corpus.manifest_sha256,
         isolation,
         base.resolve() if base else None,
-        module_name=args.module_name,
-        default_base=args.base is None,
+        module_name=common.module_name,
+        default_base=common.base is None,
     )
 
 
@@ -150,30 +193,33 @@ def register(sub: Any) -> None:
         "grade", help="grade a folder of submissions: gradebook, feedback, Gradescope results, class report"
     )
     add_grade(grade_parser)
-    grade_parser.set_defaults(handler=lambda args: grade(args, isolation_options(args)))
+    grade_parser.set_defaults(handler=lambda args: grade(typed(GradeOptions, args, common=Common.read(args))))
     gradescope_parser = sub.add_parser(
         "gradescope", help="grade one submission in Gradescope's container (writes results.json)"
     )
     add_gradescope(gradescope_parser)
-    gradescope_parser.set_defaults(handler=lambda args: gradescope(args, isolation_options(args)))
+    gradescope_parser.set_defaults(
+        handler=lambda args: gradescope(typed(GradescopeOptions, args, common=Common.read(args)))
+    )
 
 
-def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
-    if args.jobs < 1:
+def grade(given: GradeOptions) -> int:
+    isolation = isolation_options(given.common.limits)
+    if given.jobs < 1:
         raise GradeUsageError("--jobs must be at least 1")
-    if (args.submissions is None) == (args.merge is None):
+    if (given.submissions is None) == (given.merge is None):
         raise GradeUsageError("give either SUBMISSIONS_DIR or --merge OUT_DIR...")
-    options = _prepared(args, args.out, isolation)
-    options.jobs, options.force, options.bench = args.jobs, args.force, args.bench
-    if args.roster is not None:
+    options = _prepared(given.common, given.out, isolation)
+    options.jobs, options.force, options.bench = given.jobs, given.force, given.bench
+    if given.roster is not None:
         from embconf.grading.roster import load_roster
 
-        options.roster = load_roster(args.roster)
-    options.shard = parse_shard(args.shard) if args.shard else None
-    records = merge(args.merge, options) if args.merge else grade_folder(args.submissions, options)
+        options.roster = load_roster(given.roster)
+    options.shard = parse_shard(given.shard) if given.shard else None
+    records = grade_folder(given.submissions, options) if given.submissions else merge(given.merge or [], options)
     problems = sum(r["status"] != "graded" for r in records)
     print(
-        f"{len(records)} submissions, {problems} not gradable: {args.out / 'gradebook.csv'}, {args.out / 'report.html'}"
+        f"{len(records)} submissions, {problems} not gradable: {given.out / 'gradebook.csv'}, {given.out / 'report.html'}"
     )
     lacking = [
         r["name"]
@@ -185,10 +231,10 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError(
             f"{len(lacking)} submission(s) ({names}) cannot import from the default base package what they name: {BASE_HINT}"
         )
-    return 0
+    return exits.OK
 
 
-def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
+def gradescope(given: GradescopeOptions) -> int:
     """One submission (Gradescope's container): /autograder/submission in, results.json out."""
     from embconf.grading.feedback import feedback
     from embconf.grading.files import check_writable, write_json
@@ -197,14 +243,15 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     from embconf.grading.score import score
     from embconf.grading.withheld import withheld
 
-    if not args.submission.is_dir():
-        raise GradeUsageError(f"--submission {args.submission}: not a folder")
-    reason = check_writable(args.results.parent)
+    isolation = isolation_options(given.common.limits)
+    if not given.submission.is_dir():
+        raise GradeUsageError(f"--submission {given.submission}: not a folder")
+    reason = check_writable(given.results.parent)
     if reason:
         raise GradeUsageError(reason)
     with tempfile.TemporaryDirectory(prefix="embconf-gradescope-") as tmp:
-        options = _prepared(args, Path(tmp), isolation)
-        sub = classify(args.submission, options.rule())  # UnreadableSubmission: the TA's to fix, exit 2
+        options = _prepared(given.common, Path(tmp), isolation)
+        sub = classify(given.submission, options.rule())  # UnreadableSubmission: the TA's to fix, exit 2
         sub.name = "submission"
         check_base([sub], options)
         digest = content_hash(sub, options.base, "")
@@ -218,7 +265,8 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError(f"the submission {record['reason']} on the default base package: {BASE_HINT}")
     result = score(record, options.rubric)
     private = [options.base] if options.base is not None else []
-    secret = withheld([*private, *([args.rubric] if args.rubric else []), *args.withhold], [args.submission])
-    write_json(args.results, secret.redact(gradescope_results(result)))
+    rubric = [given.common.rubric] if given.common.rubric else []
+    secret = withheld([*private, *rubric, *given.withhold], [given.submission])
+    write_json(given.results, secret.redact(gradescope_results(result)))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")
-    return 0
+    return exits.OK

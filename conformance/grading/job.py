@@ -22,6 +22,7 @@ from embconf.grading.mistakes import case_cause, verdict
 from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
 from embconf.isolation import IsolationOptions
+from embconf.model.impl import Impl
 from embconf.model.record import RunRecord
 
 RECORD_FORMAT = 5  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded;
@@ -85,18 +86,18 @@ def grade(job: Job) -> dict[str, Any]:
 def _run(job: Job, module: Path, exported: Optional[Exported]) -> dict[str, Any]:
     cases = cases_of(job.fixtures, job.case_ids)
     try:
-        run = run_submission(f"tinytorch:{module}", cases, job.options)
+        run = run_submission(Impl("tinytorch", str(module)), cases, job.options)
     except ImplementationError as exc:
         raise SubmissionProblem(load_reason(str(exc), job.work, exported, job.submission.needs_base)) from None
     fields = run_fields(run, job.work)
     if job.bench:
         from embconf.bench.column import grade_column
 
-        fields["bench"] = grade_column(f"tinytorch:{module}", job.options)
+        fields["bench"] = grade_column(Impl("tinytorch", str(module)), job.options)
     return record_of(job.submission, job.hash, status="graded", **fields)
 
 
-def run_submission(impl: str, cases: list, options: IsolationOptions) -> RunRecord:
+def run_submission(impl: Impl, cases: list, options: IsolationOptions) -> RunRecord:
     """The submission run through the pipeline, as ``embconf run`` runs it; ImplementationError when it cannot load."""
     from embconf.session import RunOptions, run_implementation
 

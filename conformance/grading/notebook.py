@@ -1,5 +1,5 @@
 """The cells nbdev would export to module 11 (``tinytorch.core.embeddings``, or ``tinytorch.text.embeddings`` as
-TinyTorch exported it until late 2025: :data:`embconf.grading.layouts.EXPORT_NAMES`), from a notebook, without running it.
+TinyTorch exported it until late 2025: :data:`embconf.adapters.tinytorch_layouts.EXPORT_NAMES`), from a notebook, without running it.
 
 Two notebook forms are read: Jupyter ``.ipynb`` (JSON) and jupytext percent-format ``.py`` (cells
 start at lines ``# %%``; ``# %% [markdown]`` cells are prose). A code cell is exported when one of its
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from embconf.grading.layouts import EXPORT_NAMES, is_export
+from embconf.adapters.tinytorch_layouts import EXPORT_NAMES, is_export
 
 TARGET = EXPORT_NAMES[0]
 PERCENT_CELL = re.compile(r"^# ?%%(?!%)(.*)$")

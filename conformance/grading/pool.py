@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Iterator, Sequence
 
 from embconf.grading.job import Job, grade, record_of
+from embconf.model.exits import signalled
 
 
 @dataclass
@@ -111,7 +112,7 @@ def _release_tracker() -> None:
 def _end_quietly_on_interrupt() -> None:
     """In a grading process: Ctrl-C ends it at once, without a traceback (the runner speaks for it); one that
     came while it started (held back by the mask it inherited) ends it now."""
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(128 + signum))
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(signalled(signum)))
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Optional
 
-from embconf.grading import layouts
+from embconf.adapters import tinytorch_layouts as layouts
 from embconf.grading.notebook import Exported, NotebookError, export, is_percent_notebook
 from embconf.grading.uploads import (
     DEFAULT_RULE,

@@ -1,7 +1,7 @@
 """Uploads as students make them: a zip (unpacked by :mod:`embconf.untrusted.archive`) and a folder
 holding more than one file, with the explicit rule that says which file is graded.
 
-The rule, for the ``.py`` and ``.ipynb`` files of a folder (rule 3 of :mod:`.layouts`, which says where that
+The rule, for the ``.py`` and ``.ipynb`` files of a folder (rule 3 of :mod:`embconf.adapters.tinytorch_layouts`, which says where that
 folder is; never a package's ``__init__.py``):
 
 1. the notebook nbdev would export to module 11 (its ``#| default_exp core.embeddings`` or
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from embconf.grading.layouts import graded_candidates, paired_notebooks
+from embconf.adapters.tinytorch_layouts import graded_candidates, paired_notebooks
 from embconf.grading.notebook import NotebookError, export, is_percent_notebook
 from embconf.untrusted.archive import ArchiveRefused, unpack
 

@@ -22,7 +22,7 @@ from embconf.isolation.worker import _fork_worker, _spawn_worker, load_in_proces
 from embconf.model.budget import case_budget
 from embconf.model.contract import NO_INSTANCE, Adapter, Capabilities, Planned, Reason, Reply, Status
 from embconf.model.dtypes import prepare as prepare_dtypes
-from embconf.model.impl import ImplLike
+from embconf.model.impl import Impl, ImplLike
 from embconf.processes.failures import ChildFailure, Garbled, Gone, Late, OutOfMemory
 from embconf.processes.limits import (
     DEFAULT_CASE_TIMEOUT,
@@ -63,7 +63,7 @@ def open_adapter(impl: ImplLike, options: IsolationOptions = DEFAULTS, **adapter
             )
         )
     if options.in_process:
-        return load_in_process(str(impl), adapter_options)
+        return load_in_process(impl, adapter_options)
     adapter = IsolatedAdapter(impl, options.case_timeout, options.run_timeout, options.memory_limit_mb, adapter_options)
     try:
         adapter.start()
@@ -94,7 +94,7 @@ class IsolatedAdapter(AdapterBase):
     ) -> None:
         name = parse_impl(impl_spec)
         self.kind, self.target = name
-        self.impl = str(name)  # what the worker process is told to load
+        self.impl: Impl = name  # what the worker process is told to load
         self.case_timeout, self.run_timeout, self.memory_limit_mb = case_timeout, run_timeout, memory_limit_mb
         self.adapter_options = dict(adapter_options or {})
         self.start_method = start_method or default_start_method()
@@ -289,7 +289,7 @@ class IsolatedAdapter(AdapterBase):
             hello = worker.receive(min(time.monotonic() + max(self.case_timeout, START_TIMEOUT), self._run_deadline))
         except ChildFailure as failure:
             how = worker.end(kill=not isinstance(failure, Gone))
-            reason = f"cannot load {self.impl!r}: {while_loading(failure, how)}{last_words(worker)}"
+            reason = f"cannot load {str(self.impl)!r}: {while_loading(failure, how)}{last_words(worker)}"
             worker.close()
             raise ImplementationError(reason) from None
         if not (isinstance(hello, tuple) and len(hello) == 3 and hello[0] == "ready"):
@@ -303,7 +303,7 @@ class IsolatedAdapter(AdapterBase):
                 caps = Capabilities.from_plain(hello[1])
             except (ValueError, TypeError) as exc:  # a hello the implementation's code garbled
                 worker.stop()
-                raise ImplementationError(f"cannot load {self.impl!r}: {exc}") from None
+                raise ImplementationError(f"cannot load {str(self.impl)!r}: {exc}") from None
             self._loaded = (caps, hello[2])
         return worker
 

@@ -1,11 +1,10 @@
 """How and under which limits an implementation runs (:class:`IsolationOptions`), from the command line's
-limit options (:func:`isolation_options`; they are registered by :mod:`embconf.processes.options`)."""
+limit options as typed values (:func:`isolation_options`; they are registered and read by
+:mod:`embconf.processes.options`)."""
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
-from typing import Optional
 
 from embconf.processes.limits import (
     DEFAULT_CASE_TIMEOUT,
@@ -14,6 +13,7 @@ from embconf.processes.limits import (
     checked_memory_mb,
     checked_seconds,
 )
+from embconf.processes.options import Limits
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,7 @@ class IsolationOptions:
 DEFAULTS = IsolationOptions()  # in a worker, at the default limits
 
 
-def isolation_options(args: argparse.Namespace, case_timeout: Optional[float] = None) -> IsolationOptions:
-    """The options the flags give; LimitError (a UserError: one line, exit 2) for unusable values."""
-    chosen = args.case_timeout if case_timeout is None else case_timeout
-    return IsolationOptions(
-        args.in_process, DEFAULT_CASE_TIMEOUT if chosen is None else chosen, args.run_timeout, args.memory_limit
-    )
+def isolation_options(limits: Limits) -> IsolationOptions:
+    """The options the limits give; LimitError (a UserError: one line, exit 2) for unusable values."""
+    chosen = DEFAULT_CASE_TIMEOUT if limits.case_timeout is None else limits.case_timeout
+    return IsolationOptions(limits.in_process, chosen, limits.run_timeout, limits.memory_limit)

@@ -30,6 +30,7 @@ from embconf.isolation.shared import Arena
 from embconf.model.contract import Adapter, Reply, Status, contradictory_features
 from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.encoding import rows_only
+from embconf.model.impl import Impl
 from embconf.processes.lifetime import Terminated
 from embconf.processes.tree import keep_descendants
 
@@ -42,7 +43,7 @@ BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and Tenso
 Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or a file path (spawn)
 
 
-def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
+def _fork_worker(impl: Impl, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
     parent_end, child_end = socket.socketpair()
     arena = Arena()
     read_fd, write_fd = os.pipe()
@@ -63,7 +64,7 @@ def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: in
     return WorkerHandle(pid, _Channel(parent_end), _Captured(read_fd), memory_limit_mb=memory_limit_mb, arena=arena)
 
 
-def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
+def _spawn_worker(impl: Impl, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
     import multiprocessing
     import tempfile
 
@@ -81,7 +82,7 @@ def _spawn_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: i
 
 def worker_main(
     sock: socket.socket,
-    impl: str,
+    impl: Impl,
     adapter_options: dict[str, Any],
     memory_limit_mb: int,
     output: Output,
@@ -180,7 +181,7 @@ def _limit_memory(memory_limit_mb: int) -> None:
         pass
 
 
-def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
+def load_guarded(impl: Impl, adapter_options: dict[str, Any]) -> GuardedAdapter:
     """The implementation ``impl`` names, loaded as the runner runs it (its calls guarded) and its
     capabilities (refused when they contradict each other) and description read once: in the worker and under ``--in-process`` alike. Any failure,
     whichever exception ended it (an adapter's own bug, SystemExit or KeyboardInterrupt at import), is one
@@ -193,14 +194,14 @@ def load_guarded(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
         raise
     except BaseException as exc:
         _lowered_recursion_limit()  # a RecursionError may come from a limit set too low
-        raise ImplementationError(f"cannot load {impl!r}: {describe_exception(exc)}") from None
+        raise ImplementationError(f"cannot load {str(impl)!r}: {describe_exception(exc)}") from None
     if contradiction:
         adapter.close()
-        raise ImplementationError(f"cannot load {impl!r}: {contradiction}")
+        raise ImplementationError(f"cannot load {str(impl)!r}: {contradiction}")
     return adapter
 
 
-def load_in_process(impl: str, adapter_options: dict[str, Any]) -> GuardedAdapter:
+def load_in_process(impl: Impl, adapter_options: dict[str, Any]) -> GuardedAdapter:
     """:func:`load_guarded` into the runner's own process (``--in-process``): what the import changed of the
     process's state (a working directory, np.seterr: no rule forbids either) is put back for the runner's own
     work, and set again around each call of the implementation."""
@@ -224,7 +225,7 @@ def _lowered_recursion_limit() -> Optional[str]:
     return f"it lowered Python's recursion limit from {RECURSION_LIMIT} to {limit} while loading (leave it as found)"
 
 
-def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Optional[GuardedAdapter]:
+def _load(channel: _Channel, impl: Impl, adapter_options: dict[str, Any]) -> Optional[GuardedAdapter]:
     """Create the guarded adapter and tell the runner its capabilities, or why it failed (then None)."""
     adapter: Optional[GuardedAdapter] = None
     try:
@@ -233,7 +234,9 @@ def _load(channel: _Channel, impl: str, adapter_options: dict[str, Any]) -> Opti
         hello: tuple[Any, ...] = ("ready", sendable(caps.to_plain()), sendable(adapter.describe()))
     except BaseException as exc:  # the worker's own process ends it: it is never the runner's Terminated
         message = (
-            str(exc) if isinstance(exc, ImplementationError) else f"cannot load {impl!r}: {describe_exception(exc)}"
+            str(exc)
+            if isinstance(exc, ImplementationError)
+            else f"cannot load {str(impl)!r}: {describe_exception(exc)}"
         )
         adapter, hello = None, ("failed", message)
     _send(channel, hello)

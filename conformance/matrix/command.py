@@ -7,12 +7,16 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from embconf.corpus.command import add_selection
+from embconf.corpus.command import Selection, add_selection
+from embconf.model import exits
 from embconf.model.errors import UserError
-from embconf.processes.options import add_limits
+from embconf.model.impl import Impl
+from embconf.processes.options import Limits, add_limits
+from embconf.untrusted.arguments import typed
 
 
 def register(sub: Any) -> None:
@@ -46,31 +50,58 @@ def register(sub: Any) -> None:
     for flag in ("--markdown", "--html", "--json"):
         matrix.add_argument(flag, type=Path, metavar="FILE", help=f"write the matrix as {flag[2:]} here")
     add_limits(matrix, run_scope="each implementation's run")
-    matrix.set_defaults(handler=matrix_command)
+    matrix.set_defaults(handler=lambda args: matrix_command(MatrixOptions.read(args)))
 
 
-def matrix_command(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class MatrixOptions:
+    """``embconf matrix``'s options as given (each --impl parsed)."""
+
+    impl: tuple[Impl, ...]
+    merge: tuple[Path, ...]
+    regenerate_with: Optional[str]
+    selection: Selection
+    markdown: Optional[Path]
+    html: Optional[Path]
+    json: Optional[Path]
+    limits: Limits
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> MatrixOptions:
+        from embconf.adapters import parse_impl
+
+        return typed(
+            cls,
+            args,
+            impl=tuple(parse_impl(text) for text in args.impl or ()),  # each parsed once, here: before any runs
+            merge=tuple(args.merge or ()),
+            selection=Selection.read(args),
+            limits=Limits.read(args),
+        )
+
+
+def matrix_command(options: MatrixOptions) -> int:
     """Write the files asked for and print each column's claim; exit 0 (a matrix records failures, it does
     not fail on them)."""
     from embconf.corpus.command import selected
     from embconf.matrix.model import build
     from embconf.session import RunOptions, run_implementation
 
-    if bool(args.impl) == bool(args.merge):
+    if bool(options.impl) == bool(options.merge):
         raise UserError("embconf matrix: give --impl KIND:TARGET (to run) or --merge FILE (to merge), not both")
-    command = args.regenerate_with or (
+    command = options.regenerate_with or (
         "embconf " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["matrix"] else ""
     )
-    if args.merge:
-        return _write(args, merged(args.merge, command))
-    corpus, cases = selected(args)
-    options = RunOptions.from_args(args)
-    fixtures = {"manifest_sha256": corpus.manifest_sha256, "modified": corpus.modified_files, "cases": len(cases)}
+    if options.merge:
+        return _write(options, merged(list(options.merge), command))
+    corpus, cases = selected(options.selection)
+    run_options = RunOptions.of(options.limits)
+    fixtures = corpus.report_block(len(cases))
     records = []
-    for impl in args.impl:
-        records.append(run_implementation(impl, cases, options, fixtures=fixtures))
+    for impl in options.impl:
+        records.append(run_implementation(impl, cases, run_options, fixtures=fixtures))
         print(f"{impl}: {len(cases)} cases run", file=sys.stderr)
-    return _write(args, build(records, fixtures, command=command))
+    return _write(options, build(records, fixtures, command=command))
 
 
 def merged(paths: list[Path], command: str) -> dict[str, Any]:
@@ -81,13 +112,13 @@ def merged(paths: list[Path], command: str) -> dict[str, Any]:
     return {**doc, "sources": [path.name for path in paths]}  # the files, not a folder of this machine
 
 
-def _write(args: argparse.Namespace, document: dict[str, Any]) -> int:
+def _write(options: MatrixOptions, document: dict[str, Any]) -> int:
     from embconf.matrix import html, markdown
     from embconf.matrix.model import write_json
 
-    for path, writer in ((args.json, write_json), (args.markdown, markdown.write), (args.html, html.write)):
+    for path, writer in ((options.json, write_json), (options.markdown, markdown.write), (options.html, html.write)):
         if path:
             writer(path, document)
     for column in document["implementations"]:
         print(f"{column['impl']:<28} {column['claim']['statement']}")
-    return 0
+    return exits.OK

@@ -45,7 +45,7 @@ class ColumnView:
 
     @property
     def kind(self) -> str:
-        return Impl.kind_of(self.impl)
+        return Impl.read(self.impl).kind
 
     @property
     def language(self) -> str:

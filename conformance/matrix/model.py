@@ -80,7 +80,7 @@ def _measured_in(run: RunRecord) -> dict[str, str]:
 
 
 def _implementation(run: RunRecord) -> dict[str, Any]:
-    impl, results = run.impl, run.results
+    impl, results = str(run.impl), run.results
     caps = run.capabilities.to_json()
     summary = run.summary()
     found = claim(run)
@@ -193,7 +193,7 @@ def _sections(runs: Sequence[RunRecord], columns: list[dict[str, Any]]) -> list[
     for run in runs:
         for result in run.results:
             for req in result.requirements:
-                by_req[req][run.impl].append(result)
+                by_req[req][str(run.impl)].append(result)
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for req in sorted(by_req, key=requirement_order):
         grouped[section_of(req)].append(
@@ -283,10 +283,7 @@ def short_names(columns: Sequence[dict[str, Any]]) -> dict[str, str]:
 def _short(impl: str) -> str:
     if len(impl) <= SHORT:
         return impl
-    try:
-        kind, target = Impl.parse(impl)
-    except ValueError:
-        return impl
+    kind, target = Impl.read(impl)  # a column's text, perhaps of a file measured elsewhere
     if kind == "subprocess":
         try:
             words = shlex.split(target)

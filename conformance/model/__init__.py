@@ -27,6 +27,7 @@ Rooms:
 - ``contract``: what an adapter is (the :class:`Adapter` Protocol), what it answers (:class:`Reply`), what it claims,
   and the deviations it cites as the framework's documented design (:class:`DocumentedChoice`).
 - ``impl``: what ``--impl KIND:TARGET`` names, parsed once (:class:`Impl`).
+- ``exits``: the exit codes of every command, named once (OK, FAILED, USAGE, INTERRUPTED, a signal's).
 - ``budget``: how long one call may take: the case timeout plus an allowance for the case's work.
 - ``claim``: the claim a run supports, said the same by ``embconf run`` and ``embconf matrix``.
 - ``version``: the suite's own version.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
 
 from embconf.model.contract import Capabilities
-from embconf.model.impl import Impl
+from embconf.model.impl import NO_IMPL, Impl
 from embconf.model.outcomes import NOT_APPLICABLE, OUTCOMES, PROBLEMS, CaseResult, Freezable, FrozenDict, Outcome
 from embconf.model.symptom import SymptomKey
 from embconf.model.version import __version__
@@ -184,7 +184,7 @@ class RunRecord(Freezable):
     implementation: Mapping[str, Any]  # the adapter's description: name, version, language
     unmatched_expectations: Sequence[str] = field(default_factory=list)
     duration: float = 0.0
-    impl: str = ""  # the KIND:TARGET string that named it
+    impl: Impl = NO_IMPL  # what named it (--impl KIND:TARGET, parsed once)
     verdict: Verdict = NO_FAILURES  # the diagnosis's, set by the session (embconf.session)
     fixtures: Mapping[str, Any] = field(default_factory=dict)  # manifest hash, modified files, case count
     nondeterministic: Mapping[str, str] = field(default_factory=dict)  # case id -> how two answers differed
@@ -252,8 +252,8 @@ class RunRecord(Freezable):
             "report_format": REPORT_FORMAT,
             "suite": dict(origin["suite"]),
             "spec_version": origin["spec_version"],
-            "implementation": {**self.implementation, "impl": self.impl},
-            "adapter": Impl.kind_of(self.impl),
+            "implementation": {**self.implementation, "impl": str(self.impl)},
+            "adapter": self.impl.kind,
             "capabilities": {**self.capabilities.to_json(), "notes": list(self.capabilities.notes)},
             "environment": dict(origin["environment"]),
             "fixtures": dict(self.fixtures),
@@ -288,7 +288,7 @@ class RunRecord(Freezable):
         ValueError (one line) when it is not a report."""
         try:
             implementation = dict(document["implementation"])
-            impl = str(implementation.pop("impl", ""))
+            impl = Impl.read(str(implementation.pop("impl", "")))
             record = cls(
                 [CaseResult.from_json(case) for case in document["cases"]],
                 Capabilities.from_plain(document["capabilities"]),

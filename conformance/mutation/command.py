@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from embconf.corpus.command import add_fixtures, corpus_of
+from embconf.model import exits
 from embconf.model.errors import UserError
+from embconf.model.impl import Impl
+from embconf.untrusted.arguments import typed
 
 if TYPE_CHECKING:
     from embconf.mutants.base import Mutant
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def register(sub: Any) -> None:
@@ -43,7 +45,7 @@ def register(sub: Any) -> None:
         default=None,
         help="with --diagnosis: a correct implementation that must get no failure and no diagnosis (repeatable)",
     )
-    mutants.set_defaults(handler=mutants_command)
+    mutants.set_defaults(handler=lambda args: mutants_command(MutantsOptions.read(args)))
 
     explain = sub.add_parser(
         "explain",
@@ -51,22 +53,37 @@ def register(sub: Any) -> None:
     )
     explain.add_argument("id", help="a mutant id (e.g. bwd.overwrite), a case id or a requirement id (e.g. EMB-BWD-2)")
     add_fixtures(explain)
-    explain.set_defaults(handler=explain_command)
+    explain.set_defaults(handler=lambda args: explain_command(args.id, args.fixtures))
 
 
-def mutants_command(args: argparse.Namespace) -> int:
-    chosen = _chosen(args.area)
-    if args.diagnosis:
+@dataclass(frozen=True)
+class MutantsOptions:
+    """``embconf mutants``'s options as given (``correct``: each --correct parsed; empty: the defaults)."""
+
+    fixtures: Optional[Path] = None
+    area: Optional[str] = None
+    diagnosis: bool = False
+    students: Optional[Path] = None
+    correct: tuple[Impl, ...] = ()
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> MutantsOptions:
+        from embconf.adapters import parse_impl
+
+        return typed(cls, args, correct=tuple(parse_impl(text) for text in args.correct or ()))  # parsed once
+
+
+def mutants_command(options: MutantsOptions) -> int:
+    chosen = _chosen(options.area)
+    cases = corpus_of(options.fixtures).cases
+    if options.diagnosis:
         from embconf.mutation.measure import DEFAULT_CORRECT, print_figures
 
-        return (
-            EXIT_OK
-            if print_figures(corpus_of(args).cases, args.students, args.correct or DEFAULT_CORRECT, mutants=chosen)
-            else EXIT_FAIL
-        )
+        figures = print_figures(cases, options.students, options.correct or DEFAULT_CORRECT, mutants=chosen)
+        return exits.failed_if(not figures)
     from embconf.mutation.report import print_catalogue
 
-    return EXIT_OK if print_catalogue(corpus_of(args).cases, mutants=chosen) else EXIT_FAIL
+    return exits.failed_if(not print_catalogue(cases, mutants=chosen))
 
 
 def _chosen(area: Optional[str]) -> Optional[list[Mutant]]:
@@ -82,11 +99,11 @@ def _chosen(area: Optional[str]) -> Optional[list[Mutant]]:
     return chosen
 
 
-def explain_command(args: argparse.Namespace) -> int:
+def explain_command(name: str, fixtures: Optional[Path]) -> int:
     from embconf.mutation.report import explain
 
     try:
-        explain(args.id, corpus_of(args).cases)
+        explain(name, corpus_of(fixtures).cases)
     except KeyError as exc:
         raise UserError(exc.args[0]) from None
-    return EXIT_OK
+    return exits.OK

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence, TextIO
 
 from embconf.corpus.fixtures import Case
+from embconf.model.impl import Impl
 from embconf.model.outcomes import PROBLEMS
 from embconf.model.record import RunRecord
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from embconf.mutants.base import Mutant
 
 FIRST_RANK_TARGET = 0.95
-DEFAULT_CORRECT = ("reference", "torch")  # always at hand; name others with --correct KIND:TARGET
+DEFAULT_CORRECT = (Impl("reference"), Impl("torch"))  # always at hand; name others with --correct KIND:TARGET
 
 
 @dataclass
@@ -70,7 +71,7 @@ def judge_student(path: Path, cases: Sequence[Case]) -> StudentResult:
 
     adapter = TinyTorchAdapter(str(path))
     expected = str(getattr(adapter.module, "SYMPTOM", ""))
-    record = run(adapter, cases, impl=f"tinytorch:{path}")
+    record = run(adapter, cases, impl=Impl("tinytorch", str(path)))
     verdict = record.verdict
     first = verdict.causes[0] if verdict.causes else None
     wrong = any(cause.is_mutant for cause in verdict.causes)
@@ -89,7 +90,7 @@ def _summaries(run: RunRecord, case_ids: Sequence[str]) -> str:
     return " ".join(cause.summary for cause in result.causes if not cause.is_mutant) if result else ""
 
 
-def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
+def correct_problems(adapter_specs: Sequence[Impl], cases: Sequence[Case]) -> dict[str, tuple[int, int]]:
     """{impl: (failures, diagnosed results)} for implementations that are correct."""
     from embconf.adapters import ImplementationError
     from embconf.isolation import IsolationOptions
@@ -101,14 +102,14 @@ def correct_problems(adapter_specs: Sequence[str], cases: Sequence[Case]) -> dic
             record = run_implementation(spec, cases, RunOptions(IsolationOptions(in_process=True)))
         except ImplementationError:
             continue  # an optional framework that is not installed
-        found[spec] = (len(record.problems), sum(1 for r in record.results if r.causes))
+        found[str(spec)] = (len(record.problems), sum(1 for r in record.results if r.causes))
     return found
 
 
 def print_figures(
     cases: Sequence[Case],
     students: Optional[Path],
-    correct: Sequence[str],
+    correct: Sequence[Impl],
     out: TextIO = sys.stdout,
     mutants: Optional[Sequence[Mutant]] = None,
 ) -> bool:

@@ -18,6 +18,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, NoReturn
 
+from embconf.model.exits import signalled
 from embconf.processes.tree import end_descendants, keep_descendants, reap_orphans
 
 ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -28,7 +29,7 @@ class Terminated(KeyboardInterrupt):
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
-        self.code = 128 + signum
+        self.code = signalled(signum)
 
 
 def _raise(signum: int, frame: Any) -> None:

@@ -1,16 +1,37 @@
 """The options that say where and under which limits an implementation runs, defined once for every command
-that runs one (``run``, ``matrix``, ``grade``, ``gradescope``); they are read back by
-:func:`embconf.isolation.options.isolation_options`. Registering them imports nothing heavy: a command's
+that runs one (``run``, ``matrix``, ``grade``, ``gradescope``), and read back into typed values (:class:`Limits`,
+which :func:`embconf.isolation.options.isolation_options` turns into where and how the implementation runs). Registering them imports nothing heavy: a command's
 parser is built before the runner imports NumPy (a protocol peer starts meanwhile: :mod:`embconf.protocol.early`)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from embconf.processes.limits import DEFAULT_CASE_TIMEOUT, DEFAULT_MEMORY_LIMIT_MB, DEFAULT_RUN_TIMEOUT
 
 Option = tuple[tuple[str, ...], dict[str, Any]]  # (flags, argparse keywords): one command-line option
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limit options as a command was given them (:func:`limit_options`; ``case_timeout`` None: not given)."""
+
+    case_timeout: Optional[float] = None
+    run_timeout: float = DEFAULT_RUN_TIMEOUT
+    memory_limit: int = DEFAULT_MEMORY_LIMIT_MB
+    in_process: bool = False
+
+    @classmethod
+    def given(cls, option: Callable[[str], Any]) -> Limits:
+        """The limits ``option(dest)`` gives for each option's ``dest`` (a parsed command line's, a pytest option's)."""
+        return cls(option("case_timeout"), option("run_timeout"), option("memory_limit"), option("in_process"))
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> Limits:
+        """The limits of a parsed command line (:func:`add_limits` registered them)."""
+        return cls.given(lambda dest: getattr(args, dest))
 
 
 def limit_options(

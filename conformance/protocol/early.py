@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Optional
 
-from embconf.model.impl import Impl, ImplLike
+from embconf.model.impl import Impl
 
 if TYPE_CHECKING:
     from embconf.protocol.peer import Popen
@@ -21,13 +21,10 @@ if TYPE_CHECKING:
 _started: dict[tuple[str, ...], Popen] = {}
 
 
-def start_early(impl: ImplLike) -> None:
+def start_early(impl: Impl) -> None:
     """Start the program ``impl`` names when it is ``subprocess:COMMAND``; a command that cannot be split or
     started is left to the adapter, which reports why."""
-    try:
-        kind, command = Impl.parse(impl)
-    except ValueError:
-        return  # the adapter says why
+    kind, command = impl
     if kind != "subprocess":
         return  # nothing to start, nor to import (subprocess and the process helpers: 4 ms of a run's start)
     from embconf.protocol.peer import launch

@@ -20,6 +20,7 @@ from typing import IO, Any
 from embconf.model.convention import canonical_features
 from embconf.model.dtypes import have_bfloat16
 from embconf.model.encoding import decode_array, is_array
+from embconf.model.exits import OK
 from embconf.model.version import __version__
 from embconf.model.vocabulary import named_outputs
 from embconf.protocol.codec import PROTOCOL_MINOR, PROTOCOL_VERSION, to_wire
@@ -88,7 +89,7 @@ def serve(stdin: IO[bytes] = sys.stdin.buffer, stdout: IO[bytes] = sys.stdout.bu
         if message.get("cmd") == "stop":
             break
         write(respond(message), stdout)
-    return 0
+    return OK
 
 
 if __name__ == "__main__":

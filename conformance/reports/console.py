@@ -122,7 +122,7 @@ class Console:
             write(f"\nwarning: expectation matches no case: {entry}\n")
         write("\n" + self.summary_line(run) + "\n")
         found = claim(run)
-        name = run.implementation.get("name") or run.impl
+        name = run.implementation.get("name") or str(run.impl)
         write(self.paint(f"{name} {found.statement}", "pass" if found.conforms else "fail") + "\n")
 
     def notes(self, run: RunRecord) -> None:

@@ -54,11 +54,11 @@ class ReportTargets:
         if self.junit is not None:
             from embconf.reports import junit
 
-            _attempt(errors, lambda: junit.write(self.junit, run, run.impl))
+            _attempt(errors, lambda: junit.write(self.junit, run, str(run.impl)))
         if self.expectations is not None:
             from embconf.corpus.expectations import write_from_run
 
-            count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, run.impl))
+            count = _attempt(errors, lambda: write_from_run(self.expectations, run.results, str(run.impl)))
             if count is not None:
                 notes.append(f"wrote {count} expectations to {self.expectations.name}")
         return notes, errors

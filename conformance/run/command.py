@@ -6,15 +6,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-from embconf.corpus.command import add_selection
+from embconf.corpus.command import Selection, add_selection
+from embconf.model import exits
 from embconf.model.errors import UserError
 from embconf.model.impl import Impl
-from embconf.processes.options import REPEAT, add_limits
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+from embconf.processes.options import REPEAT, Limits, add_limits
+from embconf.untrusted.arguments import typed
 
 
 def register(sub: Any) -> None:
@@ -67,7 +68,7 @@ def register(sub: Any) -> None:
     )
     add_limits(run)
     run.add_argument(*REPEAT[0], **REPEAT[1])
-    run.set_defaults(handler=run_command)
+    run.set_defaults(handler=lambda args: run_command(RunArguments.read(args)))
 
 
 def loaded(step: Callable[[], Any], default: bool = False) -> Any:
@@ -86,21 +87,40 @@ def loaded(step: Callable[[], Any], default: bool = False) -> Any:
         raise
 
 
-def implementation_named(text: str) -> Impl:
-    """``--impl`` parsed (ImplementationError, one line, naming the kinds, when it names none)."""
-    try:
-        return Impl.parse(text)
-    except ValueError:
-        from embconf.adapters import parse_impl
+@dataclass(frozen=True)
+class RunArguments:
+    """``embconf run``'s options as given: ``impl`` parsed (``default``: no --impl, the TinyTorch module meant)."""
 
-        return parse_impl(text)  # raises, saying which kinds there are
+    impl: Impl
+    default: bool
+    selection: Selection
+    expectations: Optional[Path]
+    write_expectations: Optional[Path]
+    report_json: Optional[Path]
+    junit: Optional[Path]
+    strict: bool
+    allow_modified_fixtures: bool
+    colour: Optional[bool]
+    quiet: bool
+    verbose: bool
+    validate_protocol: bool
+    limits: Limits
+    repeat: int
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> RunArguments:
+        from embconf.adapters import DEFAULT_IMPL, parse_impl  # light: no NumPy before the peer starts
+
+        impl = parse_impl(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
+        return typed(
+            cls, args, impl=impl, default=args.impl is None, selection=Selection.read(args), limits=Limits.read(args)
+        )
 
 
-def run_command(args: argparse.Namespace) -> int:
-    from embconf.adapters import DEFAULT_IMPL
+def run_command(given: RunArguments) -> int:
     from embconf.protocol.early import start_early
 
-    impl = implementation_named(DEFAULT_IMPL if args.impl is None else args.impl)  # parsed once, here
+    impl = given.impl
     start_early(impl)  # a protocol peer starts beside what follows
     from embconf import session  # the module embconf.session
     from embconf.corpus.command import selected
@@ -110,25 +130,19 @@ def run_command(args: argparse.Namespace) -> int:
     from embconf.reports.targets import ReportTargets
     from embconf.untrusted.write import ConsoleStream
 
-    targets = ReportTargets.check(args.report_json, args.junit, args.write_expectations)  # before anything runs
+    targets = ReportTargets.check(given.report_json, given.junit, given.write_expectations)  # before anything runs
     out = ConsoleStream(targets.console_stream())  # a reader that goes away (| head) ends no run
-    options = session.RunOptions.from_args(args)
+    options = session.RunOptions.of(given.limits, given.repeat, given.strict, given.validate_protocol)
     adapter = loaded(
-        lambda: session.open_implementation(impl, options), args.impl is None
+        lambda: session.open_implementation(impl, options), given.default
     )  # it starts while the fixtures load
     try:
-        corpus, cases = selected(args, allow_modified=args.allow_modified_fixtures)
-        expectations = Expectations.load(args.expectations) if args.expectations else None
-        loaded(adapter.capabilities, args.impl is None)
+        corpus, cases = selected(given.selection, allow_modified=given.allow_modified_fixtures)
+        expectations = Expectations.load(given.expectations) if given.expectations else None
+        loaded(adapter.capabilities, given.default)
         options = dataclasses.replace(options, expectations=expectations)
-        console = Console(out, colour=args.colour, quiet=args.quiet, verbose=args.verbose)
-        fixtures = {
-            "manifest_sha256": corpus.manifest_sha256,
-            "modified": corpus.modified_files,
-            "differs_from_shipped": corpus.unshipped_files,
-            "cases": len(cases),
-        }
-        run = session.Session(adapter, cases, options, impl, fixtures, owns_adapter=True)
+        console = Console(out, colour=given.colour, quiet=given.quiet, verbose=given.verbose)
+        run = session.Session(adapter, cases, options, impl, corpus.report_block(len(cases)), owns_adapter=True)
         live = targets.live_json()
         if live is not None:
             live.header(run.header())
@@ -163,14 +177,14 @@ def run_command(args: argparse.Namespace) -> int:
         print(line, file=out)
     for line in write_errors:
         print(f"embconf: {line}", file=sys.stderr)
-    bad = record.problems or (args.strict and record.count(XPASS))
-    stale = args.strict and record.unmatched_expectations
+    bad = record.problems or (given.strict and record.count(XPASS))
+    stale = given.strict and record.unmatched_expectations
     if stale:
         print(
             f"embconf: --strict: {len(record.unmatched_expectations)} expectation(s) match no case; remove them",
             file=sys.stderr,
         )
-    declined = [r for r in record.declined if r.expectation is None] if args.strict else []
+    declined = [r for r in record.declined if r.expectation is None] if given.strict else []
     if declined:
         print(
             f"embconf: --strict: {len(declined)} case(s) declined within the declared capabilities and not listed "
@@ -178,5 +192,5 @@ def run_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if write_errors:
-        return EXIT_USAGE
-    return EXIT_FAIL if bad or stale or declined else EXIT_OK
+        return exits.USAGE
+    return exits.failed_if(bad or stale or declined)

@@ -4,14 +4,12 @@ recomputed. A report of a run that did not finish renders as far as it got, and 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
+from embconf.model import exits
 from embconf.model.errors import UserError
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def register(sub: Any) -> None:
@@ -23,7 +21,9 @@ def register(sub: Any) -> None:
     report.add_argument(
         "--no-colour", "--no-color", dest="colour", action="store_false", default=None, help="no ANSI colour"
     )
-    report.set_defaults(handler=report_command)
+    report.set_defaults(
+        handler=lambda args: report_command(args.file, args.junit, args.markdown, args.html, args.colour)
+    )
 
 
 def load_record(path: Path) -> Any:
@@ -36,36 +36,41 @@ def load_record(path: Path) -> Any:
         raise UserError(f"{path}: {exc}" if str(path) not in str(exc) else str(exc)) from None
 
 
-def report_command(args: argparse.Namespace) -> int:
-    """The console rendering on stdout (stderr when --junit goes to stdout), each file asked for; exit 1 when
-    the run had a failure or did not finish, as ``embconf run`` would have."""
+def report_command(
+    file: Path,
+    junit_file: Optional[Path] = None,
+    markdown_file: Optional[Path] = None,
+    html_file: Optional[Path] = None,
+    colour: Optional[bool] = None,
+) -> int:
+    """The console rendering of the report ``file`` on stdout (stderr when the JUnit file is stdout), each file
+    asked for; exit 1 when the run had a failure or did not finish, as ``embconf run`` would have."""
     from embconf.reports import junit
     from embconf.reports.console import Console
     from embconf.untrusted.write import ConsoleStream, OutputTarget
 
-    record = load_record(args.file)
-    target = OutputTarget.check(args.junit) if args.junit is not None else None
-    for path in (args.markdown, args.html):
+    record = load_record(file)
+    target = OutputTarget.check(junit_file) if junit_file is not None else None
+    for path in (markdown_file, html_file):
         if path is not None:
             OutputTarget.check(path)
     if target is not None:
-        junit.write(target, record, record.impl)
-    _write_matrix(args, record)
+        junit.write(target, record, str(record.impl))
+    if markdown_file is not None or html_file is not None:
+        _write_matrix(record, file, markdown_file, html_file)
     out = ConsoleStream(sys.stderr if target is not None and target.is_stdout else sys.stdout)
-    console = Console(out, colour=args.colour, quiet=True)
+    console = Console(out, colour=colour, quiet=True)
     console.report(record)
     console.notes(record)
-    return EXIT_FAIL if record.problems or not record.complete else EXIT_OK
+    return exits.failed_if(record.problems or not record.complete)
 
 
-def _write_matrix(args: argparse.Namespace, record: Any) -> None:
-    if args.markdown is None and args.html is None:
-        return
+def _write_matrix(record: Any, file: Path, markdown_file: Optional[Path], html_file: Optional[Path]) -> None:
     from embconf.matrix import html, markdown
     from embconf.matrix.model import build
     from embconf.untrusted.write import write_text
 
-    document = build([record], dict(record.fixtures), command=f"embconf report {args.file}")
-    for path, renderer in ((args.markdown, markdown.render), (args.html, html.render)):
+    document = build([record], dict(record.fixtures), command=f"embconf report {file}")
+    for path, renderer in ((markdown_file, markdown.render), (html_file, html.render)):
         if path is not None:
             write_text(path, renderer(document))

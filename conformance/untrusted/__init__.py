@@ -7,6 +7,7 @@ Rooms:
 - ``write``: report files and the console written so that nothing is lost (atomic files, a reader that leaves).
 - ``archive``: zip uploads unpacked without trusting them (no member outside its folder, no links or
   devices, bounded members, size and ratio), or refused in one line.
+- ``arguments``: the command line's parsed options read into a command's typed values (a dataclass).
 - ``text``: untrusted texts cut to size (one line, names, messages, a reply's texts); what a result keeps of
   outputs is :mod:`embconf.judging.kept`.
 """

@@ -16,6 +16,7 @@ from embconf.bench.measure import MEASURED, SKIPPED
 from embconf.bench.render import svg, to_json
 from embconf.bench.timing import own_resident
 from embconf.isolation import IsolatedAdapter, IsolationOptions
+from embconf.model.impl import Impl
 
 FAST = BenchOptions(sizes=("tiny",), warmup=1, repeats=3)
 
@@ -29,7 +30,7 @@ def backward_rows(result):
 @pytest.fixture(scope="module")
 def benched():
     return {
-        name: run_bench(impl, FAST)
+        name: run_bench(Impl.parse(impl), FAST)
         for name, impl in (
             ("reference", "reference"),
             ("onehot", f"functions:{IMPLS / 'bench_onehot.py'}"),
@@ -83,7 +84,7 @@ def test_json_follows_its_schema_and_svg_has_the_roof(benched):
 def test_a_size_over_the_memory_limit_is_skipped_with_the_reason():
     limit = own_resident() // 2**20 + 120
     result = run_bench(
-        "reference", BenchOptions(("tiny", "gpt2-small"), 1, 3, isolation=IsolationOptions(memory_limit_mb=limit))
+        Impl("reference"), BenchOptions(("tiny", "gpt2-small"), 1, 3, isolation=IsolationOptions(memory_limit_mb=limit))
     )
     by_size = {(r.workload.size, r.operation): r for r in result.rows}
     assert all(r.status == MEASURED for (size, _), r in by_size.items() if size == "tiny"), [
@@ -143,7 +144,7 @@ def test_cli_writes_json_and_svg(tmp_path):
 
 
 def test_a_protocol_peer_is_timed_end_to_end_with_its_transfer_apart():
-    result = run_bench(f"subprocess:{shlex.quote(sys.executable)} -m embconf.protocol.reference_peer", FAST)
+    result = run_bench(Impl("subprocess", f"{shlex.quote(sys.executable)} -m embconf.protocol.reference_peer"), FAST)
     assert result.where == "the runner, over the protocol"
     for row in result.rows:
         assert row.status == MEASURED and row.transfer["bytes"] > row.workload.input_bytes(row.operation)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import ROOT, run_report
+from helpers import ROOT, assert_exit, run_cli, run_report
 
 FORWARD = "lookup.forward.module_example"
 
@@ -31,6 +31,11 @@ def test_a_golden_edited_with_its_manifest_hash_is_flagged_but_still_runs(tmp_pa
         "warning: the fixture files token_lookup.yaml differ from the ones this embconf shipped with" in result.stdout
     )
     assert report["fixtures"]["differs_from_shipped"] == ["token_lookup.yaml"] and report["fixtures"]["modified"] == []
+    matrix = tmp_path / "matrix.json"  # every report of the run says it the same way
+    assert_exit(
+        run_cli("matrix", "--impl", "reference", "--fixtures", str(corpus), "-k", FORWARD, "--json", str(matrix)), 0
+    )
+    assert json.loads(matrix.read_text())["fixtures"] == {**report["fixtures"], "cases": 1}
     shipped, shipped_report = run_report(tmp_path, "reference", select=(FORWARD,))
     assert shipped.returncode == 0 and "shipped with" not in shipped.stdout
     assert shipped_report["fixtures"]["differs_from_shipped"] == []

@@ -1,4 +1,4 @@
-"""The layout rule (embconf.grading.layouts): ``grade``, ``gradescope``, ``check`` and ``tinytorch:`` find module 11
+"""The layout rule (embconf.adapters.tinytorch_layouts): ``grade``, ``gradescope``, ``check`` and ``tinytorch:`` find module 11
 in ``tinytorch/core/embeddings.py``, ``tinytorch/text/embeddings.py``, the notebook exporting it and the course
 repository's module folders; a package ``__init__.py`` is never the graded module; the gradebook says which
 file and why. The first tests reproduce the two false results of a ``text/`` package graded as its ``__init__``."""
@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
 from helpers import run_cli  # noqa: E402
 
+from embconf.adapters import tinytorch_layouts as layouts  # noqa: E402
 from embconf.cli import main  # noqa: E402
-from embconf.grading import layouts  # noqa: E402
 
 UNCOMMITTED = "No module named 'tinytorch.core.activations'"
 

@@ -25,13 +25,14 @@ def test_the_command_line_reaches_the_early_start_without_numpy():
 
 
 def test_a_peer_started_early_is_taken_over_once_and_only_for_its_command_line():
+    from embconf.model.impl import Impl
     from embconf.protocol.early import adopt, start_early
 
     argv = [sys.executable, "-c", "import sys; sys.stdin.read()"]
-    start_early("reference")  # not a protocol implementation: nothing starts
-    start_early("subprocess:'unbalanced")  # cannot be split: left to the adapter, which reports it
+    start_early(Impl("reference"))  # not a protocol implementation: nothing starts
+    start_early(Impl("subprocess", "'unbalanced"))  # cannot be split: left to the adapter, which reports it
     assert adopt(["'unbalanced"]) is None
-    start_early("subprocess:" + shlex.join(argv))
+    start_early(Impl("subprocess", shlex.join(argv)))
     assert adopt(argv + ["--other"]) is None
     process = adopt(argv)
     try:

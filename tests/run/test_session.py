@@ -11,6 +11,7 @@ from mlx_family import MLX_COS_FIRST_FULL_TURNS, MLX_OPTIONS
 from embconf.adapters import create_adapter
 from embconf.corpus.select import select
 from embconf.model.outcomes import FAIL, PASS
+from embconf.model.record import RunRecord
 from embconf.session import RunOptions, Session
 
 
@@ -80,8 +81,12 @@ def test_an_impl_is_parsed_once_into_a_value_every_entry_point_takes(corpus):
     assert Impl.parse(name) is name and parse_impl(name) is name and str(Impl("reference")) == "reference"
     with pytest.raises(ImplementationError, match="expected KIND:TARGET, KIND one of"):
         parse_impl(":x")
-    record = run_implementation(Impl("mutant", "bwd.overwrite"), select(corpus.cases, ["lookup.backward.*"]))
-    assert record.impl == "mutant:bwd.overwrite" and record.problems
+    name = Impl("mutant", "bwd.overwrite")
+    record = run_implementation(name, select(corpus.cases, ["lookup.backward.*"]))
+    assert record.impl is name and record.problems  # the value travelled to the record, never parsed again
+    report = record.to_json()  # which writes it as the text it was given
+    assert (report["implementation"]["impl"], report["adapter"]) == ("mutant:bwd.overwrite", "mutant")
+    assert RunRecord.from_json(report).impl == name
 
 
 def test_a_frozen_record_travels_between_processes_and_stays_frozen(corpus):
