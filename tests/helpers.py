@@ -57,15 +57,11 @@ def declined_for_a_later_addition(case: dict) -> bool:
 
 def undeclared_by_the_reference(case: dict) -> bool:
     """Whether a not_applicable case of the reference's report is outside what it declares by design: another
-    sinusoid profile or storage, a rope layer, or a declared bag convention's case (it declares none)."""
-    undeclared = (
-        "sinusoid-",
-        "sinusoid_computed",
-        "rope-layer",
-        "bag-drop_negative_ids",
-        "bag-prune_nonpositive_weights",
-    )
-    return any(f.startswith(undeclared) for f in case["features"])
+    sinusoid profile or storage, a rope layer, or a case under a convention (it declares none)."""
+    from embconf.model.convention import under_a_convention
+
+    undeclared = ("sinusoid-", "sinusoid_computed", "rope-layer")
+    return any(f.startswith(undeclared) for f in case["features"]) or under_a_convention(case["features"])
 
 
 def embconf_argv(*args: str, python: Sequence[str] = ()) -> list[str]:

@@ -40,7 +40,7 @@ YARN = {
 
 def tolerance(operation: str, inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     """The tolerance model's rope rule when the reference has one, else the precision ruling's bound."""
-    from embconf.reference.tolerance import for_case
+    from embconf.reference.families import for_case
 
     try:
         return for_case(operation, inputs, outputs)

@@ -74,6 +74,16 @@ def convention_features() -> frozenset[str]:
     return frozenset().union(*(kind.features for kind in KINDS))
 
 
+def canonical_markers() -> frozenset[str]:
+    """The features of canonical cases that a declared convention replaces (implied unless one is declared)."""
+    return frozenset().union(*(kind.markers for kind in KINDS))
+
+
+def under_a_convention(features: Iterable[str]) -> bool:
+    """Whether a case is one under a convention (it carries a convention's own feature, not a canonical marker)."""
+    return bool(set(features) & (convention_features() - canonical_markers()))
+
+
 def claimable_features() -> frozenset[str]:
     """The features of the vocabulary an implementation may claim directly: all but the conventions'."""
     return frozenset(features()) - convention_features()
@@ -113,8 +123,7 @@ def claim_clauses(conventions: Iterable[Any]) -> str:
 def implied_features(conventions: Iterable[Any]) -> set[str]:
     """What declaring ``conventions`` implies: each one's feature, and every canonical marker but theirs."""
     declared = list(conventions)
-    markers = frozenset().union(*(kind.markers for kind in KINDS))
-    return {c.feature for c in declared} | (markers - {c.canonical_marker for c in declared})
+    return {c.feature for c in declared} | (canonical_markers() - {c.canonical_marker for c in declared})
 
 
 def replacing(conventions: Iterable[Any], operation: str, case_features: Iterable[str]) -> Optional[Any]:

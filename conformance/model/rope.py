@@ -250,7 +250,9 @@ def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: A
         needed.add(BATCH_POSITIONS_FEATURE)
     if error is None and shape and isinstance(rotary, int) and rotary < shape[-1]:
         needed.add(PARTIAL_FEATURE)
-    claimed = {f for f in features if f.startswith("rope-") and f != POSITIONS_FEATURE}
+    from embconf.model.rope_conventions import KIND  # a convention's feature is declared, not implied by inputs
+
+    claimed = {f for f in features if f.startswith("rope-") and f != POSITIONS_FEATURE and f not in KIND.features}
     problems = [f"a rope case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]
     return problems + [f"feature {f!r} does not match the case's inputs" for f in sorted(claimed - needed)]
 

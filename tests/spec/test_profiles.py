@@ -92,7 +92,7 @@ def test_a_declared_profile_that_matches_passes_and_the_run_exits_0(tmp_path, co
     canonical = [c for c in cases.values() if "sinusoid-interleaved" in c["features"]]
     assert_only({c["id"]: c for c in canonical}, "not_applicable")
     assert "a case of the canonical sinusoid table: it declares the sinusoid profile" in canonical[0]["message"]
-    assert "Sinusoid profile declared: " in result.stdout and CLAIMS[convention] in result.stdout
+    assert "Declared sinusoid convention: " in result.stdout and CLAIMS[convention] in result.stdout
     assert "declare sinusoid_convention" not in result.stdout
 
 
