@@ -104,14 +104,15 @@ def _ordered(pair: tuple[Point, Point]) -> tuple[Point, Point]:
     return (a, b) if a <= b else (b, a)
 
 
-def inputs_at(operation: str, at: Mapping[str, str], case_id: str) -> Inputs:
+def inputs_at(operation: str, at: Mapping[str, str], case_id: str, **given: Any) -> Inputs:
     """``operation``'s inputs at the boundaries ``at`` ({domain name: boundary}), the rest at the operation's
-    starting inputs; deterministic from ``case_id`` (:func:`~embconf.reference.cases.rng_for`). Domains are set
-    in their table's order, then the derived inputs follow (a gradient's shape), then a derived input's own shape
-    boundary."""
+    starting inputs or as ``given``; deterministic from ``case_id`` (:func:`~embconf.reference.cases.rng_for`).
+    Domains are set in their table's order, then the derived inputs follow (a gradient's shape), then a derived
+    input's own shape boundary."""
     rng = rng_for(case_id + "/domains")
     base = BASES[operation]
     inputs = base.make(rng)
+    inputs.update(given)
     chosen = [(domain_named(operation, name), boundary) for name, boundary in at.items()]
     order = {d.name: i for i, d in enumerate(domains_of(operation))}
     chosen.sort(key=lambda item: order[item[0].name])
@@ -126,13 +127,13 @@ def inputs_at(operation: str, at: Mapping[str, str], case_id: str) -> Inputs:
     return inputs
 
 
-def case_at(operation: str, at: Mapping[str, str], case_id: str, description: str,
-            requirements: tuple[str, ...]) -> CaseSpec:
-    """A :class:`CaseSpec` at the boundaries ``at``: its error the first error boundary's (or that of an
-    :data:`EXCLUDED` pair among them), its features those its boundaries need (a convention's)."""
-    inputs = inputs_at(operation, at, case_id)
+def case_at(operation: str, at: Mapping[str, str], case_id: str, description: str, requirements: tuple[str, ...],
+            features: tuple[str, ...] = (), **given: Any) -> CaseSpec:
+    """A :class:`CaseSpec` at the boundaries ``at`` (the other inputs as ``given``): its error the one the spec
+    names there (:func:`error_at`), its features ``features`` and those its boundaries need (a convention's)."""
+    inputs = inputs_at(operation, at, case_id, **given)
     chosen: list[Boundary] = [domain_named(operation, name).boundary(boundary) for name, boundary in at.items()]
-    features = tuple(dict.fromkeys(f for b in chosen for f in b.features))
+    features = tuple(dict.fromkeys(features + tuple(f for b in chosen for f in b.features)))
     return CaseSpec(case_id, description, requirements, operation, inputs, features,
                     error_at(operation, inputs, frozenset(features)))
 

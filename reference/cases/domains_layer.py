@@ -17,6 +17,7 @@ from embconf.reference.cases.domain_kinds import (
     Inputs,
     array,
     choice,
+    convention,
     dtyped,
     following,
     set_value,
@@ -74,6 +75,12 @@ def _tableless(inputs: Inputs, boundary: str) -> None:
         set_value(inputs, "config.pos_encoding", "none")
 
 
+def _sinusoidal(inputs: Inputs, boundary: str) -> None:
+    """A sinusoid profile is a sinusoidal layer's."""
+    if boundary != "canonical":
+        set_value(inputs, "config.pos_encoding", "sinusoidal")
+
+
 def _rope_pairing() -> Domain:
     """A rope layer's pairing (EMB-LAY-10): given, it makes the layer a rope layer."""
     found = choice("config.rope_pairing", {"absent": ABSENT, "half_split": "half_split", "interleaved": "interleaved",
@@ -117,7 +124,7 @@ def _layer() -> dict[str, tuple[Domain, ...]]:
                             lambda inputs: int(np.shape(inputs["tokens"])[-1])),)
     grad = (shape_of("grad_output", lambda inputs: _layer_shape(inputs) if "grad_output" in inputs else None),)
     return {
-        "embedding_layer_forward": config + tables + tokens + start,
+        "embedding_layer_forward": config + tables + tokens + start + (following(convention("sinusoidal"), _sinusoidal),),
         "embedding_layer_backward": config + tables + tokens + start + grad,
         "embedding_layer_own_backward": config + tokens + start + grad,
     }
@@ -208,6 +215,7 @@ BASES: dict[str, Base] = {
     "adam_state_bytes": Base(lambda rng: {"num_params": 1000, "dtype": "float32"}),
 }
 
+_PROFILES = tuple(b.name for b in convention("sinusoidal").boundaries if b.name != "canonical")
 _ROPE_D = "a rope layer needs an even embed_dim (EMB-LAY-10)"
 EXCLUDED: dict[str, tuple[Excluded, ...]] = {
     "embedding_layer": (
@@ -216,8 +224,13 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {
         Excluded(("config.pos_encoding", "rope"), ("config.embed_dim", "one"), _ROPE_D, "invalid_config"),
         Excluded(("config.pos_encoding", "rope"), ("config.embed_dim", "odd"), _ROPE_D, "invalid_config"),
         Excluded(("config.vocab_size", "one"), ("tokens.range", "inside"), "V = 1: the only valid id is V-1"),
+        *(Excluded(("config.embed_dim", d), ("convention", "mlx"), "MLX's profile refuses an odd D (EMB-SIN-6)", "invalid_config")
+          for d in ("one", "odd")),
         Excluded(("config.vocab_size", "one"), ("config.padding_idx", "positive"), "V = 1: no positive row"),
         Excluded(("config.max_seq_len", "one"), ("start_pos", "inside"), "L = 1: no start inside"),
+        *(Excluded(("convention", c), ("config.pos_encoding", e), "a sinusoid profile is a sinusoidal layer's")
+          for c in _PROFILES
+          for e in ("absent", "learned", "none", "rope", "rope_refused", "unknown")),
         *(Excluded(("config.rope_pairing", p), ("config.pos_encoding", e), "a pairing is a rope layer's (EMB-LAY-10)")
           for p in ("half_split", "interleaved", "unknown") for e in ("absent", "learned", "sinusoidal", "none", "unknown")),
     ),

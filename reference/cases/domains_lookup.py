@@ -132,6 +132,20 @@ def _shorter(inputs: Inputs, boundary: str) -> None:
         inputs["x"] = x[..., :rows, :]
 
 
+def _width(inputs: Mapping[str, Any], features: frozenset[str]) -> Optional[str]:
+    x, table = array(inputs, "x"), array(inputs, "table")
+    if x is None or table is None or x.ndim < 1 or table.ndim != 2:
+        return None
+    return "matching" if x.shape[-1] == table.shape[1] else "mismatched"
+
+
+def _put_width(inputs: Inputs, boundary: str, rng: np.random.Generator) -> None:
+    x, table = array(inputs, "x"), array(inputs, "table")
+    assert x is not None and table is not None
+    width = table.shape[1] + (1 if boundary == "mismatched" else 0)
+    inputs["x"] = normal(x, x.shape[:-1] + (width,), rng)
+
+
 def _positions() -> dict[str, tuple[Domain, ...]]:
     def seq(inputs: Inputs, n: int, rng: np.random.Generator) -> np.ndarray:
         x = array(inputs, "x")
@@ -150,7 +164,9 @@ def _positions() -> dict[str, tuple[Domain, ...]]:
     ranks = Domain("x", (Boundary("3d", "(B, T, D)"), Boundary("2d", "(T, D)", "shape_mismatch"),
                          Boundary("4d", "(1, B, T, D)", "shape_mismatch")), rank, put_rank, "rank")
     table = (following(table_extent("table", 0, "L"), _shorter), dtyped(("table", "x", "grad_output")))
-    x = (ranks, sized("x", seq, "length", lambda a: int(a.shape[-2]) if a.ndim >= 2 else 1))
+    x = (ranks, sized("x", seq, "length", lambda a: int(a.shape[-2]) if a.ndim >= 2 else 1),
+         Domain("x", (Boundary("matching", "x's D is the table's"), Boundary("mismatched", "another D", "shape_mismatch")),
+                _width, _put_width, "width"))
     start = (start_position("start_pos", rows_of("table"), lambda inputs: int(np.shape(inputs["x"])[-2])),)
     grad = shape_of("grad_output", lambda inputs: np.shape(inputs["x"]) if "grad_output" in inputs else None)
     return {"learned_positions_forward": table + x + start, "learned_positions_backward": table + x + start + (grad,)}

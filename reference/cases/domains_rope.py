@@ -50,15 +50,19 @@ def _scaling(inputs: Mapping[str, Any], features: frozenset[str]) -> Optional[st
     given = value_of(inputs, "scaling")
     if not isinstance(given, Mapping):
         return None
-    if SECTION in given:
-        return "mrope"
-    kind = given.get("rope_type")
-    if kind not in SCALINGS or kind in ("mrope", "unknown"):
+    kind = "mrope" if SECTION in given else given.get("rope_type")
+    if kind not in SCALINGS or kind in ("unknown", "malformed"):
         return "unknown"
     try:
-        RopeScaling.of(given)
+        typed = RopeScaling.of(given)
     except ValueError:
         return "malformed"
+    r = value_of(inputs, "rotary_dim")
+    if isinstance(r, int) and r >= 2 and not r % 2:  # per-frequency lists and sections follow r / 2
+        counts = [len(f) for f in (typed.short_factor, typed.long_factor) if f is not None]
+        counts += [sum(typed.mrope_section)] if typed.mrope_section is not None else []
+        if any(count != r // 2 for count in counts):
+            return "malformed"
     return kind
 
 
@@ -185,7 +189,8 @@ def _rope() -> dict[str, tuple[Domain, ...]]:
                    {"unknown": "invalid_config"}, other="unknown")
     x = (_x_rank("x", {"2d": (), "3d": (2,), "4d": (1, 2)}), dtyped(("x", "grad_output", "cos", "sin")))
     grad = (shape_of("grad_output", lambda inputs: np.shape(inputs["x"]) if "grad_output" in inputs else None),)
-    tables = (_x_rank("cos", {"2d": (), "3d": (2,)}), checked("cos", check_apply, ("x", "cos", "sin", "pairing")))
+    tables = (_x_rank("cos", {"2d": (), "3d": (2,)}), checked("cos", check_apply, ("x", "cos", "sin", "pairing")),
+              shape_of("sin", lambda inputs: np.shape(inputs["cos"]) if "cos" in inputs else None))
     rotation = x + positions + (_rotary_width(True), base, scaling, pairing, convention("rope"),
                                 checked("position_ids", check_call, ("x", "position_ids", "rotary_dim", "base", "scaling", "pairing")))
     return {
