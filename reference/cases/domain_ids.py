@@ -18,9 +18,10 @@ def rows_of(name: str) -> Vocab:
 
 
 def ids_domains(name: str, vocab: Vocab, ranks: tuple[str, ...] = ("0d", "1d", "2d", "3d"),
-                dtypes: tuple[str, ...] = ("int64", "int32", "float_ids"), rank_errors: Mapping[str, str] = {}
-                ) -> tuple[Domain, ...]:
-    """The ids of a lookup: how many, of which rank and dtype, and where in [0, V) (or outside it: the errors)."""
+                dtypes: tuple[str, ...] = ("int64", "int32", "float_ids"), rank_errors: Mapping[str, str] = {},
+                negative_unless: tuple[str, ...] = ()) -> tuple[Domain, ...]:
+    """The ids of a lookup: how many, of which rank and dtype, and where in [0, V) (or outside it: the errors;
+    a negative id none under a convention of ``negative_unless``)."""
 
     def make(inputs: Inputs, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` ids of the rank and dtype the ids have (a 0-D id stays one)."""
@@ -81,7 +82,8 @@ def ids_domains(name: str, vocab: Vocab, ranks: tuple[str, ...] = ("0d", "1d", "
         Domain(name, tuple(Boundary(r, f"{r} ids", rank_errors.get(r)) for r in ranks), rank, put_rank, "rank"),
         sized(name, make),
         Domain(name, tuple(Boundary(d, f"ids of {d}") for d in dtypes), dtype, put_dtype, "dtype"),
-        Domain(name, tuple(Boundary(b, value_notes[b], errors.get(b)) for b in values), where, put_where, "range"),
+        Domain(name, tuple(Boundary(b, value_notes[b], errors.get(b), unless=negative_unless if b == "negative" else ())
+                           for b in values), where, put_where, "range"),
     )
 
 

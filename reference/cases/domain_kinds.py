@@ -31,6 +31,11 @@ class Boundary:
     note: str
     error: Optional[str] = None
     features: tuple[str, ...] = ()  # what a case at it carries (a declared convention's feature)
+    unless: tuple[str, ...] = ()  # features under which the spec names no error here (a declared convention's)
+
+    def error_under(self, features: frozenset[str]) -> Optional[str]:
+        """The error a case at it is, with ``features``: none under a convention that answers it."""
+        return None if features & set(self.unless) else self.error
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,11 @@ class Base:
 
     make: Callable[[np.random.Generator], Inputs]
     finish: Callable[[Inputs, np.random.Generator], None] = lambda inputs, rng: None
+
+
+def with_grad(make: Callable[[np.random.Generator], Inputs]) -> Callable[[np.random.Generator], Inputs]:
+    """A backward's starting inputs: the forward's and a gradient, which the finish gives its shape."""
+    return lambda rng: {**make(rng), "grad_output": None}
 
 
 def following(domain: Domain, follow: Callable[[Inputs, str], None]) -> Domain:

@@ -57,10 +57,17 @@ def error_points(operation: str) -> list[tuple[Point, str]]:
 
 
 def allowed_pairs(operation: str) -> list[tuple[Point, Point]]:
-    """Every pair of boundaries of two domains of ``operation`` that the spec allows together in a case with
-    outputs: neither an error boundary, and no :data:`EXCLUDED` rule against the pair."""
-    points = [(d.name, b.name) for d in domains_of(operation) for b in d.boundaries if not b.error]
-    return [(a, b) for a, b in combinations(points, 2) if a[0] != b[0] and excluded(operation, a, b) is None]
+    """Every pair of boundaries of two domains of ``operation`` (each pair in sorted order) that the spec allows
+    together in a case with outputs: neither an error boundary (but where the other is a convention that answers it: a negative id under
+    drop_negative_ids), and no :data:`EXCLUDED` rule against the pair."""
+    declared = {(d.name, b.name): b for d in domains_of(operation) for b in d.boundaries}
+
+    def answered(a: Point, b: Point) -> bool:  # neither an error, or one a convention at the other answers
+        return not declared[a].error_under(frozenset(declared[b].features)) and \
+            not declared[b].error_under(frozenset(declared[a].features))
+
+    return [_ordered((a, b)) for a, b in combinations(declared, 2)
+            if a[0] != b[0] and answered(a, b) and excluded(operation, a, b) is None]
 
 
 def _calls(case: Any) -> list[Any]:
@@ -96,7 +103,7 @@ def covered_pairs(cases: Iterable[Any]) -> dict[str, set[tuple[Point, Point]]]:
         for operation, at in calls_at(case):
             points = sorted((name, boundary) for name, boundary in at.items() if boundary is not None)
             found.setdefault(operation, set()).update(combinations(points, 2))
-    return {op: pairs & set(map(_ordered, allowed_pairs(op))) for op, pairs in found.items()}
+    return {op: pairs & set(allowed_pairs(op)) for op, pairs in found.items()}
 
 
 def _ordered(pair: tuple[Point, Point]) -> tuple[Point, Point]:
@@ -143,7 +150,7 @@ def error_at(operation: str, inputs: Mapping[str, Any], features: frozenset[str]
     order), else that of an :data:`EXCLUDED` pair they are at; None for a case with outputs."""
     found = [(d.name, d.at(inputs, features), d) for d in domains_of(operation)]
     points = [(name, boundary) for name, boundary, _ in found if boundary is not None]
-    errors = (d.boundary(boundary).error for name, boundary, d in found if boundary is not None)
+    errors = (d.boundary(boundary).error_under(features) for name, boundary, d in found if boundary is not None)
     first = next((error for error in errors if error), None)
     if first is not None:
         return first

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.model.bag import MODES
+from embconf.model.bag_conventions import BagConvention
 from embconf.reference.cases.domain_ids import ids_domains, integer, padding, rows_of
 from embconf.reference.cases.domain_kinds import (
     ABSENT,
@@ -25,10 +26,12 @@ from embconf.reference.cases.domain_kinds import (
     following,
     shape_of,
     value_of,
+    with_grad,
     within,
 )
 from embconf.reference.cases.domains_lookup import normal, table_extent
 
+DROP_NEGATIVE_IDS = BagConvention.DROP_NEGATIVE_IDS  # answers a negative id (EMB-BAG-V1)
 OFFSETS = {"absent": "null (2-D ids)", "no_bags": "[]: no bag at all", "one_bag": "one bag", "many_bags": "several bags",
            "empty_bag": "a bag with no ids (a repeated offset, or the last at N)", "not_from_zero": "the first is not 0",
            "decreasing": "an offset below the one before", "past_end": "an offset past N",
@@ -93,12 +96,13 @@ def _put_weights(inputs: Inputs, boundary: str, rng: np.random.Generator) -> Non
     if boundary == "absent":
         inputs.pop("per_sample_weights", None)
         return
-    found = np.abs(normal(array(inputs, "weight"), shape, rng)) + normal(array(inputs, "weight"), (), rng) * 0 + 0.5
+    if boundary == "wrong_shape":  # one weight more than ids
+        shape = shape[:-1] + (shape[-1] + 1,)
+    found = np.abs(normal(array(inputs, "weight"), shape, rng)) + 0.5  # every weight > 0
     if boundary == "nonpositive" and found.size:
         found.flat[0] = 0
         found.flat[-1] = -found.flat[-1]
-    inputs["per_sample_weights"] = found.reshape(-1)[:-1] if boundary == "wrong_shape" and found.size else \
-        np.ones(shape[:-1] + (shape[-1] + 1,), found.dtype) if boundary == "wrong_shape" else found
+    inputs["per_sample_weights"] = found
 
 
 def _valid_offsets(inputs: Inputs, boundary: str) -> None:
@@ -110,7 +114,8 @@ def _valid_offsets(inputs: Inputs, boundary: str) -> None:
 
 
 def _bags() -> tuple[Domain, ...]:
-    rank, count, dtype, where = ids_domains("ids", rows_of("weight"), ("1d", "2d"), ("int64", "int32"))
+    rank, count, dtype, where = ids_domains("ids", rows_of("weight"), ("1d", "2d"), ("int64", "int32"),
+                                            negative_unless=(DROP_NEGATIVE_IDS.feature,))
     weights = Domain("per_sample_weights", (
         Boundary("absent", "no weights"), Boundary("positive", "every weight > 0"),
         Boundary("nonpositive", "a weight 0 and a negative one"),
@@ -191,7 +196,7 @@ DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {"bags": {
 }}
 BASES: dict[str, Base] = {
     "embedding_bag_forward": Base(_bag_base, _bag_finish),
-    "embedding_bag_backward": Base(lambda rng: {**_bag_base(rng), "grad_output": None}, _bag_finish),
+    "embedding_bag_backward": Base(with_grad(_bag_base), _bag_finish),
     "sharded_table_bytes": Base(lambda rng: {"vocab_size": 10, "embed_dim": 8, "dtype": "float32", "shards": 4,
                                              "sharding": "row_wise"}),
 }

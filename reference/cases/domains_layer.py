@@ -24,9 +24,10 @@ from embconf.reference.cases.domain_kinds import (
     shape_of,
     sized,
     value_of,
+    with_grad,
     within,
 )
-from embconf.reference.cases.domains_lookup import _dimension, normal
+from embconf.reference.cases.domains_lookup import normal, widths
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int8")  # the memory arithmetic's element sizes
 
@@ -69,9 +70,12 @@ def _fits(inputs: Inputs, boundary: str) -> None:
         inputs["tokens"] = tokens[..., :length]
 
 
-def _tableless(inputs: Inputs, boundary: str) -> None:
-    """No position table: a layer without learned positions."""
-    if boundary == "absent" and value_of(inputs, "config.pos_encoding") in (ABSENT, "learned"):
+def _table(inputs: Inputs, boundary: str) -> None:
+    """A position table of the token table's dtype (the finish gives it (L, D)); none: a layer without learned
+    positions."""
+    if boundary == "present":
+        inputs["position_table"] = np.zeros((1, 1), np.asarray(inputs["token_weight"]).dtype)
+    elif value_of(inputs, "config.pos_encoding") in (ABSENT, "learned"):
         set_value(inputs, "config.pos_encoding", "none")
 
 
@@ -105,8 +109,7 @@ def _layer() -> dict[str, tuple[Domain, ...]]:
     config = (
         following(choice("config.vocab_size", {"one": 1, "many": 10}, {"one": "V = 1", "many": "V = 10"},
                          test=lambda v: "one" if v == 1 else "many"), within("tokens", _vocab)),
-        choice("config.embed_dim", {"one": 1, "two": 2, "odd": 7, "even": 8},
-               {"one": "D = 1", "two": "D = 2", "odd": "an odd D > 1", "even": "an even D > 2"}, test=_dimension),
+        widths("config.embed_dim"),
         following(choice("config.max_seq_len", {"absent": ABSENT, "one": 1, "many": 8},
                          {"absent": "the default, 512", "one": "L = 1", "many": "L = 8"},
                          test=lambda v: "one" if v == 1 else "many"), _fits),
@@ -116,8 +119,8 @@ def _layer() -> dict[str, tuple[Domain, ...]]:
         _rope_pairing(),
     )
     tables = (dtyped(("token_weight", "position_table", "grad_output")),
-              following(choice("position_table", {"absent": ABSENT, "present": "table"},
-                               {"absent": "None", "present": "an (L, D) table"}, test=lambda v: "present"), _tableless))
+              following(choice("position_table", {"absent": ABSENT, "present": ABSENT},
+                               {"absent": "None", "present": "an (L, D) table"}, test=lambda v: "present"), _table))
     tokens = ids_domains("tokens", _vocab, ("1d", "2d", "3d"), rank_errors={"3d": "shape_mismatch"})
     start = (start_position("start_pos", lambda inputs: int(value_of(inputs, "config.max_seq_len") if
                                                            value_of(inputs, "config.max_seq_len") is not ABSENT else 512),
@@ -182,9 +185,9 @@ def _layer_finish(inputs: Inputs, rng: np.random.Generator) -> None:
     v, d = _vocab(inputs), int(value_of(inputs, "config.embed_dim"))
     length = value_of(inputs, "config.max_seq_len")
     for name, rows in (("token_weight", v), ("position_table", 512 if length is ABSENT else int(length))):
-        given = array(inputs, name) if name in inputs else None
-        if isinstance(inputs.get(name), str) or (given is not None and given.shape != (rows, d)):
-            inputs[name] = normal(None if isinstance(inputs.get(name), str) else given, (rows, d), rng)
+        given = array(inputs, name)
+        if given is not None and given.shape != (rows, d):
+            inputs[name] = normal(given, (rows, d), rng)
     if "token_weight" in inputs and "position_table" not in inputs:
         inputs["position_table"] = None  # given, as None
     if "grad_output" in inputs or "token_weight" not in inputs:
@@ -197,15 +200,11 @@ def _own_base(rng: np.random.Generator) -> Inputs:
     return {"config": found["config"], "tokens": found["tokens"], "start_pos": 0}
 
 
-def _with_grad(rng: np.random.Generator) -> Inputs:
-    return {**_layer_base(rng), "grad_output": None}
-
-
 DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {"embedding_layer": _layer(), "memory": _memory()}
 
 BASES: dict[str, Base] = {
     "embedding_layer_forward": Base(_layer_base, _layer_finish),
-    "embedding_layer_backward": Base(_with_grad, _layer_finish),
+    "embedding_layer_backward": Base(with_grad(_layer_base), _layer_finish),
     "embedding_layer_own_backward": Base(_own_base, _layer_finish),
     "parameter_count": Base(lambda rng: {"config": {"vocab_size": 100, "embed_dim": 16, "max_seq_len": 32,
                                                     "pos_encoding": "learned"}}),

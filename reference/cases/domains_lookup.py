@@ -178,6 +178,12 @@ def _dimension(value: Any) -> Optional[str]:
     return "one" if value == 1 else "two" if value == 2 else "odd" if value % 2 else "even"
 
 
+def widths(name: str) -> Domain:
+    """A width D: 1, 2, odd, even (the sinusoids' odd-D rules, a rope layer's even D)."""
+    return choice(name, {"one": 1, "two": 2, "odd": 7, "even": 8},
+                  {"one": "D = 1", "two": "D = 2", "odd": "an odd D > 1", "even": "an even D > 2"}, test=_dimension)
+
+
 def _length(value: Any) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
@@ -188,8 +194,7 @@ def _sinusoid() -> dict[str, tuple[Domain, ...]]:
     length = choice("max_len", {"one": 1, "many": 16, "long": 8192},
                     {"one": "a single position", "many": "a few positions", "long": "past 4096: float32 error grows"},
                     test=_length)
-    dim = choice("embed_dim", {"one": 1, "two": 2, "odd": 7, "even": 8},
-                 {"one": "D = 1", "two": "D = 2", "odd": "an odd D > 1", "even": "an even D > 2"}, test=_dimension)
+    dim = widths("embed_dim")
     dtype = choice("dtype", {d: d for d in FLOATS}, {d: f"rounded once to {d}" for d in FLOATS})
     return {"sinusoidal_table": (length, dim, dtype, convention("sinusoidal"))}
 

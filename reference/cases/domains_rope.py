@@ -24,6 +24,7 @@ from embconf.reference.cases.domain_kinds import (
     shape_of,
     sized,
     value_of,
+    with_grad,
 )
 from embconf.reference.cases.domains_lookup import normal
 from embconf.reference.errors import EmbeddingError
@@ -267,17 +268,13 @@ def _tables_base(rng: np.random.Generator) -> Inputs:
     return {**{k: found[k] for k in ("position_ids", "rotary_dim", "base", "scaling")}, "dtype": "float32"}
 
 
-def _with_grad(make: Any) -> Any:
-    return lambda rng: {**make(rng), "grad_output": None}
-
-
 DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {"rope": _rope()}
 BASES: dict[str, Base] = {
     "rope_tables": Base(_tables_base, _rotation_finish),
     "rope_forward": Base(_rotation_base, _rotation_finish),
-    "rope_backward": Base(_with_grad(_rotation_base), _rotation_finish),
+    "rope_backward": Base(with_grad(_rotation_base), _rotation_finish),
     "rope_apply": Base(_apply_base, _apply_finish),
-    "rope_apply_backward": Base(_with_grad(_apply_base), _apply_finish),
+    "rope_apply_backward": Base(with_grad(_apply_base), _apply_finish),
 }
 
 _NO_ORIGINAL = ("default", "linear", "mrope", "unknown", "malformed")  # no original context: no span

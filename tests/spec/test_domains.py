@@ -19,6 +19,7 @@ from embconf.reference.cases.domains import (
     boundaries_of,
     calls_at,
     case_at,
+    covered_pairs,
     domains_of,
     error_at,
     excluded,
@@ -140,11 +141,23 @@ def test_weights_with_mode_max_are_not_an_allowed_pair():
     assert rule is not None and rule.error == "invalid_config"
 
 
-def test_no_allowed_pair_holds_an_error_boundary_or_two_boundaries_of_one_domain():
+def test_no_allowed_pair_holds_an_error_or_two_boundaries_of_one_domain():
     for operation in OPERATION_NAMES:
         declared = {(d.name, b.name): b for d in domains_of(operation) for b in d.boundaries}
         for a, b in allowed_pairs(operation):
-            assert a[0] != b[0] and not declared[a].error and not declared[b].error
+            assert a[0] != b[0]
+            assert not declared[a].error_under(frozenset(declared[b].features))
+            assert not declared[b].error_under(frozenset(declared[a].features))
+
+
+def test_a_negative_id_is_an_allowed_pair_under_the_convention_that_drops_it(corpus):
+    pair = (("convention", "drop_negative_ids"), ("ids.range", "negative"))
+    assert pair in allowed_pairs("embedding_bag_forward")
+    assert (("convention", "canonical"), ("ids.range", "negative")) not in allowed_pairs("embedding_bag_forward")
+    assert pair in covered_pairs(corpus.cases)["embedding_bag_forward"]
+    spec = case_at("embedding_bag_forward", dict(pair), "bag.domains.dropped", "", ())
+    assert spec.error is None and spec.features == ("bag-drop_negative_ids",)
+    build_case(spec)
 
 
 def test_an_empty_array_is_at_no_boundary_of_its_range():
