@@ -69,7 +69,7 @@ def ids_domains(name: str, vocab: Vocab, ranks: tuple[str, ...] = ("0d", "1d", "
     def put_where(inputs: Inputs, boundary: str, rng: np.random.Generator) -> None:
         given, v = array(inputs, name), vocab(inputs)
         assert given is not None
-        ids = np.array(given, copy=True) % max(v - 1, 1) if boundary == "inside" else np.array(given, copy=True) % v
+        ids = np.array(given % (max(v - 1, 1) if boundary == "inside" else v))  # an array, also for a 0-D id
         if ids.size:
             ids.flat[-1] = {"last_row": v - 1, "equal_v": v}.get(boundary, ids.flat[-1])
             ids.flat[0] = -1 if boundary == "negative" else ids.flat[0]

@@ -121,7 +121,7 @@ def _bags() -> tuple[Domain, ...]:
         Boundary("nonpositive", "a weight 0 and a negative one"),
         Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)
     return (
-        following(table_extent("weight", 0, "V"), within("ids", rows_of("weight"))),
+        following(table_extent("weight", 0, large=True), within("ids", rows_of("weight"))),
         dtyped(("weight", "grad_output", "per_sample_weights")),
         following(rank, _valid_offsets), following(count, _valid_offsets), dtype, where,
         following(choice("include_last_offset", {"absent": ABSENT, "false": False, "true": True, "not_boolean": 1},
@@ -213,4 +213,7 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {"bags": (
     Excluded(("include_last_offset", "true"), ("offsets", "no_bags"), "include_last_offset needs the last offset N", "invalid_offsets"),
     Excluded(("ids.count", "empty"), ("offsets", "many_bags"), "no ids: every bag is empty"),
     Excluded(("ids.count", "empty"), ("offsets", "one_bag"), "no ids: the bag is empty"),
+    Excluded(("ids.count", "one"), ("offsets", "many_bags"), "one id: all bags but one are empty"),
+    Excluded(("ids.count", "empty"), ("per_sample_weights", "nonpositive"), "no ids: no weight to be <= 0"),
+    Excluded(("vocab_size", "one"), ("shards", "many"), "one row: more than one shard is more shards than rows"),
 )}

@@ -226,12 +226,17 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {
         *(Excluded(("config.embed_dim", d), ("convention", "mlx"), "MLX's profile refuses an odd D (EMB-SIN-6)", "invalid_config")
           for d in ("one", "odd")),
         Excluded(("config.vocab_size", "one"), ("config.padding_idx", "positive"), "V = 1: no positive row"),
-        Excluded(("config.max_seq_len", "one"), ("start_pos", "inside"), "L = 1: no start inside"),
+        *(Excluded(("config.max_seq_len", "one"), ("start_pos", b), "L = 1: the only start that fits is 0")
+          for b in ("inside", "last_fit")),
         *(Excluded(("convention", c), ("config.pos_encoding", e), "a sinusoid profile is a sinusoidal layer's")
           for c in _PROFILES
           for e in ("absent", "learned", "none", "rope", "rope_refused", "unknown")),
         *(Excluded(("config.rope_pairing", p), ("config.pos_encoding", e), "a pairing is a rope layer's (EMB-LAY-10)")
           for p in ("half_split", "interleaved", "unknown") for e in ("absent", "learned", "sinusoidal", "none", "unknown")),
     ),
-    "memory": (),
+    "memory": (
+        *(Excluded(("config.embed_dim", d), ("config.pos_encoding", "rope"), _ROPE_D, "invalid_config")
+          for d in ("one", "past_2_53", "past_2_63")),  # odd widths
+        Excluded(("ids.count", "one"), ("ids.repeats", "repeated"), "one id cannot repeat"),
+    ),
 }

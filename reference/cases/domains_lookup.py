@@ -36,17 +36,29 @@ def normal(like: Optional[np.ndarray], shape: tuple[int, ...], rng: np.random.Ge
     return round_once(rng.standard_normal(shape), dtype)
 
 
-def table_extent(name: str, axis: int, notes: str) -> Domain:
-    """The rows (axis 0) or the width (axis 1) of a table: one or many."""
+LARGE_ROWS = 2**16 + 1  # past every 16-bit index
 
-    def make(inputs: Inputs, n: int, rng: np.random.Generator) -> np.ndarray:
+
+def table_extent(name: str, axis: int, large: bool = False) -> Domain:
+    """The rows (axis 0) or the width (axis 1) of a table: one, many, and with ``large`` past 2^16 rows."""
+    sizes = {"one": 1, "many": 6, **({"large": LARGE_ROWS} if large else {})}
+    notes = {"one": "a single one", "many": "several", "large": "2^16 + 1: past every 16-bit index"}
+
+    def classify(inputs: Mapping[str, Any], features: frozenset[str]) -> Optional[str]:
+        given = array(inputs, name)
+        if given is None or given.ndim != 2 or given.shape[axis] == 0:
+            return None
+        n = given.shape[axis]
+        return "one" if n == 1 else "large" if large and n >= LARGE_ROWS else "many"
+
+    def put(inputs: Inputs, boundary: str, rng: np.random.Generator) -> None:
         given = array(inputs, name)
         assert given is not None
-        shape = (n, given.shape[1]) if axis == 0 else (given.shape[0], n)
-        return normal(given, shape, rng)
+        n = sizes[boundary]
+        inputs[name] = normal(given, (n, given.shape[1]) if axis == 0 else (given.shape[0], n), rng)
 
-    found = sized(name, make, "rows" if axis == 0 else "width", lambda a: int(a.shape[axis]))
-    return Domain(found.input, found.boundaries[1:], found.classify, found.put, found.aspect)  # never empty
+    boundaries = tuple(Boundary(b, notes[b]) for b in sizes)
+    return Domain(name, boundaries, classify, put, "rows" if axis == 0 else "width")
 
 
 def upstream(names: tuple[str, str], shape: Any) -> Any:
@@ -72,9 +84,9 @@ def _max_norm() -> Domain:
     def norms(inputs: Mapping[str, Any]) -> np.ndarray:
         ids, weight = array(inputs, "ids"), array(inputs, "weight")
         p = value_of(inputs, "norm_type")
-        if ids is None or weight is None or ids.size == 0 or ids.dtype.kind not in "iu" or not isinstance(p, (int, float)) or p <= 0:
+        if ids is None or weight is None or ids.size == 0 or not isinstance(p, (int, float)) or p <= 0:
             return np.zeros(0)
-        rows = weight[np.unique(ids) % weight.shape[0]].astype(np.float64)
+        rows = weight[np.unique(ids).astype(np.int64) % weight.shape[0]].astype(np.float64)
         return np.sum(np.abs(rows) ** p, axis=1) ** (1.0 / p)
 
     def classify(inputs: Mapping[str, Any], features: frozenset[str]) -> Optional[str]:
@@ -91,13 +103,25 @@ def _max_norm() -> Domain:
         return "below_all" if given < found.min() else "above_all" if given >= found.max() else "between"
 
     def put(inputs: Inputs, boundary: str, rng: np.random.Generator) -> None:
-        found = norms(inputs)
+        found = np.unique(norms(inputs))
         low, high = (float(found.min()), float(found.max())) if found.size else (1.0, 1.0)
-        chosen = {"below_all": low / 2, "between": (low + high) / 2, "above_all": high * 2, "zero": 0.0,
+        gap = int(np.argmax(np.diff(found))) if found.size > 1 else 0  # between: amid the widest gap of the norms
+        middle = float(found[gap] + found[gap + 1]) / 2 if found.size > 1 else low
+        chosen = {"below_all": low / 2, "between": middle, "above_all": high * 2, "zero": 0.0,
                   "negative": -1.0, "infinite": float("inf")}[boundary]
         set_value(inputs, "max_norm", chosen)
 
     return Domain("max_norm", tuple(Boundary(b, n, errors.get(b)) for b, n in notes.items()), classify, put)
+
+
+MAX_NORM = _max_norm()
+
+
+def _max_norm_finish(inputs: Inputs, rng: np.random.Generator) -> None:
+    """max_norm placed again among the norms of the rows as they finally are, never within a rounding of one."""
+    at = MAX_NORM.at(inputs, frozenset())
+    if at in ("below_all", "between", "above_all"):
+        MAX_NORM.put(inputs, at, rng)
 
 
 def _norm_type(value: Any) -> Optional[str]:
@@ -107,7 +131,7 @@ def _norm_type(value: Any) -> Optional[str]:
 
 
 def _lookups() -> dict[str, tuple[Domain, ...]]:
-    weight = (following(table_extent("weight", 0, "V"), within("ids", rows_of("weight"))), table_extent("weight", 1, "D"), dtyped(("weight", "grad_output")))
+    weight = (following(table_extent("weight", 0, large=True), within("ids", rows_of("weight"))), table_extent("weight", 1), dtyped(("weight", "grad_output")))
     ids = ids_domains("ids", rows_of("weight"))
     options = (padding("padding_idx", rows_of("weight")),
                choice("scale_grad_by_freq", {"absent": ABSENT, "false": False, "true": True, "not_boolean": 1},
@@ -121,7 +145,7 @@ def _lookups() -> dict[str, tuple[Domain, ...]]:
         "embedding_forward": weight + ids + options,
         "embedding_backward": weight + ids + options + grad,
         "embedding_backward_sparse": weight + ids + grad,
-        "embedding_forward_max_norm": weight + ids + (norm, _max_norm()),
+        "embedding_forward_max_norm": weight + ids + (norm, MAX_NORM),
     }
 
 
@@ -163,7 +187,7 @@ def _positions() -> dict[str, tuple[Domain, ...]]:
 
     ranks = Domain("x", (Boundary("3d", "(B, T, D)"), Boundary("2d", "(T, D)", "shape_mismatch"),
                          Boundary("4d", "(1, B, T, D)", "shape_mismatch")), rank, put_rank, "rank")
-    table = (following(table_extent("table", 0, "L"), _shorter), dtyped(("table", "x", "grad_output")))
+    table = (following(table_extent("table", 0), _shorter), dtyped(("table", "x", "grad_output")))
     x = (ranks, sized("x", seq, "length", lambda a: int(a.shape[-2]) if a.ndim >= 2 else 1),
          Domain("x", (Boundary("matching", "x's D is the table's"), Boundary("mismatched", "another D", "shape_mismatch")),
                 _width, _put_width, "width"))
@@ -223,7 +247,7 @@ BASES: dict[str, Base] = {
     "embedding_forward": Base(_lookup_base),
     "embedding_backward": Base(_lookup_base, _lookup_grad),
     "embedding_backward_sparse": Base(_lookup_base, _lookup_grad),
-    "embedding_forward_max_norm": Base(_max_norm_base),
+    "embedding_forward_max_norm": Base(_max_norm_base, _max_norm_finish),
     "learned_positions_forward": Base(_positions_base),
     "learned_positions_backward": Base(_positions_base, _positions_grad),
     "sinusoidal_table": Base(lambda rng: {"max_len": 16, "embed_dim": 8, "dtype": "float32"}),
@@ -235,8 +259,14 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {
         Excluded(("ids.rank", "0d"), ("ids.count", "empty"), _IMPOSSIBLE),
         Excluded(("ids.rank", "0d"), ("ids.count", "many"), _IMPOSSIBLE),
         Excluded(("weight.rows", "one"), ("ids.range", "inside"), "V = 1: the only valid id is V-1"),
+        Excluded(("weight.rows", "one"), ("padding_idx", "positive"), "V = 1: no positive row"),
+        *(Excluded(point, ("max_norm", "between"), "one referenced row: no norm between two")
+          for point in (("weight.rows", "one"), ("ids.count", "one"), ("ids.rank", "0d"))),
+        *(Excluded(("ids.count", "empty"), ("max_norm", b), "no referenced row: no norm to compare")
+          for b in ("below_all", "between", "above_all")),
     ),
-    "learned_positions": (),
+    "learned_positions": tuple(Excluded(("table.rows", "one"), ("start_pos", b), "L = 1: the only start that fits is 0")
+                               for b in ("inside", "last_fit")),
     "sinusoidal": tuple(
         Excluded(("embed_dim", d), ("convention", "mlx"), "MLX's profile refuses an odd D (EMB-SIN-6)", "invalid_config")
         for d in ("one", "odd")),

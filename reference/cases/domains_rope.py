@@ -172,7 +172,7 @@ def checked(name: str, check: Any, names: tuple[str, ...]) -> Domain:
 
 
 def _rope() -> dict[str, tuple[Domain, ...]]:
-    positions = (_positions_rank_domain(), sized("position_ids", _n_positions), Domain(
+    positions = (_positions_rank_domain(), sized("position_ids", _n_positions, measure=_length), Domain(
         "position_ids", (Boundary("within_original", "every position below the original context"),
                          Boundary("past_original", "positions past the original context")), _span, _put_span, "span"))
     base = choice("base", {"ordinary": 10000.0, "large": 500000.0, "nonpositive": -10000.0},
@@ -208,6 +208,11 @@ def _positions_rank_domain() -> Domain:
                                    Boundary("3d", "M-RoPE's (3, B, T)")), _positions_rank, _put_positions_rank, "rank")
 
 
+def _length(ids: np.ndarray) -> int:
+    """T: the last axis of the positions."""
+    return int(ids.shape[-1]) if ids.ndim else 1
+
+
 def _n_positions(inputs: Inputs, n: int, rng: np.random.Generator) -> np.ndarray:
     ids = array(inputs, "position_ids")
     lead = ids.shape[:-1] if ids is not None else ()
@@ -233,10 +238,11 @@ def _rotation_finish(inputs: Inputs, rng: np.random.Generator) -> None:
     if x is not None:
         positions = np.asarray(inputs["position_ids"])
         mrope = isinstance(inputs.get("scaling"), Mapping) and SECTION in inputs["scaling"]
-        batch = positions.shape[-2:-1] if positions.ndim - (1 if mrope else 0) == 2 else x.shape[:-2]
+        per_batch = positions.ndim - (1 if mrope else 0) == 2  # (B, T): x is (B, ..., T, d) (EMB-ROPE-15)
+        lead = (positions.shape[-2],) + x.shape[1:-2] if per_batch and x.ndim >= 3 else x.shape[:-2]
         width = max(x.shape[-1], int(value_of(inputs, "rotary_dim")) if mrope else 0)
-        if x.ndim >= 2 and (x.shape[-2] != positions.shape[-1] or x.shape[:-2] != batch or x.shape[-1] != width):
-            inputs["x"] = normal(x, tuple(batch) + (positions.shape[-1], width), rng)
+        if x.ndim >= 2 and x.shape != lead + (positions.shape[-1], width):
+            inputs["x"] = normal(x, lead + (positions.shape[-1], width), rng)
     if "grad_output" in inputs:
         inputs["grad_output"] = normal(array(inputs, "x"), np.shape(inputs["x"]), rng)
 
@@ -285,6 +291,9 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {"rope": (
     *(Excluded(("scaling", s), ("position_ids.rank", "3d"), "positions are (T,) or (B, T) (EMB-ROPE-15)", "shape_mismatch")
       for s in SCALINGS if s not in ("mrope", "unknown")),
     Excluded(("scaling", "dynamic"), ("rotary_dim", "two"), "dynamic scaling needs r >= 4 (its exponent is r / (r - 2))", "invalid_config"),
-    Excluded(("position_ids.count", "empty"), ("position_ids.span", "past_original"), "no positions to be past it"),
-    Excluded(("position_ids.count", "empty"), ("position_ids.span", "within_original"), "no positions to be within it"),
+    Excluded(("position_ids.rank", "2d"), ("x.rank", "2d"),
+             "per-batch positions need x (B, ..., T, d) (EMB-ROPE-15); only M-RoPE's (3, T) rotate a 2-D x"),
+    *(Excluded(point, ("rotary_dim", "two"), "M-RoPE's three sections need r/2 >= 3")
+      for point in (("scaling", "mrope"), ("position_ids.rank", "3d"))),
+    Excluded(("cos.rank", "3d"), ("x.rank", "2d"), "per-batch tables need x (B, ..., T, d) (EMB-ROPE-16)", "shape_mismatch"),
 )}

@@ -111,6 +111,17 @@ def test_inputs_at_each_boundary_are_answered_by_the_reference_as_declared(opera
             build_case(spec)  # AssertionError when the reference answers otherwise than the case declares
 
 
+@pytest.mark.parametrize("operation", OPERATION_NAMES)
+def test_every_allowed_pair_builds_a_case_at_both_boundaries_the_reference_answers(operation):
+    """What pairwise coverage counts can be built: each allowed pair makes inputs at both boundaries, and the
+    reference answers them as the case declares (a pair it cannot build is an EXCLUDED rule to write)."""
+    for a, b in allowed_pairs(operation):
+        spec = case_at(operation, dict((a, b)), f"domains.{a}.{b}", "", ())
+        at = boundaries_of(spec)
+        assert (at[a[0]], at[b[0]]) == (a[1], b[1]), (a, b)
+        build_case(spec)
+
+
 def test_inputs_at_are_the_same_for_one_case_id_and_differ_for_another():
     at = {"ids.count": "many", "mode": "max"}
     first, again = (inputs_at("embedding_bag_forward", at, "bag.domains.a") for _ in range(2))
