@@ -58,8 +58,8 @@ def error_points(operation: str) -> list[tuple[Point, str]]:
 
 def allowed_pairs(operation: str) -> list[tuple[Point, Point]]:
     """Every pair of boundaries of two domains of ``operation`` (each pair in sorted order) that the spec allows
-    together in a case with outputs: neither an error boundary (but where the other is a convention that answers it: a negative id under
-    drop_negative_ids), and no :data:`EXCLUDED` rule against the pair."""
+    together in a case with outputs: neither an error boundary (unless the other is a convention that answers it:
+    a negative id under drop_negative_ids), and no :data:`EXCLUDED` rule against the pair."""
     declared = {(d.name, b.name): b for d in domains_of(operation) for b in d.boundaries}
 
     def answered(a: Point, b: Point) -> bool:  # neither an error, or one a convention at the other answers
@@ -87,22 +87,27 @@ def boundaries_of(case: Any) -> dict[str, Optional[str]]:
 
 def calls_at(case: Any) -> list[tuple[str, dict[str, Optional[str]]]]:
     """(operation, boundaries) of each call of a case (one for a case of one call)."""
-    found = []
-    for call in _calls(case):
-        inputs, features = _inputs(call), frozenset(getattr(call, "features", ()) or case.features)
-        found.append((call.operation, {d.name: d.at(inputs, features) for d in domains_of(call.operation)}))
-    return found
+    return [(call.operation, _at(call, case)) for call in _calls(case)]
+
+
+def _at(call: Any, case: Any) -> dict[str, Optional[str]]:
+    inputs, features = _inputs(call), frozenset(getattr(call, "features", ()) or case.features)
+    return {d.name: d.at(inputs, features) for d in domains_of(call.operation)}
+
+
+def _error(call: Any) -> Optional[str]:
+    """The error a golden call (``expected_error``) or a :class:`CaseSpec` (``error``) expects."""
+    return call.expected_error if hasattr(call, "expected_error") else call.error
 
 
 def covered_pairs(cases: Iterable[Any]) -> dict[str, set[tuple[Point, Point]]]:
-    """{operation: the allowed pairs some case with outputs is at}."""
+    """{operation: the allowed pairs some call with outputs is at}."""
     found: dict[str, set[tuple[Point, Point]]] = {}
     for case in cases:
-        if (case.expected_error if hasattr(case, "expected_error") else case.error) is not None:
-            continue
-        for operation, at in calls_at(case):
-            points = sorted((name, boundary) for name, boundary in at.items() if boundary is not None)
-            found.setdefault(operation, set()).update(combinations(points, 2))
+        for call in _calls(case):
+            if _error(call) is None:
+                points = sorted((name, b) for name, b in _at(call, case).items() if b is not None)
+                found.setdefault(call.operation, set()).update(combinations(points, 2))
     return {op: pairs & set(allowed_pairs(op)) for op, pairs in found.items()}
 
 
@@ -154,4 +159,5 @@ def error_at(operation: str, inputs: Mapping[str, Any], features: frozenset[str]
     first = next((error for error in errors if error), None)
     if first is not None:
         return first
-    return next((rule.error for a, b in combinations(points, 2) if (rule := excluded(operation, a, b)) and rule.error), None)
+    rules = (excluded(operation, a, b) for a, b in combinations(points, 2))
+    return next((rule.error for rule in rules if rule is not None and rule.error), None)

@@ -70,12 +70,19 @@ def _fits(inputs: Inputs, boundary: str) -> None:
         inputs["tokens"] = tokens[..., :length]
 
 
-def _table(inputs: Inputs, boundary: str) -> None:
-    """A position table of the token table's dtype (the finish gives it (L, D)); none: a layer without learned
-    positions."""
+def _max_len(inputs: Mapping[str, Any]) -> int:
+    """L: the config's max_seq_len, or its default."""
+    given = value_of(inputs, "config.max_seq_len")
+    return 512 if given is ABSENT else int(given)
+
+
+def _put_table(inputs: Inputs, boundary: str, rng: np.random.Generator) -> None:
+    """An (L, D) position table of the token table's dtype; none (None): a layer without learned positions."""
     if boundary == "present":
-        inputs["position_table"] = np.zeros((1, 1), np.asarray(inputs["token_weight"]).dtype)
-    elif value_of(inputs, "config.pos_encoding") in (ABSENT, "learned"):
+        inputs["position_table"] = normal(array(inputs, "token_weight"), (_max_len(inputs), _width(inputs)), rng)
+        return
+    inputs["position_table"] = None
+    if value_of(inputs, "config.pos_encoding") in (ABSENT, "learned"):
         set_value(inputs, "config.pos_encoding", "none")
 
 
@@ -101,8 +108,12 @@ def _rope_pairing() -> Domain:
     return following(Domain(found.input, boundaries, found.classify, found.put), rope)
 
 
+def _width(inputs: Mapping[str, Any]) -> int:
+    return int(value_of(inputs, "config.embed_dim"))
+
+
 def _layer_shape(inputs: Mapping[str, Any]) -> tuple[int, ...]:
-    return tuple(np.shape(inputs["tokens"])) + (int(value_of(inputs, "config.embed_dim")),)
+    return tuple(np.shape(inputs["tokens"])) + (_width(inputs),)
 
 
 def _layer() -> dict[str, tuple[Domain, ...]]:
@@ -119,12 +130,11 @@ def _layer() -> dict[str, tuple[Domain, ...]]:
         _rope_pairing(),
     )
     tables = (dtyped(("token_weight", "position_table", "grad_output")),
-              following(choice("position_table", {"absent": ABSENT, "present": ABSENT},
-                               {"absent": "None", "present": "an (L, D) table"}, test=lambda v: "present"), _table))
+              Domain("position_table", (Boundary("absent", "None"), Boundary("present", "an (L, D) table")),
+                     lambda inputs, features: "absent" if value_of(inputs, "position_table") is ABSENT else "present",
+                     _put_table))
     tokens = ids_domains("tokens", _vocab, ("1d", "2d", "3d"), rank_errors={"3d": "shape_mismatch"})
-    start = (start_position("start_pos", lambda inputs: int(value_of(inputs, "config.max_seq_len") if
-                                                           value_of(inputs, "config.max_seq_len") is not ABSENT else 512),
-                            lambda inputs: int(np.shape(inputs["tokens"])[-1])),)
+    start = (start_position("start_pos", _max_len, lambda inputs: int(np.shape(inputs["tokens"])[-1])),)
     grad = (shape_of("grad_output", lambda inputs: _layer_shape(inputs) if "grad_output" in inputs else None),)
     return {
         "embedding_layer_forward": config + tables + tokens + start + (following(convention("sinusoidal"), _sinusoidal),),
@@ -182,14 +192,11 @@ def _layer_base(rng: np.random.Generator) -> Inputs:
 
 def _layer_finish(inputs: Inputs, rng: np.random.Generator) -> None:
     """The tables follow the config's V, L and D; the gradient the output's shape."""
-    v, d = _vocab(inputs), int(value_of(inputs, "config.embed_dim"))
-    length = value_of(inputs, "config.max_seq_len")
-    for name, rows in (("token_weight", v), ("position_table", 512 if length is ABSENT else int(length))):
+    v, d = _vocab(inputs), _width(inputs)
+    for name, rows in (("token_weight", v), ("position_table", _max_len(inputs))):
         given = array(inputs, name)
         if given is not None and given.shape != (rows, d):
             inputs[name] = normal(given, (rows, d), rng)
-    if "token_weight" in inputs and "position_table" not in inputs:
-        inputs["position_table"] = None  # given, as None
     if "grad_output" in inputs or "token_weight" not in inputs:
         inputs["grad_output"] = normal(array(inputs, "token_weight") if "token_weight" in inputs else None,
                                        _layer_shape(inputs), rng)
