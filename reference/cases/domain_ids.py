@@ -8,7 +8,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from embconf.reference.cases.domain_kinds import ABSENT, Boundary, Domain, Inputs, array, set_value, sized, value_of
+from embconf.reference.cases.domain_kinds import ABSENT, Boundary, Domain, Inputs, array, set_value, value_of
+from embconf.reference.cases.domain_shapes import sized
 
 Vocab = Callable[[Mapping[str, Any]], int]  # V of a case, from its inputs (the weight's rows, a config's vocab_size)
 

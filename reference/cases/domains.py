@@ -6,8 +6,8 @@ The case builders read them: :func:`inputs_at` builds an operation's inputs at n
 from the case id; :func:`boundaries_of` says which boundary of each domain a golden case (or a
 :class:`~embconf.reference.cases.CaseSpec`) is at, and :func:`allowed_pairs` lists every pair of boundaries of two
 domains the spec allows, what pairwise coverage counts. Each family's table is its own module
-(``domains_lookup``, ``domains_layer``, ``domains_rope``, ``domains_bags``; the shapes of domain in
-``domain_kinds`` and ``domain_ids``); a family with no operation of its own has no entry.
+(``domains_lookup``, ``domains_layer``, ``domains_rope``, ``domains_bags``; the records in ``domain_kinds``, the
+shapes of domain in ``domain_shapes`` and ``domain_ids``); a family with no operation of its own has no entry.
 """
 from __future__ import annotations
 

@@ -11,21 +11,14 @@ import numpy as np
 from embconf.model.bag import MODES
 from embconf.model.bag_conventions import BagConvention
 from embconf.reference.cases.domain_ids import ids_domains, integer, padding, rows_of
-from embconf.reference.cases.domain_kinds import (
-    ABSENT,
+from embconf.reference.cases.domain_kinds import ABSENT, Base, Boundary, Domain, Excluded, Inputs, array, value_of
+from embconf.reference.cases.domain_shapes import (
     FLOATS,
-    Base,
-    Boundary,
-    Domain,
-    Excluded,
-    Inputs,
-    array,
     choice,
     convention,
     dtyped,
     following,
     shape_of,
-    value_of,
     with_grad,
     within,
 )

@@ -16,14 +16,16 @@ from embconf.reference.cases.domain_kinds import (
     Excluded,
     Inputs,
     array,
+    set_value,
+    value_of,
+)
+from embconf.reference.cases.domain_shapes import (
     choice,
     convention,
     dtyped,
     following,
-    set_value,
     shape_of,
     sized,
-    value_of,
     with_grad,
     within,
 )

@@ -9,25 +9,8 @@ import numpy as np
 
 from embconf.model.dtypes import round_once
 from embconf.reference.cases.domain_ids import ids_domains, padding, rows_of, start_position
-from embconf.reference.cases.domain_kinds import (
-    ABSENT,
-    FLOATS,
-    Base,
-    Boundary,
-    Domain,
-    Excluded,
-    Inputs,
-    array,
-    choice,
-    convention,
-    dtyped,
-    following,
-    set_value,
-    shape_of,
-    sized,
-    value_of,
-    within,
-)
+from embconf.reference.cases.domain_kinds import ABSENT, Base, Boundary, Domain, Excluded, Inputs, array, value_of
+from embconf.reference.cases.domain_shapes import FLOATS, choice, convention, dtyped, following, shape_of, sized, within
 
 
 def normal(like: Optional[np.ndarray], shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -109,7 +92,7 @@ def _max_norm() -> Domain:
         middle = float(found[gap] + found[gap + 1]) / 2 if found.size > 1 else low
         chosen = {"below_all": low / 2, "between": middle, "above_all": high * 2, "zero": 0.0,
                   "negative": -1.0, "infinite": float("inf")}[boundary]
-        set_value(inputs, "max_norm", chosen)
+        inputs["max_norm"] = chosen
 
     return Domain("max_norm", tuple(Boundary(b, n, errors.get(b)) for b, n in notes.items()), classify, put)
 

@@ -10,22 +10,8 @@ import numpy as np
 
 from embconf.model.dtypes import round_once
 from embconf.model.rope import SECTION, RopeScaling, RopeType
-from embconf.reference.cases.domain_kinds import (
-    FLOATS,
-    Base,
-    Boundary,
-    Domain,
-    Excluded,
-    Inputs,
-    array,
-    choice,
-    convention,
-    dtyped,
-    shape_of,
-    sized,
-    value_of,
-    with_grad,
-)
+from embconf.reference.cases.domain_kinds import Base, Boundary, Domain, Excluded, Inputs, array, value_of
+from embconf.reference.cases.domain_shapes import FLOATS, choice, convention, dtyped, shape_of, sized, with_grad
 from embconf.reference.cases.domains_lookup import normal
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.rope import check_call
