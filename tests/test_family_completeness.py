@@ -1,6 +1,6 @@
 """Every operation family is complete, and this is the newcomer's checklist: for each area of the vocabulary
 (``embconf.model.family``), each layer's table keyed by area has its entry, and every operation a reference
-function, a tolerance rule, a mutant, and a detector or an explicit "plain readings only"; every requirement of
+function, a tolerance rule, its input domains, a mutant, and a detector or an explicit "plain readings only"; every requirement of
 the family a frozen golden. The failure lists what a family still lacks and where it goes (docs/maintainers.md,
 "Adding an operation family"); removing any one piece of a family makes it fail (shown below)."""
 
@@ -18,6 +18,7 @@ from embconf.model.convention import kind_of_area
 from embconf.model.family import Family, families
 from embconf.mutants import MODULES, catalogue
 from embconf.reference.cases.catalogue import BUILDERS
+from embconf.reference.cases.domains import DOMAINS
 from embconf.reference.families import FUNCTIONS, TOLERANCES
 
 
@@ -34,12 +35,15 @@ class Layers:
     operation_sets: dict[str, Any]
     computers: dict[str, Any]
     pinned: frozenset[str]  # the requirements some frozen golden case cites
+    domains: dict[str, dict[str, tuple[Any, ...]]]  # each operation's input domains
 
 
 def shipped(corpus) -> Layers:
     mutated = frozenset(op for mutant in catalogue() for op in mutant.overrides)
     pinned = frozenset(req for case in corpus.cases for req in case.requirements)
-    return Layers(FUNCTIONS, TOLERANCES, BUILDERS, MODULES, mutated, DETECTORS, OPERATION_SETS, COMPUTERS, pinned)
+    return Layers(
+        FUNCTIONS, TOLERANCES, BUILDERS, MODULES, mutated, DETECTORS, OPERATION_SETS, COMPUTERS, pinned, DOMAINS
+    )
 
 
 def missing_pieces(family: Family, layers: Layers) -> list[str]:
@@ -64,6 +68,8 @@ def missing_pieces(family: Family, layers: Layers) -> list[str]:
             lacks.append(f"{area}: {op} has no tolerance rule (reference/families.py TOLERANCES, spec section 8)")
         if op not in layers.mutated:
             lacks.append(f"{area}: {op} has no catalogue mutant (a Mutant registered in conformance/mutants/)")
+        if op not in layers.domains.get(area, {}):
+            lacks.append(f"{area}: {op} has no input domains (reference/cases/domains.py DOMAINS, spec's inputs)")
         if op not in layers.detectors.get(area, {}):
             lacks.append(
                 f"{area}: {op} has no detector entry (conformance/diagnosis/symptoms DETECTORS: detectors, or "
@@ -99,7 +105,7 @@ def test_every_table_is_keyed_by_the_families_and_nothing_else():
     known = set(families())
     with_operations = {area for area, family in families().items() if family.operations}
     assert set(BUILDERS) == known
-    for table in (FUNCTIONS, TOLERANCES, MODULES, DETECTORS, OPERATION_SETS):
+    for table in (FUNCTIONS, TOLERANCES, MODULES, DETECTORS, OPERATION_SETS, DOMAINS):
         assert set(table) == with_operations
     assert set(COMPUTERS) <= with_operations
 
@@ -115,6 +121,7 @@ def test_every_table_is_keyed_by_the_families_and_nothing_else():
         ("golden", "bags: EMB-BAG-V1 has no frozen golden case"),
         ("operation set", "bags: no adapters' operation set"),
         ("computer", "rope: its conventions are computed but have no computer"),
+        ("domains", "bags: embedding_bag_forward has no input domains"),
     ],
 )
 def test_removing_one_piece_of_a_family_is_named(corpus, removed, says):
@@ -132,6 +139,9 @@ def test_removing_one_piece_of_a_family_is_named(corpus, removed, says):
         "golden": lambda: replace(layers, pinned=layers.pinned - {"EMB-BAG-V1"}),
         "operation set": lambda: replace(layers, operation_sets=_drop(OPERATION_SETS, "bags")),
         "computer": lambda: replace(layers, computers=_drop(COMPUTERS, "rope")),
+        "domains": lambda: replace(
+            layers, domains={**DOMAINS, "bags": _drop(DOMAINS["bags"], "embedding_bag_forward")}
+        ),
     }[removed]()
     area = says.split(":")[0]
     lacking = missing_pieces(families()[area], without)
@@ -150,6 +160,7 @@ def test_a_new_family_is_told_everything_it_still_lacks(corpus):
         "no detector entry",
         "no mutant module",
         "no adapters' operation set",
+        "no input domains",
     ):
         assert any(piece in line for line in lacking), piece
 

@@ -13,6 +13,7 @@ import numpy as np
 from embconf.model.bag import implied_features
 from embconf.model.dtypes import round_once
 from embconf.reference.cases import CaseSpec, table, token_ids, values
+from embconf.reference.cases.domains import case_at  # a case at named boundaries of the inputs' domains
 from embconf.reference.cases.token_lookup import i64
 
 AREA = "bags"
@@ -165,7 +166,7 @@ def memory_cases() -> list[CaseSpec]:
         shard("bag.memory.row_wise_criteo", "A 40-million-row, 128-wide float32 table (a DLRM feature) over 8 shards: 2.56 GB each.", 40_000_000, 128, "float32", 8, "row_wise"),
         shard("bag.memory.column_wise_uneven", "Column-wise: 10 columns over 4 shards are blocks of 3, 3, 3 and 1 columns of every row.", 1000, 10, "bfloat16", 4, "column_wise"),
         shard("bag.memory.column_wise_more_shards_than_columns", "Column-wise: 2 columns over 3 shards, the third empty.", 50, 2, "float32", 3, "column_wise"),
-        shard("bag.memory.unknown_sharding", "A sharding other than row_wise and column_wise is invalid_config.", 100, 8, "float32", 2, "table_wise", error="invalid_config"),
+        case_at("sharded_table_bytes", {"sharding": "unknown"}, "bag.memory.unknown_sharding", "A sharding other than row_wise and column_wise is invalid_config.", ("EMB-BAG-15", "EMB-BAG-13"), ("bag-sharding",), vocab_size=100, shards=2),
     ]
 
 

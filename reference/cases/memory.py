@@ -5,6 +5,7 @@ import numpy as np
 
 from embconf.model.rope import LAYER_FEATURE, LAYER_REFUSED_FEATURE
 from embconf.reference.cases import CaseSpec, token_ids
+from embconf.reference.cases.domains import case_at  # a case at named boundaries of the inputs' domains
 
 AREA = "memory"
 
@@ -31,10 +32,10 @@ def _table_bytes_cases() -> list[CaseSpec]:
                       ("EMB-MEM-2", "EMB-MEM-3"), "table_bytes", {"num_rows": vocab, "embed_dim": dim, "dtype": dtype})
              for slug, name, vocab, dim, _, _ in MODELS for dtype in DTYPES]
     specs += [
-        CaseSpec("mem.table_bytes.one_int8", "One int8 element: 1 byte.", ("EMB-MEM-2",), "table_bytes", {"num_rows": 1, "embed_dim": 1, "dtype": "int8"}),
+        case_at("table_bytes", {"num_rows": "one", "embed_dim": "one", "dtype": "int8"}, "mem.table_bytes.one_int8", "One int8 element: 1 byte.", ("EMB-MEM-2",)),
         CaseSpec("mem.table_bytes.positions_512x768", "A learned 512 x 768 position table in float32.", ("EMB-MEM-2", "EMB-MEM-3"), "table_bytes", {"num_rows": 512, "embed_dim": 768, "dtype": "float32"}),
         CaseSpec("mem.table_bytes.one_mib", "256 x 1024 float32 is exactly 1 MiB and 1.048576 MB.", ("EMB-MEM-3",), "table_bytes", {"num_rows": 256, "embed_dim": 1024, "dtype": "float32"}),
-        CaseSpec("mem.error.unknown_dtype", "dtype 'float8' is not in the spec's list: invalid_config.", ("EMB-MEM-6", "EMB-ERR-1"), "table_bytes", {"num_rows": 4, "embed_dim": 4, "dtype": "float8"}, error="invalid_config"),
+        case_at("table_bytes", {"dtype": "unknown"}, "mem.error.unknown_dtype", "dtype 'float8' is not in the spec's list: invalid_config.", ("EMB-MEM-6", "EMB-ERR-1"), num_rows=4, embed_dim=4),
         CaseSpec("mem.error.parameters_unknown_pos", "Parameters of a layer with pos_encoding 'rope': invalid_config, not a count without positions.", ("EMB-LAY-7", "EMB-MEM-1", "EMB-ERR-1"),
                  "parameter_count", {"config": {"vocab_size": 100, "embed_dim": 16, "pos_encoding": "rope"}}, (LAYER_REFUSED_FEATURE,), error="invalid_config"),
         CaseSpec("mem.parameters.rope", "A rope layer (1.3.0): V * D trainable, no position table, nothing non-trainable.", ("EMB-LAY-10", "EMB-MEM-1"),
