@@ -14,7 +14,9 @@ def declared_names(kind: str, members: type[Convention], declared: Any) -> froze
     if declared is None:
         return frozenset()
     if isinstance(declared, str) or not isinstance(declared, (list, tuple, set, frozenset)):
-        raise ValueError(f"{kind} conventions must be a list of names, got {declared!r}")
+        raise ValueError(f"{kind} conventions must be a list of names, got {repr(declared)[:200]}")
+    if not all(isinstance(name, str) for name in declared):  # a list or an object is no name (nor hashable)
+        raise ValueError(f"{kind} conventions must be a list of names (strings), got {repr(declared)[:200]}")
     known = {member.value: member for member in members}
     unknown = [str(name) for name in declared if name not in known]
     if unknown:
