@@ -126,7 +126,7 @@ def _value_mismatch(name: str, want: Any, got: Any, error: "float | int", bound:
     )
 
 
-def _as_float(value: "float | int") -> float:
+def _as_float(value: Any) -> float:
     """``value`` as a float; an integer past the float range as infinity (a count of unbounded width)."""
     try:
         return float(value)
