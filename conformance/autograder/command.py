@@ -82,7 +82,7 @@ def autograder(args: argparse.Namespace) -> int:
 def _recipe(args: argparse.Namespace) -> Recipe:
     """Everything checked before anything is written: AutograderError (one line, exit 2) otherwise."""
     from embconf.corpus.fixtures import load_corpus
-    from embconf.grading.rubric import DEFAULT_RUBRIC, load
+    from embconf.grading.rubric import DEFAULT_RUBRIC, load, rubric_text
 
     base = args.base
     if base is not None:
@@ -104,7 +104,7 @@ def _recipe(args: argparse.Namespace) -> Recipe:
             raise AutograderError(str(exc)) from None
     return Recipe(
         base.resolve() if base is not None else None,
-        Path(rubric).read_text(encoding="utf-8"),
+        rubric_text(Path(rubric)),
         suite,
         args.module_name,
         args.run_timeout,
