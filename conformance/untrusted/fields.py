@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional
 from embconf.untrusted.read import InputError
 
 MAX_COUNT = 2**53  # an integer field of a record (a case count, a call number)
-MAX_VALUES = 4096  # values of free JSON in one field (a symptom's measurements hold a few dozen)
+MAX_VALUES = 65536  # values of free JSON in one field (a symptom's measurements hold a few dozen)
 
 
 class Malformed(InputError):

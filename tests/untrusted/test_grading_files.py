@@ -1,6 +1,6 @@
-"""The records of grading output folders (``embconf grade --merge OUT ...``, and the record a later run reuses) are
-read as untrusted input: a FIFO, a device, invalid or deeply nested JSON, or JSON that is no record is one line and
-exit 2 under --merge, in bounded time."""
+"""The files grading reads are untrusted input: the records of output folders (``embconf grade --merge OUT ...``, and
+the record a later run reuses), where a FIFO, a device, invalid or deeply nested JSON, or JSON that is no record is
+one line and exit 2 under --merge, in bounded time; and a roster, where deep nesting is one line."""
 
 from __future__ import annotations
 
@@ -33,3 +33,19 @@ def test_a_record_that_cannot_be_read_safely_is_one_line_under_merge(tmp_path, c
     make(tmp_path / "shard" / "records" / "alice.json")
     argv = ["grade", "--merge", str(tmp_path / "shard"), "--out", str(tmp_path / "out")]
     assert_one_line_error(run_main(capsys, *argv), "--merge", "alice.json", says)
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("submission_metadata.yml", "a: " + "[" * 100_000),
+        ("submission_metadata.json", "[" * 100_000),
+    ],
+    ids=["deep_yaml", "deep_json"],
+)
+def test_a_roster_nested_too_deep_is_one_line(tmp_path, name, text):
+    from embconf.grading.roster import RosterError, load_roster
+
+    (tmp_path / name).write_text(text)
+    with pytest.raises(RosterError, match="neither a CSV nor valid submission metadata"):
+        load_roster(tmp_path / name)
