@@ -1,6 +1,7 @@
-"""A rubric file (``embconf grade --rubric``, ``embconf autograder --rubric``) is read as untrusted input, as the
-fixtures are: a FIFO, a device, a directory, non-UTF-8 bytes, an alias or deep nesting are one line and exit 2,
-before anything runs and in bounded time."""
+"""The files course staff give are read as untrusted input, as the fixtures are: a rubric (``embconf grade
+--rubric``, ``embconf autograder --rubric``), where a FIFO, a device, a directory, non-UTF-8 bytes, an alias or deep
+nesting is one line and exit 2, and the autograder's ``--requirements`` file, where a FIFO, a device or a directory
+is; each before anything runs and in bounded time."""
 
 from __future__ import annotations
 
@@ -46,4 +47,15 @@ def test_the_autograder_reads_its_rubric_so_too(tmp_path, make, says):
         "autograder", "--out", str(tmp_path / "a.zip"), "--rubric", str(tmp_path / "rubric.yaml"), timeout=60
     )
     assert_one_line_error(done, "rubric.yaml", says)
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("make, says", RUBRICS[:3], ids=IDS[:3])
+def test_the_autograder_reads_a_requirements_file_so_too(tmp_path, make, says):
+    make(tmp_path / "requirements.txt")
+    started = time.monotonic()
+    done = run_cli(
+        "autograder", "--out", str(tmp_path / "a.zip"), "--requirements", str(tmp_path / "requirements.txt"), timeout=60
+    )
+    assert_one_line_error(done, "--requirements", "requirements.txt", says)
     assert time.monotonic() - started < 30
