@@ -234,7 +234,7 @@ def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[d
                 raise GradeUsageError(f"--merge: {exc}") from None
             if not isinstance(record, dict) or not isinstance(record.get("name"), str):
                 raise GradeUsageError(f"--merge: {path} is not a grading record (no 'name')")
-            earlier = records.get(record.get("name"))
+            earlier = records.get(record["name"])
             if earlier is not None and earlier.get("hash") != record.get("hash"):
                 raise GradeUsageError(f"--merge: {record['name']!r} was graded differently in two outputs")
             records[record["name"]] = record
