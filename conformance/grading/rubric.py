@@ -19,6 +19,7 @@ extension scores as it would without the item.
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,8 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
         if raw["id"] in seen:
             raise RubricError(f"{where}: item id {raw['id']!r} appears twice")
         seen.add(raw["id"])
+        if not math.isfinite(raw["points"]):  # YAML's .inf and 1.0e+999 pass the schema's "number"
+            raise RubricError(f"{where}: item {raw['id']!r}: points must be a finite number, got {raw['points']!r}")
         requirements = list(raw.get("requirements", []))
         for section in raw.get("sections", []):
             found = [req for req, sec in sections.items() if str(sec) == str(section)]

@@ -1,7 +1,7 @@
 """The files course staff give are read as untrusted input, as the fixtures are: a rubric (``embconf grade
---rubric``, ``embconf autograder --rubric``), where a FIFO, a device, a directory, non-UTF-8 bytes, an alias or deep
-nesting is one line and exit 2, and the autograder's ``--requirements`` file, where a FIFO, a device or a directory
-is; each before anything runs and in bounded time."""
+--rubric``, ``embconf autograder --rubric``), where a FIFO, a device, a directory, non-UTF-8 bytes, an alias, deep
+nesting or infinite points are one line and exit 2, and the autograder's ``--requirements`` file, where a FIFO, a
+device or a directory is; each before anything runs and in bounded time."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ RUBRICS = [
     (_written(b"rubric_format: 1\ntitle: caf\xe9\n"), "not UTF-8"),
     (_written(b"rubric_format: 1\nitems: &x []\nmore: *x\n"), "aliases are not allowed"),
     (_written(b"rubric_format: 1\nitems: " + b"[" * 1000 + b"\n"), "nested more than"),
+    (_written(b"rubric_format: 1\nitems:\n  - {id: x, points: .inf, requirements: [EMB-FWD-1]}\n"), "finite"),
 ]
-IDS = ["fifo", "device", "directory", "not_utf8", "alias", "deep"]
+IDS = ["fifo", "device", "directory", "not_utf8", "alias", "deep", "infinite_points"]
 
 
 @pytest.mark.parametrize("make, says", RUBRICS, ids=IDS)
