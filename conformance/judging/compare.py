@@ -18,6 +18,8 @@ import numpy as np
 
 from embconf.model.encoding import PinnedRows
 
+SHOWN_DIGITS = 64  # an integer output of more digits is shown by its size
+
 
 @dataclass
 class Mismatch:
@@ -88,7 +90,13 @@ def _compare_scalar(name: str, want: Any, got: Any, tol: Mapping[str, Any]) -> O
         return _compare_integer(name, want, got)
     if not math.isfinite(_as_float(got)):
         return Mismatch(
-            name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, failing=1, total=1
+            name,
+            "value",
+            f"'{name}' should be {want!r}, got {number_text(got)}",
+            expected=want,
+            actual=got,
+            failing=1,
+            total=1,
         )
     error, bound = abs(_as_float(got) - float(want)), _scalar_bound(want, tol)
     if error > bound:
@@ -101,7 +109,11 @@ def _compare_integer(name: str, want: int, got: Any) -> Optional[Mismatch]:
     float: an integer answer by its value, a float answer only where it holds that exact integer."""
     if not isinstance(got, numbers.Integral) and not _as_float(got).is_integer():  # also NaN and infinities
         return Mismatch(
-            name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got
+            name,
+            "value",
+            f"'{name}' should be the exact integer {number_text(want)}, got {number_text(got)}",
+            expected=want,
+            actual=got,
         )
     error = abs(int(got) - want)  # exact: an integral float converts to its integer exactly
     if error == 0:
@@ -116,7 +128,7 @@ def _value_mismatch(name: str, want: Any, got: Any, error: "float | int", bound:
     return Mismatch(
         name,
         "value",
-        f"'{name}' should be {want!r}, got {got!r}",
+        f"'{name}' should be {number_text(want)}, got {number_text(got)}",
         expected=want,
         actual=got,
         error=_as_float(error),
@@ -124,6 +136,14 @@ def _value_mismatch(name: str, want: Any, got: Any, error: "float | int", bound:
         failing=1,
         total=1,
     )
+
+
+def number_text(value: Any) -> str:
+    """A number as a message shows it: its repr, or for an integer too long to print (Python refuses past 4300
+    digits) its size."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**SHOWN_DIGITS:
+        return f"an integer of {int(value).bit_length()} bits"
+    return repr(value)
 
 
 def _as_float(value: Any) -> float:

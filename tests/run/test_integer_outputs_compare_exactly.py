@@ -73,3 +73,10 @@ def test_a_float_answer_holding_the_exact_count_passes(tmp_path):
     small = table_bytes_case(1024, "int8")
     record = run_named(answering(tmp_path, "exact_float", "float(size)"), [small])
     assert outcomes(record) == {small.id: "pass"}
+
+
+def test_an_integer_too_long_to_print_fails_and_is_shown_by_its_size(tmp_path):
+    """Python refuses to print an integer past 4300 digits: the judge says its size instead of raising."""
+    record = run_named(answering(tmp_path, "huge", "10**5000"), CASES)
+    assert set(outcomes(record).values()) == {"fail"}
+    assert all("an integer of 16610 bits" in result.message for result in record.results)
