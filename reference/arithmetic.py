@@ -35,12 +35,20 @@ PRECISION = 256  # bits of the exact arithmetic's working precision
 MARGIN = 64  # bits of it not trusted when rounding (errors of the few operations of a formula)
 
 
-def have_mpmath() -> bool:
-    """Whether mpmath can be imported (looked up, not imported)."""
+def mpmath_problem() -> str:
+    """Why the exact arithmetic cannot be used, in one line ("" when mpmath imports): not installed (the install
+    hint), or installed but failing to import (what its import raised)."""
     try:
-        return importlib.util.find_spec("mpmath") is not None
+        if importlib.util.find_spec("mpmath") is None:
+            return EXACT_HINT
     except (ImportError, ValueError):
-        return False
+        return EXACT_HINT
+    try:
+        import mpmath  # noqa: F401
+    except (Exception, SystemExit) as exc:  # a broken install: anything its import raises
+        said = " ".join(str(exc).split())[:200]
+        return f"mpmath is installed but does not import ({type(exc).__name__}{': ' + said if said else ''})"
+    return ""
 
 
 class Ambiguous(ArithmeticError):

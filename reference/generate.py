@@ -2,8 +2,9 @@
 
 ``embconf regenerate`` writes ``fixtures/<area>.yaml``, its JSON form ``fixtures/<area>.json`` (the same
 document, for a fast start and for harnesses without a YAML reader) and ``fixtures/MANIFEST.json``;
-``embconf regenerate --check`` regenerates in memory and names every case that
-differs from what is committed. The same catalogue always gives the same bytes.
+``embconf regenerate --check`` regenerates in memory and names every case that differs from what is committed
+(``embconf.corpus.committed``, which reads the committed files as untrusted input). The same catalogue always
+gives the same bytes.
 """
 
 from __future__ import annotations
@@ -170,10 +171,16 @@ def render_all() -> dict[str, str]:
     counts: dict[str, int] = {}
     for area, specs in all_cases():
         text = render_area(area, specs)
-        files[f"{area}.yaml"], files[json_name(f"{area}.yaml")] = text, dump_json(_read_back(text))
+        files[f"{area}.yaml"], files[json_name(f"{area}.yaml")] = text, dump_json(read_back(text))
         counts[f"{area}.yaml"] = len(specs)
     files[MANIFEST_NAME] = render_manifest(files, counts)
     return files
+
+
+def file_names() -> list[str]:
+    """The names of the files :func:`render_all` writes (without computing them)."""
+    names = [name for area, _ in all_cases() for name in (f"{area}.yaml", json_name(f"{area}.yaml"))]
+    return [*names, MANIFEST_NAME]
 
 
 def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
@@ -189,7 +196,7 @@ def render_manifest(files: dict[str, str], counts: dict[str, int]) -> str:
     return json.dumps(manifest, indent=2) + "\n"
 
 
-def _read_back(text: str) -> dict[str, Any]:
+def read_back(text: str) -> dict[str, Any]:
     """A fixture file's document as any YAML reader reads it (the JSON form holds exactly that; --check compares
     cases so)."""
     import yaml
@@ -207,35 +214,3 @@ def write(directory: Path = FIXTURES_DIR) -> dict[str, str]:
     for name, text in files.items():
         (directory / name).write_text(text)
     return files
-
-
-def differences(directory: Path = FIXTURES_DIR) -> list[str]:
-    """What differs between a fresh generation and ``directory``: one line per file or case."""
-    problems: list[str] = []
-    fresh = render_all()
-    for name, text in fresh.items():
-        path = directory / name
-        if not path.exists():
-            problems.append(f"{name}: missing")
-            continue
-        committed = path.read_text()
-        if committed == text:
-            continue
-        if not name.endswith(".yaml"):
-            problems.append(f"{name}: differs")
-            continue
-        fresh_cases = {c["id"]: c for c in _read_back(text)["cases"]}
-        try:
-            old_cases = {c["id"]: c for c in _read_back(committed)["cases"]}
-        except Exception as exc:  # a hand-broken file is itself the difference
-            problems.append(f"{name}: unreadable ({exc.__class__.__name__})")
-            continue
-        changed = sorted(cid for cid in fresh_cases.keys() & old_cases.keys() if fresh_cases[cid] != old_cases[cid])
-        problems += [f"{name}: case {cid} differs" for cid in changed]
-        problems += [f"{name}: case {cid} is new" for cid in sorted(fresh_cases.keys() - old_cases.keys())]
-        problems += [f"{name}: case {cid} is gone" for cid in sorted(old_cases.keys() - fresh_cases.keys())]
-        if not (changed or fresh_cases.keys() ^ old_cases.keys()):
-            problems.append(f"{name}: differs in formatting only")
-    extra = {p.name for pattern in ("*.yaml", "*.json") for p in directory.glob(pattern)} - set(fresh)
-    problems += [f"{name}: not produced by the generator" for name in sorted(extra)]
-    return problems

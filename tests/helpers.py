@@ -84,6 +84,25 @@ def run_cli(
     )
 
 
+PEAK_PROBE = """import sys
+from embconf.cli import main
+code = main(sys.argv[2:])
+with open("/proc/self/status") as status, open(sys.argv[1], "w") as out:
+    out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+sys.exit(code)
+"""
+
+
+def run_measured(*args: str, tmp_path: Path, timeout: float = 300) -> tuple[subprocess.CompletedProcess, float]:
+    """``embconf ARGS`` in a fresh interpreter, capturing output: (completed process, its peak resident MB, read by
+    the process itself as it ends: a child's rusage would count the parent it was forked from). Linux only."""
+    peak = tmp_path / "peak.kb"
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK_PROBE, str(peak), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+    return done, int(peak.read_text()) / 1024 if peak.exists() else math.inf
+
+
 def run_selected(
     *args: str,
     impl: str = "reference",

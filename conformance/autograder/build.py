@@ -30,6 +30,7 @@ from embconf.autograder.wheel import is_valid_name, without_solution
 from embconf.grading.submissions import MODULE_PATH
 from embconf.model.errors import UserError
 from embconf.model.version import __version__
+from embconf.untrusted.read import InputError, read_bounded
 from embconf.untrusted.write import OutputError, OutputTarget
 
 STAMP = (2020, 1, 1, 0, 0, 0)  # every member's time: the same inputs give the same zip
@@ -108,13 +109,12 @@ MAX_REQUIREMENTS_BYTES = 64 * 1024
 def requirements_text(path: Path) -> str:
     """A course's requirements file, checked: readable UTF-8 text of requirements only (a line that is a pip
     option, such as another index, is refused: setup.sh installs from PyPI); AutograderError otherwise."""
-    try:
-        raw = path.read_bytes()[: MAX_REQUIREMENTS_BYTES + 1]
-        text = raw.decode("utf-8")
+    try:  # bounded: a FIFO is never waited on, a device never read
+        text = read_bounded(path, MAX_REQUIREMENTS_BYTES, "requirements file").decode("utf-8")
+    except InputError as exc:
+        raise AutograderError(f"--requirements {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise AutograderError(f"--requirements {path}: not a readable text file ({exc.__class__.__name__})") from None
-    if len(raw) > MAX_REQUIREMENTS_BYTES:
-        raise AutograderError(f"--requirements {path}: larger than {MAX_REQUIREMENTS_BYTES // 1024} kB")
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip().startswith("-"):
             raise AutograderError(

@@ -96,7 +96,7 @@ def autograder(options: AutograderOptions) -> int:
 def _recipe(options: AutograderOptions) -> Recipe:
     """Everything checked before anything is written: AutograderError (one line, exit 2) otherwise."""
     from embconf.corpus.fixtures import load_corpus
-    from embconf.grading.rubric import DEFAULT_RUBRIC, load
+    from embconf.grading.rubric import DEFAULT_RUBRIC, load, rubric_text
 
     base = options.base
     if base is not None:
@@ -118,7 +118,7 @@ def _recipe(options: AutograderOptions) -> Recipe:
             raise AutograderError(str(exc)) from None
     return Recipe(
         base.resolve() if base is not None else None,
-        Path(rubric).read_text(encoding="utf-8"),
+        rubric_text(Path(rubric)),
         suite,
         options.module_name,
         options.run_timeout,

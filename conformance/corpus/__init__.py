@@ -13,6 +13,8 @@ Rooms:
   of the sinusoid family that no named profile is, spec 1.2.0, EMB-SIN-6).
 - ``expectations``: the YAML file of cases known to fail, applied to results.
 - ``shipped``: the hashes of the fixture files this version of the suite ships with.
+- ``committed``: ``regenerate --check``'s comparison with the committed files, read as untrusted input (bounded,
+  before anything is generated).
 - ``command``: ``embconf list``, ``show``, ``validate`` and ``regenerate``, and the fixture and selection options
   every command that reads the corpus shares (it needs nothing above the corpus's floor).
 """

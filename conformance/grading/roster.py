@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ import yaml
 from embconf.grading.files import csv_cell
 from embconf.grading.score import Score
 from embconf.model.errors import UserError
-from embconf.untrusted.read import InputError, read_bounded
+from embconf.untrusted.read import InputError, load_json, read_bounded
 
 MAX_ROSTER_BYTES = 16 * 2**20
 COLUMNS = {
@@ -65,9 +64,9 @@ def load_roster(path: Path) -> Roster:
     if path.suffix.lower() == ".csv":
         roster = _from_csv(text, path)
     else:
-        try:
-            data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-        except (ValueError, yaml.YAMLError):
+        try:  # YAML with aliases (Ruby's dump shares repeated objects so), parsed within the recursion limit
+            data = load_json(text.encode(), str(path)) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        except (InputError, yaml.YAMLError, RecursionError):
             raise RosterError(f"--roster {path}: neither a CSV nor valid submission metadata (YAML or JSON)") from None
         roster = _from_metadata(data, path)
     if not roster:

@@ -19,18 +19,19 @@ extension scores as it would without the item.
 from __future__ import annotations
 
 import fnmatch
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-import yaml
-
 from embconf.model.errors import UserError
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, XPASS
 from embconf.model.vocabulary import requirement_subjects, section_of
+from embconf.untrusted.read import InputError, load_yaml, read_bounded
 
 DEFAULT_RUBRIC = Path(__file__).with_name("default_rubric.yaml")
+MAX_RUBRIC_BYTES = 1 << 20  # the default rubric is about 2 kB
 SETTINGS = ("credit", "not_applicable", "missing", "visibility")
 DEFAULTS = {"credit": "partial", "not_applicable": "exclude", "missing": "fail", "visibility": "visible"}
 
@@ -105,18 +106,28 @@ class Rubric:
         return [c.id for c in cases if any(item.selects(c.id, c.requirements, c.operation) for item in self.items)]
 
 
+def rubric_text(path: Path) -> str:
+    """The text of the rubric file at ``path``, read as untrusted input (a regular UTF-8 file of at most
+    MAX_RUBRIC_BYTES: a FIFO is never waited on, a device never read); RubricError (one line) otherwise."""
+    where = f"rubric {path}"
+    try:
+        return read_bounded(Path(path), MAX_RUBRIC_BYTES, "rubric").decode("utf-8")
+    except FileNotFoundError:
+        raise RubricError(f"{where}: cannot read it (no such file)") from None
+    except InputError as exc:
+        raise RubricError(f"{where}: {str(exc).removeprefix(f'{path}: ')}") from None
+    except UnicodeDecodeError as exc:
+        raise RubricError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
 def load(path: Optional[Path], cases: Sequence[Any]) -> Rubric:
     """The rubric at ``path`` (the default one when None), checked against its schema and the corpus."""
     path = DEFAULT_RUBRIC if path is None else Path(path)
     where = f"rubric {path}"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RubricError(f"{where}: cannot read it ({exc.strerror or exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise RubricError(f"{where}: not valid YAML{at} ({getattr(exc, 'problem', None) or exc})") from None
+        data = load_yaml(rubric_text(path), str(path))
+    except InputError as exc:  # not valid YAML, an alias, nested too deep
+        raise RubricError(f"{where}: {str(exc).removeprefix(f'{path}: ')}") from None
     from embconf.model.schemas import validator
 
     errors = sorted(validator("rubric").iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -135,6 +146,8 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
         if raw["id"] in seen:
             raise RubricError(f"{where}: item id {raw['id']!r} appears twice")
         seen.add(raw["id"])
+        if not math.isfinite(raw["points"]):  # YAML's .inf and 1.0e+999 pass the schema's "number"
+            raise RubricError(f"{where}: item {raw['id']!r}: points must be a finite number, got {raw['points']!r}")
         requirements = list(raw.get("requirements", []))
         for section in raw.get("sections", []):
             found = [req for req, sec in sections.items() if str(sec) == str(section)]

@@ -31,6 +31,7 @@ from embconf.grading.uploads import MODULE_NAME, UploadRule
 from embconf.isolation import IsolationOptions
 from embconf.model.errors import UserError
 from embconf.model.version import __version__
+from embconf.untrusted.read import InputError, load_json, read_bounded
 
 Say = Callable[[str], None]
 
@@ -65,6 +66,7 @@ class Options:
         return UploadRule(self.module_name, self.uploads)
 
 
+MAX_RECORD_BYTES = 16 << 20  # a submission's record (its cases' outcomes and messages): tens of kB
 BASE_NEEDED = "are graded on a base package, and there is none: give --base PATH (a folder holding tinytorch/core)"
 
 
@@ -206,10 +208,16 @@ def _finish(options: Options, record: dict[str, Any], say: Say, progress: Progre
 def _cached(out: Path, name: str, digest: str) -> Optional[dict[str, Any]]:
     path = out / "records" / f"{name}.json"
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = read_record(path)
+    except (OSError, InputError):
         return None
     return record if isinstance(record, dict) and record.get("hash") == digest else None
+
+
+def read_record(path: Path) -> Any:
+    """The JSON of a record file of an output folder, read as untrusted input (a regular file of at most
+    MAX_RECORD_BYTES, bounded nesting); InputError otherwise."""
+    return load_json(read_bounded(path, MAX_RECORD_BYTES, "grading record"), str(path))
 
 
 def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[dict[str, Any]]:
@@ -221,10 +229,12 @@ def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[d
             raise GradeUsageError(f"--merge {directory}: no records/ folder (not an embconf grade output)")
         for path in sorted(folder.glob("*.json")):
             try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except ValueError:
-                raise GradeUsageError(f"--merge: {path} is not valid JSON") from None
-            earlier = records.get(record.get("name"))
+                record = read_record(path)
+            except (OSError, InputError) as exc:
+                raise GradeUsageError(f"--merge: {exc}") from None
+            if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+                raise GradeUsageError(f"--merge: {path} is not a grading record (no 'name')")
+            earlier = records.get(record["name"])
             if earlier is not None and earlier.get("hash") != record.get("hash"):
                 raise GradeUsageError(f"--merge: {record['name']!r} was graded differently in two outputs")
             records[record["name"]] = record

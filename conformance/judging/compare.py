@@ -18,6 +18,8 @@ import numpy as np
 
 from embconf.model.encoding import PinnedRows
 
+SHOWN_DIGITS = 64  # an integer output of more digits is shown by its size
+
 
 @dataclass
 class Mismatch:
@@ -84,29 +86,72 @@ def _describe(value: Any) -> str:
 def _compare_scalar(name: str, want: Any, got: Any, tol: Mapping[str, Any]) -> Optional[Mismatch]:
     if isinstance(got, (bool, np.bool_)) or not isinstance(got, numbers.Real):
         return Mismatch(name, "type", f"'{name}' should be a number, got {_describe(got)}", expected=want, actual=got)
-    if isinstance(want, int) and not float(got).is_integer():
-        return Mismatch(
-            name, "value", f"'{name}' should be the exact integer {want}, got {got!r}", expected=want, actual=got
-        )
-    if math.isnan(float(got)) or math.isinf(float(got)):
-        return Mismatch(
-            name, "value", f"'{name}' should be {want!r}, got {got!r}", expected=want, actual=got, failing=1, total=1
-        )
-    error = abs(float(got) - float(want)) if isinstance(want, float) else abs(int(float(got)) - want)
-    bound = _scalar_bound(want, tol)
-    if error > bound:
+    if isinstance(want, int):
+        return _compare_integer(name, want, got)
+    if not math.isfinite(_as_float(got)):
         return Mismatch(
             name,
             "value",
-            f"'{name}' should be {want!r}, got {got!r}",
+            f"'{name}' should be {want!r}, got {number_text(got)}",
             expected=want,
             actual=got,
-            error=float(error),
-            bound=bound,
             failing=1,
             total=1,
         )
+    error, bound = abs(_as_float(got) - float(want)), _scalar_bound(want, tol)
+    if error > bound:
+        return _value_mismatch(name, want, got, error, bound)
     return None
+
+
+def _compare_integer(name: str, want: int, got: Any) -> Optional[Mismatch]:
+    """A count of unbounded width (spec section 6: byte and parameter counts), compared exactly, never through a
+    float: an integer answer by its value, a float answer only where it holds that exact integer."""
+    if not isinstance(got, numbers.Integral) and not _as_float(got).is_integer():  # also NaN and infinities
+        return Mismatch(
+            name,
+            "value",
+            f"'{name}' should be the exact integer {number_text(want)}, got {number_text(got)}",
+            expected=want,
+            actual=got,
+        )
+    error = abs(int(got) - want)  # exact: an integral float converts to its integer exactly
+    if error == 0:
+        return None
+    mismatch = _value_mismatch(name, want, got, error, 0.0)
+    if not isinstance(got, numbers.Integral) and abs(want) > 2**53:
+        mismatch.summary += " (a float, which holds no integer past 2**53 exactly: answer an integer)"
+    return mismatch
+
+
+def _value_mismatch(name: str, want: Any, got: Any, error: "float | int", bound: float) -> Mismatch:
+    return Mismatch(
+        name,
+        "value",
+        f"'{name}' should be {number_text(want)}, got {number_text(got)}",
+        expected=want,
+        actual=got,
+        error=_as_float(error),
+        bound=bound,
+        failing=1,
+        total=1,
+    )
+
+
+def number_text(value: Any) -> str:
+    """A number as a message shows it: its repr, or for an integer too long to print (Python refuses past 4300
+    digits) its size."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**SHOWN_DIGITS:
+        return f"an integer of {int(value).bit_length()} bits"
+    return repr(value)
+
+
+def _as_float(value: Any) -> float:
+    """``value`` as a float; an integer past the float range as infinity (a count of unbounded width)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _scalar_bound(want: Any, tol: Mapping[str, Any]) -> float:

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.judging.compare import Mismatch
+from embconf.judging.compare import Mismatch, number_text
 
 MAX_INLINE = 12  # arrays up to this many elements are shown whole in a message
 
@@ -41,7 +41,7 @@ def returned_summary(outputs: Mapping[str, Any]) -> str:
 
 def _scalar(value: Any) -> str:
     """A value as its dtype prints it: 1.7296883 for a float32, not its float64 expansion."""
-    return str(value) if isinstance(value, np.generic) else repr(value)
+    return str(value) if isinstance(value, np.generic) else number_text(value)
 
 
 def inputs_summary(case: Case, inputs: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ report must be of a run that finished: anything else is refused in one line (exi
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
@@ -17,16 +18,19 @@ from typing import Any, Optional, Sequence
 from embconf.matrix.model import cell_of, matrix_document
 from embconf.model.errors import UserError
 from embconf.model.vocabulary import requirement_order, spec_version
-from embconf.untrusted.read import InputError, load_json, read_bounded
+from embconf.untrusted.read import InputError, load_json, read_bounded, read_head
 
 MAX_COLUMN_FILE = 64 * 2**20  # bytes; the published 13-column matrix is about 1 MB
+REPORT_HEAD = re.compile(rb'\s*\{\s*"record"\s*:\s*"header"')  # how a report of JSON lines starts
 
 
 def load_column_file(path: Path) -> dict[str, Any]:
     """A matrix JSON read as untrusted input and checked against its schema, or a run report (``embconf run
-    --report-json``) as the matrix of its one column; UserError (one line) otherwise."""
+    --report-json``, read a line at a time) as the matrix of its one column; UserError (one line) otherwise."""
     from embconf.model.schemas import validator
 
+    if _is_report(path):
+        return _run_report_column(path)
     try:
         raw = read_bounded(path, MAX_COLUMN_FILE, "matrix file")
     except FileNotFoundError:
@@ -36,11 +40,9 @@ def load_column_file(path: Path) -> dict[str, Any]:
     try:
         document = load_json(raw, str(path))
     except InputError as exc:
-        if not raw.lstrip().startswith(b"{"):
-            raise UserError(f"--merge: {exc}") from None
-        document = None  # JSON lines: a run report
-    if document is None or (isinstance(document, dict) and "cases" in document):
-        return _run_report_column(path)
+        raise UserError(f"--merge: {exc}") from None
+    if isinstance(document, dict) and "cases" in document:
+        return _run_report_column(path)  # a report of format 1
     error = next(iter(validator("matrix").iter_errors(document)), None)
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path)
@@ -48,6 +50,15 @@ def load_column_file(path: Path) -> dict[str, Any]:
             f"--merge: {path} is not a matrix JSON (embconf matrix --json): {error.message[:200]} at /{where}"
         )
     return document
+
+
+def _is_report(path: Path) -> bool:
+    """Whether ``path`` starts as a report of JSON lines does (a regular file whose first bytes open a header)."""
+    try:
+        head = read_head(path, 4096)
+    except (OSError, InputError):
+        return False  # said when it is read as a matrix file
+    return REPORT_HEAD.match(head) is not None
 
 
 def _run_report_column(path: Path) -> dict[str, Any]:
@@ -58,7 +69,7 @@ def _run_report_column(path: Path) -> dict[str, Any]:
     try:
         record = read_record(path)
     except ValueError as exc:
-        raise UserError(f"--merge: {path}: {exc}") from None
+        raise UserError(f"--merge: {exc}" if str(path) in str(exc) else f"--merge: {path}: {exc}") from None
     if not record.complete:
         raise UserError(f"--merge: {path} is the report of a run that did not finish ({len(record.results)} cases)")
     if "manifest_sha256" not in record.fixtures:

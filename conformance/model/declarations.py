@@ -5,7 +5,7 @@ kind built from the enum, and the clause a conformance claim adds for them (spec
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
@@ -34,9 +34,11 @@ def declared_names(kind: str, members: type[Member], declared: Any) -> frozenset
     if declared is None:
         return frozenset()
     if isinstance(declared, str) or not isinstance(declared, (list, tuple, set, frozenset)):
-        raise ValueError(f"{kind} conventions must be a list of names, got {str(declared)[:120]!r}")
+        raise ValueError(f"{kind} conventions must be a list of names, got {repr(declared)[:200]}")
+    if not all(isinstance(name, str) for name in declared):  # a list or an object is no name (nor hashable)
+        raise ValueError(f"{kind} conventions must be a list of names (strings), got {repr(declared)[:200]}")
     known = {member.value: member for member in members}
-    unknown = [str(name)[:80] for name in declared if not isinstance(name, Hashable) or name not in known]
+    unknown = [name[:80] for name in declared if name not in known]
     if unknown:
         raise ValueError(f"unknown {kind} convention(s) {', '.join(unknown)}; known: {', '.join(known)}")
     return frozenset(known[name] for name in declared)

@@ -282,15 +282,16 @@ class RunRecord(Freezable):
         }
 
     @classmethod
-    def from_json(cls, document: Mapping[str, Any]) -> RunRecord:
+    def from_json(cls, document: Mapping[str, Any], results: Optional[Sequence[CaseResult]] = None) -> RunRecord:
         """The record a report document describes (:meth:`to_json`, or a report file read back by
-        :func:`embconf.reports.json_report.read`): ``RunRecord.from_json(r.to_json()).to_json() == r.to_json()``.
-        ValueError (one line) when it is not a report."""
+        :func:`embconf.reports.json_report.read`): ``RunRecord.from_json(r.to_json()).to_json() == r.to_json()``;
+        ``results`` in place of its cases (a report read a line at a time). ValueError (one line) when it is not a
+        report."""
         try:
             implementation = dict(document["implementation"])
             impl = Impl.read(str(implementation.pop("impl", "")))
             record = cls(
-                [CaseResult.from_json(case) for case in document["cases"]],
+                list(results) if results is not None else [CaseResult.from_json(case) for case in document["cases"]],
                 Capabilities.from_plain(document["capabilities"]),
                 implementation,
                 list(document.get("unmatched_expectations", [])),
@@ -301,7 +302,7 @@ class RunRecord(Freezable):
                 dict(document.get("nondeterministic", {})),
                 {key: document[key] for key in ("suite", "spec_version", "environment")},
                 bool(document.get("complete", True)),
-                int(document.get("planned", len(document["cases"]))),
+                int(document.get("planned", len(document["cases"]) if results is None else len(results))),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not an embconf run report: {type(exc).__name__}: {str(exc)[:200]}") from None

@@ -10,8 +10,8 @@ A report file is one JSON object a line:
 
 A run killed halfway leaves the header and the cases judged so far: :func:`read` gives that record with
 ``complete`` false and a verdict saying where it stopped. :func:`read` also takes a report of format 1 (one JSON
-document). ``RunRecord.from_json(read(path))`` is the record again, for ``embconf report`` and ``embconf matrix
---merge``.
+document). :func:`read_record` is the record again, for ``embconf report`` and ``embconf matrix --merge``; both read
+the file as untrusted input, bounded and typed (:mod:`embconf.reports.saved`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from embconf.model.outcomes import PROBLEMS, CaseResult
+from embconf.model.outcomes import CaseResult
 from embconf.model.record import RunRecord
 from embconf.untrusted.write import LineWriter, OutputError, OutputTarget, PathLike, as_target
 
 HEADER, CASE, FOOTER = "header", "case", "footer"
-MAX_REPORT = 512 * 2**20  # bytes a report file read back may hold
 
 
 class JsonLinesReport:
@@ -90,80 +89,22 @@ def write(target: Union[PathLike, OutputTarget], record: RunRecord) -> None:
 
 
 def read(path: Union[str, Path]) -> dict[str, Any]:
-    """The report document (the schema's one object) of a report file, JSON lines or format 1; a run that did not
-    finish is ``"complete": false`` with a verdict saying where it stopped (a last line cut short is dropped).
-    ValueError (one line) when it cannot be read or is not a report."""
-    from embconf.untrusted.read import InputError, read_bounded
+    """The report document of a report file, read bounded and typed (:func:`embconf.reports.saved.read`)."""
+    from embconf.reports.saved import read as read_saved
 
-    name = str(path)
-    try:
-        raw = read_bounded(Path(path), MAX_REPORT, "report")
-    except FileNotFoundError:
-        raise ValueError(f"{name}: no such file") from None
-    except InputError as exc:
-        raise ValueError(str(exc)) from None
-    return parse(raw, name)
+    return read_saved(path)
 
 
 def parse(raw: bytes, name: str = "report") -> dict[str, Any]:
-    """The report document of a report's bytes (as :func:`read`); ValueError (one line)."""
-    from embconf.untrusted.read import InputError, load_json
+    """The report document of a report's bytes (:func:`embconf.reports.saved.parse`)."""
+    from embconf.reports.saved import parse as parse_saved
 
-    try:
-        document = load_json(raw, name)
-    except InputError:
-        document = None  # JSON lines (or not JSON)
-    if isinstance(document, dict) and "cases" in document:
-        return document  # format 1: one document
-    lines = [line for line in raw.splitlines() if line.strip()]
-    entries = []
-    for number, line in enumerate(lines, 1):
-        try:
-            entries.append(load_json(line, name))
-        except InputError as exc:
-            if number < len(lines):
-                raise ValueError(f"{exc} (line {number})") from None  # only the last line may be cut short
-    return _assemble(entries, name)
+    return parse_saved(raw, name)
 
 
 def read_record(path: Union[str, Path]) -> RunRecord:
-    """The run record a report file holds (:func:`read`, then :meth:`RunRecord.from_json`); ValueError (one line)."""
-    return RunRecord.from_json(read(path))
+    """The run record a report file holds, streamed, bounded and typed (:func:`embconf.reports.saved.read_record`);
+    ValueError (one line)."""
+    from embconf.reports.saved import read_record as read_saved_record
 
-
-def _assemble(entries: list[Any], path: Union[str, Path]) -> dict[str, Any]:
-    if not entries or not isinstance(entries[0], dict) or entries[0].get("record") != HEADER:
-        raise ValueError(f"{path} is not an embconf run report: it does not start with a report header")
-    document = {key: value for key, value in entries[0].items() if key != "record"}
-    cases: dict[str, dict[str, Any]] = {}
-    footer: Optional[dict[str, Any]] = None
-    for entry in entries[1:]:
-        kind = entry.get("record") if isinstance(entry, dict) else None
-        if kind == CASE and isinstance(entry.get("id"), str):
-            cases[entry["id"]] = {key: value for key, value in entry.items() if key != "record"}
-        elif kind == FOOTER:
-            footer = {key: value for key, value in entry.items() if key != "record"}
-        else:
-            raise ValueError(f"{path}: a line that is not a report's header, case or footer")
-    document["cases"] = list(cases.values())
-    if footer is None:
-        return {**document, **_unfinished(document)}
-    return {**document, **footer}
-
-
-def _unfinished(document: dict[str, Any]) -> dict[str, Any]:
-    """The footer a report without one stands for: the run stopped after the cases it holds."""
-    record = RunRecord.from_json({**document, "complete": False})
-    ran, planned = len(document["cases"]), document.get("planned", len(document["cases"]))
-    failing = sum(result.outcome in PROBLEMS for result in record.results)
-    return {
-        "complete": False,
-        "summary": record.summary(),
-        "declined": len(record.declined),
-        "verdict": {
-            "summary": f"incomplete: the run stopped after {ran} of {planned} cases (no diagnosis)",
-            "explained": 0,
-            "failures": failing,
-            "mistakes": [],
-        },
-    }
+    return read_saved_record(path)

@@ -68,7 +68,7 @@ def _build(events: Iterable[yaml.Event], name: str) -> Any:
     for event in events:
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise InputError(
-                f"{name}: YAML anchors and aliases are not allowed ({_where(event)}); the generator never writes them"
+                f"{name}: YAML anchors and aliases are not allowed ({_where(event)}): write each value out"
             )
         if isinstance(event, yaml.ScalarEvent):
             _add(stack, documents, _scalar(event, name), name, event)
