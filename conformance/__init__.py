@@ -56,5 +56,3 @@ def check(
     from embconf.grading.check import check as run_check
 
     return run_check(target, rubric=rubric, base=base, options=options)
-
-
