@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embconf.adapters.tinytorch import REQUIRES
+from embconf.adapters.tinytorch_bags import REQUIRES as BAG_REQUIRES
 from embconf.grading.feedback import declined_note, detail_lines, is_unwritten, likely_mistakes
 from embconf.grading.template import render
 
@@ -33,6 +34,24 @@ def unwritten(record: Mapping[str, Any]) -> list[str]:
     return [f"{operation} ({why})" for operation, why in found.items()]
 
 
+def unchecked(result: CheckResult) -> str:
+    """'Not checked: EmbeddingBag (...)': what the submission provides that the rubric grades no case of (the bag
+    layer under the default rubric), and how to check it; '' when the rubric grades all it provides."""
+    if result.run is None:
+        return ""
+    graded = {case["operation"] for case in result.record.get("cases", ())}
+    left = sorted(set(result.run.capabilities.operations) - graded)
+    if not left:
+        return ""
+    names = ", ".join(dict.fromkeys(REQUIRES.get(operation, (operation,))[0] for operation in left))
+    how = (
+        f"{result.command} -k 'bag.*' runs its cases"
+        if result.command and all(operation in BAG_REQUIRES for operation in left)
+        else "embconf.check(..., rubric=FILE) with a rubric item that grades them checks them"
+    )
+    return f"Not checked: {names} ({', '.join(left)}): the rubric grades none of its cases; {how}."
+
+
 def headline(result: CheckResult) -> str:
     """The verdict's counts (its mistakes are listed below it), or the problem."""
     if result.problem:
@@ -52,6 +71,8 @@ def text(result: CheckResult) -> str:
     todo = result.unwritten()
     if todo:
         lines.append(f"Not written yet: {', '.join(todo)}.")
+    if unchecked(result):
+        lines.append(unchecked(result))
     declined = result.declined()
     if declined:
         lines.append(
@@ -115,6 +136,7 @@ def html(result: CheckResult) -> str:
             "max": f"{result.score.max:g}",
             "verdict": headline(result),
             "todo": ", ".join(result.unwritten()),
+            "unchecked": unchecked(result),
             "colour": "#1e7d3a" if result.passed else "#b3261e",
             "counts": ", ".join(f"{n} {o}" for o, n in counts.items() if n),
             "items": items,
