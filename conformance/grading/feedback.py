@@ -169,10 +169,10 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
     found: dict[str, list] = {}
     for case in cases:
         cause = case.get("cause")
-        if is_unwritten(case):
-            key, title, hint = f"unwritten:{case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
-        elif cause:
+        if cause:  # the verdict's (one unwritten function is one entry, named by the function)
             key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
+        elif is_unwritten(case):
+            key, title, hint = f"stub {case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
         elif declined_by_submission(case):
             key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
@@ -184,7 +184,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
         entry[1].append(title)  # each case's own reading: the title said is true of every case counted
         entry[3] += 1
         if not entry[4][0]:
-            entry[4] = _frame(str(case.get("message", "")))
+            entry[4] = frame(str(case.get("message", "")))
     return sorted(
         (Mistake(key, merged_title(titles), *rest) for key, titles, *rest in found.values()), key=lambda m: -m.count
     )
@@ -222,7 +222,7 @@ def detail_lines(message: str, count: int) -> list[str]:
     return [*head, TRACEBACK, *(["  ..."] if len(frames) > room else []), *frames[-room:]]
 
 
-def _frame(message: str) -> tuple[str, int, str]:
+def frame(message: str) -> tuple[str, int, str]:
     """The innermost traceback frame in the student's module (embeddings.py), if the message holds one."""
     frames = [m for m in FRAME.finditer(message) if m.group(1) == "embeddings.py"]
     if not frames:
