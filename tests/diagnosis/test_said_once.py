@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from helpers import ROOT, assert_exit, read_report, run_cli
+from helpers import ROOT, assert_exit, run_reported
 
 PACKAGE = ROOT / "examples" / "tinytorch_student" / "tinytorch"
 
@@ -19,9 +19,9 @@ def _verdict(tmp_path: Path, old: str, new: str) -> dict:
     text = module.read_text(encoding="utf-8")
     assert old in text, f"the example module changed: {old!r} is gone"
     module.write_text(text.replace(old, new), encoding="utf-8")
-    report = tmp_path / "report.json"
-    assert_exit(run_cli("run", "--impl", f"tinytorch:{module}", "-q", "--report-json", str(report)), 1)
-    return read_report(report)["verdict"]
+    done, report = run_reported(tmp_path, f"tinytorch:{module}")
+    assert_exit(done, 1)
+    return report["verdict"]
 
 
 def test_a_scale_by_d_is_one_mistake_in_one_wording(tmp_path):

@@ -215,6 +215,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     else:
         should = "; this input is valid"
     culprit = _culprit(case, inputs)
+    frame: dict[str, Any] = {"raised_at": raised_at} if raised_at else {}  # file:line:function that raised
     return [
         symptom(
             SymptomKey.of(UNTYPED, raised.group(1), case.expected_error),
@@ -230,7 +231,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             title=f"raised {raised.group(1)}{where}{should}",  # the input shown belongs to the case, not the entry
             exception=raised.group(1),
             checked_by=statement.split(" ", 1)[0] if checked else "",  # a check of its own: raise or assert
-            **({"raised_at": raised_at} if raised_at else {}),
+            **frame,
         )
     ]
 
