@@ -130,3 +130,19 @@ def test_no_install_hint_asks_an_index_for_the_suite():
     assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in (
         ROOT / "docs" / "running-and-ci.md"
     ).read_text(encoding="utf-8")
+
+
+def test_the_ci_recipe_installs_each_framework_at_the_matrix_pins_and_torch_from_its_cpu_index():
+    """The framework columns of docs/running-and-ci.md install what requirements-matrix.txt pins (what .ci/run
+    installs), with PyTorch's CPU wheels offered to pip (the CUDA build is several GB), naming no host."""
+    recipe = (ROOT / "docs" / "running-and-ci.md").read_text(encoding="utf-8").split("### One matrix")[1]
+    recipe = recipe.split("```yaml")[1].split("```")[0]
+    pinned = dict(
+        line.split("==", 1)
+        for line in (ROOT / "requirements-matrix.txt").read_text(encoding="utf-8").splitlines()
+        if re.match(r"^[\w-]+==[\w.]+$", line)
+    )
+    pins = [pin for group in re.findall(r'pins: "([^"]+)"', recipe) for pin in group.split()]
+    assert {"torch==2.13.0"} <= set(pins) and all(pinned[pin.split("==")[0]] == pin.split("==")[1] for pin in pins)
+    assert "${{ matrix.pins }}" in recipe and "PIP_EXTRA_INDEX_URL: ${{ vars.TORCH_CPU_INDEX }}" in recipe
+    assert "https://" not in recipe

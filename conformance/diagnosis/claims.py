@@ -46,6 +46,11 @@ GROUPS = {  # the identity of a catalogue mistake -> the one mistake it is a for
     "rope.inv_freq_bfloat16": "rope:precision",
     "rope.positions_in_activation_dtype": "rope:precision",
     "rope.cos_sin_bfloat16": "rope:precision",
+    "bag.negative_ids_wrapped": "fwd.negative_wraps",  # the bag layer's copy of the lookup's mistake (one check)
+}
+SAID_AS = {  # a mistake's copy in another layer -> the mistake whose words say it (verdict: one thing, one wording)
+    "bag.negative_ids_wrapped": "fwd.negative_wraps",
+    "bag.backward.negative_ids_wrapped": "fwd.negative_wraps",
 }
 FAMILIES: tuple[tuple[Callable[[SymptomKey], bool], Optional[str]], ...] = (
     # what a symptom's key is -> the identity of the mistake it states (None: read from the output named)

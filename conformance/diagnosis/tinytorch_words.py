@@ -10,7 +10,9 @@ TinyTorch rejects bad input with ``ValueError`` whatever the reason (the adapter
 - a constructor that failed in the student's module names the class the case built (``EmbeddingLayer``) and the
   missing name (a NameError);
 - a missing gradient is one mistake, whichever parameter or input shows it: a step computed outside the autograd
-  graph (on ``.data``, or with no backward at all).
+  graph (on ``.data``, or with no backward at all);
+- a function still raising ``NotImplementedError`` is one mistake, "not written yet", named by the function and the
+  line that raises, whichever operations reach it (an unwritten ``backward`` fails the lookup's and the layer's).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms import OWN_BACKWARD
 from embconf.diagnosis.symptoms.raised import CONSTRUCTOR
 from embconf.model.record import Cause, RunRecord
-from embconf.model.symptom import ASSERT_CHECK, NO_GRADIENT
+from embconf.model.symptom import ASSERT_CHECK, NO_GRADIENT, UNWRITTEN, SymptomKey
 from embconf.model.vocabulary import error_kinds
 
 KIND = "tinytorch"
@@ -38,6 +40,7 @@ NO_GRADIENT_HINT = (
     "compute each step with Tensor operations on the parameter Tensor itself (indexing, slicing, reshape, +, *) or "
     "through a Function whose backward you wrote; a new Tensor made from `.data` is cut from the autograd graph"
 )
+UNWRITTEN_HINT = "write it: the module's docstring (and the notebook's text) say what it computes"
 EXPORT_HINT = (
     "{name} is not defined where the constructor runs (neither its own variables nor the module define it): define "
     "or import it in the module, or, if the notebook defines it, export that cell (`#| export`)"
@@ -69,6 +72,8 @@ def spoken(cause: Cause, case: Case, module: str) -> Cause:
             cause = replace(cause, key=ASSERT_CHECK, title=ASSERT_TITLE, hint=ASSERT_HINT, mistake=ASSERT_CHECK)
         elif cause.measured.get("constructor") == module and "exception" in cause.measured:
             cause = _constructor(cause, case)
+        elif cause.measured.get("exception") == "NotImplementedError" and cause.measured.get("raised_at"):
+            cause = _unwritten(cause)
         elif cause.symptom is not None and cause.symptom.family == NO_GRADIENT:
             hint = cause.hint if case.operation == OWN_BACKWARD else NO_GRADIENT_HINT  # its own: requires_grad
             cause = replace(cause, mistake=NO_GRADIENT, hint=hint)
@@ -76,6 +81,15 @@ def spoken(cause: Cause, case: Case, module: str) -> Cause:
         said, _, fix = cause.summary.partition(FIX)
         cause = replace(cause, summary=f"{said}{FIX}{in_tinytorch(fix)}")
     return replace(cause, hint=in_tinytorch(cause.hint))
+
+
+def _unwritten(cause: Cause) -> Cause:
+    """A function still raising NotImplementedError: not written yet, one mistake wherever it is reached."""
+    file, line, function = str(cause.measured["raised_at"]).split(":", 2)
+    title = f"not written yet: `{function}` ({file} line {line}) still raises NotImplementedError"
+    return replace(
+        cause, title=title, summary=title, hint=UNWRITTEN_HINT, mistake=str(SymptomKey.of(UNWRITTEN, file, line))
+    )
 
 
 def _constructor(cause: Cause, case: Case) -> Cause:

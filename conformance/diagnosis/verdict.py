@@ -11,13 +11,17 @@ One mistake is one entry: causes that share an identity (``Cause.identity``: the
 several operations, a symptom that the named mutant itself shows on its case) are grouped before choosing, and
 the entry lists the ids merged into it (``also``). An entry's title is true of every case it cites: when its cases
 measured different things (other numbers, other words), the title says each with how many cases show it
-(``titles.merged_title``), never the first case's alone.
+(``titles.merged_title``), never the first case's alone. One thing is said in one wording: a symptom measured
+beside the one catalogue mistake of its identity (a factor of D beside "scales the tokens by D") is said in that
+mistake's words wherever it is measured, and a bag layer's copy of a lookup mistake in the lookup mistake's words
+(``claims.SAID_AS``) when the run shows that mistake.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from embconf.diagnosis.claims import SAID_AS
 from embconf.diagnosis.titles import merged_title
 from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
@@ -35,11 +39,12 @@ def run_verdict(run: RunRecord) -> Verdict:
     explains: dict[str, list[str]] = {}
     wholly: dict[str, set[str]] = {}  # the cases a mistake explains on its own (it is complete on them)
     said: dict[str, dict[str, str]] = {}  # identity -> case -> what the case measured (the title of its reading)
+    words = _wordings(failing)
     for result in failing:
         for cause in result.causes:
             for reading in cause.readings():
                 key = reading.identity
-                said.setdefault(key, {}).setdefault(result.id, reading.title)
+                said.setdefault(key, {}).setdefault(result.id, words.get(reading.id, reading.title))
                 members.setdefault(key, {}).setdefault(reading.id, reading)
                 member_cases.setdefault((key, reading.id), set()).add(result.id)
                 cases = explains.setdefault(key, [])
@@ -69,6 +74,26 @@ def run_verdict(run: RunRecord) -> Verdict:
                 left.discard(case_id)
     explained = len(failing) - len(left)
     return Verdict(_summary(chosen, explained, len(failing)), tuple(chosen), explained, len(failing))
+
+
+def _wordings(failing: list[CaseResult]) -> dict[str, str]:
+    """Reading id -> the words it is said in, when another cause says the same thing: a symptom's own reading
+    measured beside exactly one complete catalogue mistake of its identity (on some case) in that mistake's words;
+    a mutant ``claims.SAID_AS`` names in the words of the mistake it copies, when the run shows that one."""
+    beside: dict[str, dict[str, str]] = {}  # symptom reading id -> mutant id -> the mutant's title
+    titles: dict[str, str] = {}
+    for result in failing:
+        mutants = [c for c in result.causes if c.is_mutant and c.complete]
+        for cause in result.causes:
+            titles.setdefault(cause.id, cause.title)
+            if cause.is_mutant:
+                continue
+            for mutant in mutants:
+                if mutant.identity == cause.identity:
+                    beside.setdefault(cause.readings()[0].id, {})[mutant.id] = mutant.title
+    words = {reading: next(iter(found.values())) for reading, found in beside.items() if len(found) == 1}
+    words.update({copy: titles[original] for copy, original in SAID_AS.items() if original in titles})
+    return words
 
 
 def case_title(result: CaseResult, cause: Cause) -> str:

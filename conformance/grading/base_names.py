@@ -1,12 +1,15 @@
 """Whether a module or notebook imports from the base package a name the base lacks, read from the source without
 running it. With the default base (the suite's example student, used when no ``--base`` is given) such a name
 is the course's configuration, not the student's mistake: ``grade`` and ``gradescope`` stop with one line
-naming ``--base`` instead of scoring every such student 0. With a base the course gave, it stays the student's
-own import error."""
+naming ``--base`` instead of scoring every such student 0. A name that misspells one the base defines
+(``Tensr`` for ``Tensor``) is the student's typo, which no ``--base`` mends: it costs only that submission, whose
+reason says it does not import. With a base the course gave, it stays the student's own import error."""
 
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -19,6 +22,12 @@ GRADED_PACKAGE = ("tinytorch", "core")  # where module 11 sits unless its layout
 
 
 BASE_HINT = "give --base PATH, the folder holding your course's tinytorch/ package"
+TYPO = 0.8  # how alike (difflib's ratio) a lacking name and one the base defines are for the name to be a typo
+# a module or notebook that cannot import from the base what it names (found when it runs, if not before)
+RUN_LACKS = re.compile(
+    r"does not import: (?:ImportError: cannot import name '(\w+)' from '(tinytorch[\w.]*)'"
+    r"|ModuleNotFoundError: No module named '(tinytorch[\w.]*)')"
+)
 
 
 class DefaultBaseError(UserError):
@@ -44,15 +53,42 @@ def lacking(
                 continue
             names = [alias.name for alias in node.names if alias.name != "*"]
             if _file(base, module) is None:
-                found.append(f"module {'.'.join(module)}")
+                found += [] if _misspelt(base, module) else [f"module {'.'.join(module)}"]
             else:
-                found += [f"{name} from {'.'.join(module)}" for name in _missing(base, module, names, own)]
+                missing = _missing(base, module, names, own)
+                found += [f"{name} from {'.'.join(module)}" for name in missing if not _misspelt(base, module, name)]
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 parts = tuple(alias.name.split("."))
                 if parts[0] == PACKAGE and parts[-1] not in own and _file(base, parts) is None:
-                    found.append(f"module {alias.name}")
+                    found += [] if _misspelt(base, parts) else [f"module {alias.name}"]
     return list(dict.fromkeys(found))
+
+
+def lacks_from_base(reason: str, base: Optional[Path]) -> bool:
+    """Whether a submission's reason is an import from the base package that the base cannot satisfy and that is
+    no typo of a name it defines (the course's configuration when the base is the default one)."""
+    found = RUN_LACKS.match(reason)
+    if not found or base is None:
+        return False
+    name, module, missing_module = found.groups()
+    if missing_module:
+        return not _misspelt(base, tuple(missing_module.split(".")))
+    return not _misspelt(base, tuple(module.split(".")), name)
+
+
+def _misspelt(base: Path, module: tuple[str, ...], name: str = "") -> bool:
+    """Whether ``name`` (of ``module``), or with no name the last part of ``module``, nearly spells what the base
+    defines there (a name of the module, a module beside it): a typo, not a name the base lacks."""
+    if name:
+        path = _file(base, module)
+        defined = (_defined(path) or set()) if path is not None else set()
+        folder, wanted = base.joinpath(*module), name
+    else:
+        defined, folder, wanted = set(), base.joinpath(*module[:-1]), module[-1]
+    if folder.is_dir():
+        defined |= {p.stem for p in folder.iterdir() if p.suffix == ".py" or p.is_dir()}
+    return bool(difflib.get_close_matches(wanted, sorted(defined - {wanted}), n=1, cutoff=TYPO))
 
 
 def _absolute(module: Optional[str], level: int, package: tuple[str, ...]) -> Optional[tuple[str, ...]]:

@@ -53,8 +53,16 @@ from embconf.model.vocabulary import FIXTURES_DIR
 
 _names = itertools.count()
 MAX_HELPERS = 50
+REPR_CHARS = 200  # of the verdict in the one-line repr
 PathLike = Union[str, "os.PathLike[str]"]
 Target = Union[PathLike, types.ModuleType, Mapping[str, Any], None]
+
+
+NOTHING_IMPORTABLE = (
+    "no tinytorch package is importable here: run embconf.check() where `import tinytorch` finds your package (in the "
+    "folder holding tinytorch/), or name what to check: embconf.check('embeddings.py') or, in a notebook, "
+    "embconf.check(globals())"
+)
 
 
 class CheckError(Exception):
@@ -101,10 +109,17 @@ class CheckResult:
         return check_text.text(self)
 
     def __repr__(self) -> str:
-        return f"<embconf.check {self.score.total:g}/{self.score.max:g}: {self.verdict[:200]}>"
+        return f"<embconf.check {self.score.total:g}/{self.score.max:g}: {clipped(self.verdict, REPR_CHARS)}>"
 
     def _repr_html_(self) -> str:
         return check_text.html(self)
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text``, or its words that fit in ``limit`` characters followed by " ..." (never a word cut)."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 3].rsplit(" ", 1)[0].rstrip(",;:(") + " ..."
 
 
 def check(
@@ -170,8 +185,10 @@ def _run(
 
 def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOptions):
     """(the implementation, isolation options, notebook export, the embconf run command) for the target."""
-    if target is None:  # the importable tinytorch's module 11 (core/, else text/)
-        return Impl("tinytorch"), options, None, "embconf run"
+    if target is None:
+        if not _importable("tinytorch"):
+            raise CheckError(NOTHING_IMPORTABLE)
+        return Impl("tinytorch"), options, None, "embconf run"  # the importable tinytorch's module 11 (core/, else text/)
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
         return _namespace(target), IsolationOptions(in_process=True), None, ""
     if isinstance(target, types.ModuleType):
@@ -209,6 +226,13 @@ def run_command(module: str, base: Optional[Path] = None) -> str:
     """``embconf run --impl tinytorch:MODULE``, quoted, with ``PYTHONPATH=BASE`` when the module needs that base."""
     command = f"embconf run --impl {shlex.quote('tinytorch:' + module)}"
     return f"PYTHONPATH={shlex.quote(str(base))} {command}" if base is not None else command
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def importable_base() -> Optional[Path]:

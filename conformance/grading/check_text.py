@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embconf.adapters.tinytorch import REQUIRES
-from embconf.grading.feedback import declined_note, detail_lines, is_unwritten, likely_mistakes
+from embconf.adapters.tinytorch_bags import REQUIRES as BAG_REQUIRES
+from embconf.grading.feedback import declined_note, detail_lines, frame, is_unwritten, likely_mistakes
 from embconf.grading.template import render
+from embconf.model.symptom import UNWRITTEN, SymptomKey
 
 if TYPE_CHECKING:
     from embconf.grading.check import CheckResult
@@ -21,16 +23,44 @@ FAILURES = "the result's .failures() (a notebook's namespace or a notebook file 
 SHOWN_MISTAKES, EXAMPLES, EXAMPLE_LINES, LINE_CHARS = 6, 2, 8, 200
 
 
-def unwritten(record: Mapping[str, Any]) -> list[str]:
-    """'learned_positions_forward (no PositionalEncoding)', 'embedding_backward (raises NotImplementedError)'."""
+def unwritten(record: Mapping[str, Any], unsaid: bool = False) -> list[str]:
+    """'learned_positions_forward (no PositionalEncoding)', 'backward (embeddings.py line 100: raises
+    NotImplementedError)': each function once, whichever operations reach it (``unsaid``: only those no verdict
+    mistake names)."""
+    said = {m["id"] for m in record.get("verdict", {}).get("mistakes") or () if _unwritten_mistake(m)}
     found: dict[str, str] = {}
     for case in record.get("cases", ()):
         operation = case["operation"]
         if not case.get("provided", True):
             found[operation] = f"no {' or '.join(REQUIRES.get(operation, (operation,)))}"
-        elif is_unwritten(case):
-            found.setdefault(operation, "raises NotImplementedError")
-    return [f"{operation} ({why})" for operation, why in found.items()]
+        elif is_unwritten(case) and not (unsaid and (case.get("cause") or {}).get("id") in said):
+            file, line, function = frame(str(case.get("message", "")))
+            where = f"{file} line {line}: " if file else ""
+            found.setdefault(function or operation, f"{where}raises NotImplementedError")
+    return [f"{name} ({why})" for name, why in found.items()]
+
+
+def _unwritten_mistake(mistake: Mapping[str, Any]) -> bool:
+    """Whether a verdict mistake is a function not written yet (said in the mistakes, with its hint)."""
+    return SymptomKey.parse(str(mistake.get("mistake", ""))).family == UNWRITTEN
+
+
+def unchecked(result: CheckResult) -> str:
+    """'Not checked: EmbeddingBag (...)': what the submission provides that the rubric grades no case of (the bag
+    layer under the default rubric), and how to check it; '' when the rubric grades all it provides."""
+    if result.run is None:
+        return ""
+    graded = {case["operation"] for case in result.record.get("cases", ())}
+    left = sorted(set(result.run.capabilities.operations) - graded)
+    if not left:
+        return ""
+    names = ", ".join(dict.fromkeys(REQUIRES.get(operation, (operation,))[0] for operation in left))
+    how = (
+        f"{result.command} -k 'bag.*' runs its cases"
+        if result.command and all(operation in BAG_REQUIRES for operation in left)
+        else "embconf.check(..., rubric=FILE) with a rubric item that grades them checks them"
+    )
+    return f"Not checked: {names} ({', '.join(left)}): the rubric grades none of its cases; {how}."
 
 
 def headline(result: CheckResult) -> str:
@@ -49,9 +79,11 @@ def text(result: CheckResult) -> str:
     lines = [f"embconf check {record['entry']}: {score.total:g} / {score.max:g}", headline(result)]
     if result.problem:
         return "\n".join(lines) + "\n"
-    todo = result.unwritten()
+    todo = unwritten(record, unsaid=True)  # a function a mistake below names is said there, with its hint
     if todo:
         lines.append(f"Not written yet: {', '.join(todo)}.")
+    if unchecked(result):
+        lines.append(unchecked(result))
     declined = result.declined()
     if declined:
         lines.append(
@@ -114,7 +146,8 @@ def html(result: CheckResult) -> str:
             "score": f"{result.score.total:g}",
             "max": f"{result.score.max:g}",
             "verdict": headline(result),
-            "todo": ", ".join(result.unwritten()),
+            "todo": ", ".join(unwritten(result.record, unsaid=True)),
+            "unchecked": unchecked(result),
             "colour": "#1e7d3a" if result.passed else "#b3261e",
             "counts": ", ".join(f"{n} {o}" for o, n in counts.items() if n),
             "items": items,

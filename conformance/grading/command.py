@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 from contextlib import closing
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from embconf.grading.base_names import BASE_HINT
+from embconf.grading.base_names import BASE_HINT, lacks_from_base
 from embconf.grading.pool import run_jobs
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import (
@@ -31,8 +30,6 @@ from embconf.processes.options import Limits, add_limits
 from embconf.untrusted.arguments import typed
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
-# a module or notebook that cannot import from the base what it names (found when it runs, if not before)
-DEFAULT_BASE_LACKS = re.compile(r"does not import: (ImportError|ModuleNotFoundError): .*'tinytorch[.']")
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -224,7 +221,7 @@ def grade(given: GradeOptions) -> int:
     lacking = [
         r["name"]
         for r in records
-        if options.default_base and r["kind"] in BASED_KINDS and DEFAULT_BASE_LACKS.match(r.get("reason", ""))
+        if options.default_base and r["kind"] in BASED_KINDS and lacks_from_base(r.get("reason", ""), options.base)
     ]
     if lacking:  # what the reading of the sources could not see: said once for the class, exit 2
         names = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")
@@ -261,7 +258,7 @@ def gradescope(given: GradescopeOptions) -> int:
         else:
             with closing(run_jobs([job], 1)) as graded:  # the pool shut down here, not when collected
                 record = next(graded)
-    if options.default_base and sub.needs_base and DEFAULT_BASE_LACKS.match(record.get("reason", "")):
+    if options.default_base and sub.needs_base and lacks_from_base(record.get("reason", ""), options.base):
         raise GradeUsageError(f"the submission {record['reason']} on the default base package: {BASE_HINT}")
     result = score(record, options.rubric)
     private = [options.base] if options.base is not None else []

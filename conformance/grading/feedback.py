@@ -78,6 +78,26 @@ def requirements_named(requirements: Sequence[str]) -> str:
     return ", ".join(f"{req} ({subjects[req]})" if req in subjects else req for req in ordered) or "no case here"
 
 
+def unmet_requirements(item_score: ItemScore) -> list[str]:
+    """The requirements an item's failures leave unmet: of those its failed cases pin, each but the ones whose
+    failures all fall on the cases of another requirement that fails a larger share of its cases, or as large a
+    share and is the one the likely mistake's hint names (a mean bag that is empty fails EMB-BAG-6, empty bags;
+    the mean's other cases meet EMB-BAG-3, the mode)."""
+    failing: dict[str, set[str]] = {}
+    for case in item_score.failed:
+        for req in case["requirements"]:
+            if req in item_score.graded:
+                failing.setdefault(req, set()).add(case["id"])
+    share = {req: len(cases) / max(item_score.pinned.get(req, 0), len(cases)) for req, cases in failing.items()}
+    cited = {req for case in item_score.failed for req in CITED.findall(str((case.get("cause") or {}).get("hint", "")))}
+
+    def covers(wider: str, req: str) -> bool:
+        ahead = share[wider] > share[req] or (share[wider] == share[req] and wider in cited and req not in cited)
+        return wider != req and failing[req] <= failing[wider] and ahead
+
+    return sorted(req for req in failing if not any(covers(wider, req) for wider in failing))
+
+
 def lines_hold(record: Mapping[str, Any]) -> bool:
     """Whether line numbers in messages are the student's own (a module or package; a notebook's are its export's)."""
     return record.get("kind") in ("module", "package")
@@ -90,7 +110,7 @@ def _lost(
     where to look in the student's code when a traceback says (the line too when ``with_lines``)."""
     named = {} if named is None else named
     item = item_score.item
-    unmet = sorted({req for case in item_score.failed for req in case["requirements"]} & set(item_score.graded))
+    unmet = unmet_requirements(item_score)
     lines = [
         f"### {item.name}: {item_score.points:g} / {item.points:g} (lost {item_score.lost:g})",
         "",
@@ -140,6 +160,7 @@ UNWRITTEN_HINT = "it still raises NotImplementedError: write it (the module's do
 TRACEBACK = "Traceback (most recent call last):"
 DECLINED = "declines (embconf.Decline) inputs the rubric requires: a declined case counts as failed"
 DECLINED_HINT = "handle these inputs instead of declining them (repeated ids, empty batches, ... are valid input)"
+CITED = re.compile(r"\bEMB-[A-Z]+-\d+\b")  # a requirement id a hint names
 FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
 
 
@@ -148,10 +169,10 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
     found: dict[str, list] = {}
     for case in cases:
         cause = case.get("cause")
-        if is_unwritten(case):
-            key, title, hint = f"unwritten:{case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
-        elif cause:
+        if cause:  # the verdict's (one unwritten function is one entry, named by the function)
             key, title, hint = cause.get("id") or cause["title"], cause["title"], cause.get("hint", "")
+        elif is_unwritten(case):
+            key, title, hint = f"stub {case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
         elif declined_by_submission(case):
             key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif not case.get("provided", True):
@@ -163,7 +184,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
         entry[1].append(title)  # each case's own reading: the title said is true of every case counted
         entry[3] += 1
         if not entry[4][0]:
-            entry[4] = _frame(str(case.get("message", "")))
+            entry[4] = frame(str(case.get("message", "")))
     return sorted(
         (Mistake(key, merged_title(titles), *rest) for key, titles, *rest in found.values()), key=lambda m: -m.count
     )
@@ -201,7 +222,7 @@ def detail_lines(message: str, count: int) -> list[str]:
     return [*head, TRACEBACK, *(["  ..."] if len(frames) > room else []), *frames[-room:]]
 
 
-def _frame(message: str) -> tuple[str, int, str]:
+def frame(message: str) -> tuple[str, int, str]:
     """The innermost traceback frame in the student's module (embeddings.py), if the message holds one."""
     frames = [m for m in FRAME.finditer(message) if m.group(1) == "embeddings.py"]
     if not frames:

@@ -53,21 +53,33 @@ def report_data(scores: Sequence[Score], rubric: Rubric) -> dict[str, Any]:
 
 
 def histogram(totals: Sequence[float], maximum: float) -> list[dict[str, Any]]:
-    """BINS equal bins over [0, max] (the last one closed), with bar geometry."""
+    """BINS equal bins over [0, max] (the last one closed), and one bar of its own for the scores above max (extra
+    credit) when there are any, with bar geometry."""
+    above = sum(1 for total in totals if maximum and total > maximum)
     counts = [0] * BINS
     for total in totals:
-        counts[min(int(total / maximum * BINS), BINS - 1) if maximum else 0] += 1
+        if not (maximum and total > maximum):
+            counts[min(int(total / maximum * BINS), BINS - 1) if maximum else 0] += 1
+    labels = [
+        (
+            f"{maximum * n / BINS:g}-{maximum * (n + 1) / BINS:g}" + ("" if n == BINS - 1 else " (excl.)"),
+            f"{maximum * n / BINS:g}",
+        )
+        for n in range(BINS)
+    ]
+    if above:
+        counts.append(above)
+        labels.append((f"above {maximum:g} (extra credit)", f">{maximum:g}"))
     tallest = max(counts) or 1
-    width = CHART_W / BINS
+    width = CHART_W / len(counts)
     bins = []
-    for number, count in enumerate(counts):
-        low, high = maximum * number / BINS, maximum * (number + 1) / BINS
+    for number, (count, (label, low)) in enumerate(zip(counts, labels)):
         height = round(CHART_H * count / tallest, 1)
         bins.append(
             {
                 "count": count,
-                "label": f"{low:g}-{high:g}" + ("" if number == BINS - 1 else " (excl.)"),
-                "low": f"{low:g}",
+                "label": label,
+                "low": low,
                 "x": round(number * width + BAR_GAP / 2, 1),
                 "w": round(width - BAR_GAP, 1),
                 "h": height,

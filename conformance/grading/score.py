@@ -17,6 +17,7 @@ class ItemScore:
     counted: int = 0
     failed: list[Mapping[str, Any]] = field(default_factory=list)  # the recorded cases that counted as failed
     graded: list[str] = field(default_factory=list)  # the item's requirements that its recorded cases pin
+    pinned: dict[str, int] = field(default_factory=dict)  # requirement -> how many counted cases pin it
 
     @property
     def lost(self) -> float:
@@ -57,6 +58,9 @@ def score(record: Mapping[str, Any], rubric: Rubric) -> Score:
             if counts is None:
                 continue
             result.counted += 1
+            for req in case["requirements"]:
+                if item.names(req):
+                    result.pinned[req] = result.pinned.get(req, 0) + 1
             if counts:
                 result.passed += 1
             else:

@@ -22,6 +22,7 @@ ROPE = "rope"  # (what, operation, detail...): a rotary symptom
 SINUSOID = "sinusoid"  # (the table fitted...): a wrong sinusoid table, fitted
 CONSTRUCTOR = "constructor"  # (exception, file, line): the constructor raised; one entry whatever the input
 ASSERT_CHECK = "assert_check"  # (): an input check written as assert (a TinyTorch run's words)
+UNWRITTEN = "unwritten"  # (file, line): a function still raising NotImplementedError (a TinyTorch run's words)
 CAST_UNCHECKED = "cast_unchecked"  # (exception,): a NaN or infinite float id cast to an integer unchecked
 UNEXPLAINED = "unexplained"  # (operation, output): a difference said in plain words
 ZERO_VALUES = "zero_values"  # (operation, output): a difference whose differing values are all 0
@@ -46,6 +47,7 @@ PLAIN = frozenset({UNEXPLAINED, ZERO_VALUES})  # what was measured, in plain wor
 ZEROS = frozenset({ZERO_ROWS, ALL_ZEROS, ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
 FAMILIES = frozenset(
     {NO_GRADIENT, UNTYPED, STALE_BUFFER, ROPE, SINUSOID, CONSTRUCTOR, ASSERT_CHECK, CAST_UNCHECKED, UNEXPLAINED}
+    | {UNWRITTEN}
     | {ZERO_VALUES, NONE, DTYPE, SHAPE, ALL_ZEROS, ZERO_ROWS, FACTOR, TOKEN_SCALE, POSITION_SCALE, ONE_HOT_PRODUCT}
     | {IDS_SHIFTED, UNTOUCHED_ROWS, POSITIONS_SHIFTED, POSITION_GRAD_SEQUENCE, ACCEPTS, CONVENTION, PADDING_COUNTED}
 )  # every family named here: a key of one is made by SymptomKey.of (tests/test_typed_identities.py holds it)

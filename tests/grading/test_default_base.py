@@ -1,7 +1,8 @@
 """A wrong default base is the course's configuration, never a student's zero: with no ``--base``, a submission
 importing from the base package a name the default base (the example student) lacks stops ``gradescope`` (exit 2,
-one line naming ``--base``, no results.json) and ``grade`` (one line for the class). With a base the course gave,
-the missing name stays the student's import error, in one line."""
+one line naming ``--base``, no results.json) and ``grade`` (one line for the class). A misspelt name (``Tensr``) is
+the student's typo, which no ``--base`` mends: it costs only that student, with its one-line reason. With a base the
+course gave, the missing name stays the student's import error, in one line."""
 
 from __future__ import annotations
 
@@ -99,3 +100,35 @@ def test_grade_says_an_import_only_the_run_reveals_once_too(tmp_path, capsys):
     assert main(["grade", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "2 submission(s) (ada, bo)" in err and "--base" in err, err
+
+
+TYPO = "\nfrom tinytorch.core.tensor import Tensr\n"
+
+
+def test_a_typo_on_the_default_base_costs_only_that_student(tmp_path, capsys):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    _module(folder, "ada", TYPO)  # read from the source
+    _module(folder, "bo", '\nexec("from tinytorch.core.tensor import Tensr")\n')  # found only when it runs
+    samples.write(folder, "cy", "module")
+    out = tmp_path / "out"
+    assert main(["grade", str(folder), "--out", str(out), "--jobs", "1"]) == 0
+    assert "--base" not in capsys.readouterr().err
+    rows = {
+        row["name"]: row for row in csv.DictReader((out / "gradebook.csv").read_text(encoding="utf-8").splitlines())
+    }
+    assert rows["cy"]["score"] == "100"
+    for name in ("ada", "bo"):
+        reason = rows[name]["reason"]
+        assert rows[name]["score"] == "0" and "\n" not in reason and "cannot import name 'Tensr'" in reason, reason
+        assert "cannot import name 'Tensr'" in (out / "feedback" / f"{name}.md").read_text(encoding="utf-8")
+
+
+def test_a_typo_on_the_default_base_is_a_zero_on_gradescope_not_a_failed_autograder(tmp_path):
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    _module(submission, "embeddings", TYPO)
+    results = tmp_path / "results" / "results.json"
+    assert main(["gradescope", "--submission", str(submission), "--results", str(results)]) == 0
+    graded = json.loads(results.read_text(encoding="utf-8"))
+    assert graded["score"] == 0 and "cannot import name 'Tensr'" in graded["output"]

@@ -127,6 +127,7 @@ def graded(tmp_path_factory):
     (folder / "with_bags.py").write_text(text, encoding="utf-8")
     (folder / "without_bags.py").write_text(samples.without_bags(text), encoding="utf-8")
     (folder / "padded_mean.py").write_text(samples.module_text("bag_mean_counts_padding"), encoding="utf-8")
+    (folder / "empty_mean.py").write_text(samples.module_text("bag_empty_mean_nan"), encoding="utf-8")
     (folder / "overwrite.py").write_text(samples.without_bags(samples.module_text("overwrite")), encoding="utf-8")
     assert (
         main(
@@ -161,6 +162,13 @@ def test_the_extension_earns_extra_points_and_a_wrong_one_fewer(graded):
     assert "## What lost points" not in text and named("EMB-BAG-7") in unmet and "EMB-BAG-2 " not in unmet
     results = json.loads((out / "results" / "with_bags.json").read_text(encoding="utf-8"))
     assert results["score"] == 110 and results["tests"][-1]["name"].endswith("(extra credit)")
+
+
+def test_a_bag_mistake_in_two_cases_leaves_only_its_requirement_unmet(graded):
+    _, out = graded
+    text = (out / "feedback" / "empty_mean.md").read_text(encoding="utf-8")
+    extra = text.split("## Extra credit")[1]
+    assert "2 of " in extra and f"Not met yet: {named('EMB-BAG-6')}." in extra, extra[:600]
 
 
 def test_embconf_check_scores_the_extension_as_extra_credit(tmp_path):

@@ -1,6 +1,6 @@
 """Feedback as strong where students look first: the notebook view grouped by mistake with its hint, every
-suggested command runnable as printed, a stub read as "not written yet" in every form, tracebacks shown down to
-the line that raised."""
+suggested command runnable as printed, a stub read as "not written yet" once (the function that raises, with the
+hint) in every form, tracebacks shown down to the line that raised."""
 
 from __future__ import annotations
 
@@ -61,9 +61,25 @@ def graded(tmp_path_factory) -> Path:
     return out
 
 
-def test_a_stub_reads_not_written_yet_in_the_feedback(graded):
-    feedback = (graded / "feedback" / "stub.md").read_text(encoding="utf-8")
-    assert "Not written yet: embedding_backward" in feedback and "raised NotImplementedError at" not in feedback
+UNWRITTEN = "not written yet: `backward` (embeddings.py line "
+
+
+def test_a_stub_reads_not_written_yet_once_in_the_feedback_gradebook_and_report(graded):
+    feedback = (graded / "feedback" / "stub.md").read_text(encoding="utf-8").replace("\\`", "`")
+    assert feedback.count(UNWRITTEN) == 1 and "The same mistake as under" in feedback, feedback[:1500]
+    assert "Hint: write it" in feedback and "raised NotImplementedError at" not in feedback
+    gradebook = (graded / "gradebook.csv").read_text(encoding="utf-8")
+    assert UNWRITTEN in gradebook and "raised NotImplementedError at" not in gradebook
+    report = (graded / "report.html").read_text(encoding="utf-8")
+    assert "raised NotImplementedError at" not in report and "write it: the module" in report.replace("&#x27;", "'")
+
+
+def test_a_stub_checked_is_one_function_not_written_yet(tmp_path):
+    stub = _module(tmp_path, "stub", STUB)
+    result = embconf.check(stub)
+    assert len(result.unwritten()) == 1 and result.unwritten()[0].startswith("backward (embeddings.py line ")
+    shown = str(result)
+    assert shown.count("not written yet") == 1 and "hint: write it" in shown and "Not written yet:" not in shown
 
 
 def test_a_traceback_is_shown_down_to_the_line_that_raised(graded):

@@ -181,10 +181,11 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         for m in _FRAME.finditer(result.message)
         if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
-    where, statement = "", ""
+    where, statement, raised_at = "", "", ""
     if frames:
         innermost = frames[-1]
         where, statement = f" at {_frame_text(innermost)}", innermost.group(4).strip()
+        raised_at = f"{_file(innermost)}:{innermost.group(2)}:{innermost.group(3)}"  # file:line:function
         # where the implementation was entered: the first frame of the user's own code (a library frame, such as
         # Keras's filtered-traceback handler, only when no other is left)
         own = [m for m in frames if not _library(m.group(1))]
@@ -214,6 +215,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     else:
         should = "; this input is valid"
     culprit = _culprit(case, inputs)
+    frame: dict[str, Any] = {"raised_at": raised_at} if raised_at else {}  # file:line:function that raised
     return [
         symptom(
             SymptomKey.of(UNTYPED, raised.group(1), case.expected_error),
@@ -229,6 +231,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             title=f"raised {raised.group(1)}{where}{should}",  # the input shown belongs to the case, not the entry
             exception=raised.group(1),
             checked_by=statement.split(" ", 1)[0] if checked else "",  # a check of its own: raise or assert
+            **frame,
         )
     ]
 
