@@ -3,7 +3,9 @@
 Inspired by: keras-team/keras #10895 and PR #10913 (``mask_zero=True`` reserves id 0 as the padding whatever the
 model's padding id, and the masked ``GlobalAveragePooling1D`` divides the masked sum by the mask's sum: a row of
 only padding is 0/0, NaN); and keras-team/keras #3777 / PR #3678 (``GlobalMaxPooling1D`` does not use the mask: the
-masked positions' rows take part in the max).
+masked positions' rows take part in the max). Checked against Keras 3.15.1 (``Embedding(8, 4, mask_zero=True)``
+then each pooling, on ids [[0, 3, 5], [0, 0, 0], [2, 6, 0]]): the same outputs, the all-masked mean NaN and the max
+over every row; Keras 3's ``GlobalMaxPooling1D`` takes no mask at all.
 """
 
 import numpy as np

@@ -4,7 +4,10 @@ options the exporter did not support refused.
 Inspired by: pytorch/pytorch #58567 ("ONNX exported EmbeddingBag fails for not strictly increasing offset": the
 exported loop over bags raises in onnxruntime when two offsets are equal, an empty bag); pytorch/pytorch #128930
 (``torch.onnx.export`` raises "embedding_bag with padding_idx"); and the review of pytorch/pytorch PR #41234
-("Add similar check for include_last_offset": the symbolic refuses ``include_last_offset``).
+("Add similar check for include_last_offset": the symbolic refuses ``include_last_offset``). Checked against torch
+2.13.0 and onnxruntime 1.32.0: the legacy exporter (``dynamo=False``) still raises RuntimeError "embedding_bag with
+padding_idx"; the empty bag now runs and include_last_offset now exports, so those two model the exporter of the
+issues' time (PyTorch 1.8, opset 12), not today's.
 """
 
 import numpy as np
