@@ -20,7 +20,8 @@ a wrong statement can contain a phrase too) and the seconds the whole command to
 (``tests/realcode/_truth.py``, the one tests/diagnosis/test_realcode.py runs): whether the verdict names the
 module's mistakes strictly (each by a typed id: a mutant or a recorded claim), partly, or not at all; every printed
 sentence the module's recorded truth contradicts (untrue statements); and verdict entries that repeat another
-(duplicates). The exit status is 1
+(duplicates); and those figures per family (rotary, bag, lookup/sinusoid). A module listed in
+``tests/realcode/_untuned.py`` is marked "held out": measured like the others, not yet asserted by the suite. The exit status is 1
 only when something is broken (a module whose MISTAKES cannot be read, a run that exits 2, a missing or unreadable
 report), never because a figure is low: this script measures.
 """
@@ -44,6 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FAILING = ("fail", "error", "crash", "timeout")
 sys.path.insert(0, str(ROOT / "tests" / "realcode"))
 from _truth import Truth, audit, duplicates, naming, read_truth  # noqa: E402  (the corpus's audit, beside it)
+from _untuned import UNTUNED  # noqa: E402  (modules measured, not yet asserted by the suite)
+
+FAMILIES = ("rotary", "bag", "lookup/sinusoid")
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Outcome:
     module: str
     kind: str
     mistakes: list[Mistake]
+    family: str = "lookup/sinusoid"
     seconds: float = 0.0
     broken: str = ""
     failures: int = 0
@@ -77,6 +82,18 @@ class Outcome:
         """'strictly' (every mistake by a typed id), 'partly' (some), 'not'."""
         named = sum(self.strict)
         return "strictly" if named == len(self.strict) else ("partly" if named else "not")
+
+
+def family_of(path: Path) -> str:
+    """'rotary' for a module defining the rope functions, 'bag' for one defining a bag, else 'lookup/sinusoid'."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    names |= {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in ast.walk(n.targets[0]) if isinstance(t, ast.Name)
+    }
+    if names & {"rope_forward", "rope_tables"}:
+        return "rotary"
+    return "bag" if names & {"embedding_bag_forward", "EmbeddingBag"} else "lookup/sinusoid"
 
 
 def read_module(path: Path) -> tuple[str, list[Mistake]]:
@@ -147,7 +164,7 @@ def measure(path: Path, command: list[str], reports: Path) -> Outcome:
         kind, mistakes = read_module(path)
     except (OSError, SyntaxError, ValueError) as exc:
         return Outcome(path.name, "?", [], broken=f"cannot read MISTAKES: {exc}")
-    outcome = Outcome(path.name, kind, mistakes)
+    outcome = Outcome(path.name, kind, mistakes, family_of(path))
     try:
         outcome.truth = read_truth(path)
     except ValueError as exc:
@@ -177,10 +194,11 @@ def show(outcome: Outcome, all_entries: bool) -> None:
         return
     n = len(outcome.mistakes)
     caught = "caught" if outcome.failures else "NOT CAUGHT"
+    held = " (held out: not yet asserted)" if Path(outcome.module).stem in UNTUNED else ""
     print(
         f"{outcome.module:32} {outcome.kind:9} {caught:10} {outcome.failures:4} failing  "
         f"verdict names {sum(outcome.verdict_named)}/{n}  diagnoses name {sum(outcome.diagnosis_named)}/{n}  "
-        f"{outcome.seconds:6.1f} s"
+        f"{outcome.seconds:6.1f} s{held}"
     )
     for mistake, named in zip(outcome.mistakes, outcome.verdict_named):
         if not named:
@@ -201,7 +219,23 @@ def show(outcome: Outcome, all_entries: bool) -> None:
         print(f"    verdict entry {text}")
 
 
+def by_family(outcomes: list[Outcome]) -> None:
+    """Per family: modules caught, wrong modules named strictly / partly / not, untrue sentences, duplicates."""
+    for family in FAMILIES:
+        good = [o for o in outcomes if not o.broken and o.family == family]
+        if not good:
+            continue
+        wrong = [o for o in good if o.failures]
+        named = [sum(o.naming == k for o in wrong) for k in ("strictly", "partly", "not")]
+        print(
+            f"{family}: caught {len(wrong)} of {len(good)}; named strictly {named[0]}, partly {named[1]}, not {named[2]}; "
+            f"untrue statements {sum(len(o.untrue) for o in good)}; duplicate entries "
+            f"{sum(len(o.duplicates) for o in good)}"
+        )
+
+
 def summary(outcomes: list[Outcome], elapsed: float) -> None:
+    by_family(outcomes)
     good = [o for o in outcomes if not o.broken]
     total = sum(len(o.mistakes) for o in good)
     named = sum(sum(o.verdict_named) for o in good)

@@ -20,7 +20,7 @@ from embconf.mutants import registry
 
 CORPUS = ROOT / "tests" / "realcode"
 sys.path.insert(0, str(CORPUS))
-from _outputs import every_output, grading_claims  # noqa: E402
+from _outputs import every_output, grading_claims, unprinted  # noqa: E402
 from _truth import audit, judge, read_truth  # noqa: E402
 
 IDENTITY = {key: m.mistake or key for key, m in registry().items()}
@@ -169,3 +169,19 @@ def test_tinytorch_corpus_graded_by_the_default_rubric_is_told_only_true_sentenc
         f"{v.claim.where}: {v.problem}" for v in judge(claims, run.to_json(), read_truth(path), IDENTITY) if v.problem
     ]
     assert not untrue, untrue
+
+
+def test_a_title_with_quotes_is_read_in_the_gradebooks_csv_cell() -> None:
+    """The gradebook is CSV: a title quoting its source line (``f"{total}"``) is printed with its quotes doubled, and
+    the audit reads it there; a title the gradebook does not hold is still missing."""
+    import csv
+    import io
+
+    from _truth import Claim
+
+    title = 'raised AssertionError at m.py:3 in f (`assert n % s == 0, f"{n} is not divisible"`)'
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow(["student", title])
+    claim = Claim("gradebook", ("symptom:untyped:AssertionError:*",), title, ("c",))
+    assert unprinted([claim], buffer.getvalue(), "plain") == []
+    assert unprinted([claim], buffer.getvalue().replace("divisible", "even"), "plain")

@@ -1,7 +1,8 @@
 """A correct bag lookup (spec section 16) in small steps, shared by the corpus's bag modules so that each
 overrides only the step its source got wrong: the checks in the spec's order (:func:`check_call`, with the
 offsets read by :func:`bag_bounds`), each bag's counted positions, the pooled rows (:func:`pool`), the gradient
-of the table and of the weights (:func:`gradients`) and a sharded table's bytes (:func:`shard_bytes`).
+of the table and of the weights (:func:`gradients`), both as a module's two functions (:func:`functions`), and a
+sharded table's bytes (:func:`shard_bytes`).
 
 Written for this corpus, sums in float64 rounded once; it imports nothing from embconf.
 """
@@ -15,6 +16,8 @@ import numpy as np
 from _spec import SpecError
 
 MODES = ("sum", "mean", "max", "sqrtn")
+FEATURES = ["bag-sum", "bag-mean", "bag-max", "bag-sqrtn", "bag-weights", "bag-weighted-mean", "bag-padding"]
+FEATURES += ["bag-2d", "bag-last-offset"]  # a module's EMBCONF_FEATURES: every bag feature but sharding
 ITEM_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
 
 
@@ -169,6 +172,27 @@ def gradients(call: Call, weight: np.ndarray, grad_output: np.ndarray) -> tuple[
         else:
             grad_w[p] = dots / d - call.w[p] * (out[b] @ g[b]) / (d * d)
     return grad, (grad_w.reshape(call.shape) if call.weighted else None)
+
+
+def functions(call_of: Callable[..., Call]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """(embedding_bag_forward, embedding_bag_backward) pooling and differentiating the calls ``call_of`` makes, as
+    ``call_of(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, grad_output)``
+    (:func:`check_call` itself, or a module's reading of the call)."""
+
+    def embedding_bag_forward(
+        weight, ids, offsets, mode, per_sample_weights=None, padding_idx=None, include_last_offset=False
+    ):
+        call = call_of(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, None)
+        return pool(call, weight).astype(weight.dtype)
+
+    def embedding_bag_backward(
+        weight, ids, offsets, mode, grad_output, per_sample_weights=None, padding_idx=None, include_last_offset=False
+    ):
+        call = call_of(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, grad_output)
+        grad, grad_w = gradients(call, weight, grad_output)
+        return grad.astype(weight.dtype), None if grad_w is None else grad_w.astype(weight.dtype)
+
+    return embedding_bag_forward, embedding_bag_backward
 
 
 def shard_bytes(vocab_size: int, embed_dim: int, dtype: str, shards: int, sharding: str, sizes: Callable) -> np.ndarray:

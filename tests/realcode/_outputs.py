@@ -119,6 +119,7 @@ def unprinted(claims: Sequence[Claim], text: str, form: str) -> list[str]:
             shown = {
                 "md": (md.text(part), part.replace("|", "\\|")),
                 "html": (html.escape(part, quote=False), html.escape(part)),
+                "plain": (part.replace('"', '""'),),  # a CSV cell (the gradebook) doubles its quotes
             }.get(form, ())
             if not any(s in text for s in (part, *shown)):
                 missing.append(f"{claim.where}: not printed as audited: {part[:120]}")

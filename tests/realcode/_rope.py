@@ -1,6 +1,6 @@
 """A correct rotary embedding built from small steps, so that each corpus module overrides only its mistakes.
 
-``Rope`` computes, as the spec says (SPEC.md section 14, Hugging Face's formulas): the frequencies of every
+``Rope`` computes, as the spec says (SPEC.md section 14, Hugging Face's formulas), from the base it is given: the frequencies of every
 scaling family (``inv_freq``), the attention factor (``attention``), the positions, the angles, the (cos, sin)
 tables, the pair columns of each pairing and the rotation, forward and backward (the transpose). A module
 subclasses it, overrides the step its source got wrong, and exports ``functions()``. Written for this corpus; it
@@ -22,6 +22,12 @@ class Rope:
     """The spec's rotary embedding; every method is one step a port can get wrong."""
 
     work = np.float64  # the dtype the angles are computed in
+    call_dtype = "float32"  # the call's dtype: rope_tables' argument, x's in the forward and backward
+    call_width = None  # x's last axis in the forward and backward (None in rope_tables)
+
+    def given_base(self, base: float) -> float:
+        """The base the port uses: the config's."""
+        return base
 
     def positions(self, position_ids: Any) -> np.ndarray:
         return np.asarray(position_ids).astype(self.work)
@@ -39,6 +45,7 @@ class Rope:
         return np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim
 
     def inv_freq(self, rotary_dim: int, base: float, scaling: dict, position_ids: Any) -> np.ndarray:
+        base = self.given_base(base)
         inv = 1.0 / self.base_of(rotary_dim, base, scaling, position_ids) ** self.exponents(rotary_dim)
         kind = scaling.get("rope_type", "default")
         if kind == "linear":
@@ -117,6 +124,7 @@ class Rope:
 
     def rope_tables(self, position_ids, rotary_dim, base, scaling, dtype="float32"):
         check_rope(None, position_ids, rotary_dim, base, scaling)
+        self.call_dtype, self.call_width = dtype, None
         cos, sin = self.tables(position_ids, rotary_dim, base, scaling)
         return self.cast(cos, dtype), self.cast(sin, dtype)
 
@@ -129,12 +137,14 @@ class Rope:
 
     def rope_forward(self, x, position_ids, rotary_dim, base, scaling, pairing):
         check_rope(x, position_ids, rotary_dim, base, scaling, pairing)
+        self.call_dtype, self.call_width = str(np.asarray(x).dtype), np.shape(x)[-1]
         cos, sin = self.tables(position_ids, rotary_dim, base, scaling)
         return self.rotate(x, cos, sin, rotary_dim, pairing, 1.0)
 
     def rope_backward(self, x, position_ids, rotary_dim, base, scaling, pairing, grad_output):
         check_rope(x, position_ids, rotary_dim, base, scaling, pairing)
         check_grad(x, grad_output)
+        self.call_dtype, self.call_width = str(np.asarray(x).dtype), np.shape(x)[-1]
         cos, sin = self.tables(position_ids, rotary_dim, base, scaling)
         return self.rotate(grad_output, cos, sin, rotary_dim, pairing, -1.0)
 

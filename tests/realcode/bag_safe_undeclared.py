@@ -9,7 +9,7 @@ last offset smaller than N are ignored, never refused).
 """
 
 import numpy as np
-from _bag import bag_bounds, check_call, gradients, pool, resolve_padding
+from _bag import bag_bounds, check_call, functions, gradients, pool, resolve_padding
 
 EMBCONF_FEATURES = ["bag-sum", "bag-mean", "bag-weights", "bag-weighted-mean", "bag-last-offset"]
 
@@ -60,16 +60,4 @@ def _call(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_l
     return call
 
 
-def embedding_bag_forward(
-    weight, ids, offsets, mode, per_sample_weights=None, padding_idx=None, include_last_offset=False
-):
-    call = _call(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset)
-    return pool(call, weight).astype(weight.dtype)
-
-
-def embedding_bag_backward(
-    weight, ids, offsets, mode, grad_output, per_sample_weights=None, padding_idx=None, include_last_offset=False
-):
-    call = _call(weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset, grad_output)
-    grad, grad_w = gradients(call, weight, grad_output)
-    return grad.astype(weight.dtype), None if grad_w is None else grad_w.astype(weight.dtype)
+embedding_bag_forward, embedding_bag_backward = functions(_call)
