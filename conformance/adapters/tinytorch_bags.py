@@ -62,13 +62,16 @@ def bag_claim(module: ModuleType) -> frozenset[str]:
 
 
 UNCLAIMED = {  # feature -> (what it is, why the class does not claim it), as bag_claim reads the class
-    "bag-weights": ("per_sample_weights", "EmbeddingBag.forward takes none, or WEIGHTED_MODES holds none of its MODES"),
+    "bag-weights": (
+        "per_sample_weights",
+        "EmbeddingBag.forward takes no per_sample_weights, or WEIGHTED_MODES and MODES share no mode",
+    ),
     "bag-weighted-mean": (
         "weighted mean and sqrtn",
-        "WEIGHTED_MODES holds neither of its MODES, or EmbeddingBag.forward takes no per_sample_weights",
+        "EmbeddingBag.forward takes no per_sample_weights, or WEIGHTED_MODES and MODES share neither mean nor sqrtn",
     ),
-    "bag-padding": ("padding_idx", "EmbeddingBag's constructor takes none"),
-    "bag-last-offset": ("include_last_offset", "EmbeddingBag's constructor takes none"),
+    "bag-padding": ("padding_idx", "EmbeddingBag.__init__ takes no padding_idx"),
+    "bag-last-offset": ("include_last_offset", "EmbeddingBag.__init__ takes no include_last_offset"),
     "bag-2d": ("2-D ids", "the offsets of EmbeddingBag.forward have no default"),
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
 from helpers import assert_exit, assert_one_line_error, run_cli  # noqa: E402
 
+from embconf.adapters.tinytorch_bags import bag_claim, unclaimed_reason  # noqa: E402
 from embconf.grading.check_text import unattempted  # noqa: E402
 from embconf.grading.feedback import feedback  # noqa: E402
 from embconf.grading.rubric import RubricError, load  # noqa: E402
@@ -85,6 +87,39 @@ def test_the_feedback_says_what_was_not_attempted_once(tmp_path, corpus):
     assert text.count(MAX_UNCLAIMED) == 1 and f"{MAX_UNCLAIMED}: 2 cases counted as failed." in text
     assert "`bag.max` (not attempted)" in text and "no known mistake" not in text
     assert unattempted(result) == [f"{MAX_UNCLAIMED}: 2 cases the rubric grades count as failed."]
+
+
+class _Bag:
+    """The handed-out interface (docs/course-staff.md) with weighted mean: it claims every feature it names."""
+
+    MODES, WEIGHTED_MODES = ("sum", "mean", "max"), ("sum", "mean")
+
+    def __init__(self, vocab_size, embed_dim, mode="mean", padding_idx=None, include_last_offset=False): ...
+
+    def forward(self, indices, offsets=None, per_sample_weights=None): ...
+
+
+def _interface(**attributes: object) -> types.ModuleType:
+    """A module whose EmbeddingBag is the interface with ``attributes`` replaced."""
+    return types.SimpleNamespace(EmbeddingBag=type("EmbeddingBag", (_Bag,), attributes))  # type: ignore[return-value]
+
+
+LEFT_OUT = {  # feature -> the interface changed as the feedback's reason for not claiming it says
+    "bag-max": {"MODES": ("sum", "mean")},
+    "bag-weights": {"forward": lambda self, indices, offsets=None: None},
+    "bag-weighted-mean": {"WEIGHTED_MODES": ("sum",)},
+    "bag-padding": {"__init__": lambda self, vocab_size, embed_dim, mode="mean", include_last_offset=False: None},
+    "bag-last-offset": {"__init__": lambda self, vocab_size, embed_dim, mode="mean", padding_idx=None: None},
+    "bag-2d": {"forward": lambda self, indices, offsets, per_sample_weights=None: None},
+}
+
+
+@pytest.mark.parametrize("feature", sorted(LEFT_OUT))
+def test_the_reason_given_for_a_feature_not_attempted_is_what_leaves_it_unclaimed(feature):
+    assert feature in bag_claim(_interface())
+    assert feature not in bag_claim(_interface(**LEFT_OUT[feature]))
+    what, why = unclaimed_reason(feature)
+    assert what != feature and why
 
 
 @pytest.mark.parametrize(
