@@ -61,6 +61,29 @@ def bag_claim(module: ModuleType) -> frozenset[str]:
     return frozenset(features)
 
 
+UNCLAIMED = {  # feature -> (what it is, why the class does not claim it), as bag_claim reads the class
+    "bag-weights": (
+        "per_sample_weights",
+        "EmbeddingBag.forward takes no per_sample_weights, or WEIGHTED_MODES and MODES share no mode",
+    ),
+    "bag-weighted-mean": (
+        "weighted mean and sqrtn",
+        "EmbeddingBag.forward takes no per_sample_weights, or WEIGHTED_MODES and MODES share neither mean nor sqrtn",
+    ),
+    "bag-padding": ("padding_idx", "EmbeddingBag.__init__ takes no padding_idx"),
+    "bag-last-offset": ("include_last_offset", "EmbeddingBag.__init__ takes no include_last_offset"),
+    "bag-2d": ("2-D ids", "the offsets of EmbeddingBag.forward have no default"),
+}
+
+
+def unclaimed_reason(feature: str) -> tuple[str, str]:
+    """(what, why) of a feature a TinyTorch submission does not claim: ('mode max', 'not in EmbeddingBag.MODES')."""
+    mode = feature.removeprefix("bag-")
+    if mode in SPEC_MODES:
+        return f"mode {mode}", "not in EmbeddingBag.MODES"
+    return UNCLAIMED.get(feature, (feature, "not a feature the submission has"))
+
+
 def _listed(cls: type, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
     """The spec's modes among ``cls.<name>`` (a tuple or list of strings), or ``default`` when the class has none."""
     try:

@@ -89,12 +89,16 @@ class CheckResult:
         return not self.problem and not self.failures()
 
     def failures(self) -> list[dict[str, Any]]:
-        """The failing cases, and the declined ones the rubric counts as failed (as ``embconf grade`` scores them)."""
+        """The failing cases, and the declined and not attempted ones the rubric counts as failed (as ``embconf
+        grade`` scores them)."""
         counted = {id(case) for item in self.score.items for case in item.failed}
+        left_out = {id(case) for item in self.score.items for case in item.unattempted}
         return [
             c
             for c in self.record["cases"]
-            if c["outcome"] in ("fail", "error", "crash", "timeout") or (c.get("declined") and id(c) in counted)
+            if c["outcome"] in ("fail", "error", "crash", "timeout")
+            or (c.get("declined") and id(c) in counted)
+            or id(c) in left_out
         ]
 
     def declined(self) -> list[str]:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from embconf.adapters.tinytorch import REQUIRES
 from embconf.adapters.tinytorch_bags import REQUIRES as BAG_REQUIRES
-from embconf.grading.feedback import declined_note, detail_lines, frame, is_unwritten, likely_mistakes
+from embconf.grading.feedback import declined_note, detail_lines, frame, is_unwritten, likely_mistakes, not_attempted
+from embconf.grading.score import Score
 from embconf.grading.template import render
 from embconf.model.symptom import UNWRITTEN, SymptomKey
 
@@ -63,6 +64,20 @@ def unchecked(result: CheckResult) -> str:
     return f"Not checked: {names} ({', '.join(left)}): the rubric grades none of its cases; {how}."
 
 
+def unattempted(score: Score) -> list[str]:
+    """'mode max: not attempted (not in EmbeddingBag.MODES): 12 cases the rubric grades count as failed.': each
+    feature a rubric item names that the submission leaves out, once."""
+    found: dict[str, set[str]] = {}
+    for item in score.items:
+        for case in item.unattempted:
+            found.setdefault(not_attempted(case["unclaimed"]), set()).add(case["id"])
+    counted = {1: "1 case the rubric grades counts"}
+    return [
+        f"{said}: {counted.get(len(ids), f'{len(ids)} cases the rubric grades count')} as failed."
+        for said, ids in found.items()
+    ]
+
+
 def headline(result: CheckResult) -> str:
     """The verdict's counts (its mistakes are listed below it), or the problem."""
     if result.problem:
@@ -90,6 +105,7 @@ def text(result: CheckResult) -> str:
             f"Declined: {len(declined)} case{'s' if len(declined) != 1 else ''} the rubric requires, counted as "
             f"failed (e.g. {declined[0]}); handle these inputs instead of raising embconf.Decline."
         )
+    lines += unattempted(score)
     lines.append("")
     width = max(len(s.item.label) for s in score.items)
     for item in score.items:

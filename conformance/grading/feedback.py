@@ -121,6 +121,9 @@ def _lost(
     ]
     for mistake in likely_mistakes(item_score.failed):
         cases = f"{mistake.count} case{'s' if mistake.count > 1 else ''}"
+        if mistake.key.startswith(UNATTEMPTED):  # what it left out, not a mistake in what it wrote
+            lines.append(f"- {md.text(mistake.title)}: {cases} counted as failed.")
+            continue
         said = f"{mistake.key}\n{mistake.title}"  # said again only when these cases measured it alike
         earlier = named.get(said)
         if earlier is not None:
@@ -138,7 +141,8 @@ def _lost(
         message = case.get("message") or (
             "not provided: the submission lacks this operation" if not case.get("provided", True) else case["outcome"]
         )
-        lines.append(f"- {md.code(case['id'])} ({case['outcome']}): {md.text(_first_line(case['id'], message))}")
+        outcome = "not attempted" if item.unattempted(case) else case["outcome"]
+        lines.append(f"- {md.code(case['id'])} ({outcome}): {md.text(_first_line(case['id'], message))}")
         detail = detail_lines(message, DETAIL_LINES) if number < DETAILED else []
         if detail:
             lines += ["", *md.block([line[:400] for line in detail], "  ")]
@@ -158,6 +162,7 @@ class Mistake:
 
 UNWRITTEN_HINT = "it still raises NotImplementedError: write it (the module's docstring says what it computes)"
 TRACEBACK = "Traceback (most recent call last):"
+UNATTEMPTED = "unattempted"  # the key of cases needing features the submission does not claim
 DECLINED = "declines (embconf.Decline) inputs the rubric requires: a declined case counts as failed"
 DECLINED_HINT = "handle these inputs instead of declining them (repeated ids, empty batches, ... are valid input)"
 CITED = re.compile(r"\bEMB-[A-Z]+-\d+\b")  # a requirement id a hint names
@@ -175,6 +180,8 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             key, title, hint = f"stub {case['operation']}", f"Not written yet: {case['operation']}", UNWRITTEN_HINT
         elif declined_by_submission(case):
             key, title, hint = "declined", DECLINED, DECLINED_HINT
+        elif case["outcome"] == "not_applicable" and case.get("unclaimed") and case.get("provided", True):
+            key, title, hint = f"{UNATTEMPTED} {' '.join(case['unclaimed'])}", not_attempted(case["unclaimed"]), ""
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"
             title, hint = missing_operation(case["operation"])
@@ -188,6 +195,14 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
     return sorted(
         (Mistake(key, merged_title(titles), *rest) for key, titles, *rest in found.values()), key=lambda m: -m.count
     )
+
+
+def not_attempted(features: Sequence[str]) -> str:
+    """'mode max: not attempted (not in EmbeddingBag.MODES)': features a submission does not claim, as read."""
+    from embconf.adapters.tinytorch_bags import unclaimed_reason
+
+    said = [unclaimed_reason(feature) for feature in features]
+    return f"{', '.join(what for what, _ in said)}: not attempted ({'; '.join(dict.fromkeys(why for _, why in said))})"
 
 
 def missing_operation(operation: str) -> tuple[str, str]:

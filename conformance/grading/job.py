@@ -23,10 +23,12 @@ from embconf.grading.notebook import Exported
 from embconf.grading.submissions import Submission, SubmissionProblem, stage
 from embconf.isolation import IsolationOptions
 from embconf.model.impl import Impl
+from embconf.model.outcomes import CaseResult, Outcome
 from embconf.model.record import RunRecord
 
-RECORD_FORMAT = 5  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded;
-# 5: a case the implementation declined says so ("declined": true; "decided_by": "glue" when the adapter skipped it)
+RECORD_FORMAT = 6  # 3: each case's cause and the verdict's mistakes are the run record's verdict causes; 4: graded;
+# 5: a case the implementation declined says so ("declined": true; "decided_by": "glue" when the adapter skipped it);
+# 6: a not-applicable case names the features it needs that the submission does not claim ("unclaimed")
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
 
 
@@ -107,7 +109,7 @@ def run_submission(impl: Impl, cases: list, options: IsolationOptions) -> RunRec
 def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
     """The grading record's summary, verdict and cases, derived from the run record (messages naming ``work``
     made relative)."""
-    provided = run.capabilities.operations
+    provided, claimed = run.capabilities.operations, run.capabilities.all_features
     records = [
         {
             "id": r.id,
@@ -119,12 +121,22 @@ def run_fields(run: RunRecord, work: Optional[Path] = None) -> dict[str, Any]:
             "cause": case_cause(run, r),
             **({"declined": True} if r.declined else {}),
             **({"decided_by": r.decided_by} if r.declined and r.decided_by else {}),  # the adapter's skip (glue)
+            **_unclaimed(r, claimed),
         }
         for r in run.results
     ]
     found = verdict(run)
     found["summary"] = _clean(found["summary"], work)
     return {"summary": run.summary(), "verdict": found, "cases": records}
+
+
+def _unclaimed(result: CaseResult, claimed: frozenset[str]) -> dict[str, list[str]]:
+    """``{"unclaimed": [...]}``: the features a not-applicable case needs that the submission does not claim (a
+    rubric item naming them all counts the case as not attempted); {} for any other case."""
+    if result.outcome is not Outcome.NOT_APPLICABLE or result.declined:
+        return {}
+    unclaimed = [feature for feature in result.features if feature not in claimed]
+    return {"unclaimed": unclaimed} if unclaimed else {}
 
 
 def load_reason(

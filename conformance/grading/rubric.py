@@ -10,7 +10,10 @@ A case the submission declined (``embconf.Decline``, or a peer's ``skipped`` rep
 grades counts as failed, unless it matches one of the rubric's ``allowed_declines`` (case-id or requirement
 globs, at the top or per item): then it is left out like a case outside the features. A case the adapter's own
 rule skipped (``decided_by: glue``: an older TinyTorch API without start_pos, say) is no decline of the
-submission's: it counts as ``not_applicable`` says. An item none of whose
+submission's: it counts as ``not_applicable`` says. An item may name the optional ``features`` it grades (of
+``spec/vocabulary.json``: ``bag-max``, ``bag-padding``, ...): a case not applicable only because the submission does
+not claim features the item names (its ``unclaimed`` ones, all named) counts as failed, not attempted, whatever
+``not_applicable`` says; so leaving a wrong mode out of what a class declares buys nothing back. An item none of whose
 cases counts earns nothing. Settings at the top are defaults for every item. An ``extra_credit`` item (an optional
 extension, such as bags) adds what it earns to the total but nothing to the maximum: a submission without the
 extension scores as it would without the item.
@@ -18,6 +21,7 @@ extension scores as it would without the item.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import math
 from collections.abc import Mapping
@@ -27,6 +31,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from embconf.model.errors import UserError
 from embconf.model.outcomes import NOT_APPLICABLE, PASS, XPASS
+from embconf.model.vocabulary import features as spec_features
 from embconf.model.vocabulary import requirement_subjects, section_of
 from embconf.untrusted.read import InputError, load_yaml, read_bounded
 
@@ -60,6 +65,7 @@ class Item:
     visibility: str
     allowed_declines: tuple[str, ...] = ()  # case-id or requirement globs a submission may decline
     extra_credit: bool = False  # its points add to the total, never to the maximum
+    features: tuple[str, ...] = ()  # optional features it grades: a case needing one unclaimed is not attempted
 
     @property
     def label(self) -> str:
@@ -80,10 +86,20 @@ class Item:
         outcome = case["outcome"]
         if outcome == NOT_APPLICABLE and declined_by_submission(case):
             return None if self.allows_decline(case) else False
+        if outcome == NOT_APPLICABLE and self.unattempted(case):
+            return False
         if outcome == NOT_APPLICABLE:
             policy = self.not_applicable if case.get("provided", True) else self.missing
             return None if policy == "exclude" else policy == "pass"
         return outcome in (PASS, XPASS)
+
+    def unattempted(self, case: Mapping[str, Any]) -> tuple[str, ...]:
+        """The features the item names that a not-applicable case needs and the submission does not claim, when
+        those are all it lacks (a case also needing a feature the item does not name keeps its policy); else ()."""
+        unclaimed = tuple(case.get("unclaimed", ()))
+        if not self.features or not case.get("provided", True) or declined_by_submission(case):
+            return ()
+        return unclaimed if unclaimed and set(unclaimed) <= set(self.features) else ()
 
     def allows_decline(self, case: Mapping[str, Any]) -> bool:
         return any(fnmatch.fnmatchcase(case["id"], glob) for glob in self.allowed_declines) or any(
@@ -164,11 +180,26 @@ def _build(data: Mapping[str, Any], cases: Sequence[Any], where: str, source: st
             **{key: raw.get(key, defaults[key]) for key in SETTINGS},
             allowed_declines=tuple(data.get("allowed_declines", [])) + tuple(raw.get("allowed_declines", [])),
             extra_credit=bool(raw.get("extra_credit", False)),
+            features=tuple(raw.get("features", [])),
         )
-        if not any(item.selects(c.id, c.requirements, c.operation) for c in cases):
+        selected = [c for c in cases if item.selects(c.id, c.requirements, c.operation)]
+        if not selected:
             raise RubricError(f"{where}: item {item.id!r} matches no case of the fixtures")
+        _check_features(item, selected, where)
         items.append(item)
     return Rubric(str(data.get("title", "embconf grade")), tuple(items), source)
+
+
+def _check_features(item: Item, selected: Sequence[Any], where: str) -> None:
+    """Each feature ``item`` names is one of the spec's, carried by some case it grades (else one line)."""
+    known = spec_features()
+    for feature in item.features:
+        if feature not in known:
+            close = difflib.get_close_matches(feature, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (spec/vocabulary.json lists the features)"
+            raise RubricError(f"{where}: item {item.id!r}: unknown feature {feature!r}{hint}")
+        if not any(feature in c.features for c in selected):
+            raise RubricError(f"{where}: item {item.id!r}: no case it grades needs the feature {feature!r}")
 
 
 def requirement_sections() -> dict[str, int]:

@@ -18,6 +18,7 @@ class ItemScore:
     failed: list[Mapping[str, Any]] = field(default_factory=list)  # the recorded cases that counted as failed
     graded: list[str] = field(default_factory=list)  # the item's requirements that its recorded cases pin
     pinned: dict[str, int] = field(default_factory=dict)  # requirement -> how many counted cases pin it
+    unattempted: list[Mapping[str, Any]] = field(default_factory=list)  # of ``failed``: needing features unclaimed
 
     @property
     def lost(self) -> float:
@@ -65,6 +66,7 @@ def score(record: Mapping[str, Any], rubric: Rubric) -> Score:
                 result.passed += 1
             else:
                 result.failed.append(case)
+                result.unattempted += [case] if item.unattempted(case) else []
         if result.counted:
             fraction = result.passed / result.counted
             result.points = round(item.points * (fraction if item.credit == "partial" else float(fraction == 1.0)), 2)

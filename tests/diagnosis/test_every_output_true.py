@@ -132,6 +132,7 @@ BAGS_ITEM = """
     points: 10
     requirements: ["EMB-BAG-[0-9]*"]
     operations: [embedding_bag_forward, embedding_bag_backward]
+    features: [bag-sum, bag-mean, bag-max, bag-weights, bag-padding, bag-last-offset, bag-2d]
     missing: exclude
     extra_credit: true
 """  # docs/course-staff.md's extra-credit item: a course grading the bag extension adds it to its rubric

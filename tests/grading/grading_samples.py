@@ -34,6 +34,10 @@ MISTAKES: dict[str, tuple[str, str]] = {
         "if not positions.size or self.divisors[b] == 0:\n            return np.zeros",
         'if self.mode != "mean" and (not positions.size or self.divisors[b] == 0):\n            return np.zeros',
     ),
+    "bag_max_from_zero": (  # a max that starts from zero: a bag of negative rows gives 0 (EMB-BAG-4)
+        "return self.rows[positions].max(axis=0)",
+        "return np.maximum(self.rows[positions].max(axis=0), 0.0)",
+    ),
 }
 NEVER_RUN = 'raise SystemExit("a grader executed a cell that is not exported")'
 
