@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from embconf.grading.base_names import BASE_HINT
+from embconf.grading.job import LOST, is_lost
 from embconf.grading.pool import run_jobs
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import (
@@ -28,6 +29,7 @@ from embconf.isolation import IsolationOptions, isolation_options
 from embconf.processes.options import add_limits
 
 GRADE_RUN_TIMEOUT = 600.0  # seconds one submission may take
+EXIT_UNGRADED = 1  # a submission could not be graded (its grading process was lost twice): the next run retries it
 # a module or notebook that cannot import from the base what it names (found when it runs, if not before)
 DEFAULT_BASE_LACKS = re.compile(r"does not import: (ImportError|ModuleNotFoundError): .*'tinytorch[.']")
 
@@ -185,7 +187,17 @@ def grade(args: argparse.Namespace, isolation: IsolationOptions) -> int:
         raise GradeUsageError(
             f"{len(lacking)} submission(s) ({names}) cannot import from the default base package what they name: {BASE_HINT}"
         )
-    return 0
+    return _ungraded(records)
+
+
+def _ungraded(records: list[dict[str, Any]]) -> int:
+    """EXIT_UNGRADED, said in one line, when a submission's grading process was lost; else 0."""
+    lost = [r["name"] for r in records if is_lost(r)]
+    if not lost:
+        return 0
+    names = ", ".join(lost[:3]) + (", ..." if len(lost) > 3 else "")
+    print(f"{len(lost)} submission(s) could not be graded ({names}): {LOST}; the next run grades them again")
+    return EXIT_UNGRADED
 
 
 def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
@@ -221,4 +233,4 @@ def gradescope(args: argparse.Namespace, isolation: IsolationOptions) -> int:
     secret = withheld([*private, *([args.rubric] if args.rubric else []), *args.withhold], [args.submission])
     write_json(args.results, secret.redact(gradescope_results(result)))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")
-    return 0
+    return _ungraded([record])

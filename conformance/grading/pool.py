@@ -21,11 +21,13 @@ import os
 import signal
 import threading
 import time
+import warnings
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterator, Sequence
+from typing import Any, Generator, Iterator, Optional, Sequence
 
-from embconf.grading.job import Job, grade, record_of
+from embconf.grading.job import LOST, Job, grade, record_of, started_mark
 
 
 @dataclass
@@ -64,34 +66,113 @@ def _duration(seconds: float) -> str:
 
 
 def run_jobs(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, None]:
-    """Each job's record as it completes; a job whose grading process was lost gets a problem record."""
+    """Each job's record as it completes. A lost grading process (killed by the submission it ran, or by the
+    out-of-memory killer) costs one submission: the jobs still queued are graded again in a fresh pool, those it
+    (or its pool) was grading are each retried alone once, and a job lost alone too gets a ``lost`` record."""
     if not jobs:
         return
     try:
-        yield from _run(jobs, workers)
+        yield from _rounds(jobs, workers)
     finally:  # Ctrl-C included: nothing of the pool is left for the exit-time clean-up or the runner's kill
         _release_tracker()
 
 
-def _run(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+def _rounds(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
+    pending, suspects = list(jobs), []
+    while pending:
+        lost = yield from _run(pending, workers)
+        if lost is None:
+            break
+        # the jobs a grading process had taken up when the pool broke; every one left when the marks were removed
+        taken = [job for job in lost.jobs if started_mark(job).exists()] or lost.jobs
+        suspects += taken
+        pending = [job for job in lost.jobs if job not in taken]
+    for job in suspects:
+        alone = yield from _run([job], 1)
+        if alone is not None:
+            yield record_of(job.submission, job.hash, reason=alone.reason(), lost=True)
+
+
+@dataclass(frozen=True)
+class Lost:
+    """The jobs a broken pool left without a record, and how its processes ended (their exit codes)."""
+
+    jobs: list[Job]
+    exits: tuple[Optional[int], ...] = ()
+
+    def reason(self) -> str:
+        """One line for the gradebook: the signal that ended the process, when one did."""
+        killed = sorted({-code for code in self.exits if code is not None and code < 0})
+        names = ", ".join(_signal_name(number) for number in killed)
+        how = f" (killed by {names})" if names else ""
+        return (
+            f"{LOST} twice{how}: the submission ended the process grading it, or the machine ran out of memory; "
+            "the next run grades it again"
+        )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _run(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, Optional[Lost]]:
+    """One pool over ``jobs``: their records as they complete; what was lost when a grading process died."""
+    for job in jobs:
+        started_mark(job).unlink(missing_ok=True)
     context = multiprocessing.get_context("spawn")
+    _quiet_tracker()
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=max(1, min(workers, len(jobs))), mp_context=context, initializer=_end_quietly_on_interrupt
     ) as pool:
         with _interrupts_held():  # the processes start now, Ctrl-C held back until their initializer runs
             futures = {pool.submit(grade, job): job for job in jobs}
+        processes = list((getattr(pool, "_processes", None) or {}).values())
         try:
+            left = dict(futures)
             for future in concurrent.futures.as_completed(futures):
-                job = futures[future]
-                try:
-                    yield future.result()
-                except Exception as exc:  # the grading process died (killed, out of memory): this submission only
-                    yield record_of(
-                        job.submission, job.hash, reason=f"the grading process was lost ({type(exc).__name__})"
-                    )
+                if isinstance(future.exception(), BrokenProcessPool):
+                    break  # every job without a record now has this exception too
+                yield _record(future, left.pop(future))
+            lost = []
+            for future, job in left.items():
+                if isinstance(future.exception(), BrokenProcessPool):
+                    lost.append(job)
+                else:  # completed before the pool broke
+                    yield _record(future, job)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:
+            _quiet_tracker()  # the pool's semaphores are released below, to a tracker that is alive
+    return Lost(lost, tuple(process.exitcode for process in processes)) if lost else None
+
+
+def _record(future: concurrent.futures.Future, job: Job) -> dict[str, Any]:
+    try:
+        return dict(future.result())
+    except Exception as exc:  # the grading machinery failed on it (never what the submission did): not a grade
+        return record_of(job.submission, job.hash, reason=f"{LOST} ({type(exc).__name__}: {exc})"[:300], lost=True)
+
+
+def _quiet_tracker() -> None:
+    """Start multiprocessing's resource tracker, or start it again when a submission ended it (it is a process
+    of this runner's, which a submission can find), with its stderr on the null device: the new one's complaints
+    about the old one's semaphores, and the runner's warning that it relaunched it, are no business of the TA's."""
+    from multiprocessing import resource_tracker
+
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def _release_tracker() -> None:

@@ -6,7 +6,8 @@ submission whose content hash matches its record in OUT_DIR is not run again (``
 record, feedback and results are written the moment it completes, so an interrupted run loses nothing
 already graded; gradebook.csv and report.html are written from all records at the end (and on
 interrupt). ``shard=(I, N)`` grades the submissions whose name hashes to I of N; :func:`merge` joins
-the records of several OUT_DIRs into one. What the TA sees while it runs is :mod:`.pool`'s.
+the records of several OUT_DIRs into one. A record whose grading process was lost is never reused.
+What the TA sees while it runs is :mod:`.pool`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from embconf.grading.files import check_writable
-from embconf.grading.job import RECORD_FORMAT, Job, record_of
+from embconf.grading.job import RECORD_FORMAT, Job, is_lost, record_of
 from embconf.grading.outputs import write_class, write_submission
 from embconf.grading.pool import Progress, run_jobs
 from embconf.grading.roster import Roster
@@ -209,7 +210,8 @@ def _cached(out: Path, name: str, digest: str) -> Optional[dict[str, Any]]:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return record if isinstance(record, dict) and record.get("hash") == digest else None
+    fresh = isinstance(record, dict) and record.get("hash") == digest
+    return record if fresh and not is_lost(record) else None  # a lost grading process is no grade
 
 
 def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[dict[str, Any]]:
