@@ -239,24 +239,25 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
     target = work / sub.module
     if sub.kind == "package":
         _copy_package(sub.source, work, sub.root or sub.source)
-    elif sub.package is not None:  # the student's own package, from the upload
+        return target, exported
+    if sub.package is not None:  # the student's own package, from the upload: no link followed out of it
         _copy_package(sub.package, work, sub.root or sub.package)
-    else:
-        if base is None:
-            raise SubmissionProblem(
-                f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
-            )
+    elif base is not None:
         _copy_package(base, work)
-        if sub.kind == "module":
-            shutil.copyfile(sub.source, target)
-        else:
-            try:
-                exported = export(sub.source)
-            except NotebookError as exc:
-                raise SubmissionProblem(str(exc)) from None
-            target = _exported_module(work, exported)
-            target.write_text(exported.source, encoding="utf-8")
-        _place_helpers(sub.helpers, target.parent, work)
+    else:
+        raise SubmissionProblem(
+            f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
+        )
+    if sub.kind == "module":
+        shutil.copyfile(sub.source, target)
+    else:
+        try:
+            exported = export(sub.source)
+        except NotebookError as exc:
+            raise SubmissionProblem(str(exc)) from None
+        target = _exported_module(work, exported)
+        target.write_text(exported.source, encoding="utf-8")
+    _place_helpers(sub.helpers, target.parent, work)
     return target, exported
 
 
