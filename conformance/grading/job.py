@@ -79,6 +79,11 @@ def started_mark(job: Job) -> Path:
     return job.work.parent / ".started" / job.work.name
 
 
+def alone_mark(job: Job) -> Path:
+    """The file saying ``job`` is graded alone after its grading process was lost (left when the run is killed)."""
+    return job.work.parent / ".alone" / job.work.name
+
+
 def grade(job: Job) -> dict[str, Any]:
     """The record of one submission (never raises for anything the submission does)."""
     sub, started = job.submission, time.perf_counter()

@@ -25,9 +25,10 @@ import warnings
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterator, Optional, Sequence
+from typing import Any, Collection, Generator, Iterator, Optional, Sequence
 
-from embconf.grading.job import LOST, Job, grade, record_of, started_mark
+from embconf.grading.job import LOST, Job, alone_mark, grade, record_of, started_mark
+from embconf.processes.tree import dies_with_parent
 
 
 @dataclass
@@ -65,20 +66,24 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
-def run_jobs(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, None]:
+def run_jobs(
+    jobs: Sequence[Job], workers: int, suspects: Collection[str] = ()
+) -> Generator[dict[str, Any], None, None]:
     """Each job's record as it completes. A lost grading process (killed by the submission it ran, or by the
     out-of-memory killer) costs one submission: the jobs still queued are graded again in a fresh pool, those it
-    (or its pool) was grading are each retried alone once, and a job lost alone too gets a ``lost`` record."""
+    (or its pool) was grading are each retried alone once, and a job lost alone too gets a ``lost`` record. The
+    jobs named in ``suspects`` (being graded when an earlier run was killed) are graded alone, last."""
     if not jobs:
         return
     try:
-        yield from _rounds(jobs, workers)
+        yield from _rounds(jobs, workers, suspects)
     finally:  # Ctrl-C included: nothing of the pool is left for the exit-time clean-up or the runner's kill
         _release_tracker()
 
 
-def _rounds(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
-    pending, suspects = list(jobs), []
+def _rounds(jobs: Sequence[Job], workers: int, suspected: Collection[str]) -> Iterator[dict[str, Any]]:
+    suspects = [job for job in jobs if job.submission.name in suspected]
+    pending = [job for job in jobs if job not in suspects]
     while pending:
         lost = yield from _run(pending, workers)
         if lost is None:
@@ -88,23 +93,30 @@ def _rounds(jobs: Sequence[Job], workers: int) -> Iterator[dict[str, Any]]:
         suspects += taken
         pending = [job for job in lost.jobs if job not in taken]
     for job in suspects:
-        alone = yield from _run([job], 1)
-        if alone is not None:
-            yield record_of(job.submission, job.hash, reason=alone.reason(), lost=True)
+        alone = alone_mark(job)  # left behind when this run is killed while grading it alone: the next run's clue
+        alone.parent.mkdir(parents=True, exist_ok=True)
+        alone.touch()
+        lost = yield from _run([job], 1)
+        if lost is not None:
+            yield record_of(job.submission, job.hash, reason=lost.reason(), lost=True)
+        alone.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
 class Lost:
     """The jobs a broken pool left without a record, and how its processes ended (their exit codes)."""
 
+    KILLED_RUN = "the run grading it alone was killed"
+
     jobs: list[Job]
     exits: tuple[Optional[int], ...] = ()
+    how: str = ""  # what ended it, when no exit code says
 
     def reason(self) -> str:
         """One line for the gradebook: the signal that ended the process, when one did."""
         killed = sorted({-code for code in self.exits if code is not None and code < 0})
         names = ", ".join(_signal_name(number) for number in killed)
-        how = f" (killed by {names})" if names else ""
+        how = f" (killed by {names})" if names else f" ({self.how})" if self.how else ""
         return (
             f"{LOST} twice{how}: the submission ended the process grading it, or the machine ran out of memory; "
             "the next run grades it again"
@@ -125,7 +137,10 @@ def _run(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, O
     context = multiprocessing.get_context("spawn")
     _quiet_tracker()
     with concurrent.futures.ProcessPoolExecutor(
-        max_workers=max(1, min(workers, len(jobs))), mp_context=context, initializer=_end_quietly_on_interrupt
+        max_workers=max(1, min(workers, len(jobs))),
+        mp_context=context,
+        initializer=_start_grading_process,
+        initargs=(os.getpid(),),
     ) as pool:
         with _interrupts_held():  # the processes start now, Ctrl-C held back until their initializer runs
             futures = {pool.submit(grade, job): job for job in jobs}
@@ -189,9 +204,13 @@ def _release_tracker() -> None:
             pass
 
 
-def _end_quietly_on_interrupt() -> None:
-    """In a grading process: Ctrl-C ends it at once, without a traceback (the runner speaks for it); one that
-    came while it started (held back by the mask it inherited) ends it now."""
+def _start_grading_process(runner: int) -> None:
+    """In a grading process: it dies with the runner (a runner a submission killed leaves none behind), Ctrl-C
+    ends it at once, without a traceback (the runner speaks for it); one that came while it started (held back
+    by the mask it inherited) ends it now."""
+    dies_with_parent()
+    if os.getppid() != runner:  # the runner died before this process could ask to die with it
+        os._exit(1)
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(128 + signum))
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

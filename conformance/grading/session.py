@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 from embconf.grading.files import check_writable
 from embconf.grading.job import RECORD_FORMAT, Job, is_lost, record_of
 from embconf.grading.outputs import write_class, write_submission
-from embconf.grading.pool import Progress, run_jobs
+from embconf.grading.pool import Lost, Progress, run_jobs
 from embconf.grading.roster import Roster
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
@@ -147,6 +147,7 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
         sort_keys=True,
     )
     work = (options.out / ".work").resolve()
+    taken, alone = _left_by_a_killed_run(work)
     records: dict[str, dict[str, Any]] = {}
     jobs, problems, digests = [], [], {}
     for sub in subs:
@@ -156,6 +157,8 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
             records[sub.name] = cached
         elif sub.problem:
             problems.append(record_of(sub, digest, reason=sub.problem))
+        elif sub.name in alone:  # it was graded alone when the last run was killed: not once more
+            problems.append(record_of(sub, digest, reason=Lost([], how=Lost.KILLED_RUN).reason(), lost=True))
         else:
             jobs.append(
                 Job(
@@ -177,7 +180,7 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
     try:
         for record in problems:
             records[record["name"]] = _finish(options, record, say, progress, ran=False)
-        with closing(run_jobs(jobs, options.jobs)) as graded:  # an interrupt here shuts the pool down at once
+        with closing(run_jobs(jobs, options.jobs, taken)) as graded:  # an interrupt here shuts the pool down at once
             for record in graded:
                 records[record["name"]] = _finish(options, record, say, progress)
     except KeyboardInterrupt:
@@ -195,6 +198,16 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
         if done:
             write_class(options.out, done, options.rubric, options.roster)
     return done
+
+
+def _left_by_a_killed_run(work: Path) -> tuple[set[str], set[str]]:
+    """The submissions a killed run was grading, and those of them it was grading alone, by the marks it left
+    (a run that ends, interrupted or not, removes them with its work folder); the marks are removed."""
+    found = []
+    for folder in (work / ".started", work / ".alone"):
+        found.append({path.name for path in folder.iterdir()} if folder.is_dir() else set())
+        shutil.rmtree(folder, ignore_errors=True)
+    return found[0], found[1]
 
 
 def _finish(options: Options, record: dict[str, Any], say: Say, progress: Progress, ran: bool = True) -> dict[str, Any]:

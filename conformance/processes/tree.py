@@ -41,6 +41,12 @@ def keep_descendants(die_with_parent: bool = True) -> None:
         return
     _PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     if die_with_parent:
+        dies_with_parent()
+
+
+def dies_with_parent() -> None:
+    """In a child: SIGKILL when the parent (the thread that started it) ends (Linux; elsewhere nothing)."""
+    if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 

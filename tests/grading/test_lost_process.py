@@ -7,7 +7,9 @@ says a submission could not be graded."""
 from __future__ import annotations
 
 import csv
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,10 @@ from embconf.grading.command import EXIT_UNGRADED  # noqa: E402
 
 KILLS_ITS_GRADER = "import os\nos.kill(os.getppid(), 9)\n"
 KILLS_ITSELF = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+KILLS_THE_RUNNER = """import os
+with open(f"/proc/{os.getppid()}/stat") as _stat:
+    os.kill(int(_stat.read().rsplit(")", 1)[1].split()[1]), 9)
+"""
 KILLS_THE_RUNNERS_OTHER_CHILDREN = """import os, signal
 def _parent(pid):
     with open(f"/proc/{pid}/stat") as stat:
@@ -75,6 +81,35 @@ def test_a_lost_submission_is_graded_again_by_the_next_run(hostile_class):
     fixed = run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600)
     assert_exit(fixed, 0)
     assert rows(out)["killer"]["score"] == "100"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the submission reads /proc")
+def test_a_submission_killing_the_runner_costs_the_class_two_runs_and_itself_its_grade(tmp_path):
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    (folder / "a_killer.py").write_text(samples.module_doing(KILLS_THE_RUNNER), encoding="utf-8")
+    for name in ("b", "c", "d"):
+        samples.write(folder, name, "module")
+    marked = {"EMBCONF_TEST_RUN": str(tmp_path)}  # what each process the runs start inherits
+    runs = [run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600, env=marked) for _ in range(3)]
+    assert [run.returncode for run in runs] == [-9, -9, EXIT_UNGRADED], [run.stdout[-500:] for run in runs]
+    graded = rows(out)
+    assert [graded[name]["score"] for name in ("b", "c", "d")] == ["100"] * 3
+    assert "the run grading it alone was killed" in graded["a_killer"]["reason"]
+    time.sleep(1)
+    assert _inheriting(f"EMBCONF_TEST_RUN={tmp_path}".encode()) == []  # the killed runs left no process behind
+
+
+def _inheriting(variable: bytes) -> list[int]:
+    """The processes whose environment holds ``variable``."""
+    found = []
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if variable in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                found.append(pid)
+        except OSError:
+            continue
+    return found
 
 
 def test_gradescope_retries_a_lost_submission_once_and_says_so(tmp_path):
