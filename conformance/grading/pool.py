@@ -66,6 +66,9 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
+WATCH_SECONDS = 1.0  # how often the runner looks at its grading processes while it waits
+
+
 def run_jobs(
     jobs: Sequence[Job], workers: int, suspects: Collection[str] = ()
 ) -> Generator[dict[str, Any], None, None]:
@@ -145,12 +148,18 @@ def _run(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, O
         with _interrupts_held():  # the processes start now, Ctrl-C held back until their initializer runs
             futures = {pool.submit(grade, job): job for job in jobs}
         processes = list((getattr(pool, "_processes", None) or {}).values())
+        watch = _Watch(processes, max(2 * jobs[0].options.run_timeout, jobs[0].options.run_timeout + 120))
         try:
-            left = dict(futures)
-            for future in concurrent.futures.as_completed(futures):
-                if isinstance(future.exception(), BrokenProcessPool):
-                    break  # every job without a record now has this exception too
-                yield _record(future, left.pop(future))
+            left, broken = dict(futures), False
+            while left and not broken:
+                done, _ = concurrent.futures.wait(left, WATCH_SECONDS, concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    broken = isinstance(future.exception(), BrokenProcessPool)
+                    if broken:
+                        break  # every job without a record now has this exception too
+                    yield _record(future, left.pop(future))
+                if not done:
+                    watch.check(list(left.values()))
             lost = []
             for future, job in left.items():
                 if isinstance(future.exception(), BrokenProcessPool):
@@ -162,7 +171,51 @@ def _run(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, O
             raise
         finally:
             _quiet_tracker()  # the pool's semaphores are released below, to a tracker that is alive
-    return Lost(lost, tuple(process.exitcode for process in processes)) if lost else None
+    if not lost:
+        return None
+    return Lost(lost, how=watch.ended) if watch.ended else Lost(lost, tuple(p.exitcode for p in processes))
+
+
+@dataclass
+class _Watch:
+    """Ends a grading process that cannot go on by itself: one stopped (a submission sent its grading process
+    SIGSTOP), and every one when a submission holds one past ``deadline`` seconds (its own limits could not end it)."""
+
+    processes: list[Any]
+    deadline: float
+    ended: str = ""  # why the runner ended a grading process
+
+    def check(self, jobs: list[Job]) -> None:
+        for process in self.processes:
+            if process.pid is not None and _state(process.pid) in ("T", "t"):
+                self._end([process], "stopped by SIGSTOP, then ended by the grader")
+        if any(_held(job) > self.deadline for job in jobs):
+            self._end(self.processes, f"graded for more than {self.deadline:g} s, then ended by the grader")
+
+    def _end(self, processes: list[Any], why: str) -> None:
+        self.ended = self.ended or why
+        for process in processes:
+            try:
+                os.kill(process.pid, signal.SIGKILL)  # a stopped process takes no other signal
+            except (OSError, TypeError):
+                pass
+
+
+def _state(pid: int) -> str:
+    """The state letter of ``pid`` (``T``: stopped), from /proc; "" where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError, UnicodeDecodeError):
+        return ""
+
+
+def _held(job: Job) -> float:
+    """Seconds since a grading process took ``job`` up (0 when none has)."""
+    try:
+        return time.time() - started_mark(job).stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _record(future: concurrent.futures.Future, job: Job) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """A submission that ends the process grading it (the pool worker its own worker was forked from, found with
-``os.getppid()``), one that kills itself, and one that kills every other process of the runner (the other grading
-processes, multiprocessing's resource tracker) cost themselves only: the correct submissions graded beside them keep
+``os.getppid()``), one that stops it (SIGSTOP), one that kills itself, one that kills every other process of the
+runner (the other grading processes, multiprocessing's resource tracker) and one that kills the runner cost
+themselves only: the correct submissions graded beside them keep
 their full scores, the lost one is recorded with its reason and graded again by the next run, and the exit status
 says a submission could not be graded."""
 
@@ -21,6 +22,7 @@ import grading_samples as samples  # noqa: E402
 from embconf.grading.command import EXIT_UNGRADED  # noqa: E402
 
 KILLS_ITS_GRADER = "import os\nos.kill(os.getppid(), 9)\n"
+STOPS_ITS_GRADER = "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n"
 KILLS_ITSELF = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
 KILLS_THE_RUNNER = """import os
 with open(f"/proc/{os.getppid()}/stat") as _stat:
@@ -53,6 +55,7 @@ def hostile_class(tmp_path_factory):
         samples.write(folder, name, "module")
     (folder / "killer.py").write_text(samples.module_doing(KILLS_ITS_GRADER), encoding="utf-8")
     (folder / "suicide.py").write_text(samples.module_doing(KILLS_ITSELF), encoding="utf-8")
+    (folder / "stopper.py").write_text(samples.module_doing(STOPS_ITS_GRADER), encoding="utf-8")
     (folder / "sweeper.py").write_text(samples.module_doing(KILLS_THE_RUNNERS_OTHER_CHILDREN), encoding="utf-8")
     out = tmp_path_factory.mktemp("out")
     return folder, out, run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600)
@@ -69,18 +72,21 @@ def test_a_lost_grading_process_costs_only_the_submission_that_lost_it(hostile_c
     assert graded["suicide"]["score"] == "0" and "killed by SIGKILL" in graded["suicide"]["reason"]
     lost = graded["killer"]
     assert lost["score"] == "0" and "lost twice (killed by SIGKILL)" in lost["reason"] and "\n" not in lost["reason"]
-    assert "could not be graded (killer)" in done.stdout
+    stopped = graded["stopper"]
+    assert stopped["score"] == "0" and "lost twice (stopped by SIGSTOP, then ended by the grader)" in stopped["reason"]
+    assert "2 submission(s) could not be graded (killer, stopper)" in done.stdout
 
 
 def test_a_lost_submission_is_graded_again_by_the_next_run(hostile_class):
     folder, out, _ = hostile_class
     again = run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600)
     assert_exit(again, EXIT_UNGRADED)
-    assert "5 of 6 submissions unchanged" in again.stdout and "grading 1 of 6" in again.stdout, again.stdout
-    (folder / "killer.py").write_text(samples.module_text(), encoding="utf-8")  # the student hands in a fix
+    assert "5 of 7 submissions unchanged" in again.stdout and "grading 2 of 7" in again.stdout, again.stdout
+    for name in ("killer", "stopper"):  # the students hand in a fix
+        (folder / f"{name}.py").write_text(samples.module_text(), encoding="utf-8")
     fixed = run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600)
     assert_exit(fixed, 0)
-    assert rows(out)["killer"]["score"] == "100"
+    assert rows(out)["killer"]["score"] == rows(out)["stopper"]["score"] == "100"
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the submission reads /proc")
