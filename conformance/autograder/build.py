@@ -175,9 +175,9 @@ def bag_solution(tree: ast.AST) -> str:
             if node.name == CLASS or why or taken:
                 return f"{node.name} ({'; '.join(why + sorted(taken)) or 'the bag layer'})"
     for node in nodes:
-        name, taken = _bag_parameters(node)
-        if taken:
-            return f"{name} (it takes {taken})"
+        name, parameters = _bag_parameters(node)
+        if parameters:
+            return f"{name} (it takes {parameters})"
         if isinstance(node, ast.alias) and CLASS in (node.name.rpartition(".")[2], node.asname):
             return f"{CLASS} (imported)"
         if isinstance(node, ast.Name) and node.id == CLASS and isinstance(node.ctx, ast.Store):

@@ -167,9 +167,11 @@ def _run(jobs: Sequence[Job], workers: int) -> Generator[dict[str, Any], None, O
                 else:  # completed before the pool broke
                     yield _record(future, job)
         except BaseException:
+            watch.end_stopped()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:
+            watch.end_stopped()  # the pool ends its processes with SIGTERM, which a stopped one never takes
             _quiet_tracker()  # the pool's semaphores are released below, to a tracker that is alive
     if not lost:
         return None
@@ -184,13 +186,27 @@ class _Watch:
     processes: list[Any]
     deadline: float
     ended: str = ""  # why the runner ended a grading process
+    held: dict[str, int] = field(default_factory=dict)  # watches (the runner running) a job was seen taken up
+    stopped: set[int] = field(default_factory=set)  # pids seen stopped at the last watch
 
     def check(self, jobs: list[Job]) -> None:
-        for process in self.processes:
-            if process.pid is not None and _state(process.pid) in ("T", "t"):
-                self._end([process], "stopped by SIGSTOP, then ended by the grader")
-        if any(_held(job) > self.deadline for job in jobs):
+        """One watch, about a second after the last: a stop seen twice (Ctrl-Z stops and continues the runner
+        and its grading processes together, never one of them for a second) or a job held past the deadline
+        (counted in watches, so a runner stopped for an hour holds nothing past it) ends them."""
+        self.end_stopped(seen_before=True)
+        for job in jobs:
+            if started_mark(job).exists():
+                self.held[job.submission.name] = self.held.get(job.submission.name, 0) + 1
+        if max(self.held.values(), default=0) * WATCH_SECONDS > self.deadline:
             self._end(self.processes, f"graded for more than {self.deadline:g} s, then ended by the grader")
+
+    def end_stopped(self, seen_before: bool = False) -> None:
+        """End the grading processes that are stopped (with ``seen_before``, only those stopped at the last watch)."""
+        now = {p.pid for p in self.processes if p.pid is not None and _state(p.pid) in ("T", "t")}
+        for process in self.processes:
+            if process.pid in now and (process.pid in self.stopped or not seen_before):
+                self._end([process], "stopped by SIGSTOP, then ended by the grader")
+        self.stopped = now
 
     def _end(self, processes: list[Any], why: str) -> None:
         self.ended = self.ended or why
@@ -208,14 +224,6 @@ def _state(pid: int) -> str:
             return handle.read().rsplit(b")", 1)[1].split()[0].decode()
     except (OSError, IndexError, UnicodeDecodeError):
         return ""
-
-
-def _held(job: Job) -> float:
-    """Seconds since a grading process took ``job`` up (0 when none has)."""
-    try:
-        return time.time() - started_mark(job).stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def _record(future: concurrent.futures.Future, job: Job) -> dict[str, Any]:

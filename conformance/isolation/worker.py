@@ -42,7 +42,12 @@ BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and Tenso
 Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or a file path (spawn)
 
 
+_FORKED_BY: Optional[int] = None  # in a forked worker: the process that forked it (set just before the fork)
+
+
 def _fork_worker(impl: str, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
+    global _FORKED_BY
+    _FORKED_BY = os.getpid()
     parent_end, child_end = socket.socketpair()
     arena = Arena()
     read_fd, write_fd = os.pipe()
@@ -129,6 +134,8 @@ def _confine(output: Output, memory_limit_mb: int) -> None:
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_descendants()
+    if _FORKED_BY is not None and os.getppid() != _FORKED_BY:  # it died before this worker could die with it: the
+        os._exit(WORKER_FAILED)  # worker was handed to an ancestor (the runner), which a submission must not reach
     _redirect_output(output)
     _limit_memory(memory_limit_mb)
 

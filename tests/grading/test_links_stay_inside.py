@@ -5,7 +5,6 @@ counts what is really copied. Zips hold no links at all (a link member refuses t
 
 from __future__ import annotations
 
-import csv
 import stat
 import sys
 import zipfile
@@ -57,8 +56,7 @@ def graded(tmp_path_factory):
         archive.writestr(link, str(solution))
     out = tmp_path_factory.mktemp("out")
     assert main(["grade", str(folder), "--out", str(out), "--jobs", "2"]) == 0
-    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
-        return out, {row["name"]: row for row in csv.DictReader(handle)}
+    return out, samples.gradebook(out)
 
 
 def test_a_link_to_code_elsewhere_is_never_graded_and_says_so_in_one_line(graded):

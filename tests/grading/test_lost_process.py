@@ -7,7 +7,6 @@ says a submission could not be graded."""
 
 from __future__ import annotations
 
-import csv
 import os
 import sys
 import time
@@ -43,11 +42,6 @@ for _pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
 """
 
 
-def rows(out: Path) -> dict[str, dict[str, str]]:
-    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
-        return {row["name"]: row for row in csv.DictReader(handle)}
-
-
 @pytest.fixture(scope="module")
 def hostile_class(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
@@ -66,7 +60,7 @@ def test_a_lost_grading_process_costs_only_the_submission_that_lost_it(hostile_c
     folder, out, done = hostile_class
     assert_exit(done, EXIT_UNGRADED)
     assert done.stderr == "", done.stderr[-2000:]  # no tracker's complaint, no warning
-    graded = rows(out)
+    graded = samples.gradebook(out)
     for name in ("alice", "bob", "carol", "sweeper"):  # the sweeper's own grading is not what it breaks
         assert graded[name]["score"] == "100", graded[name]
     assert graded["suicide"]["score"] == "0" and "killed by SIGKILL" in graded["suicide"]["reason"]
@@ -86,7 +80,7 @@ def test_a_lost_submission_is_graded_again_by_the_next_run(hostile_class):
         (folder / f"{name}.py").write_text(samples.module_text(), encoding="utf-8")
     fixed = run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600)
     assert_exit(fixed, 0)
-    assert rows(out)["killer"]["score"] == rows(out)["stopper"]["score"] == "100"
+    assert samples.gradebook(out)["killer"]["score"] == samples.gradebook(out)["stopper"]["score"] == "100"
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the submission reads /proc")
@@ -99,7 +93,7 @@ def test_a_submission_killing_the_runner_costs_the_class_two_runs_and_itself_its
     marked = {"EMBCONF_TEST_RUN": str(tmp_path)}  # what each process the runs start inherits
     runs = [run_cli("grade", str(folder), "--out", str(out), "--jobs", "2", timeout=600, env=marked) for _ in range(3)]
     assert [run.returncode for run in runs] == [-9, -9, EXIT_UNGRADED], [run.stdout[-500:] for run in runs]
-    graded = rows(out)
+    graded = samples.gradebook(out)
     assert [graded[name]["score"] for name in ("b", "c", "d")] == ["100"] * 3
     assert "the run grading it alone was killed" in graded["a_killer"]["reason"]
     time.sleep(1)
