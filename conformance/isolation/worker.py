@@ -40,8 +40,6 @@ MEMORY_ERROR = re.compile(r"^raised _?\w*MemoryError\b")
 BACKSTOP_MB = 8192  # address space allowed beyond --memory-limit: JAX and TensorFlow reserve gigabytes they never use
 
 Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or a file path (spawn)
-
-
 _FORKED_BY: Optional[int] = None  # in a forked worker: the process that forked it (set just before the fork)
 
 
