@@ -10,6 +10,11 @@ runner) watches. The runner kills every process below it on the way out, the tra
 released after that (the pool shut down at exit, or the next pool of an in-process caller) found the tracker
 dead and printed a two-line ``resource_tracker`` warning after ``embconf: interrupted``. So the pool is shut
 down, its semaphores released and the tracker stopped the moment grading ends, interrupted or not.
+
+A submission runs in a worker forked by its grading process (``os.getppid()`` names it), below the runner, and can
+reach every process of the runner's: :func:`run_jobs` survives the loss of any grading process (the pool is
+started afresh, the jobs it was grading retried alone), a resource tracker it ended is started again quietly, a
+stopped grading process is ended (:class:`_Watch`), and the grading processes die with the runner.
 """
 
 from __future__ import annotations

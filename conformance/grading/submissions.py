@@ -288,7 +288,8 @@ def _copy_package(root: Path, work: Path, submitted: Optional[Path] = None) -> N
     if not (package / "core").is_dir():
         raise SubmissionProblem(f"{root.name}: no tinytorch/core package")
     if submitted is None:  # the base package: the course's own
-        shutil.copytree(package, work / "tinytorch", ignore=shutil.ignore_patterns(*contained.SKIPPED, "*.pyc"))
+        ignore = shutil.ignore_patterns(*contained.SKIPPED, "*.pyc")
+        shutil.copytree(package, work / "tinytorch", ignore=ignore, ignore_dangling_symlinks=True)
         return
     tree = _package_tree(root, submitted)
     if tree.size > MAX_BYTES or tree.truncated:
