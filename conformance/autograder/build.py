@@ -163,7 +163,7 @@ def check_no_extension(base: Path, files: list[Path]) -> None:
 
 def bag_solution(tree: ast.AST) -> str:
     """What in ``tree`` is bag-layer code, by what it is (a class listing the bag modes or whose methods take the
-    bag parameters, a function taking them, the name ``EmbeddingBag`` bound anyhow), or ""."""
+    bag parameters, a function taking them, the name ``EmbeddingBag`` bound anyhow, or named to bind it), or ""."""
     nodes = list(ast.walk(tree))
     for node in nodes:
         if isinstance(node, ast.ClassDef):
@@ -182,6 +182,8 @@ def bag_solution(tree: ast.AST) -> str:
             return f"{CLASS} (imported)"
         if isinstance(node, ast.Name) and node.id == CLASS and isinstance(node.ctx, ast.Store):
             return f"{CLASS} (assigned)"
+        if isinstance(node, ast.Constant) and node.value == CLASS:  # globals()["EmbeddingBag"], setattr, __all__
+            return f"{CLASS} (named in a string)"
     return ""
 
 

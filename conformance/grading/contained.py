@@ -21,7 +21,7 @@ SKIPPED = frozenset({"__pycache__", ".ipynb_checkpoints"})
 DANGLING = "to a file not handed in"
 OUTSIDE = "out of the submission (never followed)"
 LOOP = "back into a folder holding it (a loop)"
-SPECIAL = "to no regular file or folder"
+SPECIAL = "that is no regular file or folder (a FIFO, a device, a socket)"
 
 
 @dataclass
@@ -40,7 +40,8 @@ class Tree:
             groups.setdefault(why, []).append(name)
         parts = []
         for why, names in groups.items():
-            links = "a link" if len(names) == 1 else f"{len(names)} links"
+            noun = "file" if why == SPECIAL else "link"
+            links = f"a {noun}" if len(names) == 1 else f"{len(names)} {noun}s"
             listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             parts.append(f"ignored {links} {why}: {listed}")
         return "; ".join(parts)

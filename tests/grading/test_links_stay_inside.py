@@ -5,6 +5,7 @@ counts what is really copied. Zips hold no links at all (a link member refuses t
 
 from __future__ import annotations
 
+import os
 import stat
 import sys
 import zipfile
@@ -43,6 +44,7 @@ def graded(tmp_path_factory):
     (upload / "embeddings.py").symlink_to(solution)
     (samples.write(folder, "bigdata", "package") / "tinytorch" / "datasets").symlink_to(big)
     (samples.write(folder, "looped", "package") / "tinytorch" / "loop").symlink_to("..")
+    os.mkfifo(samples.write(folder, "piped", "package") / "tinytorch" / "fifo")  # a copy would wait on it forever
     copies = samples.write(folder, "copies", "package") / "tinytorch"  # 3 copies of 30 MB through inside links
     (copies / "data").mkdir()
     with open(copies / "data" / "blob.bin", "wb") as blob:
@@ -83,6 +85,15 @@ def test_a_correct_package_holding_a_link_loop_keeps_its_full_grade(graded):
     _, rows = graded
     assert rows["looped"]["score"] == "100", rows["looped"]
     assert "tinytorch/loop" in rows["looped"]["note"] and "loop" in rows["looped"]["note"]
+
+
+def test_a_fifo_in_a_package_is_left_out(graded):
+    _, rows = graded
+    assert rows["piped"]["score"] == "100", rows["piped"]
+    assert (
+        rows["piped"]["note"]
+        == "ignored a file that is no regular file or folder (a FIFO, a device, a socket): tinytorch/fifo"
+    )
 
 
 def test_the_size_limit_counts_what_links_inside_would_copy(graded):
