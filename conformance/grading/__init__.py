@@ -5,7 +5,8 @@ report; ``embconf.check`` for a student in Jupyter, ``python -i`` or a script.
 
 One job a module (the rule saying where module 11 is, package, course folder, files, is the TinyTorch adapter's:
 :mod:`embconf.adapters.tinytorch_layouts`): :mod:`.submissions` (what a folder holds, staging, content hashes),
-:mod:`.uploads` (zips and the rule saying which file of an upload is graded), :mod:`.notebook` (nbdev export cells), :mod:`.job` (grading one submission),
+:mod:`.uploads` (zips and the rule saying which file of an upload is graded), :mod:`.contained` (a submission's
+files, no link followed out of it), :mod:`.notebook` (nbdev export cells), :mod:`.job` (grading one submission),
 :mod:`.mistakes` (the verdict, the one reader of diagnoses), :mod:`.rubric` and :mod:`.score`, :mod:`.feedback`,
 :mod:`.outputs` (the files) through :mod:`.files` (the one writer), :mod:`.report` with :mod:`.template`,
 :mod:`.session` (parallel, resumable, shards, merge), :mod:`.command` (the CLI's side), :mod:`.check` with

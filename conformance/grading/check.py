@@ -205,7 +205,8 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
     if path.is_file() and path.suffix == ".py" and package_location(path)[1] is not None:
         return Impl("tinytorch", str(path)), options, None, run_command(str(path))  # in the student's own package
     sub = classify(path, UploadRule(scratch=tmp / "upload"))
-    if path.is_file() and sub.kind == "module":  # the student's modules beside it, importable as they are at home
+    lone = sub.kind == "module" and sub.source == path  # the file itself, not a module of a zip or folder
+    if lone:  # the student's modules beside it, importable as they are at home (an upload brings its own)
         sub.helpers = tuple(sorted(p for p in path.parent.glob("*.py") if p != path))[:MAX_HELPERS]
     base = base or importable_base() or default_base()
     if sub.needs_base and base is None:
@@ -219,7 +220,7 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
         raise CheckError(str(exc)) from None
     if sub.kind == "package" and sub.source is not None:
         command = run_command(str(sub.source / MODULE_PATH))
-    elif sub.kind == "module" and path.is_file() and base is not None:  # on the base it was staged on
+    elif lone and base is not None:  # on the base it was staged on
         command = run_command(str(path), base)  # PYTHONPATH: a shell may not import what this Python imports
     else:
         command = ""  # a notebook, or an upload of several files: no embconf run command runs it as it is

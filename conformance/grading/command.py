@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from embconf.grading.base_names import BASE_HINT, lacks_from_base
+from embconf.grading.job import LOST, is_lost
 from embconf.grading.pool import run_jobs
 from embconf.grading.rubric import RubricError, load
 from embconf.grading.session import (
@@ -228,7 +229,17 @@ def grade(given: GradeOptions) -> int:
         raise GradeUsageError(
             f"{len(lacking)} submission(s) ({names}) cannot import from the default base package what they name: {BASE_HINT}"
         )
-    return exits.OK
+    return _ungraded(records)
+
+
+def _ungraded(records: list[dict[str, Any]]) -> int:
+    """FAILED, said in one line, when a submission's grading process was lost (the next run grades it again)."""
+    lost = [r["name"] for r in records if is_lost(r)]
+    if not lost:
+        return exits.OK
+    names = ", ".join(lost[:3]) + (", ..." if len(lost) > 3 else "")
+    print(f"{len(lost)} submission(s) could not be graded ({names}): {LOST}; the next run grades them again")
+    return exits.FAILED
 
 
 def gradescope(given: GradescopeOptions) -> int:
@@ -266,4 +277,4 @@ def gradescope(given: GradescopeOptions) -> int:
     secret = withheld([*private, *rubric, *given.withhold], [given.submission])
     write_json(given.results, secret.redact(gradescope_results(result)))
     sys.stdout.write(feedback(result, options.rubric.title) + "\n")
-    return exits.OK
+    return _ungraded([record])

@@ -30,6 +30,7 @@ RECORD_FORMAT = 6  # 3: each case's cause and the verdict's mistakes are the run
 # 5: a case the implementation declined says so ("declined": true; "decided_by": "glue" when the adapter skipped it);
 # 6: a not-applicable case names the features it needs that the submission does not claim ("unclaimed")
 MESSAGE_CHARS = 1200  # of each failing case's message kept in the record
+LOST = "the grading process was lost"  # a record saying so is never a grade: the next run grades it again
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,27 @@ def record_of(sub: Submission, digest: str, **fields: Any) -> dict[str, Any]:
     }
 
 
+def is_lost(record: dict[str, Any]) -> bool:
+    """Whether ``record`` says its grading process was lost (no grade: never reused, graded again)."""
+    return bool(record.get("lost")) or str(record.get("reason", "")).startswith(LOST)
+
+
+def started_mark(job: Job) -> Path:
+    """The file saying a grading process took ``job`` up (left behind when that process is lost)."""
+    return job.work.parent / ".started" / job.work.name
+
+
+def alone_mark(job: Job) -> Path:
+    """The file saying ``job`` is graded alone after its grading process was lost (left when the run is killed)."""
+    return job.work.parent / ".alone" / job.work.name
+
+
 def grade(job: Job) -> dict[str, Any]:
     """The record of one submission (never raises for anything the submission does)."""
     sub, started = job.submission, time.perf_counter()
+    mark = started_mark(job)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
     try:
         module, exported = stage(sub, job.work, job.base)
         record = _run(job, module, exported)
@@ -81,6 +100,7 @@ def grade(job: Job) -> dict[str, Any]:
         record = record_of(sub, job.hash, reason=str(exc))
     finally:
         shutil.rmtree(job.work, ignore_errors=True)
+        mark.unlink(missing_ok=True)
     record["duration_s"] = round(time.perf_counter() - started, 3)
     return record
 

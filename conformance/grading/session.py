@@ -6,7 +6,8 @@ submission whose content hash matches its record in OUT_DIR is not run again (``
 record, feedback and results are written the moment it completes, so an interrupted run loses nothing
 already graded; gradebook.csv and report.html are written from all records at the end (and on
 interrupt). ``shard=(I, N)`` grades the submissions whose name hashes to I of N; :func:`merge` joins
-the records of several OUT_DIRs into one. What the TA sees while it runs is :mod:`.pool`'s.
+the records of several OUT_DIRs into one. A record whose grading process was lost is never reused.
+What the TA sees while it runs is :mod:`.pool`'s.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from embconf.grading.files import check_writable
-from embconf.grading.job import RECORD_FORMAT, Job, record_of
+from embconf.grading.job import RECORD_FORMAT, Job, is_lost, record_of
 from embconf.grading.outputs import write_class, write_submission
-from embconf.grading.pool import Progress, run_jobs
+from embconf.grading.pool import Lost, Progress, run_jobs
 from embconf.grading.roster import Roster
 from embconf.grading.rubric import Rubric
 from embconf.grading.submissions import Submission, content_hash, discover
@@ -148,6 +149,7 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
         sort_keys=True,
     )
     work = (options.out / ".work").resolve()
+    taken, alone = _left_by_a_killed_run(work)
     records: dict[str, dict[str, Any]] = {}
     jobs, problems, digests = [], [], {}
     for sub in subs:
@@ -157,6 +159,8 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
             records[sub.name] = cached
         elif sub.problem:
             problems.append(record_of(sub, digest, reason=sub.problem))
+        elif sub.name in alone:  # it was graded alone when the last run was killed: not once more
+            problems.append(record_of(sub, digest, reason=Lost([], how=Lost.KILLED_RUN).reason(), lost=True))
         else:
             jobs.append(
                 Job(
@@ -178,7 +182,7 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
     try:
         for record in problems:
             records[record["name"]] = _finish(options, record, say, progress, ran=False)
-        with closing(run_jobs(jobs, options.jobs)) as graded:  # an interrupt here shuts the pool down at once
+        with closing(run_jobs(jobs, options.jobs, taken)) as graded:  # an interrupt here shuts the pool down at once
             for record in graded:
                 records[record["name"]] = _finish(options, record, say, progress)
     except KeyboardInterrupt:
@@ -198,6 +202,16 @@ def _grade(subs: list[Submission], options: Options, say: Say) -> list[dict[str,
     return done
 
 
+def _left_by_a_killed_run(work: Path) -> tuple[set[str], set[str]]:
+    """The submissions a killed run was grading, and those of them it was grading alone, by the marks it left
+    (a run that ends, interrupted or not, removes them with its work folder); the marks are removed."""
+    found = []
+    for folder in (work / ".started", work / ".alone"):
+        found.append({path.name for path in folder.iterdir()} if folder.is_dir() else set())
+        shutil.rmtree(folder, ignore_errors=True)
+    return found[0], found[1]
+
+
 def _finish(options: Options, record: dict[str, Any], say: Say, progress: Progress, ran: bool = True) -> dict[str, Any]:
     result = write_submission(options.out, record, options.rubric)
     what = f"{result.total:g}/{result.max:g}" + (f"  ({record['reason']})" if record.get("reason") else "")
@@ -211,7 +225,8 @@ def _cached(out: Path, name: str, digest: str) -> Optional[dict[str, Any]]:
         record = read_record(path)
     except (OSError, InputError):
         return None
-    return record if isinstance(record, dict) and record.get("hash") == digest else None
+    fresh = isinstance(record, dict) and record.get("hash") == digest
+    return record if fresh and not is_lost(record) else None  # a lost grading process is no grade
 
 
 def read_record(path: Path) -> Any:

@@ -9,19 +9,23 @@ as the file the upload rule grades, with its other modules as helpers. Modules a
 placed as ``tinytorch/core/embeddings.py`` into a copy of the base package (``--base``), which gives
 them ``tinytorch.core.tensor`` and ``autograd``. Anything else is a submission with a problem, graded
 0 with the reason: it is listed, never dropped. One the grader may not read is the TA's to fix:
-:class:`UnreadableSubmission` (exit 2).
+:class:`UnreadableSubmission` (exit 2). No link is followed out of a submission (:mod:`.contained`): an entry
+that is a link is not a submission, and a package's links out of it are left out and named in its note.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import zipfile
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Iterable, Optional
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable, Optional
 
 from embconf.adapters import tinytorch_layouts as layouts
+from embconf.grading import contained
+from embconf.grading.contained import inside
 from embconf.grading.notebook import Exported, NotebookError, export, is_percent_notebook
 from embconf.grading.uploads import (
     DEFAULT_RULE,
@@ -54,6 +58,7 @@ EXAMPLE_BASE = next(
 
 
 DANGLING = "a link to a file not handed in"
+ELSEWHERE = "a link to a file elsewhere on the grading machine (never followed: hand in the file itself)"
 
 
 class SubmissionProblem(Exception):
@@ -76,6 +81,7 @@ class Submission:
     helpers: tuple[Path, ...] = ()  # the upload's other modules, placed beside the graded one
     module: Path = MODULE_PATH  # where module 11 is in the (staged) package
     package: Optional[Path] = None  # the student's own package a module or notebook is graded in (layouts rule 2)
+    root: Optional[Path] = None  # the folder handed in (or unpacked): no link is followed out of it
 
     @property
     def needs_base(self) -> bool:
@@ -103,11 +109,11 @@ def discover(folder: Path, exclude: Iterable[Path] = (), rule: UploadRule = DEFA
 def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
     """What one entry of the folder is (a problem, not an exception, when it is not a submission);
     UnreadableSubmission when the grader may not read it."""
-    is_zip = entry.is_file() and (entry.suffix.lower() == ".zip" or zipfile.is_zipfile(entry))
     sub = Submission(entry.stem if not entry.is_dir() else entry.name, entry)
     try:
-        if entry.is_symlink() and not entry.exists():
-            raise UploadProblem(f"{DANGLING}: {entry.name}")
+        if entry.is_symlink():  # a link is not a submission: what it points to is no student's hand-in
+            raise UploadProblem(f"{DANGLING}: {entry.name}" if not entry.exists() else f"{ELSEWHERE}: {entry.name}")
+        is_zip = entry.is_file() and (entry.suffix.lower() == ".zip" or zipfile.is_zipfile(entry))
         if entry.is_dir():
             _classify_folder(sub, entry, rule)
         elif is_zip:
@@ -121,21 +127,24 @@ def classify(entry: Path, rule: UploadRule = DEFAULT_RULE) -> Submission:
         raise UnreadableSubmission(
             f"cannot read the submission {entry} ({exc.strerror or exc}): give the grader read access"
         ) from None
-    _note_dangling(sub)
+    _note_left_out(sub)
     return sub
 
 
-def _note_dangling(sub: Submission) -> None:
-    """A package's links that point nowhere are left out of its copy; its note names them, in one line."""
-    root = sub.source
-    dangling = _dangling(root / "tinytorch") if sub.kind == "package" and root is not None else []
-    if dangling and root is not None:
-        names = ", ".join(path.relative_to(root).as_posix() for path in dangling[:3])
-        links = "a link" if len(dangling) == 1 else f"{len(dangling)} links"
-        sub.note = f"ignored {links} to {DANGLING.removeprefix('a link to ')}: {names}"
+def _note_left_out(sub: Submission) -> None:
+    """The links of a package that are not followed (to nothing, out of the submission, a loop) are left out of
+    its copy; the note names them, in one line, after what the upload rule left out."""
+    package = sub.source if sub.kind == "package" else sub.package
+    tree = _package_tree(package, sub.root) if package is not None else None
+    notes = [note for note in (sub.note, tree.note() if tree is not None else "") if note]
+    sub.note = "; ".join(notes)
+    graded = (sub.module.as_posix(), contained.OUTSIDE)
+    if sub.kind == "package" and tree is not None and graded in tree.left_out:  # module 11 itself is elsewhere
+        sub.kind, sub.problem = "", f"{ELSEWHERE.replace('a link', 'module 11 is a link')}: {graded[0]}"
 
 
 def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: str = "") -> None:
+    sub.root = sub.root or folder
     found = layouts.find_package(folder)
     if found is not None and found.module is not None:
         sub.kind, sub.source, sub.module = "package", found.root, Path(found.module)
@@ -143,12 +152,13 @@ def _classify_folder(sub: Submission, folder: Path, rule: UploadRule, origin: st
         return
     course = layouts.course_folder(folder)
     top = course or content_root(folder)
-    archives = [f for f in visible(top) if f.is_file() and f.suffix.lower() == ".zip"]
+    archives = [f for f in visible(top) if f.is_file() and f.suffix.lower() == ".zip" and inside(f, sub.root)]
     if not origin and len(archives) == 1 and not any(f.suffix in SOURCE_SUFFIXES for f in visible(top)):
         inner = unzip(archives[0], rule, f"{sub.entry.name}-{archives[0].name}")  # Gradescope keeps a zip as uploaded
         _classify_folder(sub, inner, rule, f" in {archives[0].name}")
         return
-    choice = choose(top, rule)
+    choice = choose(top, rule, sub.root)
+    sub.note = choice.left_out
     _classify_file(sub, choice.file)
     sub.helpers = choice.helpers
     sub.package = layouts.own_package(folder) if course else None
@@ -193,23 +203,25 @@ def content_hash(sub: Submission, base: Optional[Path], salt: str) -> str:
     """A digest of everything the grade depends on: the submission's files, the base package (for
     modules and notebooks) and ``salt`` (suite version, fixtures, limits)."""
     digest = hashlib.sha256(f"{sub.kind}\0{sub.problem}\0{sub.graded}\0{salt}\0".encode())
-    roots = [sub.entry] + ([base] if base is not None and sub.needs_base else [])
-    for root in roots:
-        for path in _files(root):
-            digest.update(str(path.relative_to(root) if root.is_dir() else path.name).encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    if sub.entry.is_symlink():  # not followed: the link itself is what was handed in
+        digest.update(os.readlink(sub.entry).encode(errors="replace"))
+    elif sub.entry.is_dir():
+        _hash_files(digest, contained.walk(sub.entry, sub.entry).files)
+    else:
+        _hash_files(digest, [(PurePosixPath(sub.entry.name), sub.entry)])
+    if base is not None and sub.needs_base:
+        _hash_files(digest, [(PurePosixPath(p.relative_to(base).as_posix()), p) for p in _files(base)])
     return digest.hexdigest()
 
 
+def _hash_files(digest: Any, files: list[tuple[PurePosixPath, Path]]) -> None:
+    for name, path in files:
+        digest.update(name.as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+
+
 def _files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
     return sorted(p for p in root.rglob("*") if p.is_file() and not _ignored(p.relative_to(root).parts))
-
-
-def _dangling(folder: Path) -> list[Path]:
-    """The symbolic links under ``folder`` that point nowhere (a data file that was not uploaded)."""
-    return sorted(p for p in folder.rglob("*") if p.is_symlink() and not p.exists())
 
 
 def _ignored(parts: tuple[str, ...]) -> bool:
@@ -227,24 +239,26 @@ def stage(sub: Submission, work: Path, base: Optional[Path]) -> tuple[Path, Opti
     exported = None
     target = work / sub.module
     if sub.kind == "package":
-        _copy_package(sub.source, work)
-    else:
-        base = sub.package or base
-        if base is None:
-            raise SubmissionProblem(
-                f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
-            )
+        _copy_package(sub.source, work, sub.root or sub.source)
+        return target, exported
+    if sub.package is not None:  # the student's own package, from the upload: no link followed out of it
+        _copy_package(sub.package, work, sub.root or sub.package)
+    elif base is not None:
         _copy_package(base, work)
-        if sub.kind == "module":
-            shutil.copyfile(sub.source, target)
-        else:
-            try:
-                exported = export(sub.source)
-            except NotebookError as exc:
-                raise SubmissionProblem(str(exc)) from None
-            target = _exported_module(work, exported)
-            target.write_text(exported.source, encoding="utf-8")
-        _place_helpers(sub.helpers, target.parent, work)
+    else:
+        raise SubmissionProblem(
+            f"a {sub.kind} submission needs a base package: give --base PATH (a folder holding tinytorch/)"
+        )
+    if sub.kind == "module":
+        shutil.copyfile(sub.source, target)
+    else:
+        try:
+            exported = export(sub.source)
+        except NotebookError as exc:
+            raise SubmissionProblem(str(exc)) from None
+        target = _exported_module(work, exported)
+        target.write_text(exported.source, encoding="utf-8")
+    _place_helpers(sub.helpers, target.parent, work)
     return target, exported
 
 
@@ -268,19 +282,23 @@ def _place_helpers(helpers: tuple[Path, ...], beside: Path, work: Path) -> None:
                 shutil.copyfile(helper, folder / helper.name)
 
 
-def _copy_package(root: Path, work: Path) -> None:
-    """Copy ``root/tinytorch`` (only the package, without caches) to ``work/tinytorch``."""
+def _copy_package(root: Path, work: Path, submitted: Optional[Path] = None) -> None:
+    """Copy ``root/tinytorch`` (only the package, without caches) to ``work/tinytorch``; a package handed in
+    (``submitted``: the folder handed in) as :func:`contained.walk` finds it, no link followed out of it."""
     package = root / "tinytorch"
     if not (package / "core").is_dir():
         raise SubmissionProblem(f"{root.name}: no tinytorch/core package")
-    size = sum(p.stat().st_size for p in _files(package))
-    if size > MAX_BYTES:
-        raise SubmissionProblem(
-            f"too large: the tinytorch package holds {size / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB)"
-        )
-    shutil.copytree(  # a dangling link is left out (the submission's note names it)
-        package,
-        work / "tinytorch",
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"),
-        ignore_dangling_symlinks=True,
-    )
+    if submitted is None:  # the base package: the course's own
+        ignore = shutil.ignore_patterns(*contained.SKIPPED, "*.pyc")
+        shutil.copytree(package, work / "tinytorch", ignore=ignore, ignore_dangling_symlinks=True)
+        return
+    tree = _package_tree(root, submitted)
+    if tree.size > MAX_BYTES or tree.truncated:
+        held = f"{tree.size / 2**20:.0f} MB" if not tree.truncated else f"more than {contained.MAX_FILES} files"
+        raise SubmissionProblem(f"too large: the tinytorch package holds {held} (at most {MAX_BYTES // 2**20} MB)")
+    contained.copy(tree, work)
+
+
+def _package_tree(root: Path, submitted: Optional[Path]) -> contained.Tree:
+    """The files of ``root/tinytorch`` as copied: links followed only inside ``submitted``."""
+    return contained.walk(root / "tinytorch", submitted or root)

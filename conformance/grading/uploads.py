@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from embconf.adapters.tinytorch_layouts import graded_candidates, paired_notebooks
+from embconf.grading.contained import OUTSIDE, Tree, inside
 from embconf.grading.notebook import NotebookError, export, is_percent_notebook
 from embconf.untrusted.archive import ArchiveRefused, unpack
 
@@ -52,6 +53,7 @@ class Choice:
     file: Path
     why: str
     helpers: tuple[Path, ...] = ()
+    left_out: str = ""  # the note naming the files that are links out of the upload (never graded nor placed)
 
 
 def unzip(archive: Path, rule: UploadRule, name: str) -> Path:
@@ -81,13 +83,17 @@ def visible(folder: Path) -> list[Path]:
     return [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and e.name not in SKIPPED_NAMES]
 
 
-def choose(folder: Path, rule: UploadRule) -> Choice:
-    """The graded file of a folder without a tinytorch package, by the rule above; UploadProblem otherwise."""
-    files = graded_candidates([f for f in visible(folder) if f.is_file() and f.suffix in SOURCE_SUFFIXES])
+def choose(folder: Path, rule: UploadRule, root: Optional[Path] = None) -> Choice:
+    """The graded file of a folder without a tinytorch package, by the rule above (a link out of ``root``, the
+    upload, is never a candidate); UploadProblem otherwise."""
+    sources = [f for f in visible(folder) if f.is_file() and f.suffix in SOURCE_SUFFIXES]
+    outside = [f for f in sources if not inside(f, root or folder)]
+    files = graded_candidates([f for f in sources if f not in outside])
+    left_out = _left_out(outside, folder)
     if not files:
         raise UploadProblem(
             "not a submission: no tinytorch/core/embeddings.py or tinytorch/text/embeddings.py, "
-            "no .py module or notebook in it"
+            "no .py module or notebook in it" + (f"; {left_out}" if left_out else "")
         )
     exports = {f: _exports(f) for f in files}
     exporting, paired = paired_notebooks([f for f in files if exports[f]])
@@ -112,7 +118,12 @@ def choose(folder: Path, rule: UploadRule) -> Choice:
     if skipped:
         why += f"; {', '.join(skipped)} beside it is not graded"
     helpers = tuple(f for f in files if f != chosen and f.suffix == ".py" and f.name not in exported and not exports[f])
-    return Choice(chosen, why, helpers)
+    return Choice(chosen, why, helpers, left_out)
+
+
+def _left_out(links: list[Path], folder: Path) -> str:
+    """'ignored a link out of the submission (...): embeddings.py', or ''."""
+    return Tree(left_out=[(link.relative_to(folder).as_posix(), OUTSIDE) for link in links]).note()
 
 
 def describe(choice: Choice, top: Path, origin: str = "") -> str:

@@ -10,6 +10,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
+from embconf.grading.contained import walk
+
 MIN_CHARS = 12  # a shorter line (``return x``, ``import os``) says nothing of a file and is everywhere
 PART_CHARS = 24  # a withheld line found inside a longer line of output (``RuntimeError: <the line>``)
 MAX_FILE_BYTES = 2 * 2**20
@@ -47,7 +49,7 @@ class Withheld:
 
 def withheld(private: Iterable[Path], own: Iterable[Path]) -> Withheld:
     """The lines of the files under ``private`` (folders or files) that no file under ``own`` holds."""
-    allowed = {line for path in _files(own) for line in _lines(path)}
+    allowed = {line for path in _own_files(own) for line in _lines(path)}
     found = {line for path in _files(private) for line in _lines(path)} - allowed
     return Withheld(frozenset(found))
 
@@ -59,6 +61,17 @@ def _files(roots: Iterable[Path]) -> list[Path]:
             found.append(root)
         elif root.is_dir():
             found += [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    return found
+
+
+def _own_files(roots: Iterable[Path]) -> list[Path]:
+    """A submission's own files: a link out of it (to the solution, say) holds no line of its own."""
+    found: list[Path] = []
+    for root in roots:
+        if root.is_dir() and not root.is_symlink():
+            found += [real for _, real in walk(root, root).files]
+        elif root.is_file() and not root.is_symlink():
+            found.append(root)
     return found
 
 

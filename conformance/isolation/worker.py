@@ -1,8 +1,7 @@
-"""The worker's side: starting a worker (fork or spawn), confining it (session, memory limit, output
-capture, death with the runner), loading the implementation, serving calls, and checking after each
-call that the process-wide state is as the worker found it (:class:`GlobalState`).
-
-The worker's entry point, :func:`worker_main`, is found by this module's path under ``spawn``."""
+"""The worker's side: starting a worker (fork or spawn), confining it (session, memory limit, output capture,
+death with the runner), loading the implementation, serving calls, and checking after each call that the
+process-wide state is as the worker found it (:class:`GlobalState`). Its entry point, :func:`worker_main`, is found
+by this module's path under ``spawn``."""
 
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ from embconf.model.dtypes import prepare as prepare_dtypes
 from embconf.model.encoding import rows_only
 from embconf.model.impl import Impl
 from embconf.processes.lifetime import Terminated
-from embconf.processes.tree import keep_descendants
+from embconf.processes.tree import forking, keep_descendants, orphaned
 
 RECURSION_LIMIT = sys.getrecursionlimit()  # the runner's: an implementation may raise it, never lower it
 FAILURE_PREFIX = "embconf worker: it could not go on: "  # its last line when its own machinery failed
@@ -44,6 +43,7 @@ Output = Union[int, str]  # where a worker writes: a pipe's write end (fork) or 
 
 
 def _fork_worker(impl: Impl, adapter_options: dict[str, Any], memory_limit_mb: int) -> WorkerHandle:
+    forking()
     parent_end, child_end = socket.socketpair()
     arena = Arena()
     read_fd, write_fd = os.pipe()
@@ -130,6 +130,8 @@ def _confine(output: Output, memory_limit_mb: int) -> None:
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_descendants()
+    if orphaned():  # its forker died before it could die with it: it must never load the implementation
+        os._exit(WORKER_FAILED)
     _redirect_output(output)
     _limit_memory(memory_limit_mb)
 

@@ -41,6 +41,27 @@ def keep_descendants(die_with_parent: bool = True) -> None:
         return
     _PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     if die_with_parent:
+        dies_with_parent()
+
+
+_FORKER: Optional[int] = None  # in a forked child: the process that forked it (set just before the fork)
+
+
+def forking() -> None:
+    """Just before ``os.fork``: remember who forks, so the child can tell it was orphaned (:func:`orphaned`)."""
+    global _FORKER
+    _FORKER = os.getpid()
+
+
+def orphaned() -> bool:
+    """In a forked child: whether the process that forked it died before the child could die with it (it was
+    handed to an ancestor: the runner, which a submission must never reach)."""
+    return _FORKER is not None and os.getppid() != _FORKER
+
+
+def dies_with_parent() -> None:
+    """In a child: SIGKILL when the parent (the thread that started it) ends (Linux; elsewhere nothing)."""
+    if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 

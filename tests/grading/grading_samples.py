@@ -5,6 +5,7 @@ rubric docs/course-staff.md gives for grading that layer."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -49,6 +50,19 @@ def module_text(mistake: Optional[str] = None) -> str:
     old, new = MISTAKES[mistake]
     assert old in text, f"the example module changed: {old!r} is gone"
     return text.replace(old, new, 1)
+
+
+def gradebook(out: Path) -> dict[str, dict[str, str]]:
+    """The rows of OUT/gradebook.csv by submission name."""
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        return {row["name"]: row for row in csv.DictReader(handle)}
+
+
+def module_doing(code: str) -> str:
+    """The correct module running ``code`` first thing when it is imported (a hostile submission)."""
+    head, future, rest = module_text().partition("from __future__ import annotations\n")
+    assert future, "the example module no longer starts with a __future__ import"
+    return head + future + code + rest
 
 
 def notebook_cells(

@@ -10,11 +10,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from helpers import ROOT, assert_exit, assert_one_line_error, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
 
+from embconf.autograder.build import bag_solution  # noqa: E402
 from embconf.autograder.stub import STUB  # noqa: E402
 from embconf.autograder.wheel import CHECKOUT_PARTS  # noqa: E402
 
@@ -52,6 +54,36 @@ def test_a_base_defining_the_bag_layer_elsewhere_is_refused(tmp_path):
     done = run_cli("autograder", "--out", str(out), "--suite", REQUIREMENT, "--base", str(course))
     assert_one_line_error(done, "tinytorch/core/bags.py defines EmbeddingBag", "tinytorch/core/embeddings.py")
     assert not out.exists()
+
+
+BOUND_OTHERWISE = {  # a bag solution in a base file, bound under another name than a class EmbeddingBag
+    "renamed": "class _Bag:\n    def forward(self, indices, offsets=None):\n        return indices\nEmbeddingBag = _Bag\n",
+    "imported_as": "from tinytorch.core._private import Pooled as EmbeddingBag\n",
+    "modes_only": "class Pooled:\n    MODES = ('sum', 'mean')\n",
+    "functional": "def reduce_bags(weight, ids, offsets, mode='sum'):\n    return weight[ids]\n",
+    "assigned": "EmbeddingBag = type('Pooled', (), {})\n",
+    "set_by_name": "import sys\nsetattr(sys.modules['tinytorch.core'], 'EmbeddingBag', object)\n",
+}
+
+
+def test_a_base_binding_the_bag_layer_under_another_name_is_refused(tmp_path):
+    course = samples.write(tmp_path, "course", "package")
+    (course / "tinytorch" / "core" / "pooling.py").write_text(BOUND_OTHERWISE["renamed"], encoding="utf-8")
+    out = tmp_path / "autograder.zip"
+    done = run_cli("autograder", "--out", str(out), "--suite", REQUIREMENT, "--base", str(course))
+    assert_one_line_error(done, "tinytorch/core/pooling.py defines _Bag (forward takes offsets)")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("source", sorted(BOUND_OTHERWISE.values()), ids=sorted(BOUND_OTHERWISE))
+def test_bag_code_is_found_by_what_it_is(source):
+    assert bag_solution(ast.parse(source)) != ""
+
+
+def test_the_rest_of_a_tinytorch_package_is_no_bag_code():
+    package = ROOT / "examples" / "tinytorch_student" / "tinytorch"
+    others = [p for p in package.rglob("*.py") if p.name != "embeddings.py"]
+    assert others and [p.name for p in others if bag_solution(ast.parse(p.read_bytes()))] == []
 
 
 def test_the_wheel_is_built_from_nothing_else_defining_the_bag_layer():

@@ -87,6 +87,16 @@ def test_a_zip_and_a_module_with_its_helper_get_full_marks_saying_what_was_grade
     assert book["max"]["score"] == "100" and book["max"]["kind"] == "package"
 
 
+def test_check_scores_a_zip_importing_its_own_helper_as_grade_does(uploads, tmp_path):
+    folder, _, book = uploads
+    archive = zip_folder(folder / "kim", tmp_path / "kim.zip")  # its module imports the helper it holds
+    (tmp_path / "embedding_helpers.py").write_text("CHECKED = False\n", encoding="utf-8")  # not the zip's own
+    import embconf
+
+    checked = embconf.check(str(archive))
+    assert checked.problem == "" and f"{checked.score.total:g}" == book["kim"]["score"] == "100", checked.problem
+
+
 def test_a_notebook_is_graded_over_the_py_beside_it(uploads):
     _, out, book = uploads
     assert book["leo"]["score"] == "100", book["leo"]
