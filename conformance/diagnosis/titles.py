@@ -42,16 +42,13 @@ def _ranged(titles: list[str]) -> str:
     pieces = NUMBER.split(titles[0])
     out = pieces[0]
     for values, piece in zip(columns, pieces[1:]):
-        numbers = sorted({float(v) for v in values})
+        as_said = {float(v): v for v in values}  # each number as its case printed it (with the digits it needed)
+        numbers = sorted(as_said)
         if len(numbers) == 1:
             out += values[0]
         elif all(n.is_integer() for n in numbers) and len(numbers) <= LISTED:  # sizes: each one, not a range
-            out += ", ".join(_plain(n) for n in numbers)
+            out += ", ".join(as_said[n] for n in numbers)
         else:
-            out += f"{_plain(numbers[0])} to {_plain(numbers[-1])}"
+            out += f"{as_said[numbers[0]]} to {as_said[numbers[-1]]}"
         out += piece
     return out
-
-
-def _plain(value: float) -> str:
-    return f"{value:.6g}"
