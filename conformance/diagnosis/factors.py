@@ -91,16 +91,26 @@ def factor_of(
 ) -> Optional[Factor]:
     """The factor k with got = k * want on every element (finite, same shape; zeros where want is zero), exact
     within the dtype's rounding, else within the case's tolerance ``rule``; None when no k holds on all."""
+    found = factors_of(want, got, dtype, rule)
+    return found[0] if found else None
+
+
+def factors_of(
+    want: np.ndarray, got: np.ndarray, dtype: np.dtype, rule: Optional[Mapping[str, Any]] = None
+) -> list[Factor]:
+    """Each reading that holds, the exact one first: k within one rounding of the dtype, and k within the case's
+    tolerance ``rule`` (a wider interval, where a name such as 1/N may hold that the exact k is not)."""
     w, g = want.astype(np.float64).reshape(-1), got.astype(np.float64).reshape(-1)
     if w.shape != g.shape or not w.size or not (np.isfinite(w).all() and np.isfinite(g).all()):
-        return None
+        return []
     nonzero = w != 0
     if not nonzero.any() or np.any(g[~nonzero] != 0):
-        return None
+        return []
     w, g = w[nonzero], g[nonzero]
     near = float(np.median(g / w))
     below, above = rounding_window(g, dtype)
     low, high = _interval(w, g, below, above)  # k * want rounds to got, element by element
+    found = []
 
     def rounds(k: float) -> bool:  # checked as NumPy rounds (a tie at the window's edge goes to the even side)
         return bool(np.array_equal((k * w).astype(dtype).astype(np.float64), g))
@@ -108,19 +118,23 @@ def factor_of(
     for near_k in (near, (low + high) / 2) if low <= high else ():
         text = printed(low, high, min(max(near_k, low), high), rounds)
         if text:
-            return Factor(low, high, text, exact=True)
+            found.append(Factor(low, high, text, exact=True))
+            break
     if rule is None or rule.get("kind") != "close" or "position" in rule:  # a position term needs the whole output
-        return None
+        return found
     slack = float(rule["atol"]) + float(rule["rtol"]) * np.abs(g)
     low, high = _interval(w, g, below + slack, above + slack)
     if low > high:
-        return None
+        return found
     text = printed(low, high, min(max(near, low), high), lambda k: not out_of_tolerance(k * w, g, rule).any())
-    return Factor(low, high, text, exact=False) if text else None  # the rule bounds k * want: checked as judged
+    return found + [Factor(low, high, text, exact=False)] if text else found  # the rule bounds k * want: as judged
 
 
-def named(factor: Factor, names: Mapping[str, float]) -> list[str]:
-    """The names whose value makes the factor's predicate hold (the plain numbers 2 and 1/2 only when no size
-    does)."""
-    hits = [name for name, value in names.items() if factor.holds(value) and not math.isnan(value)]
-    return [h for h in hits if h not in ("2", "1/2")] or hits
+def named(factor: Factor, names: Mapping[str, float], dtype: np.dtype) -> tuple[list[str], bool]:
+    """The names whose value makes the factor's predicate hold, as a real number or as ``dtype`` holds it (sqrt(D)
+    computed in float32), the plain numbers 2 and 1/2 only when no size does; and whether some name held only
+    once rounded to ``dtype``."""
+    exact = [name for name, value in names.items() if factor.holds(value)]
+    rounded = [name for name, value in names.items() if factor.holds(float(np.asarray(value).astype(dtype)))]
+    hits = exact or rounded
+    return [h for h in hits if h not in ("2", "1/2")] or hits, not exact and bool(rounded)

@@ -181,16 +181,17 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         for m in _FRAME.finditer(result.message)
         if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
-    where, statement = "", ""
+    where, statement, line, entry = "", "", "", ""
     if frames:
         innermost = frames[-1]
         where, statement = f" at {_frame_text(innermost)}", innermost.group(4).strip()
+        line = f"{_file(innermost)}:{innermost.group(2)}"
         # where the implementation was entered: the first frame of the user's own code (a library frame, such as
         # Keras's filtered-traceback handler, only when no other is left)
         own = [m for m in frames if not _library(m.group(1))]
         entered = (own or frames)[0]
         if entered is not innermost:
-            where += f", reached from {_frame_text(entered)}"
+            entry = f", reached from {_frame_text(entered)}"
         own_check = statement.startswith(("raise ", "assert "))  # its own check refused: said as such below
         failed = (
             None
@@ -217,7 +218,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     return [
         symptom(
             SymptomKey.of(UNTYPED, raised.group(1), case.expected_error),
-            f"raised {raised.group(1)}{where}{culprit}{should}",
+            f"raised {raised.group(1)}{where}{entry}{culprit}{should}",
             (
                 f"raise the spec's {case.expected_error} from that check"
                 if checked
@@ -226,8 +227,10 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             + " (EMB-ERR-1)"
             if case.expected_error
             else "",
-            title=f"raised {raised.group(1)}{where}{should}",  # the input shown belongs to the case, not the entry
+            # the input shown and the caller that reached the line belong to the case, not the entry
+            title=f"raised {raised.group(1)}{where}{should}",
             exception=raised.group(1),
+            line=line,  # the line that raised (file:line): one missing check, whichever error each input should get
             checked_by=statement.split(" ", 1)[0] if checked else "",  # a check of its own: raise or assert
         )
     ]

@@ -12,7 +12,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described
-from embconf.diagnosis.factors import Factor, epsilon, factor_of, named, printed
+from embconf.diagnosis.factors import Factor, epsilon, factors_of, named, printed
 from embconf.diagnosis.sinusoid_fit import LAYOUTS, Fit, candidate, fit_table
 from embconf.diagnosis.symptoms.base import OWNER, PARAMETER, Symptom, symptom
 from embconf.model.symptom import (
@@ -135,15 +135,20 @@ def constant_factor(
                 SymptomKey.of(ALL_ZEROS, case.operation, name), f"'{name}' is all zeros where the expected value is not"
             )
         ]
-    factor = factor_of(want, got, want.dtype, case.tolerance.get(name))
-    if factor is None or factor.holds(1.0):
+    found = factors_of(want, got, want.dtype, case.tolerance.get(name))
+    if not found or found[0].holds(1.0):
         return []
-    ratio, shown = factor.value, factor.text
-    base = base_scale(case, inputs)
     sizes = sizes_of(case, inputs)
-    if base != 1.0 and _tokens_only(name, inputs):
+    base = base_scale(case, inputs) if _tokens_only(name, inputs) else 1.0  # a token factor is said absolute
+
+    def names_of(f: Factor) -> tuple[list[str], bool]:
+        return named(Factor(f.low * base, f.high * base, "", f.exact), size_names(sizes), want.dtype)
+
+    factor = ([f for f in found if names_of(f)[0]] or found)[0]  # the reading a name holds for, where one does
+    ratio, shown = factor.value, factor.text
+    if base != 1.0:
         absolute = ratio * base
-        names = named(Factor(factor.low * base, factor.high * base, "", factor.exact), size_names(sizes))
+        names, _ = names_of(factor)
         scaled = printed(factor.low * base, factor.high * base, absolute) or repr(absolute)
         text = (
             f"'{name}' is {shown} x the expected: the tokens are scaled by {scaled}{equals_text(names, sizes)} "
@@ -159,9 +164,12 @@ def constant_factor(
                 },
             )
         ]
-    names = named(factor, size_names(sizes))
+    names, rounded = names_of(factor)
     exactly = "exactly " if factor.exact else ""
-    text = f"'{name}' is {exactly}{shown}{equals_text(names, sizes)} times the expected value"
+    equals = equals_text(names, sizes)
+    if equals and rounded:  # k is the name's value as the output's dtype holds it (sqrt(D) computed in float32)
+        equals = equals[:-1] + f", as {want.dtype} holds it)"
+    text = f"'{name}' is {exactly}{shown}{equals} times the expected value"
     if name.startswith("grad"):  # one scaled gradient shows in every backward that reaches it: one mistake
         parameter = PARAMETER.get(name, name)
         prefix, what = SymptomKey.of(FACTOR, "gradient", parameter), f"the gradient of {OWNER.get(name, repr(name))}"
