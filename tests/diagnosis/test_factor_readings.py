@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from embconf.corpus.fixtures import load_corpus
 from embconf.diagnosis.difference import described, pattern
 from embconf.diagnosis.factors import epsilon, factor_of
+from embconf.diagnosis.symptoms.layer import layer_parts
 from embconf.model.vocabulary import FIXTURES_DIR
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
@@ -101,3 +102,17 @@ def test_a_factor_within_the_tolerance_is_not_said_exactly() -> None:
     factor = factor_of(want.astype(np.float32), got.astype(np.float32), np.dtype(np.float32), rule)
     assert factor is not None and not factor.exact and factor.holds(0.5)
     assert factor_of(want.astype(np.float32), got.astype(np.float32), np.dtype(np.float32)) is None
+
+
+def test_a_bfloat16_layer_output_off_by_noise_is_not_read_as_scaled_parts() -> None:
+    """Every element 0.8 to 1.2 times the expected is no a * tokens + b * positions (a 64-ulp bfloat16 window, half
+    the value, fitted two factors to it); the tokens multiplied by D instead of sqrt(D) still are."""
+    case = load_corpus(FIXTURES_DIR).by_id()["half.bfloat16.layer.forward_learned_scaled"]
+    inputs, want = case.inputs(), case.expected_outputs["output"]
+    noisy = (want.astype(np.float64) * np.random.default_rng(0).uniform(0.8, 1.2, want.shape)).astype(want.dtype)
+    assert layer_parts(case, inputs, "output", want, noisy) == []
+    tokens = inputs["token_weight"].astype(np.float64)[inputs["tokens"]]
+    d = tokens.shape[-1]
+    scaled = (want.astype(np.float64) + (d - np.sqrt(d)) * tokens).astype(want.dtype)
+    (found,) = layer_parts(case, inputs, "output", want, scaled)
+    assert "the tokens are multiplied by" in found.summary and "(= D " in found.summary, found.summary
