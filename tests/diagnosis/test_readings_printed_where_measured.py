@@ -46,7 +46,7 @@ def _tables_said(p0: int, length: int, d: int, drift: float) -> str:
 @given(p0=st.integers(0, 20000), length=st.integers(2, 16), d=st.sampled_from([8, 16, 64]))
 def test_the_error_is_said_not_to_grow_only_where_every_angle_is_within_the_rounding(p0, length, d) -> None:
     rounded = _tables_said(p0, length, d, drift=0.0)  # holds: only the rounding of cos and sin
-    assert STEADY in rounded or ROUNDED not in rounded, rounded  # said, unless another reading is made instead
+    assert STEADY in rounded or ROUNDED not in rounded, rounded  # said, unless the rounding is not read at all
     grown = _tables_said(p0, length, d, drift=2.0**-5 / (length - 1))  # 2^-5 rad at the last position: 4x the rounding
     assert STEADY not in grown, grown
 
@@ -74,16 +74,23 @@ SHAPES = {  # (operation, ids shape, offsets given)
 }
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(sorted(SHAPES)), st.booleans()), min_size=2, max_size=8))
-def test_no_batch_axis_is_said_only_where_the_raising_cases_have_1d_ids_without_offsets(drawn) -> None:
+def _crashed(drawn: list[tuple[str, bool]]) -> tuple[list[Case], list[CaseResult]]:
+    """The cases drawn (shape, raised) and their results, an untyped TypeError on those that raised, with the
+    condition analysis run over them."""
     cases = [_bag_or_lookup(i, *SHAPES[shape]) for i, (shape, _) in enumerate(drawn)]
     raised = symptom(SymptomKey.of(UNTYPED, "TypeError", None), "raised TypeError; this input is valid")
     results = [
-        CaseResult(c.id, (), (), c.operation, ERROR if crashed else PASS, causes=[raised] if crashed else [])
-        for c, (_, crashed) in zip(cases, drawn)
+        CaseResult(c.id, (), (), c.operation, ERROR if down else PASS, causes=[raised] if down else [])
+        for c, (_, down) in zip(cases, drawn)
     ]
     crash_conditions(RunRecord(results, ReferenceAdapter().capabilities(), {"name": "t"}), {c.id: c for c in cases})
+    return cases, results
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(SHAPES)), st.booleans()), min_size=2, max_size=8))
+def test_no_batch_axis_is_said_only_where_the_raising_cases_have_1d_ids_without_offsets(drawn) -> None:
+    cases, results = _crashed(drawn)
     said = any(NO_BATCH_AXIS in cause.title for r in results for cause in r.causes)
     flat = {c.id: np.ndim(c.inputs()["ids"]) == 1 and c.inputs().get("offsets") is None for c in cases}
     crashed = [c for c, (_, down) in zip(cases, drawn) if down]
@@ -94,12 +101,5 @@ def test_no_batch_axis_is_said_only_where_the_raising_cases_have_1d_ids_without_
 
 
 def test_a_bag_raising_on_every_batch_of_flat_ids_is_said_to_raise_with_offsets() -> None:
-    drawn = [("bag 1-d with offsets", True), ("bag 2-d", False), ("bag 1-d with offsets", True)]
-    cases = [_bag_or_lookup(i, *SHAPES[shape]) for i, (shape, _) in enumerate(drawn)]
-    raised = symptom(SymptomKey.of(UNTYPED, "TypeError", None), "raised TypeError; this input is valid")
-    results = [
-        CaseResult(c.id, (), (), c.operation, ERROR if down else PASS, causes=[raised] if down else [])
-        for c, (_, down) in zip(cases, drawn)
-    ]
-    crash_conditions(RunRecord(results, ReferenceAdapter().capabilities(), {"name": "t"}), {c.id: c for c in cases})
+    _, results = _crashed([("bag 1-d with offsets", True), ("bag 2-d", False), ("bag 1-d with offsets", True)])
     assert "whenever the ids are 1-d with offsets" in results[0].causes[0].title, results[0].causes[0].title

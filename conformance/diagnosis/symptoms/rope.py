@@ -142,7 +142,7 @@ def _with_tables(
 ) -> list[Symptom]:
     """cos/sin rounded to ``precision``, and the mistake the angles show besides it (read within that rounding);
     ``steady``: the positions at every one of which each angle is the spec's within that rounding (measured)."""
-    said = {"precision": precision, "steady": steady if reading is None else None}
+    said = {"precision": precision, "steady": steady}
     tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION, said))
     if reading is None or not reading.params.get("rough"):
         return tables
@@ -242,7 +242,7 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
                 max_error=p["max_error"],
             )
         ]
-    if kind is Kind.TABLE_PRECISION:  # said only where measured, and no angle reading was found
+    if kind is Kind.TABLE_PRECISION:  # that the error stays within the rounding: said only where measured
         half, steady = p.get("precision", "bfloat16"), p.get("steady")
         still = (
             f" (on this case every angle is the spec's within that rounding, at every position from {steady[0]} to "
