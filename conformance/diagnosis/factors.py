@@ -2,8 +2,8 @@
 
 A reading "``x`` is exactly k times the expected value" is a predicate on the elements: each got is k * expected
 rounded once to the output dtype (the product lies within half a spacing of got), never a window of many ulps.
-Where that fails but every element is k * expected within the case's own tolerance (the one the comparison judges
-equality with), the reading drops "exactly". Elsewhere there is no factor. The k printed is a number the predicate
+Where that fails but every element divided by k is the expected within the case's own tolerance (the one the
+comparison judges equality with), the reading drops "exactly". Elsewhere there is no factor. The k printed is a number the predicate
 holds for (six significant digits when those are true, more when the predicate needs them: a ratio 0.9999995 is
 never printed as 1), and a name (``D``, ``1/B`` ...) is given only when its own value makes the predicate hold.
 """
@@ -122,12 +122,16 @@ def factors_of(
             break
     if rule is None or rule.get("kind") != "close" or "position" in rule:  # a position term needs the whole output
         return found
-    slack = float(rule["atol"]) + float(rule["rtol"]) * np.abs(g)
+    slack = abs(near) * (float(rule["atol"]) + float(rule["rtol"]) * np.abs(w))  # k times the case's tolerance
     low, high = _interval(w, g, below + slack, above + slack)
-    if low > high:
+    if low > high or low <= 0 <= high:
         return found
-    text = printed(low, high, min(max(near, low), high), lambda k: not out_of_tolerance(k * w, g, rule).any())
-    return found + [Factor(low, high, text, exact=False)] if text else found  # the rule bounds k * want: as judged
+
+    def judged(k: float) -> bool:  # got / k is equal to the expected as the case judges equality
+        return not out_of_tolerance(w, g / k, rule).any()
+
+    text = printed(low, high, min(max(near, low), high), judged)
+    return found + [Factor(low, high, text, exact=False)] if text else found
 
 
 def named(factor: Factor, names: Mapping[str, float], dtype: np.dtype) -> tuple[list[str], bool]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from typing import Optional
 
 NUMBER = re.compile(r"(?<![\w.:])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
 SHOWN = 3  # distinct readings a title lists at most
@@ -45,16 +46,36 @@ def _one_span(ordered: list[tuple[str, int]], total: int) -> str:
     operation that let it through): the shared words once, each name with how many of the cases show it."""
     if len(ordered) > SHOWN + 1:
         return ""
-    titles = [title for title, _ in ordered]
-    head = os.path.commonprefix(titles)
-    head = head[: head.rfind(" ") + 1]
-    tail = os.path.commonprefix([t[len(head) :][::-1] for t in titles])[::-1]
-    tail = tail[tail.find(" ") :] if " " in tail else ""
-    spans = [t[len(head) : len(t) - len(tail)] for t in titles]
-    if not all(WORD.fullmatch(span) for span in spans):  # a name (an error kind, an operation), never a number
+    split = _split([title for title, _ in ordered])
+    if split is None:
         return ""
+    head, spans, tail = split
     said = [f"{span} (in {n} of {total} cases)" for span, (_, n) in zip(spans, ordered)]
     return head + ", ".join(said[:-1]) + " or " + said[-1] + tail
+
+
+def merged_hint(hints: list[str]) -> str:
+    """The hint of an entry whose members' hints are ``hints`` (the first is its representative's): one that
+    differs from the others in one name says each ("raise the spec's index_out_of_range, invalid_offsets or
+    shape_mismatch"), else the representative's."""
+    distinct = list(dict.fromkeys(h for h in hints if h))
+    split = _split(distinct) if 1 < len(distinct) <= SHOWN + 1 else None
+    if split is None:
+        return hints[0] if hints else ""
+    head, spans, tail = split
+    return head + ", ".join(spans[:-1]) + " or " + spans[-1] + tail
+
+
+def _split(texts: list[str]) -> Optional[tuple[str, list[str], str]]:
+    """(the shared head, each text's differing name, the shared tail), when the texts differ in one name only."""
+    head = os.path.commonprefix(texts)
+    head = head[: head.rfind(" ") + 1]
+    tail = os.path.commonprefix([t[len(head) :][::-1] for t in texts])[::-1]
+    tail = tail[tail.find(" ") :] if " " in tail else ""
+    spans = [t[len(head) : len(t) - len(tail)] for t in texts]
+    if not all(WORD.fullmatch(span) for span in spans):  # a name (an error kind, an operation), never a number
+        return None
+    return head, spans, tail
 
 
 def _ranged(titles: list[str]) -> str:

@@ -50,6 +50,7 @@ def test_one_line_raising_for_several_error_kinds_is_one_entry(errors) -> None:
     kinds = {errors_by_id.expected_error for errors_by_id in errors if errors_by_id.id in raised[0].cases}
     assert len(raised) == 1 and len(kinds) >= 2, [c.title for c in run.verdict.causes]
     assert all(kind in raised[0].title for kind in kinds), raised[0].title  # each kind said, with its count
+    assert all(kind in raised[0].hint for kind in kinds), raised[0].hint  # and the fix raises each
     assert len(run.verdict.summary) <= SHORT, run.verdict.summary
 
 

@@ -43,7 +43,7 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
 
     def fits(token: float, position: float) -> bool:  # every element, within the case's tolerance (or 4 roundings)
         fitted = token * rows + position * positions
-        if isinstance(rule, Mapping) and rule.get("kind") == "close" and "position" not in rule:
+        if isinstance(rule, Mapping) and rule.get("kind") == "close":
             return not out_of_tolerance(fitted, got, rule).any()
         return close_in_ulps(got.astype(np.float64), fitted, want.dtype, ulps=4.0)
 
