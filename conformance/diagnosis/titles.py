@@ -18,7 +18,7 @@ from typing import Optional
 NUMBER = re.compile(r"(?<![\w.:])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
 SHOWN = 3  # distinct readings a title lists at most
 LISTED = 5  # distinct whole numbers (sizes) a title lists one by one instead of as a range
-WORD = re.compile(r"[A-Za-z_]{1,40}")  # the one span titles said as one may differ in
+WORD = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")  # a name of the spec's (an error kind, an operation)
 
 
 def merged_title(per_case: list[str]) -> str:
@@ -73,7 +73,7 @@ def _split(texts: list[str]) -> Optional[tuple[str, list[str], str]]:
     tail = os.path.commonprefix([t[len(head) :][::-1] for t in texts])[::-1]
     tail = tail[tail.find(" ") :] if " " in tail else ""
     spans = [t[len(head) : len(t) - len(tail)] for t in texts]
-    if not all(WORD.fullmatch(span) for span in spans):  # a name (an error kind, an operation), never a number
+    if not all(WORD.fullmatch(span) for span in spans):  # a snake_case name of the spec's, never a number or a word
         return None
     return head, spans, tail
 

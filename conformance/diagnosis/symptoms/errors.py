@@ -181,7 +181,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         for m in _FRAME.finditer(result.message)
         if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
-    where, statement, line, entry = "", "", "", ""
+    where, statement, line, entry, called = "", "", "", "", False
     if frames:
         innermost = frames[-1]
         where, statement = f" at {_frame_text(innermost)}", innermost.group(4).strip()
@@ -192,6 +192,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         entered = (own or frames)[0]
         if entered is not innermost:
             entry = f", reached from {_frame_text(entered)}"
+            called = bool(own) and _file(entered) != _file(innermost)
         own_check = statement.startswith(("raise ", "assert "))  # its own check refused: said as such below
         failed = (
             None
@@ -227,8 +228,9 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             + " (EMB-ERR-1)"
             if case.expected_error
             else "",
-            # the input shown and the caller that reached the line belong to the case, not the entry
-            title=f"raised {raised.group(1)}{where}{should}",
+            # the input shown belongs to the case, not the entry; so does the caller, unless it is the code's own
+            # line that called into another file's (a TinyTorch autograd frame reached from the student's file)
+            title=f"raised {raised.group(1)}{where}{entry if called else ''}{should}",
             exception=raised.group(1),
             line=line,  # the line that raised (file:line): one missing check, whichever error each input should get
             checked_by=statement.split(" ", 1)[0] if checked else "",  # a check of its own: raise or assert
