@@ -24,7 +24,8 @@ undiagnosed).
 
 The package, one job a module: :mod:`.run` (``diagnose_run``, ``diagnose_case``: the parts together, ranked),
 ``replay``, ``compose``, ``identity``, ``conditions``, ``claims`` (each cause states only what the run measured),
-``symptoms``, ``difference`` (a difference said in plain words), ``tinytorch_words`` (a TinyTorch run's
+``symptoms``, ``difference`` (a difference said in plain words), ``factors`` (a factor reading as a predicate on
+the elements it cites, and k printed with the digits that make it true), ``tinytorch_words`` (a TinyTorch run's
 causes said in TinyTorch's terms), ``verdict`` with ``titles``, and the fits of
 sinusoid (``sinusoid_fit``) and rotary outputs (``rope_fit`` against ``rope_models``). Importing this package
 loads none of them: a run that passed imports only ``verdict``.

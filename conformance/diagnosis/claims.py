@@ -24,6 +24,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import plain_key
+from embconf.diagnosis.identity import one_missing_check
 from embconf.model.outcomes import PASS, CaseResult
 from embconf.model.record import Cause, RunRecord
 from embconf.model.symptom import ALL_ZEROS, FACTOR, POSITION_SCALE, ROPE, SINUSOID, TOKEN_SCALE, ZEROS, SymptomKey
@@ -100,6 +101,7 @@ def disciplined(run: RunRecord, by_id: Mapping[str, Case]) -> None:
             )
         result.causes = kept
     _same_symptom_same_mistake(run)
+    one_missing_check(run)
     _backward_of_its_forward(run)
     _alike_as_present(run)
     _cast_as_present(run)

@@ -88,6 +88,8 @@ def _ids_ndim(inputs: Mapping[str, Any]) -> Optional[int]:
         value = inputs.get(name)
         if isinstance(value, np.ndarray):
             return value.ndim
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):  # a single id held as a number
+            return 0
     return None
 
 
@@ -101,12 +103,24 @@ def _property(
     return holds
 
 
+def _flat_ids(with_offsets: bool) -> Callable[[Mapping[str, Any]], Optional[bool]]:
+    """1-d ids with offsets given (a bag's batched form: the offsets split them into bags), or without (no batch
+    axis); None without ids."""
+
+    def holds(inputs: Mapping[str, Any]) -> Optional[bool]:
+        ndim = _ids_ndim(inputs)
+        return None if ndim is None else ndim == 1 and (inputs.get("offsets") is not None) == with_offsets
+
+    return holds
+
+
 PROPERTIES: dict[str, Callable[[Mapping[str, Any]], Optional[bool]]] = {
     "embed_dim is odd": _property(_embed_dim, lambda d: d % 2 == 1),
     "embed_dim is odd and at least 3": _property(_embed_dim, lambda d: d % 2 == 1 and d >= 3),
     "embed_dim is 1": _property(_embed_dim, lambda d: d == 1),
     "the ids are 0-d (a single id)": _property(_ids_ndim, lambda n: n == 0),
-    "the ids are 1-d (no batch axis)": _property(_ids_ndim, lambda n: n == 1),
+    "the ids are 1-d (no batch axis)": _flat_ids(with_offsets=False),
+    "the ids are 1-d with offsets (the bags of a batch, one after another)": _flat_ids(with_offsets=True),
 }
 
 

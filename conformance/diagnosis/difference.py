@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from embconf.diagnosis.factors import factor_of
 from embconf.judging.compare import out_of_tolerance
 from embconf.model.symptom import UNEXPLAINED, ZERO_VALUES, SymptomKey
 
@@ -25,17 +26,24 @@ def _listed(indices: np.ndarray, total: int) -> str:
     return f"{len(values)} of {total} ({shown})"
 
 
-def pattern(want: np.ndarray, got: np.ndarray, differs: np.ndarray) -> str:
-    """The one pattern every differing element shares, or ""."""
+def pattern(
+    want: np.ndarray,
+    got: np.ndarray,
+    differs: np.ndarray,
+    dtype: Optional[np.dtype] = None,
+    rule: Optional[Mapping[str, Any]] = None,
+) -> str:
+    """The one pattern every differing element shares, or "": a factor only where it holds on each of them, within
+    one rounding of ``dtype`` (the output's; float64 when not given) or the case's tolerance ``rule``."""
+    dtype = np.dtype(np.float64) if dtype is None else dtype
     w, g = want[differs], got[differs]
     if np.all(g == 0):
         return "every differing value is 0"
     if np.all(np.isnan(g)):
         return "every differing value is NaN"
-    with np.errstate(all="ignore"):
-        ratio = g / np.where(w == 0, np.nan, w)
-    if w.size and np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio[0], rtol=1e-5):
-        return f"every differing value is {float(ratio[0]):.6g} times the expected"
+    factor = factor_of(w, g, dtype, rule) if np.all(w != 0) else None
+    if factor is not None:
+        return f"every differing value is {'exactly ' if factor.exact else ''}{factor.text} times the expected"
     if want.ndim == 2 and got.shape == want.shape and got.shape[0] > 1 and np.all(got == got[0]):
         return "every row of the output is the same row (one vector broadcast into every row)"
     if want.ndim == 2 and got.shape == want.shape:
@@ -62,16 +70,26 @@ def described(
     if not differs.any():
         return ""
     first = tuple(int(i) for i in np.argwhere(differs)[0])
+    expected, actual = apart(float(w[first]), float(g[first]))
     text = (
-        f"'{name}' first differs at {list(first)}: expected {w[first]:.6g}, got {g[first]:.6g}; "
+        f"'{name}' first differs at {list(first)}: expected {expected}, got {actual}; "
         f"{int(differs.sum())} of {differs.size} values differ"
     )
     if w.ndim == 2:
         rows = np.flatnonzero(np.any(differs, axis=1))
         columns = np.flatnonzero(np.any(differs, axis=0))
         text += f", in rows {_listed(rows, w.shape[0])} and columns {_listed(columns, w.shape[1])}"
-    found = pattern(w, g, differs)
+    found = pattern(w, g, differs, want.dtype, rule)
     return text + (f"; {found}" if found else "")
+
+
+def apart(a: float, b: float) -> tuple[str, str]:
+    """Two different numbers printed with six significant digits, or as many more as it takes to tell them apart."""
+    for digits in range(6, 18):
+        shown = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if shown[0] != shown[1] or a == b:
+            return shown
+    return repr(a), repr(b)
 
 
 def plain_key(operation: str, name: str, text: str) -> str:

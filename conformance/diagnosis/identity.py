@@ -5,6 +5,11 @@ averaged over the batch). When the mutant that explains a case, replayed on the 
 symptom measured on the implementation (the same key, or one of its readings), the symptom is that mutant's effect:
 it takes the mutant's identity (``Cause.mistake``), so the verdict, and every report derived from it, names the
 mistake once. A symptom no named mutant shows keeps its own identity: it may be a second mistake.
+
+One missing check is one mistake too (``one_missing_check``): an untyped exception raised from one line on inputs
+the spec refuses with different error kinds (PyTorch's internal check for an id out of range, decreasing offsets
+and a gradient of the wrong shape), and a forward and its backward that both return a result where the spec
+raises one error kind.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from embconf.corpus.fixtures import Case
 from embconf.judging.compare import compare_outputs
 from embconf.model.contract import Status
 from embconf.model.outcomes import FAIL, CaseResult
-from embconf.model.record import Cause
-from embconf.model.symptom import PLAIN
+from embconf.model.record import Cause, RunRecord
+from embconf.model.symptom import ACCEPTS, PLAIN, UNTYPED
 
 MAX_MUTANTS = 3  # the best-ranked mutants of a case whose symptoms are compared
 
@@ -69,3 +74,49 @@ def _symptom_keys(mutant_id: str, case: Case, inputs: Mapping[str, Any]) -> set[
         case.id, (), (), case.operation, FAIL, mismatches=list(mismatches), actual=dict(reply.outputs)
     )
     return {key for found in describe(case, inputs, as_result) for key in (found.key, *found.alternatives)}
+
+
+def one_missing_check(run: RunRecord) -> None:
+    """The symptoms of one missing check given one identity (those no mutant owns): the untyped exceptions raised
+    on refused inputs that share a line or an (exception, error kind), and a forward's and its backward's accepted
+    error kind (``embedding_bag`` for ``embedding_bag_forward`` and ``embedding_bag_backward``)."""
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            node = parent[node]
+        return node
+
+    for result in run.results:
+        for cause in result.causes:
+            nodes = _check_nodes(cause)
+            for node in nodes[1:]:
+                parent[root(node)] = root(nodes[0])
+    keys: dict[str, list[str]] = {}  # a group's root -> the keys of the run in it, first seen first
+    for result in run.results:
+        for cause in result.causes:
+            nodes = _check_nodes(cause)
+            if nodes and cause.key not in keys.setdefault(root(nodes[0]), []):
+                keys[root(nodes[0])].append(cause.key)
+    for result in run.results:
+        result.causes = [
+            replace(c, mistake=keys[root(nodes[0])][0])
+            if (nodes := _check_nodes(c)) and len(keys[root(nodes[0])]) > 1
+            else c
+            for c in result.causes
+        ]
+
+
+def _check_nodes(cause: Cause) -> list[str]:
+    """What ties a symptom to a check: its key, the line that raised, the operation pair and error kind."""
+    key = cause.symptom
+    if key is None or cause.mistake or len(key.parts) < 2:
+        return []
+    if key.family == UNTYPED and key.part(-1) != str(None):  # raised on an input the spec refuses
+        line = cause.measured.get("line")
+        return [cause.key] + ([f"line {key.part(0)} {line}"] if line else [])
+    if key.family == ACCEPTS:  # (operation, error kind)
+        stem, _, last = key.part(0).rpartition("_")
+        pair = stem if last in ("forward", "backward") and stem else key.part(0)
+        return [cause.key, f"pair {pair} {key.part(-1)}"]
+    return []

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embconf.diagnosis.claims import SAID_AS
-from embconf.diagnosis.titles import merged_title
+from embconf.diagnosis.titles import merged_hint, merged_title
 from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
 
@@ -66,7 +66,10 @@ def run_verdict(run: RunRecord) -> Verdict:
         cause = candidates.pop(best)
         also = tuple(i for i in members[best] if i != cause.id)
         title = merged_title([said[best][case_id] for case_id in explains[best]])
-        chosen.append(replace(cause, title=title, cases=tuple(explains[best]), measured={}, alternatives={}, also=also))
+        hint = merged_hint([cause.hint] + [members[best][i].hint for i in also])  # each error kind the fix raises
+        chosen.append(
+            replace(cause, title=title, hint=hint, cases=tuple(explains[best]), measured={}, alternatives={}, also=also)
+        )
         left -= wholly.get(best, set())
         for case_id in explains[best]:
             named[case_id] = named.get(case_id, 0) + 1

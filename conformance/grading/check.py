@@ -192,7 +192,12 @@ def _impl(target: Target, tmp: Path, base: Optional[Path], options: IsolationOpt
     if target is None:
         if not _importable("tinytorch"):
             raise CheckError(NOTHING_IMPORTABLE)
-        return Impl("tinytorch"), options, None, "embconf run"  # the importable tinytorch's module 11 (core/, else text/)
+        return (
+            Impl("tinytorch"),
+            options,
+            None,
+            "embconf run",
+        )  # the importable tinytorch's module 11 (core/, else text/)
     if isinstance(target, Mapping) or (isinstance(target, types.ModuleType) and not getattr(target, "__file__", None)):
         return _namespace(target), IsolationOptions(in_process=True), None, ""
     if isinstance(target, types.ModuleType):

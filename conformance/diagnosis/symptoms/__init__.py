@@ -9,7 +9,8 @@ detector returns a statement only when its measurement holds on the whole
 output; otherwise nothing (a symptom is never guessed).
 
 Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, constant factors, sinusoid fits),
-``rows`` (row stories of lookups, gradients, positions and the layer), ``errors`` (rejections, acceptances,
+``rows`` (row stories of lookups, gradients and positions), ``layer`` (the layer's output as a * tokens + b *
+positions), ``errors`` (rejections, acceptances,
 exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``replayed`` (a bag case replayed
 through the reference with one thing changed: a convention followed undeclared, the padding id counted), ``rope`` (the rotation a rotary output
 applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms); this module
@@ -27,10 +28,10 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described, plain_key
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
+from embconf.diagnosis.symptoms.layer import layer_parts
 from embconf.diagnosis.symptoms.replayed import padding_counted, undeclared_convention
 from embconf.diagnosis.symptoms.rope import rotation_symptoms, table_symptoms
 from embconf.diagnosis.symptoms.rows import (
-    layer_parts,
     lookup_rows,
     position_gradient,
     position_rows,

@@ -181,17 +181,19 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
         for m in _FRAME.finditer(result.message)
         if "/embconf/" not in m.group(1) and "/conformance/" not in m.group(1) and not _wrapper(m.group(1))
     ]
-    where, statement, raised_at = "", "", ""
+    where, statement, line, entry, called, raised_at = "", "", "", "", False, ""
     if frames:
         innermost = frames[-1]
         where, statement = f" at {_frame_text(innermost)}", innermost.group(4).strip()
-        raised_at = f"{_file(innermost)}:{innermost.group(2)}:{innermost.group(3)}"  # file:line:function
+        line = f"{_file(innermost)}:{innermost.group(2)}"
+        raised_at = f"{line}:{innermost.group(3)}"  # file:line:function
         # where the implementation was entered: the first frame of the user's own code (a library frame, such as
         # Keras's filtered-traceback handler, only when no other is left)
         own = [m for m in frames if not _library(m.group(1))]
         entered = (own or frames)[0]
         if entered is not innermost:
-            where += f", reached from {_frame_text(entered)}"
+            entry = f", reached from {_frame_text(entered)}"
+            called = bool(own) and _file(entered) != _file(innermost)
         own_check = statement.startswith(("raise ", "assert "))  # its own check refused: said as such below
         failed = (
             None
@@ -219,7 +221,7 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
     return [
         symptom(
             SymptomKey.of(UNTYPED, raised.group(1), case.expected_error),
-            f"raised {raised.group(1)}{where}{culprit}{should}",
+            f"raised {raised.group(1)}{where}{entry}{culprit}{should}",
             (
                 f"raise the spec's {case.expected_error} from that check"
                 if checked
@@ -228,8 +230,11 @@ def exception(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list
             + " (EMB-ERR-1)"
             if case.expected_error
             else "",
-            title=f"raised {raised.group(1)}{where}{should}",  # the input shown belongs to the case, not the entry
+            # the input shown belongs to the case, not the entry; so does the caller, unless it is the code's own
+            # line that called into another file's (a TinyTorch autograd frame reached from the student's file)
+            title=f"raised {raised.group(1)}{where}{entry if called else ''}{should}",
             exception=raised.group(1),
+            line=line,  # the line that raised (file:line): one missing check, whichever error each input should get
             checked_by=statement.split(" ", 1)[0] if checked else "",  # a check of its own: raise or assert
             **frame,
         )

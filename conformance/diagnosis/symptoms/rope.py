@@ -29,6 +29,7 @@ from embconf.diagnosis.rope_fit import (
     rotation,
     table_rotation,
     tables_rounded_to,
+    wrap,
 )
 from embconf.diagnosis.rope_models import identified, mistaken, spec_frequencies
 from embconf.diagnosis.symptoms.base import Symptom, symptom
@@ -87,7 +88,9 @@ def _rotation_symptoms(
         else None
     )
     if rounded:
-        return _with_tables(case, inputs, _reading(actual, expected, positions, noise, inputs, sign), rounded)
+        reading = _reading(actual, expected, positions, noise, inputs, sign)
+        steady = _within_rounding(actual, expected, positions, rounded, noise)
+        return _with_tables(case, inputs, reading, rounded, steady)
     reading = _reading(actual, expected, positions, noise, inputs, sign)
     return [] if reading is None else _said(case, inputs, reading)
 
@@ -114,11 +117,33 @@ def _is_rotation(actual: Rotation, expected: Rotation, tolerance: float) -> bool
     return bool(np.allclose(ratio, np.median(ratio), rtol=max(tolerance, LENGTH_SLACK), atol=0.0))
 
 
+def _within_rounding(
+    actual: Rotation, expected: Rotation, positions: np.ndarray, precision: str, noise: float
+) -> Optional[tuple[int, int]]:
+    """(smallest, largest position) when every measured angle is the spec's within what rounding cos and sin to
+    ``precision`` moves an angle (half its epsilon, plus the measurement's noise), at two or more positions; else
+    None (an angle further off, or a single position: nothing measured about the position)."""
+    valid = actual.valid & expected.valid
+    if actual.phi.shape != expected.phi.shape or positions.shape != actual.phi.shape[:1] or not valid.any():
+        return None
+    error = np.abs(wrap(actual.phi - expected.phi))
+    rows = np.any(valid, axis=1)
+    if np.unique(positions[rows]).size < 2 or not np.all(error[valid] <= EPS[precision] / 2 + noise):
+        return None
+    return int(positions[rows].min()), int(positions[rows].max())
+
+
 def _with_tables(
-    case: Case, inputs: Mapping[str, Any], reading: Optional[Reading], precision: str = "bfloat16"
+    case: Case,
+    inputs: Mapping[str, Any],
+    reading: Optional[Reading],
+    precision: str = "bfloat16",
+    steady: Optional[tuple[int, int]] = None,
 ) -> list[Symptom]:
-    """cos/sin rounded to ``precision``, and the mistake the angles show besides it (read within that rounding)."""
-    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION, {"grows": reading is not None, "precision": precision}))
+    """cos/sin rounded to ``precision``, and the mistake the angles show besides it (read within that rounding);
+    ``steady``: the positions at every one of which each angle is the spec's within that rounding (measured)."""
+    said = {"precision": precision, "steady": steady}
+    tables = _said(case, inputs, Reading(Kind.TABLE_PRECISION, said))
     if reading is None or not reading.params.get("rough"):
         return tables
     return [replace(t, complete=False) for t in tables] + _said(case, inputs, reading)
@@ -143,7 +168,8 @@ def _table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, 
     reading = _reading(table_rotation(got_cos, got_sin), expected, positions, noise, inputs, 1.0)
     rounded = tables_rounded_to(got_cos, got_sin) if want_cos.dtype.itemsize >= 4 else None
     if rounded:
-        return _with_tables(case, inputs, reading, rounded)
+        steady = _within_rounding(table_rotation(got_cos, got_sin), expected, positions, rounded, noise)
+        return _with_tables(case, inputs, reading, rounded, steady)
     return [] if reading is None else _said(case, inputs, reading)
 
 
@@ -216,13 +242,14 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
                 max_error=p["max_error"],
             )
         ]
-    if kind is Kind.TABLE_PRECISION:  # that the error does not grow is said only when no angle reading was found
+    if kind is Kind.TABLE_PRECISION:  # that the error stays within the rounding: said only where measured
+        half, steady = p.get("precision", "bfloat16"), p.get("steady")
         still = (
-            ""
-            if p.get("grows")
-            else " (on this case the error does not grow with the position, as a rounding of the tables' values does)"
+            f" (on this case every angle is the spec's within that rounding, at every position from {steady[0]} to "
+            f"{steady[1]}: no error grows with the position beyond that rounding)"
+            if steady
+            else ""
         )
-        half = p.get("precision", "bfloat16")
         return [
             symptom(
                 key if half == "bfloat16" else key.extended(half),

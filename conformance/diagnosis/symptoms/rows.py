@@ -1,9 +1,8 @@
-"""Row stories: which table row each output row is, which gradient rows differ, position windows, and the
-layer as a * token rows + b * position rows."""
+"""Row stories: which table row each output row is, which gradient rows differ, position windows (the layer as
+a * token rows + b * position rows is ``layer``'s)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
@@ -11,13 +10,10 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.base import ROW_SEARCH_BUDGET, Symptom, symptom
-from embconf.diagnosis.symptoms.values import base_scale, close_in_ulps, equals_text, factor_names, sizes_of
 from embconf.model.symptom import (
     IDS_SHIFTED,
     POSITION_GRAD_SEQUENCE,
-    POSITION_SCALE,
     POSITIONS_SHIFTED,
-    TOKEN_SCALE,
     UNTOUCHED_ROWS,
     SymptomKey,
 )
@@ -325,64 +321,6 @@ def position_gradient(
                 )
             ]
     return []
-
-
-ZERO_FACTOR = 1e-6  # a fitted factor this small is 0: the part is not there
-
-
-def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
-    """actual = a * token rows + b * position rows: the factors each part received."""
-    config, weight, tokens = inputs.get("config"), inputs.get("token_weight"), inputs.get("tokens")
-    if (
-        not isinstance(config, Mapping)
-        or not isinstance(weight, np.ndarray)
-        or not isinstance(tokens, np.ndarray)
-        or tokens.size == 0
-    ):
-        return []
-    rows = weight.astype(np.float64)[tokens.astype(np.int64)]
-    c = base_scale(case, inputs)
-    positions = want.astype(np.float64) - c * rows
-    if not np.any(positions) or not np.any(rows):
-        return []
-    basis = np.stack([rows.reshape(-1), positions.reshape(-1)], axis=1)
-    (a, b), *_ = np.linalg.lstsq(basis, got.astype(np.float64).reshape(-1), rcond=None)
-    a, b = (0.0 if abs(v) < ZERO_FACTOR else float(v) for v in (a, b))  # a fit of 1e-9 is a part left out
-    if not close_in_ulps(got.astype(np.float64), a * rows + b * positions, want.dtype, ulps=64.0) or (
-        math.isclose(a, c, rel_tol=1e-5) and math.isclose(b, 1.0, rel_tol=1e-5)
-    ):
-        return []
-    sizes = sizes_of(case, inputs)
-    token_names, position_names = factor_names(a, sizes), factor_names(b, sizes)
-    parts: list[str] = []
-    keys: list[SymptomKey] = []
-    if not math.isclose(a, c, rel_tol=1e-5):
-        parts.append(
-            f"the tokens are multiplied by {a:.6g}{equals_text(token_names, sizes)} instead of {c:.6g}"
-            + (" (sqrt(D))" if c != 1 else "")
-        )
-        keys.append(SymptomKey.of(TOKEN_SCALE, token_names[0] if token_names else round(a, 4)))
-    if b == 0.0:
-        parts.append("the positions are not added (their factor is 0)")
-        keys.append(SymptomKey.of(POSITION_SCALE, 0))
-    elif not math.isclose(b, 1.0, rel_tol=1e-5):
-        parts.append(f"the positions are multiplied by {b:.6g}{equals_text(position_names, sizes)} instead of 1")
-        keys.append(SymptomKey.of(POSITION_SCALE, position_names[0] if position_names else round(b, 4)))
-    expected = "sqrt(D)" if c != 1 else "1 (scale_embeddings is false)"
-    alternatives = (
-        {SymptomKey.of(TOKEN_SCALE, n): f"the tokens are scaled by {n} instead of {expected}" for n in token_names}
-        if len(keys) == 1 and keys[0].family == TOKEN_SCALE
-        else None
-    )
-    return [
-        symptom(
-            SymptomKey.summed(keys),
-            f"'{name}' = a * token rows + b * position rows: {' and '.join(parts)}",
-            alternatives=alternatives,
-            token_factor=a,
-            position_factor=b,
-        )
-    ]
 
 
 def _wrapped(a: float, t: Any, vocab: int) -> bool:

@@ -12,6 +12,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described
+from embconf.diagnosis.factors import Factor, epsilon, factors_of, named, printed
 from embconf.diagnosis.sinusoid_fit import LAYOUTS, Fit, candidate, fit_table
 from embconf.diagnosis.symptoms.base import OWNER, PARAMETER, Symptom, symptom
 from embconf.model.symptom import (
@@ -112,11 +113,6 @@ def _is_table(got: np.ndarray, max_len: int, dim: int) -> bool:
         return bool(np.allclose(got.astype(np.float64), table, atol=1e-5))
 
 
-def epsilon(dtype: np.dtype) -> float:
-    """Machine epsilon of a float dtype, bfloat16 included (np.finfo does not know ml_dtypes' types)."""
-    return 2.0**-7 if np.dtype(dtype).name == "bfloat16" else float(np.finfo(dtype).eps)
-
-
 def close_in_ulps(a: np.ndarray, b: np.ndarray, dtype: np.dtype, ulps: float = 8.0) -> bool:
     eps = epsilon(dtype)
     scale = max(float(np.nanmax(np.abs(b))) if b.size else 0.0, 1e-30)
@@ -127,28 +123,37 @@ def close_in_ulps(a: np.ndarray, b: np.ndarray, dtype: np.dtype, ulps: float = 8
 def constant_factor(
     case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
 ) -> list[Symptom]:
-    """actual = r * expected for one r (on the non-zero elements; zeros stay zero)."""
-    w, g = want.astype(np.float64), got.astype(np.float64)
-    if not (np.isfinite(w).all() and np.isfinite(g).all()):
-        return []
-    nonzero = np.abs(w) > 1e-30
-    if not nonzero.any() or np.any(g[~nonzero] != 0):
-        return []
-    ratio = float(np.median(g[nonzero] / w[nonzero]))
-    if ratio == 0.0 and not np.any(g):
+    """actual = k * expected for one k on every element (zeros stay zero): "exactly" where each element is k times
+    within the dtype's rounding, else within the case's tolerance (``factors.factor_of``); k printed as measured."""
+    if (
+        np.any(want.astype(np.float64) != 0)
+        and not np.any(got.astype(np.float64))
+        and np.isfinite(want.astype(np.float64)).all()
+    ):
         return [
             symptom(
                 SymptomKey.of(ALL_ZEROS, case.operation, name), f"'{name}' is all zeros where the expected value is not"
             )
         ]
-    if ratio == 1.0 or not close_in_ulps(g, ratio * w, want.dtype, ulps=64.0):
+    found = factors_of(want, got, want.dtype, case.tolerance.get(name))
+    if not found or found[0].holds(1.0):
         return []
-    base = base_scale(case, inputs)
     sizes = sizes_of(case, inputs)
-    if base != 1.0 and _tokens_only(name, inputs):
+    base = base_scale(case, inputs) if _tokens_only(name, inputs) else 1.0  # a token factor is said absolute
+
+    def names_of(f: Factor) -> tuple[list[str], bool]:
+        return named(Factor(f.low * base, f.high * base, "", f.exact), size_names(sizes), want.dtype)
+
+    factor = ([f for f in found if names_of(f)[0]] or found)[0]  # the reading a name holds for, where one does
+    ratio, shown = factor.value, factor.text
+    if base != 1.0:
         absolute = ratio * base
-        names = factor_names(absolute, sizes)
-        text = f"'{name}' is {ratio:.6g} x the expected: the tokens are scaled by {absolute:.6g}{equals_text(names, sizes)} instead of sqrt(D) = {base:.6g}"
+        names, _ = names_of(factor)
+        scaled = printed(factor.low * base, factor.high * base, absolute) or repr(absolute)
+        text = (
+            f"'{name}' is {shown} x the expected: the tokens are scaled by {scaled}{equals_text(names, sizes)} "
+            f"instead of sqrt(D) = {base:.6g}"
+        )
         return [
             symptom(
                 SymptomKey.of(TOKEN_SCALE, names[0] if names else round(absolute, 4)),
@@ -159,16 +164,20 @@ def constant_factor(
                 },
             )
         ]
-    names = factor_names(ratio, sizes)
-    text = f"'{name}' is exactly {ratio:.6g}{equals_text(names, sizes)} times the expected value"
+    names, rounded = names_of(factor)
+    exactly = "exactly " if factor.exact else ""
+    equals = equals_text(names, sizes)
+    if equals and rounded:  # k is the name's value as the output's dtype holds it (sqrt(D) computed in float32)
+        equals = equals[:-1] + f", as {want.dtype} holds it)"
+    text = f"'{name}' is {exactly}{shown}{equals} times the expected value"
     if name.startswith("grad"):  # one scaled gradient shows in every backward that reaches it: one mistake
         parameter = PARAMETER.get(name, name)
         prefix, what = SymptomKey.of(FACTOR, "gradient", parameter), f"the gradient of {OWNER.get(name, repr(name))}"
     else:
         prefix, what = SymptomKey.of(FACTOR, case.operation, name), f"'{name}' ({case.operation})"
     readings = {prefix.extended(n): f"{what} is {n} times the expected value" for n in names}
-    readings[prefix.extended(f"{ratio:.6g}")] = f"{what} is {ratio:.6g} times the expected value"  # the number itself
-    return [symptom(prefix.extended(names[0] if names else f"{ratio:.6g}"), text, factor=ratio, alternatives=readings)]
+    readings[prefix.extended(shown)] = f"{what} is {shown} times the expected value"  # the number itself
+    return [symptom(prefix.extended(names[0] if names else shown), text, factor=ratio, alternatives=readings)]
 
 
 def base_scale(case: Case, inputs: Mapping[str, Any]) -> float:
@@ -206,8 +215,8 @@ def sizes_of(case: Case, inputs: Mapping[str, Any]) -> dict[str, int]:
     return {k: v for k, v in sizes.items() if v > 1}
 
 
-def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
-    """Every simple expression of the case's sizes that a factor equals (D, sqrt(D), int(sqrt(D)), 1/B ...)."""
+def size_names(sizes: Mapping[str, int]) -> dict[str, float]:
+    """Every simple expression of the case's sizes a factor may equal (D, sqrt(D), int(sqrt(D)), 1/B ...)."""
     names: dict[str, float] = {"2": 2.0, "1/2": 0.5, "-1": -1.0, "0": 0.0}
     for size, n in sizes.items():
         names.update({size: n, f"1/{size}": 1.0 / n})
@@ -217,7 +226,12 @@ def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
             )
             if math.isqrt(n) ** 2 != n:
                 names.update({"int(sqrt(D))": float(math.isqrt(n)), "1/int(sqrt(D))": 1.0 / math.isqrt(n)})
-    hits = [name for name, v in names.items() if math.isclose(value, v, rel_tol=1e-5, abs_tol=1e-9)]
+    return names
+
+
+def factor_names(value: float, sizes: Mapping[str, int]) -> list[str]:
+    """The expressions of the case's sizes that a fitted factor equals (within 1e-5: a fit, not a predicate)."""
+    hits = [n for n, v in size_names(sizes).items() if math.isclose(value, v, rel_tol=1e-5, abs_tol=1e-9)]
     return [h for h in hits if h not in ("2", "1/2")] or hits
 
 
