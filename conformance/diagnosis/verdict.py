@@ -25,6 +25,7 @@ from embconf.diagnosis.claims import SAID_AS
 from embconf.diagnosis.titles import merged_hint, merged_title
 from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
+from embconf.model.symptom import DTYPE, SHAPE
 
 MAX_MISTAKES = 5
 
@@ -91,9 +92,10 @@ def _wordings(failing: list[CaseResult]) -> dict[str, str]:
             titles.setdefault(cause.id, cause.title)
             if cause.is_mutant:
                 continue
-            for mutant in mutants:
-                if mutant.identity == cause.identity:
-                    beside.setdefault(cause.readings()[0].id, {})[mutant.id] = mutant.title
+            for mutant in mutants:  # a dtype or shape reading says what the mistake's words do not: kept
+                for reading in cause.readings():
+                    if reading.identity == mutant.identity and reading.key.split(":")[0] not in (DTYPE, SHAPE):
+                        beside.setdefault(reading.id, {})[mutant.id] = mutant.title
     words = {reading: next(iter(found.values())) for reading, found in beside.items() if len(found) == 1}
     words.update({copy: titles[original] for copy, original in SAID_AS.items() if original in titles})
     return words

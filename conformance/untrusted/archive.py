@@ -2,7 +2,7 @@
 
 :func:`unpack` refuses the whole archive, in one line naming the first offending member, when a
 member would land outside the destination (``../`` parts, an absolute path, a drive letter), is a
-symbolic link, a device, a FIFO or a socket, or when the archive exceeds its :class:`Limits`: the
+symbolic link, a device, a FIFO or a socket, or when the archive exceeds its :class:`ArchiveLimits`: the
 number of members, the unpacked size (counted as bytes are written, not as the archive declares) or
 the unpacked-to-packed ratio (a zip bomb). Nothing is written outside ``dest``; files are created
 exclusively and never through a link; a refused archive leaves ``dest`` empty of what it unpacked.
@@ -25,7 +25,7 @@ class ArchiveRefused(Exception):
 
 
 @dataclass(frozen=True)
-class Limits:
+class ArchiveLimits:
     members: int = 1000
     bytes: int = 50 * 2**20
     ratio: float = 100.0  # unpacked bytes per byte of the archive file
@@ -37,7 +37,7 @@ class Unpacked:
     bytes: int
 
 
-def unpack(archive: Path, dest: Path, limits: Limits = Limits()) -> Unpacked:
+def unpack(archive: Path, dest: Path, limits: ArchiveLimits = ArchiveLimits()) -> Unpacked:
     """Unpack ``archive`` into the empty or new folder ``dest``; ArchiveRefused (and ``dest`` removed) when refused."""
     try:
         packed = archive.stat().st_size
@@ -71,7 +71,7 @@ def member_path(name: str) -> PurePosixPath:
     return path
 
 
-def _check_members(members: list[zipfile.ZipInfo], limits: Limits) -> None:
+def _check_members(members: list[zipfile.ZipInfo], limits: ArchiveLimits) -> None:
     if len(members) > limits.members:
         raise ArchiveRefused(f"{len(members)} members, more than the limit of {limits.members}")
     declared = 0
@@ -88,7 +88,7 @@ def _check_members(members: list[zipfile.ZipInfo], limits: Limits) -> None:
 
 
 def _extract(
-    handle: zipfile.ZipFile, members: list[zipfile.ZipInfo], dest: Path, packed: int, limits: Limits
+    handle: zipfile.ZipFile, members: list[zipfile.ZipInfo], dest: Path, packed: int, limits: ArchiveLimits
 ) -> Unpacked:
     written = files = 0
     budget = min(limits.bytes, int(packed * limits.ratio))

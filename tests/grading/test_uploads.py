@@ -194,10 +194,10 @@ def test_an_unreadable_submission_exits_2_without_results(tmp_path, capsys):
 
 
 def test_the_course_staff_guide_states_the_zip_bounds_the_code_applies():
-    from embconf.untrusted.archive import Limits
+    from embconf.untrusted.archive import ArchiveLimits
 
     guide = (Path(__file__).resolve().parents[2] / "docs" / "autograder.md").read_text(encoding="utf-8")
-    limits = Limits()
+    limits = ArchiveLimits()
     stated = f"more than {limits.members} members, more than {limits.bytes // 2**20} MB unpacked\n  or more than {limits.ratio:g} times"
     assert stated in guide
 

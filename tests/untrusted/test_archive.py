@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from embconf.untrusted.archive import ArchiveRefused, Limits, unpack
+from embconf.untrusted.archive import ArchiveLimits, ArchiveRefused, unpack
 
 
 def make_zip(path: Path, members: list[tuple[str, bytes]], modes: dict[str, int] | None = None) -> Path:
@@ -63,13 +63,13 @@ def test_a_hostile_member_refuses_the_archive_and_nothing_lands_outside(tmp_path
 def test_too_many_members_is_refused(tmp_path):
     archive = make_zip(tmp_path / "many.zip", [(f"f{n}.py", b"") for n in range(11)])
     with pytest.raises(ArchiveRefused, match="11 members, more than the limit of 10"):
-        unpack(archive, tmp_path / "out", Limits(members=10))
+        unpack(archive, tmp_path / "out", ArchiveLimits(members=10))
 
 
 def test_a_declared_size_over_the_limit_is_refused_before_anything_is_written(tmp_path):
     archive = make_zip(tmp_path / "big.zip", [("big.bin", b"\0" * 5000)])
     with pytest.raises(ArchiveRefused, match="unpacks to 5000 bytes, more than the limit of 4000"):
-        unpack(archive, tmp_path / "out", Limits(bytes=4000))
+        unpack(archive, tmp_path / "out", ArchiveLimits(bytes=4000))
     assert not (tmp_path / "out").exists()
 
 
