@@ -30,29 +30,19 @@ for ``--impl tinytorch:FOLDER``, lives with the adapter, and grading reads it fr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Any
 
 from embconf.model.errors import Decline
 from embconf.model.version import __version__
 
-if TYPE_CHECKING:  # the grading package loads on the first check, never on ``import embconf``
-    from embconf.grading.check import CheckResult, PathLike, Target
-    from embconf.isolation import IsolationOptions
-
 __all__ = ["Decline", "__version__", "check"]
 
 
-def check(
-    target: Target = None,
-    *,
-    rubric: Optional[PathLike] = None,
-    base: Optional[PathLike] = None,
-    options: Optional[IsolationOptions] = None,
-) -> CheckResult:
-    """Check a TinyTorch embeddings module from Jupyter or a terminal and score it: ``target`` is a path (``str`` or
-    ``Path``) to a module, a notebook, a zip or a package folder, a module, or a notebook's ``globals()``; none runs
-    the importable ``tinytorch.core.embeddings``. ``rubric`` and ``base`` (a folder holding ``tinytorch/``) are
-    paths. Printed, the result is the score per item and each mistake once (see :mod:`embconf.grading.check`)."""
-    from embconf.grading.check import check as run_check
+def __getattr__(name: str) -> Any:
+    """``embconf.check``, the grading package's own function (its signature and docstring in ``help``), loaded on
+    first use: ``import embconf`` never loads the grading package."""
+    if name == "check":
+        from embconf.grading.check import check
 
-    return run_check(target, rubric=rubric, base=base, options=options)
+        return check
+    raise AttributeError(f"module 'embconf' has no attribute {name!r}")
