@@ -94,11 +94,16 @@ def _wordings(failing: list[CaseResult]) -> dict[str, str]:
                 continue
             for mutant in mutants:  # a dtype or shape reading says what the mistake's words do not: kept
                 for reading in cause.readings():
-                    if reading.identity == mutant.identity and reading.key.split(":")[0] not in (DTYPE, SHAPE):
+                    if reading.identity == mutant.identity and not _own_fact(reading):
                         beside.setdefault(reading.id, {})[mutant.id] = mutant.title
     words = {reading: next(iter(found.values())) for reading, found in beside.items() if len(found) == 1}
     words.update({copy: titles[original] for copy, original in SAID_AS.items() if original in titles})
     return words
+
+
+def _own_fact(reading: Cause) -> bool:
+    """A dtype or shape reading: it says what a catalogue mistake's words do not, so it keeps its own."""
+    return reading.symptom is not None and reading.symptom.family in (DTYPE, SHAPE)
 
 
 def case_title(result: CaseResult, cause: Cause) -> str:

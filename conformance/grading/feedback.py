@@ -121,7 +121,7 @@ def _lost(
     ]
     for mistake in likely_mistakes(item_score.failed):
         cases = f"{mistake.count} case{'s' if mistake.count > 1 else ''}"
-        if mistake.key.startswith(UNATTEMPTED):  # what it left out, not a mistake in what it wrote
+        if mistake.unattempted:  # what it left out, not a mistake in what it wrote
             lines.append(f"- {md.text(mistake.title)}: {cases} counted as failed.")
             continue
         said = f"{mistake.key}\n{mistake.title}"  # said again only when these cases measured it alike
@@ -158,6 +158,7 @@ class Mistake:
     hint: str
     count: int
     frame: tuple[str, int, str] = ("", 0, "")  # (file, line, function) of the student's code in a traceback
+    unattempted: bool = False  # cases needing features the submission does not claim: left out, not written wrong
 
 
 UNWRITTEN_HINT = "it still raises NotImplementedError: write it (the module's docstring says what it computes)"
@@ -172,6 +173,7 @@ FRAME = re.compile(r'File "(?:[^"]*/)?([^"/]+\.py)", line (\d+), in (\w+)')
 def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
     """The mistakes behind failed cases, one per cause (grouped by the cause's id), most cases first."""
     found: dict[str, list] = {}
+    left_out: set[str] = set()  # the keys of cases not attempted
     for case in cases:
         cause = case.get("cause")
         if cause:  # the verdict's (one unwritten function is one entry, named by the function)
@@ -182,6 +184,7 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
             key, title, hint = "declined", DECLINED, DECLINED_HINT
         elif case["outcome"] == "not_applicable" and case.get("unclaimed") and case.get("provided", True):
             key, title, hint = f"{UNATTEMPTED} {' '.join(case['unclaimed'])}", not_attempted(case["unclaimed"]), ""
+            left_out.add(key)
         elif not case.get("provided", True):
             key = f"missing:{case['operation']}"
             title, hint = missing_operation(case["operation"])
@@ -193,7 +196,8 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
         if not entry[4][0]:
             entry[4] = frame(str(case.get("message", "")))
     return sorted(
-        (Mistake(key, merged_title(titles), *rest) for key, titles, *rest in found.values()), key=lambda m: -m.count
+        (Mistake(key, merged_title(titles), *rest, key in left_out) for key, titles, *rest in found.values()),
+        key=lambda m: -m.count,
     )
 
 

@@ -64,9 +64,7 @@ def enum_kind(name: str, area: str, members: type[Member], markers: Iterable[str
         return {key: sorted(c.value for c in declared)} if declared else {}
 
     def undeclared(missing: list[str], declared: frozenset[Any]) -> Optional[str]:
-        if not missing:
-            return None
-        return f"a case under the {name} convention(s) {', '.join(missing)}: the implementation does not declare it"
+        return None  # said as any feature it lacks: "needs optional feature(s) <name>-<convention>"
 
     return ConventionKind(
         name,

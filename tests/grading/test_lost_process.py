@@ -18,7 +18,7 @@ from helpers import assert_exit, run_cli
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
 
-from embconf.grading.command import EXIT_UNGRADED  # noqa: E402
+from embconf.model.exits import FAILED as EXIT_UNGRADED  # noqa: E402
 
 KILLS_ITS_GRADER = "import os\nos.kill(os.getppid(), 9)\n"
 STOPS_ITS_GRADER = "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n"

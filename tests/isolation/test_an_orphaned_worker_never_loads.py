@@ -10,6 +10,7 @@ import os
 import pytest
 
 from embconf.isolation import worker
+from embconf.processes import tree
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers only")
@@ -17,7 +18,7 @@ def test_a_worker_whose_parent_is_gone_ends_before_loading():
     pid = os.fork()
     if pid == 0:  # the worker, as if the process that forked it had died and another had adopted it
         try:
-            worker._FORKED_BY = os.getppid() + 1 if os.getppid() + 1 != os.getpid() else os.getppid() + 2
+            tree._FORKER = os.getppid() + 1 if os.getppid() + 1 != os.getpid() else os.getppid() + 2
             worker._confine(os.open(os.devnull, os.O_WRONLY), 0)
         finally:
             os._exit(0)  # reached only when _confine let it go on
