@@ -105,7 +105,9 @@ def register(sub: Any) -> None:
     add_fixtures(regen)
     regen.set_defaults(handler=lambda args: regenerate_command(args.fixtures, args.check))
 
-    cover = sub.add_parser("coverage", help="the allowed pairs of boundary values and error boundaries the goldens cover")
+    cover = sub.add_parser(
+        "coverage", help="the allowed pairs of boundary values and error boundaries the goldens cover"
+    )
     cover.add_argument("--area", help="one family (a spec area)")
     cover.add_argument("--missing", action="store_true", help="list each pair and error boundary no golden covers")
     cover.add_argument("--covered", action="store_true", help="list each covered one with the case that covers it")

@@ -92,8 +92,10 @@ def measure(cases: Iterable[Any], area: Optional[str] = None) -> list[FamilyCove
     """Each family's coverage by ``cases`` (only ``area``'s when given), in the spec's order."""
     pairs, errors = witnesses(cases)
     chosen = [f for f in families().values() if area is None or f.area == area]
-    return [FamilyCoverage(f, tuple(_operation(op, pairs.get(op, {}), errors.get(op, {})) for op in f.operations))
-            for f in chosen]
+    return [
+        FamilyCoverage(f, tuple(_operation(op, pairs.get(op, {}), errors.get(op, {})) for op in f.operations))
+        for f in chosen
+    ]
 
 
 def _operation(operation: str, pairs: dict[Pair, str], errors: dict[ErrorPoint, str]) -> OperationCoverage:
@@ -139,8 +141,10 @@ def report_lines(measured: list[FamilyCoverage], missing: bool = False, covered:
 
 
 def _summary(pairs: Tally, errors: Tally) -> str:
-    return (f"{pairs.covered} of {pairs.total} allowed pairs ({pairs.percent()}%), "
-            f"{errors.covered} of {errors.total} error boundaries")
+    return (
+        f"{pairs.covered} of {pairs.total} allowed pairs ({pairs.percent()}%), "
+        f"{errors.covered} of {errors.total} error boundaries"
+    )
 
 
 def _totals(measured: list[FamilyCoverage]) -> tuple[Tally, Tally]:
