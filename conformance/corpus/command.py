@@ -116,7 +116,7 @@ def register(sub: Any) -> None:
         "--fail-under", type=float, metavar="PERCENT", help="exit 1 when a family is covered less than PERCENT"
     )
     add_fixtures(cover)
-    cover.set_defaults(handler=coverage_command)
+    cover.set_defaults(handler=lambda args: coverage_command(typed(CoverageOptions, args)))
 
 
 def list_command(what: str, selection: Selection) -> int:
@@ -258,7 +258,19 @@ def regenerate_command(fixtures: Optional[Path], check: bool) -> int:
     return exits.OK
 
 
-def coverage_command(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class CoverageOptions:
+    """The options of ``embconf coverage`` as given."""
+
+    area: Optional[str] = None
+    missing: bool = False
+    covered: bool = False
+    json: Optional[Path] = None
+    fail_under: Optional[float] = None
+    fixtures: Optional[Path] = None
+
+
+def coverage_command(given: CoverageOptions) -> int:
     """Each family's pairs and error boundaries covered (:mod:`embconf.corpus.coverage`); exit 1 only under
     ``--fail-under`` with a family below it."""
     import json
@@ -267,17 +279,18 @@ def coverage_command(args: argparse.Namespace) -> int:
     from embconf.model.family import families
     from embconf.untrusted.write import OutputTarget
 
-    if args.area is not None and args.area not in families():
-        raise UserError(f"no operation family {args.area!r}; known: {', '.join(families())}")
-    if args.fail_under is not None and not 0 <= args.fail_under <= 100:
-        raise UserError(f"--fail-under takes a percentage from 0 to 100, not {args.fail_under:g}")
-    target = OutputTarget.check(args.json) if args.json is not None else None  # before the work
-    measured = coverage.measure(corpus_of(args.fixtures).cases, args.area)
+    if given.area is not None and given.area not in families():
+        raise UserError(f"no operation family {given.area!r}; known: {', '.join(families())}")
+    if given.fail_under is not None and not 0 <= given.fail_under <= 100:
+        raise UserError(f"--fail-under takes a percentage from 0 to 100, not {given.fail_under:g}")
+    target = OutputTarget.check(given.json) if given.json is not None else None  # before the work
+    measured = coverage.measure(corpus_of(given.fixtures).cases, given.area)
     if target is None or not target.is_stdout:
-        print("\n".join(coverage.report_lines(measured, args.missing, args.covered)))
+        print("\n".join(coverage.report_lines(measured, given.missing, given.covered)))
     if target is not None:
         target.write_text(json.dumps(coverage.as_json(measured), indent=1) + "\n")
-    below = [found.family.area for found in measured if args.fail_under is not None and found.below(args.fail_under)]
+    limit = given.fail_under
+    below = [found.family.area for found in measured if limit is not None and found.below(limit)]
     if below:
-        print(f"covered less than {args.fail_under:g}%: {', '.join(below)}")
+        print(f"covered less than {limit:g}%: {', '.join(below)}")
     return exits.failed_if(below)
