@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
 from embconf.model.family import families
 from embconf.reference.cases.domains import allowed_pairs, boundaries_of, covered_pairs, error_points
-from tests.helpers import assert_exit, assert_one_line_error, run_cli, run_main
+from tests.helpers import ROOT, assert_exit, assert_one_line_error, embconf_argv, run_cli, run_main
 
 LINE = re.compile(r"^(\w+)\s+(\d+) of (\d+) allowed pairs \((\d+)%\), (\d+) of (\d+) error boundaries$")
+RUN = ("run", "--impl", "reference", "--no-colour", "--select", "lookup.forward.empty_ids")
 MEASURED = [family for family in families().values() if family.operations]
 
 
@@ -116,3 +118,14 @@ def test_coverage_in_a_fresh_interpreter_exits_0_while_it_measures():
     result = run_cli("coverage", "--area", "rope")
     assert_exit(result, 0)
     assert figures(result.stdout).keys() == {"rope"}
+
+
+@pytest.mark.parametrize(("command", "loads"), [(("coverage", "--area", "memory"), True), (RUN, False)])
+def test_only_the_coverage_command_imports_the_domains(command, loads):
+    """`embconf run` starts without the domains (start-up); `embconf coverage` is what loads them."""
+    done = subprocess.run(
+        embconf_argv(*command, python=("-X", "importtime")), cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert_exit(done, 0)
+    assert ("embconf.reference.cases.domains\n" in done.stderr) is loads
+    assert ("embconf.corpus.coverage\n" in done.stderr) is loads
