@@ -7,7 +7,8 @@ serve the floors above them and hold no command; each command lives in the featu
 1. ``model``: the spec's nouns (vocabulary, dtypes, outcomes, the run record, the adapter contract, ``Impl``).
 2. ``reference`` (the NumPy reference, ``reference/``), ``untrusted`` (everything read from or written to outside).
 3. ``processes`` (child processes, their limits and lifetime), ``corpus`` (the golden cases, selection,
-   expectations; its command, ``list``/``show``/``validate``/``regenerate``, needs nothing above this floor).
+   expectations; its commands, ``list``/``show``/``validate``/``regenerate``/``coverage``, need nothing above
+   this floor).
 4. ``judging`` (one case called and judged into one outcome), ``adapters`` (naming an implementation, the
    in-process adapters, the input guard).
 5. ``isolation`` (an adapter in a child worker), ``protocol`` (a peer in any language), ``mutants`` (the catalogue

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "embconf.run.command": ("run",),
     "embconf.run.report": ("report",),
-    "embconf.corpus.command": ("list", "show", "validate", "regenerate"),
+    "embconf.corpus.command": ("list", "show", "validate", "regenerate", "coverage"),
     "embconf.mutation.command": ("mutants", "explain"),
     "embconf.matrix.command": ("matrix",),
     "embconf.grading.command": ("grade", "gradescope"),

@@ -1,4 +1,4 @@
-"""``embconf list``, ``show``, ``validate`` and ``regenerate``, and the options every command that reads the
+"""``embconf list``, ``show``, ``validate``, ``regenerate`` and ``coverage``, and the options every command that reads the
 corpus shares (``--fixtures`` and the selection, read into a :class:`Selection`)."""
 
 from __future__ import annotations
@@ -104,6 +104,19 @@ def register(sub: Any) -> None:
     )
     add_fixtures(regen)
     regen.set_defaults(handler=lambda args: regenerate_command(args.fixtures, args.check))
+
+    cover = sub.add_parser(
+        "coverage", help="the allowed pairs of boundary values and error boundaries the goldens cover"
+    )
+    cover.add_argument("--area", help="one family (a spec area)")
+    cover.add_argument("--missing", action="store_true", help="list each pair and error boundary no golden covers")
+    cover.add_argument("--covered", action="store_true", help="list each covered one with the case that covers it")
+    cover.add_argument("--json", type=Path, metavar="FILE", help="write the figures and lists as JSON ('-': stdout)")
+    cover.add_argument(
+        "--fail-under", type=float, metavar="PERCENT", help="exit 1 when a family is covered less than PERCENT"
+    )
+    add_fixtures(cover)
+    cover.set_defaults(handler=lambda args: coverage_command(typed(CoverageOptions, args)))
 
 
 def list_command(what: str, selection: Selection) -> int:
@@ -243,3 +256,41 @@ def regenerate_command(fixtures: Optional[Path], check: bool) -> int:
     files = generate.write(directory)
     print(f"wrote {len(files)} files to {directory}")
     return exits.OK
+
+
+@dataclass(frozen=True)
+class CoverageOptions:
+    """The options of ``embconf coverage`` as given."""
+
+    area: Optional[str] = None
+    missing: bool = False
+    covered: bool = False
+    json: Optional[Path] = None
+    fail_under: Optional[float] = None
+    fixtures: Optional[Path] = None
+
+
+def coverage_command(given: CoverageOptions) -> int:
+    """Each family's pairs and error boundaries covered (:mod:`embconf.corpus.coverage`); exit 1 only under
+    ``--fail-under`` with a family below it."""
+    import json
+
+    from embconf.corpus import coverage
+    from embconf.model.family import families
+    from embconf.untrusted.write import OutputTarget
+
+    if given.area is not None and given.area not in families():
+        raise UserError(f"no operation family {given.area!r}; known: {', '.join(families())}")
+    if given.fail_under is not None and not 0 <= given.fail_under <= 100:
+        raise UserError(f"--fail-under takes a percentage from 0 to 100, not {given.fail_under:g}")
+    target = OutputTarget.check(given.json) if given.json is not None else None  # before the work
+    measured = coverage.measure(corpus_of(given.fixtures).cases, given.area)
+    if target is None or not target.is_stdout:
+        print("\n".join(coverage.report_lines(measured, given.missing, given.covered)))
+    if target is not None:
+        target.write_text(json.dumps(coverage.as_json(measured), indent=1) + "\n")
+    limit = given.fail_under
+    below = [found.family.area for found in measured if limit is not None and found.below(limit)]
+    if below:
+        print(f"covered less than {limit:g}%: {', '.join(below)}")
+    return exits.failed_if(below)
