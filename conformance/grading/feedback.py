@@ -196,7 +196,10 @@ def likely_mistakes(cases: Sequence[Mapping[str, Any]]) -> list[Mistake]:
         if not entry[4][0]:
             entry[4] = frame(str(case.get("message", "")))
     return sorted(
-        (Mistake(key, merged_title(titles), *rest, key in left_out) for key, titles, *rest in found.values()),
+        (
+            Mistake(key, merged_title(titles), hint, count, frame, key in left_out)
+            for key, titles, hint, count, frame in found.values()
+        ),
         key=lambda m: -m.count,
     )
 
