@@ -11,6 +11,8 @@ Rooms:
   computers keyed by area (the session names no family): ``named_conventions`` (EMB-ROPE-V*, EMB-BAG-V*: each case a
   declared convention changes, under every declared one that changes it) and ``sinusoid_point`` (a declared point
   of the sinusoid family that no named profile is, spec 1.2.0, EMB-SIN-6).
+- ``coverage``: ``embconf coverage``, the allowed pairs of input boundaries (``reference/cases/domains.py``) the
+  goldens cover, family by family.
 - ``expectations``: the YAML file of cases known to fail, applied to results.
 - ``shipped``: the hashes of the fixture files this version of the suite ships with.
 - ``committed``: ``regenerate --check``'s comparison with the committed files, read as untrusted input (bounded,
