@@ -9,8 +9,11 @@ gives the same bytes.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import stat
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -209,8 +212,21 @@ def _sha256(text: str) -> str:
 
 
 def write(directory: Path = FIXTURES_DIR) -> dict[str, str]:
+    """Every fixture file written into ``directory``, each a regular file (OSError naming the path otherwise)."""
     files = render_all()
     directory.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        (directory / name).write_text(text)
+        write_regular(directory / name, text)
     return files
+
+
+def write_regular(path: Path, text: str) -> None:
+    """``text`` into the regular file ``path``: never through a link, into a FIFO (no wait for a reader) or a
+    device; OSError naming ``path`` for any of them."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        handle.truncate(0)
+        handle.write(text)

@@ -4,6 +4,8 @@ corpus shares (``--fixtures`` and the selection, read into a :class:`Selection`)
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,9 +255,26 @@ def regenerate_command(fixtures: Optional[Path], check: bool) -> int:
             f"fixtures {'differ from the reference' if problems else 'match the reference'} ({len(problems)} differences)"
         )
         return exits.failed_if(problems)
-    files = generate.write(directory)
+    for name in generate.file_names():  # refused before the goldens are computed, which takes a while
+        _regular_or_absent(directory / name)
+    try:
+        files = generate.write(directory)
+    except OSError as exc:
+        raise UserError(f"cannot write the fixtures: {exc.filename or directory}: {exc.strerror or exc}") from None
     print(f"wrote {len(files)} files to {directory}")
     return exits.OK
+
+
+def _regular_or_absent(path: Path) -> None:
+    """UserError (one line) unless ``path`` is a regular file or nothing: regenerate writes no link, FIFO or device."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UserError(f"cannot write the fixtures: {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"cannot write the fixtures: {path} is not a regular file (a link, FIFO, device or folder)")
 
 
 @dataclass(frozen=True)

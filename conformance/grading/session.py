@@ -249,6 +249,11 @@ def merge(outputs: Sequence[Path], options: Options, say: Say = print) -> list[d
                 raise GradeUsageError(f"--merge: {exc}") from None
             if not isinstance(record, dict) or not isinstance(record.get("name"), str):
                 raise GradeUsageError(f"--merge: {path} is not a grading record (no 'name')")
+            if record.get("record_format") != RECORD_FORMAT:  # an older record lacks what this rubric may read
+                raise GradeUsageError(
+                    f"--merge: {path} is a record of format {record.get('record_format')!r}, this embconf writes"
+                    f" {RECORD_FORMAT}: grade that output again with this version"
+                )
             earlier = records.get(record["name"])
             if earlier is not None and earlier.get("hash") != record.get("hash"):
                 raise GradeUsageError(f"--merge: {record['name']!r} was graded differently in two outputs")

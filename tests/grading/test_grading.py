@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import embconf_argv
+from helpers import assert_one_line_error, embconf_argv, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples as samples  # noqa: E402
@@ -171,6 +171,10 @@ def test_shards_partition_the_class_and_merge_gives_the_same_gradebook(graded, t
     assert main(["grade", "--merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(merged)]) == 0
     assert rows(merged) == book
     assert sorted(p.name for p in (merged / "results").iterdir()) == sorted(f"{n}.json" for n in book)
+    old = next((tmp_path / "shard1" / "records").glob("*.json"))  # a record an older embconf wrote
+    old.write_text(json.dumps({**json.loads(old.read_text()), "record_format": 5}))
+    refused = run_cli("grade", "--merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(merged))
+    assert_one_line_error(refused, "record of format 5", "grade that output again")
 
 
 @pytest.mark.parametrize(
