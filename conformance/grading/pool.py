@@ -242,19 +242,29 @@ def _record(future: concurrent.futures.Future, job: Job) -> dict[str, Any]:
 def _quiet_tracker() -> None:
     """Start multiprocessing's resource tracker, or start it again when a submission ended it (it is a process
     of this runner's, which a submission can find), with its stderr on the null device: the new one's complaints
-    about the old one's semaphores, and the runner's warning that it relaunched it, are no business of the TA's."""
+    about the old one's semaphores, and the runner's warning that it relaunched it, are no business of the TA's.
+    Every later (re)start goes the same way, whenever multiprocessing makes one (a register or unregister after
+    a submission ended the tracker mid-run relaunches it there)."""
     from multiprocessing import resource_tracker
 
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            resource_tracker.ensure_running()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
+    tracker: Any = resource_tracker._resource_tracker
+    if not getattr(tracker, "quiet", False):
+        start = tracker.ensure_running  # the bound method: register and unregister call it on the instance
+
+        def ensure_running() -> None:
+            saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, 2)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    start()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                os.close(null)
+
+        tracker.ensure_running, tracker.quiet = ensure_running, True
+    tracker.ensure_running()
 
 
 def _release_tracker() -> None:
