@@ -32,7 +32,7 @@ def computed_cases(conventions: Iterable[Any], cases: Sequence[Case]) -> list[Ca
     known = {case.id for case in cases}
     built: list[Case] = []
     for kind in KINDS:
-        chosen = frozenset(c for c in declared_of(declared, kind) if c.computed)
+        chosen = frozenset(c for c in declared_of(declared, kind.name) if c.computed)
         if chosen:
             built += [case for case in COMPUTERS[kind.area](chosen, cases) if case.id not in known]
     return built

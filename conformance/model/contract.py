@@ -18,7 +18,9 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runt
 from embconf.model.convention import (
     Convention,
     contradictory_conventions,
+    convention_features,
     conventions_json,
+    declared_of,
     implied_features,
     read_declared,
     replacing,
@@ -154,8 +156,6 @@ class Capabilities:
     def all_features(self) -> frozenset[str]:
         """The claimed features plus the implied ones: the first of each exclusive pair unless the other is
         claimed, and what the declared conventions imply (each one's feature, every canonical marker but theirs)."""
-        from embconf.model.convention import convention_features
-
         replaced = {c.canonical_marker for c in self.conventions}
         declared = self.features - convention_features() - replaced
         return frozenset(declared | exclusive_defaults(self.features) | implied_features(self.conventions))
@@ -167,7 +167,7 @@ class Capabilities:
 
     def declared(self, kind: str) -> frozenset[Any]:
         """The declared conventions of one kind (``embconf.model.convention.KINDS``)."""
-        return frozenset(c for c in self.conventions if c.kind == kind)
+        return declared_of(self.conventions, kind)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -12,6 +12,7 @@ declared convention in one field and asks the kinds, never a family by name.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Iterable, Optional, Protocol, runtime_checkable
 
 from embconf.model import bag_conventions, rope_conventions, sinusoid
@@ -60,20 +61,18 @@ class Convention(Protocol):
 KINDS: tuple[ConventionKind, ...] = (sinusoid.KIND, rope_conventions.KIND, bag_conventions.KIND)
 
 
-def kind_named(name: str) -> ConventionKind:
-    return next(kind for kind in KINDS if kind.name == name)
-
-
 def kind_of_area(area: str) -> Optional[ConventionKind]:
     """The kind of convention a family's implementations may declare, or None."""
     return next((kind for kind in KINDS if kind.area == area), None)
 
 
+@lru_cache(maxsize=None)
 def convention_features() -> frozenset[str]:
     """Every feature a convention's cases carry: declared as a convention, never claimed as a feature."""
     return frozenset().union(*(kind.features for kind in KINDS))
 
 
+@lru_cache(maxsize=None)
 def canonical_markers() -> frozenset[str]:
     """The features of canonical cases that a declared convention replaces (implied unless one is declared)."""
     return frozenset().union(*(kind.markers for kind in KINDS))
@@ -97,8 +96,9 @@ def canonical_features() -> frozenset[str]:
     return claimable_features() - exclusive_choices()
 
 
-def declared_of(conventions: Iterable[Any], kind: ConventionKind) -> frozenset[Any]:
-    return frozenset(c for c in conventions if c.kind == kind.name)
+def declared_of(conventions: Iterable[Any], kind: str) -> frozenset[Any]:
+    """The conventions of one kind (its name, :attr:`ConventionKind.name`) among ``conventions``."""
+    return frozenset(c for c in conventions if c.kind == kind)
 
 
 def read_declared(raw: Mapping[str, Any]) -> frozenset[Any]:
@@ -111,13 +111,13 @@ def conventions_json(conventions: Iterable[Any]) -> dict[str, Any]:
     """The declared conventions as the capabilities' fields, kind by kind (the same keys as on the wire)."""
     fields: dict[str, Any] = {}
     for kind in KINDS:
-        fields.update(kind.to_json(declared_of(conventions, kind)))
+        fields.update(kind.to_json(declared_of(conventions, kind.name)))
     return fields
 
 
 def claim_clauses(conventions: Iterable[Any]) -> str:
     """What a conformance claim adds for the declared conventions, kind by kind (spec section 11)."""
-    return "".join(kind.claim_clause(declared_of(conventions, kind)) for kind in KINDS)
+    return "".join(kind.claim_clause(declared_of(conventions, kind.name)) for kind in KINDS)
 
 
 def implied_features(conventions: Iterable[Any]) -> set[str]:
@@ -136,7 +136,7 @@ def undeclared_reason(conventions: Iterable[Any], missing: list[str]) -> Optiona
     """Why a case whose missing features belong to a convention kind is not applicable, or None."""
     declared = list(conventions)
     for kind in KINDS:
-        reason = kind.undeclared([f for f in missing if f in kind.features], declared_of(declared, kind))
+        reason = kind.undeclared([f for f in missing if f in kind.features], declared_of(declared, kind.name))
         if reason:
             return reason
     return None
@@ -146,7 +146,7 @@ def contradictory_conventions(conventions: Iterable[Any]) -> Optional[str]:
     """Why declaring ``conventions`` together contradicts itself (one line), or None."""
     declared = list(conventions)
     for kind in KINDS:
-        if kind.single and len(declared_of(declared, kind)) > 1:
+        if kind.single and len(declared_of(declared, kind.name)) > 1:
             return f"it declares more than one {kind.name} convention; declare one"
     return None
 

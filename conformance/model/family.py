@@ -16,10 +16,7 @@ from functools import lru_cache
 from typing import Optional
 
 from embconf.model.vocabulary import areas, operations, requirement_families, requirement_subjects
-
-# The kind of convention a family's implementations may declare (EMB-SIN-6 and the profiles, EMB-ROPE-V*,
-# EMB-BAG-V*), by area: the one place a convention kind meets its family (:mod:`embconf.model.convention`).
-CONVENTION_KINDS = {"sinusoidal": "sinusoid", "rope": "rope", "bags": "bag"}
+from embconf.model.vocabulary import family_of as requirement_family
 
 
 @dataclass(frozen=True)
@@ -31,18 +28,12 @@ class Family:
     fixture_file: Optional[str]
     operations: tuple[str, ...]  # in the vocabulary's order
     requirement_families: tuple[str, ...]  # ``FWD`` of EMB-FWD-*, the families of requirements it owns
-    convention_kind: Optional[str] = None  # "sinusoid", "rope", "bag", or None
 
     @property
     def requirements(self) -> tuple[str, ...]:
         """Every requirement id of the family, in the spec's order (Appendix B)."""
         owned = set(self.requirement_families)
-        return tuple(req for req in requirement_subjects() if req.split("-")[1] in owned)
-
-    @property
-    def runs_own_operations(self) -> bool:
-        """Whether the family has operations of its own (else its cases run other families' operations)."""
-        return bool(self.operations)
+        return tuple(req for req in requirement_subjects() if requirement_family(req) in owned)
 
 
 @lru_cache(maxsize=None)
@@ -54,7 +45,7 @@ def families() -> dict[str, Family]:
             continue
         ops = tuple(name for name, op in operations().items() if op["area"] == area)
         owned = tuple(name for name, fam in requirement_families().items() if fam["area"] == area)
-        found[area] = Family(area, entry["title"], entry["fixture_file"], ops, owned, CONVENTION_KINDS.get(area))
+        found[area] = Family(area, entry["title"], entry["fixture_file"], ops, owned)
     return found
 
 
