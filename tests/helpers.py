@@ -17,6 +17,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import pytest
 
+from embconf.model.family import operations_of
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 EXAMPLE_STUDENT = ROOT / "examples" / "tinytorch_student" / "tinytorch" / "core" / "embeddings.py"
@@ -29,18 +31,9 @@ PYTHON = shlex.quote(sys.executable)
 SPEC_1_1_FEATURES = frozenset(
     {"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"}
 )
-# spec 1.3's operations (rotary position embeddings) and 2.0's (the layer's own parameters, EMB-LAY-12): not
-# provided by the implementations written before them
-LATER_OPERATIONS = frozenset(
-    {
-        "rope_tables",
-        "rope_forward",
-        "rope_backward",
-        "embedding_layer_own_backward",
-        "rope_apply",
-        "rope_apply_backward",
-    }
-)
+# spec 1.3's operations (the rope family's, as the vocabulary places them) and 2.0's (the layer's own parameters,
+# EMB-LAY-12): not provided by the implementations written before them
+LATER_OPERATIONS = frozenset(operations_of("rope")) | {"embedding_layer_own_backward"}
 
 
 def declined_for_a_later_addition(case: dict) -> bool:
