@@ -40,7 +40,7 @@ def named_convention_cases(members: type[enum.Enum], prefix: str) -> Any:
 def _computed(conventions: list[Any], case: Case, prefix: str) -> Case:
     """``case`` answered by the reference under ``conventions`` (float64, rounded once)."""
     from embconf.reference.cases import CaseSpec, sequence
-    from embconf.reference.generate import answered
+    from embconf.reference.generate import build_case
 
     names = "+".join(c.value for c in conventions)
     area = prefix.split(".")[0] + "."
@@ -57,4 +57,4 @@ def _computed(conventions: list[Any], case: Case, prefix: str) -> Case:
         for call in case.calls or (case,)
     ]
     spec = sequence(case_id, description, requirements, calls) if case.is_sequence else calls[0]
-    return case_of(answered(spec), SOURCE)
+    return case_of(build_case(spec, checked=False), SOURCE)  # the reference's error under them, whatever it is
