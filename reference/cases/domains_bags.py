@@ -114,7 +114,7 @@ def _bags() -> tuple[Domain, ...]:
         Boundary("nonpositive", "a weight 0 and a negative one"),
         Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)
     return (
-        following(table_extent("weight", 0, large=True), within("ids", rows_of("weight"))),
+        following(table_extent("weight", 0, large=True, large_width=1), within("ids", rows_of("weight"))),
         dtyped(("weight", "grad_output", "per_sample_weights")),
         following(rank, _valid_offsets), following(count, _valid_offsets), dtype, where,
         following(choice("include_last_offset", {"absent": ABSENT, "false": False, "true": True, "not_boolean": 1},

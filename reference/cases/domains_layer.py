@@ -240,6 +240,10 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {
         *(Excluded(("convention", c), ("config.pos_encoding", e), "a sinusoid profile is a sinusoidal layer's")
           for c in _PROFILES
           for e in ("absent", "learned", "none", "rope", "rope_refused", "unknown")),
+        *(Excluded(("config.embed_dim", d), ("config.rope_pairing", p), "a pairing is a rope layer's, which needs an even "
+                   "embed_dim (EMB-LAY-10)", "invalid_config") for d in ("one", "odd") for p in ("half_split", "interleaved")),
+        *(Excluded(("convention", c), ("config.rope_pairing", p), "a sinusoid profile is a sinusoidal layer's, a pairing "
+                   "a rope layer's (EMB-LAY-10)") for c in _PROFILES for p in ("half_split", "interleaved")),
         *(Excluded(("config.rope_pairing", p), ("config.pos_encoding", e), "a pairing is a rope layer's (EMB-LAY-10)")
           for p in ("half_split", "interleaved", "unknown") for e in ("absent", "learned", "sinusoidal", "none", "unknown")),
     ),

@@ -281,5 +281,9 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {"rope": (
              "per-batch positions need x (B, ..., T, d) (EMB-ROPE-15); only M-RoPE's (3, T) rotate a 2-D x"),
     *(Excluded(point, ("rotary_dim", "two"), "M-RoPE's three sections need r/2 >= 3")
       for point in (("scaling", "mrope"), ("position_ids.rank", "3d"))),
+    *(Excluded(("position_ids.rank", "3d"), ("position_ids.span", b), "(3, B, T) positions are M-RoPE's, which has no "
+               "original context (EMB-ROPE-14, EMB-ROPE-15)", "shape_mismatch") for b in ("within_original", "past_original")),
+    Excluded(("position_ids.rank", "3d"), ("x.rank", "2d"), "M-RoPE's (3, B, T) positions need x (B, ..., T, d) (EMB-ROPE-15)",
+             "shape_mismatch"),
     Excluded(("cos.rank", "3d"), ("x.rank", "2d"), "per-batch tables need x (B, ..., T, d) (EMB-ROPE-16)", "shape_mismatch"),
 )}

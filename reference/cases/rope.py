@@ -49,6 +49,8 @@ def run(p0: int, length: int) -> np.ndarray:
 
 def _contiguous(ids: np.ndarray) -> bool:
     """Whether every row of position ids (the last axis) is one contiguous run."""
+    if ids.size == 0:  # no position: nothing out of order
+        return True
     rows = ids.reshape(-1, ids.shape[-1]) if ids.ndim else ids.reshape(1, 1)
     return all(row.size == 0 or np.array_equal(row, run(int(row[0]), row.size)) for row in rows)
 
