@@ -10,6 +10,7 @@ import numpy as np
 
 from embconf.model.bag import MODES
 from embconf.model.bag_conventions import BagConvention
+from embconf.model.dtypes import round_once
 from embconf.reference.cases.domain_ids import ids_domains, integer, padding, rows_of
 from embconf.reference.cases.domain_kinds import ABSENT, Base, Boundary, Domain, Excluded, Inputs, array, value_of
 from embconf.reference.cases.domain_shapes import (
@@ -91,11 +92,12 @@ def _put_weights(inputs: Inputs, boundary: str, rng: np.random.Generator) -> Non
         return
     if boundary == "wrong_shape":  # one weight more than ids
         shape = shape[:-1] + (shape[-1] + 1,)
-    found = np.abs(normal(array(inputs, "weight"), shape, rng)) + 0.5  # every weight > 0
+    weight = array(inputs, "weight")
+    found = np.abs(rng.standard_normal(shape)) + 0.5  # every weight > 0
     if boundary == "nonpositive" and found.size:
         found.flat[0] = 0
         found.flat[-1] = -found.flat[-1]
-    inputs["per_sample_weights"] = found
+    inputs["per_sample_weights"] = round_once(found, "float32" if weight is None else str(weight.dtype))  # the table's dtype
 
 
 def _valid_offsets(inputs: Inputs, boundary: str) -> None:
@@ -106,7 +108,8 @@ def _valid_offsets(inputs: Inputs, boundary: str) -> None:
     inputs["offsets"] = None if ids.ndim == 2 else np.array(points, dtype=np.int64)
 
 
-def _bags() -> tuple[Domain, ...]:
+def _bags(large: bool) -> tuple[Domain, ...]:
+    """The bag's domains; ``large``: with a table of 2^16 + 1 rows (the forward's only, as ``domains_lookup`` says)."""
     rank, count, dtype, where = ids_domains("ids", rows_of("weight"), ("1d", "2d"), ("int64", "int32"),
                                             negative_unless=(DROP_NEGATIVE_IDS.feature,))
     weights = Domain("per_sample_weights", (
@@ -114,7 +117,7 @@ def _bags() -> tuple[Domain, ...]:
         Boundary("nonpositive", "a weight 0 and a negative one"),
         Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)
     return (
-        following(table_extent("weight", 0, large=True, large_width=1), within("ids", rows_of("weight"))),
+        following(table_extent("weight", 0, large=large, large_width=1), within("ids", rows_of("weight"))),
         dtyped(("weight", "grad_output", "per_sample_weights")),
         following(rank, _valid_offsets), following(count, _valid_offsets), dtype, where,
         following(choice("include_last_offset", {"absent": ABSENT, "false": False, "true": True, "not_boolean": 1},
@@ -183,8 +186,8 @@ def _bag_finish(inputs: Inputs, rng: np.random.Generator) -> None:
 
 
 DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {"bags": {
-    "embedding_bag_forward": _bags(),
-    "embedding_bag_backward": _bags() + (shape_of("grad_output", _bag_grad_shape),),
+    "embedding_bag_forward": _bags(True),
+    "embedding_bag_backward": _bags(False) + (shape_of("grad_output", _bag_grad_shape),),
     "sharded_table_bytes": _sharding(),
 }}
 BASES: dict[str, Base] = {
