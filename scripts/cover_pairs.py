@@ -3,7 +3,7 @@
 
 From each operation's domains (``reference/cases/domains.py``) it lists what the catalogue's cases leave
 uncovered: an allowed pair of boundaries (``allowed_pairs``), a triple of the options that meet in one formula
-(:data:`TRIPLES`), an error boundary without a case expecting its error (``error_points``). It then appends rows, a
+(``covering.TRIPLES``), an error boundary without a case expecting its error (``error_points``). It then appends rows, a
 covering array built greedily (AETG: each row starts from an uncovered pair, each further domain takes the boundary
 that covers most of what is still uncovered with those chosen so far, among a few random orders the best row is
 kept), every row checked as built: at its boundaries, with outputs the reference answers. An error boundary gets a
@@ -26,7 +26,7 @@ from typing import Any, Iterable, Optional
 
 from embconf.model.family import families, family_of
 from embconf.reference.cases import CaseSpec, all_cases
-from embconf.reference.cases.covering import ROWS_PATH, derived_features, sample_rows
+from embconf.reference.cases.covering import ROWS_PATH, TRIPLES, derived_features, sample_rows
 from embconf.reference.cases.domains import (
     allowed_pairs,
     calls_at,
@@ -40,13 +40,6 @@ from embconf.reference.generate import build_case
 Point = tuple[str, str]
 Target = frozenset[Point]  # a pair or a triple of boundaries of one operation, to have a case with outputs at
 
-TRIPLES: dict[str, tuple[tuple[str, str, str], ...]] = {  # options that meet in one formula
-    "embedding_bag_forward": (("mode", "per_sample_weights", "padding_idx"),),
-    "embedding_bag_backward": (("mode", "per_sample_weights", "padding_idx"),),
-    "rope_tables": (("scaling", "position_ids.span", "dtype"),),
-    "rope_forward": (("scaling", "position_ids.span", "x.dtype"),),
-    "rope_backward": (("scaling", "position_ids.span", "x.dtype"),),
-}
 COSTLY = {("weight.rows", "large")}  # a 2^16 + 1-row table: only in the rows that cover its own pairs
 WIDE = {("weight.width", "many"): 2, ("weight.dtype", "float64"): 2, ("weight.dtype", "float32"): 1}  # its bytes
 TRIES = 12  # random orders tried for each row
@@ -104,7 +97,7 @@ class Requirements:
     def __init__(self, specs: list[CaseSpec]) -> None:
         self.by_op: dict[str, list[tuple[str, ...]]] = {}
         self.by_point: dict[tuple[str, Point], list[tuple[str, ...]]] = {}
-        for spec in specs:
+        for spec in (s for s in specs if not s.calls):  # a sequence's requirements are about its calls together
             for operation, at in calls_at(spec):
                 self.by_op.setdefault(operation, []).append(spec.requirements)
                 for point in at.items():
@@ -127,6 +120,11 @@ class Requirements:
 
 def _spec(operation: str, at: dict[str, str], case_id: str) -> CaseSpec:
     return case_at(operation, at, case_id, "", ())
+
+
+def row_spec(row: dict[str, Any]) -> CaseSpec:
+    """A row as the case it makes (its boundaries', without its description)."""
+    return _spec(row["operation"], row["at"], row["id"])
 
 
 def _gain(spec: CaseSpec, open_targets: set[Target], allowed: Optional[set]) -> set[Target]:
@@ -160,7 +158,7 @@ def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set,
                 and seed & COSTLY
                 and (
                     any(frozenset({c, point}) not in open_targets for c in seed & COSTLY)
-                    or any(WIDE.get(p, 0) > 1 for p in row.items())
+                    or any(p in WIDE for p in row.items())
                 )
             ):
                 continue  # a wider or larger table only where its own pair with the costly one is open, once a row

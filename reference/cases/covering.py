@@ -30,6 +30,13 @@ from embconf.reference.cases.sinusoidal import FULL_ROWS_LIMIT, sampled_rows
 ROWS_PATH = Path(__file__).with_name("covering_rows.json")
 HALF_OR_WIDE = ("float64", "float16", "bfloat16")
 ARRAYS = ("weight", "token_weight", "table", "x")  # the input whose dtype is the case's
+TRIPLES: dict[str, tuple[tuple[str, str, str], ...]] = {  # the options that meet in one formula: every triple covered
+    "embedding_bag_forward": (("mode", "per_sample_weights", "padding_idx"), ("mode", "offsets", "ids.count")),
+    "embedding_bag_backward": (("mode", "per_sample_weights", "padding_idx"), ("mode", "offsets", "ids.count")),
+    "rope_tables": (("scaling", "position_ids.span", "dtype"),),
+    "rope_forward": (("scaling", "position_ids.span", "x.dtype"),),
+    "rope_backward": (("scaling", "position_ids.span", "x.dtype"),),
+}
 
 
 @cache
