@@ -19,32 +19,32 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "96c75e537b119c9eb1867c3c484bff12ff0fd8fcf77917f76a31cebeb7066148",
-    "embedding_layer.yaml": "20813a779b9f072a6b0f8a5af132fe43d20a09927596d485a242cc640e79541c",
-    "half_precision.yaml": "0982cb18dad4063c622b0d71067761a0b6d7d4d41cd8033f9fe5d64ca52fbecf",
-    "learned_positions.yaml": "1c4d20018c6a5d2827ad095e0bc45d93e43067c498800ffad4ffce42f168753a",
-    "lookup_options.yaml": "f867d93f93de07ddfe1712ec277902438e9b85bdd551bbaab2a02af9ff9c02d1",
-    "memory.yaml": "3bcb640d3095326a2b8135fd0360651250e214bb5bed0bbcf5ba8536824c220a",
-    "rope.yaml": "6943cf9648c4931f7fd922b998a09fe7bdce4a15a2f861cfe670f276c364b2f6",
-    "sinusoidal.yaml": "6ccbf2702f915d26e57280f05ca9ca0d29e3180b1ea9c7be28fd38b82168c100",
-    "stateful.yaml": "8b069ae40ffe46a46abf15ddbe336f140c16b103c158dce37b97e9f0899dfa2f",
-    "token_lookup.yaml": "ab56852138b9c13d417b610055448cb737ad3402309c644c24fdea747d9a1471",
+    "bags.yaml": "4d03a20e38025d7432a627b64b39699fc9ef6adfb9f45248637c0fa42f10ad85",
+    "embedding_layer.yaml": "d3d72674e06c974f959f1dc55c4f4aa1df57aa091352083b0e288c7e33933475",
+    "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
+    "learned_positions.yaml": "f3379939232c540bd0eacdf0446d066e73ee5f395243c783cd7bd42ac36b56ef",
+    "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
+    "memory.yaml": "03f18dca1e03654632cada5831ff5ef7b76bc2e3e66f0c43815d1627d79341e5",
+    "rope.yaml": "25ee036bf5266f89f9e59b3c84854fcc5aac6e0e258fcab73bff7626f71e4896",
+    "sinusoidal.yaml": "4bcf170115702ef423b3b6faf1335e55b5085b4950134ab6a4f2417ea0317192",
+    "stateful.yaml": "08eb7d3b3e93c076c3cd0384f316d49f4b109b6fed38b7365cb56b909b45890f",
+    "token_lookup.yaml": "7f077fd5d9dfc5176341a6fc6cf06a9f475b89fc1a83df447f253da13822e971",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "9927020a2f9f8eb82d2b529b0120c81ee93d7c60a21a7bafe9ffc8167d7b2450",
-    "embedding_layer.json": "8b57d1746521f3e48493e0585cd90993542ba89250d28d1cbd674320194cf78c",
-    "half_precision.json": "86b566059807bd03ebe63b2671c0eb8e7d6068022ee480fef66d8df7963fdadb",
-    "learned_positions.json": "5a203538a5962cb6153b7c01cfb2745b941fc67c20a5153b264aca5fe23c3731",
-    "lookup_options.json": "33b102989f03dec4905f46876319cf76741b8ad4d81a8564a06555cc9da4bf1e",
-    "memory.json": "3f31a4abb4285e5a71809b3cfab3b5f2afa42bb9e7e3a12cc15821fb7e89007a",
-    "rope.json": "69374e16bbb668f8294df3801b8a9fee55d26b1673bc3186f5c778266e913ad8",
-    "sinusoidal.json": "eb0b732a88529f5837ba7035c51140fa4574517dcf41833caee63f7b4e3cd2e2",
-    "stateful.json": "566c708092da0c41cc3687e3ccc38f4b69d8bdbd79f55bb286e197a75d6248b7",
-    "token_lookup.json": "42f60c0e600a2f34b9ded919a87cba56914afbebe773f13654da5375d14fa299",
+    "bags.json": "0c70dcfcdd6cc4f3a0c6621b3bc96589aa40a4c9070010472859f20a60e396a6",
+    "embedding_layer.json": "c58436b5d5d78b96100a921ddbb97324e1827204841e743ac77c92043131d253",
+    "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
+    "learned_positions.json": "64187b603752d825eb3a15052c520c66e6e89335953171d0666689c31f232cf8",
+    "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",
+    "memory.json": "1b556e034da73f0b6fea1df3a83fe8940d1acc37506971244591483d64a2e259",
+    "rope.json": "105b17f8528f38506e7279652e7b5b4849223358fd97114e4d9b1f96278c8fed",
+    "sinusoidal.json": "08cf3aed38ea4faed4675698c694ac96b08b0a78b2983876552af8b9dbcf2b3c",
+    "stateful.json": "3ff210378c4235c589dfc28ec2aa2595e1a657105023677ace3367f845e3fa61",
+    "token_lookup.json": "9b6a1dcddde7f3d10536372d60e9489c3ec27f91d9d92ea30c8f95be4460f409",
 }
 
 

@@ -1,5 +1,6 @@
 """The case builders, keyed by the spec's area: one fixture file each, in file order. A new family adds its row
-(docs/maintainers.md, "Adding an operation family")."""
+(docs/maintainers.md, "Adding an operation family"). Each area's hand-written cases are followed by its pairwise
+covering rows (:mod:`~embconf.reference.cases.covering`, since 2.3.0)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Callable
 from embconf.reference.cases import (
     CaseSpec,
     bags,
+    covering,
     embedding_layer,
     half_precision,
     learned_positions,
@@ -19,7 +21,12 @@ from embconf.reference.cases import (
     token_lookup,
 )
 
-BUILDERS: dict[str, Callable[[], list[CaseSpec]]] = {
+
+def _and_covering_rows(area: str, build: Callable[[], list[CaseSpec]]) -> Callable[[], list[CaseSpec]]:
+    return lambda: build() + covering.cases(area)
+
+
+_HAND_WRITTEN: dict[str, Callable[[], list[CaseSpec]]] = {
     "token_lookup": token_lookup.cases,
     "sinusoidal": sinusoidal.cases,
     "learned_positions": learned_positions.cases,
@@ -31,3 +38,4 @@ BUILDERS: dict[str, Callable[[], list[CaseSpec]]] = {
     "stateful": stateful.cases,
     "bags": bags.cases,
 }
+BUILDERS: dict[str, Callable[[], list[CaseSpec]]] = {area: _and_covering_rows(area, build) for area, build in _HAND_WRITTEN.items()}
