@@ -146,7 +146,7 @@ def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set,
         for p in t:
             by_point.setdefault(p, []).append(t)
     for domain in others:
-        best, best_score = None, (-1, -9)
+        best, best_score = None, (-1, -9, False)
         names = [b.name for b in domain.boundaries]
         rng.shuffle(names)
         for name in names:
@@ -168,6 +168,7 @@ def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set,
             score = (
                 sum(1 for t in by_point.get(point, ()) if t <= chosen),
                 -WIDE.get(point, 0) if seed & COSTLY else 0,
+                name == domain.boundaries[0].name,  # else the plain value (canonical, absent): fewer features needed
             )
             if score > best_score:
                 best, best_score = name, score

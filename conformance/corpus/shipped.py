@@ -19,32 +19,32 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "4d03a20e38025d7432a627b64b39699fc9ef6adfb9f45248637c0fa42f10ad85",
-    "embedding_layer.yaml": "d3d72674e06c974f959f1dc55c4f4aa1df57aa091352083b0e288c7e33933475",
+    "bags.yaml": "99f781932bcbab265ee3dba763561fccba6542b059bde3e883a03879c0f897b7",
+    "embedding_layer.yaml": "40c953d81efe3a6854af2c60acab56da8fbd577ffe19e813c1ee3f5375c023b4",
     "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
-    "learned_positions.yaml": "f3379939232c540bd0eacdf0446d066e73ee5f395243c783cd7bd42ac36b56ef",
+    "learned_positions.yaml": "cafd0bbe4b6b885fac50a8619b4d404a8a17486ceb27e12201382cda5f108fb7",
     "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
-    "memory.yaml": "03f18dca1e03654632cada5831ff5ef7b76bc2e3e66f0c43815d1627d79341e5",
-    "rope.yaml": "25ee036bf5266f89f9e59b3c84854fcc5aac6e0e258fcab73bff7626f71e4896",
-    "sinusoidal.yaml": "4bcf170115702ef423b3b6faf1335e55b5085b4950134ab6a4f2417ea0317192",
+    "memory.yaml": "bc2eb152bc89f0b88a4ac162e2d7555aa853cebb60e6b5df06c4e7b256394563",
+    "rope.yaml": "ca2e359a5b71dfbc5577fd3534ea31b2887f8cc63f9ed30ee66ba3f762127456",
+    "sinusoidal.yaml": "385d8ef2062150623398cddbe7b557f0fd17e82873c619ec1ae65075709e7f5e",
     "stateful.yaml": "08eb7d3b3e93c076c3cd0384f316d49f4b109b6fed38b7365cb56b909b45890f",
-    "token_lookup.yaml": "7f077fd5d9dfc5176341a6fc6cf06a9f475b89fc1a83df447f253da13822e971",
+    "token_lookup.yaml": "1384425d468fc97e54faa56c43b9e5f191653bf7bd2b8d1e6496d5c53aa44c50",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "0c70dcfcdd6cc4f3a0c6621b3bc96589aa40a4c9070010472859f20a60e396a6",
-    "embedding_layer.json": "c58436b5d5d78b96100a921ddbb97324e1827204841e743ac77c92043131d253",
+    "bags.json": "32f714c8a30498bf45a9c6b3591299f453a3cd8095c93f5e14031de88c7e61bd",
+    "embedding_layer.json": "66e9f957ac2705d71530a8e75642c701bd49399e6462b6105155650bebd50cae",
     "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
-    "learned_positions.json": "64187b603752d825eb3a15052c520c66e6e89335953171d0666689c31f232cf8",
+    "learned_positions.json": "557ab14b89cbd1c5782066974d76f2112d741f11a1fb49881b121a4aef4f8548",
     "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",
-    "memory.json": "1b556e034da73f0b6fea1df3a83fe8940d1acc37506971244591483d64a2e259",
-    "rope.json": "105b17f8528f38506e7279652e7b5b4849223358fd97114e4d9b1f96278c8fed",
-    "sinusoidal.json": "08cf3aed38ea4faed4675698c694ac96b08b0a78b2983876552af8b9dbcf2b3c",
+    "memory.json": "8efdfb3f179c9188ac85a18299b0e13029ae55d2442b87a796a2abc09b033944",
+    "rope.json": "213f31af585a22345aad1d22c822af2a9942d7be9ccdf5f30126ef023055372d",
+    "sinusoidal.json": "c7a213a628f1c71cffd8d8da56aef51ea00e6dc5d687176cc840a8ab6c3f0f33",
     "stateful.json": "3ff210378c4235c589dfc28ec2aa2595e1a657105023677ace3367f845e3fa61",
-    "token_lookup.json": "9b6a1dcddde7f3d10536372d60e9489c3ec27f91d9d92ea30c8f95be4460f409",
+    "token_lookup.json": "4e4ce3c2b981054f66f52f3311275572cf73e632d6dab14744a21162fd7f3c48",
 }
 
 
