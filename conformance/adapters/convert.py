@@ -26,7 +26,7 @@ def to_numpy(value: Any) -> Any:
     module = type(value).__module__
     bfloat16 = str(getattr(value, "dtype", "")).endswith("bfloat16")
     if module.split(".")[0] == "torch":
-        value = value.detach().cpu()
+        value, module = value.detach().cpu(), "torch"  # a torch.nn.Parameter's module is torch.nn.parameter
     if bfloat16 and module.split(".")[0] in BITS_VIEWED:
         bits = value.view(sys.modules[module].uint16)
         return np.array(bits.numpy() if hasattr(bits, "numpy") else bits).view(numpy_dtype("bfloat16"))

@@ -119,6 +119,7 @@ def test_tensors_cross_the_converters_bit_exactly(dtype):
     torch = sys.modules.get("torch") or _optional("torch")
     if torch is not None:
         crossings.append(torch_tensor(torch, array, copy=True))
+        crossings.append(torch.nn.Parameter(torch_tensor(torch, array, copy=True)))  # a table the call renormed
     mx = _optional("mlx.core")
     if mx is not None:
         crossings.append(from_numpy(array, lambda a: mx.array(a, dtype=getattr(mx, a.dtype.name)), _mlx_bf16(mx)))
