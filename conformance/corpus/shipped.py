@@ -20,7 +20,7 @@ from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
     "bags.yaml": "99f781932bcbab265ee3dba763561fccba6542b059bde3e883a03879c0f897b7",
-    "embedding_layer.yaml": "40c953d81efe3a6854af2c60acab56da8fbd577ffe19e813c1ee3f5375c023b4",
+    "embedding_layer.yaml": "427374ba2789f57813326d7dba6f0a8bcaf1210bf6edab29025cc6ad5545ad45",
     "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
     "learned_positions.yaml": "cafd0bbe4b6b885fac50a8619b4d404a8a17486ceb27e12201382cda5f108fb7",
     "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
@@ -36,7 +36,7 @@ SHIPPED_SHA256: dict[str, str] = {
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
     "bags.json": "32f714c8a30498bf45a9c6b3591299f453a3cd8095c93f5e14031de88c7e61bd",
-    "embedding_layer.json": "66e9f957ac2705d71530a8e75642c701bd49399e6462b6105155650bebd50cae",
+    "embedding_layer.json": "4559fd71aa3fa56f151e2cb7e3c9a1898aaf1b9ba2cf1d3ec024c92ee39db3ed",
     "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
     "learned_positions.json": "557ab14b89cbd1c5782066974d76f2112d741f11a1fb49881b121a4aef4f8548",
     "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",

@@ -244,6 +244,12 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {
                    "embed_dim (EMB-LAY-10)", "invalid_config") for d in ("one", "odd") for p in ("half_split", "interleaved")),
         *(Excluded(("convention", c), ("config.rope_pairing", p), "a sinusoid profile is a sinusoidal layer's, a pairing "
                    "a rope layer's (EMB-LAY-10)") for c in _PROFILES for p in ("half_split", "interleaved")),
+        *(Excluded(("position_table", "present"), ("config.pos_encoding", e), "position_table is null but for a learned "
+                   "layer (EMB-LAY-2, section 11)") for e in ("sinusoidal", "none", "rope")),
+        *(Excluded(("position_table", "present"), ("convention", c), "a sinusoid profile is a sinusoidal layer's, whose "
+                   "position_table is null (EMB-LAY-2)") for c in _PROFILES),
+        *(Excluded(("position_table", "present"), ("config.rope_pairing", p), "a pairing is a rope layer's, whose "
+                   "position_table is null (EMB-LAY-2)") for p in ("half_split", "interleaved")),
         *(Excluded(("config.rope_pairing", p), ("config.pos_encoding", e), "a pairing is a rope layer's (EMB-LAY-10)")
           for p in ("half_split", "interleaved", "unknown") for e in ("absent", "learned", "sinusoidal", "none", "unknown")),
     ),
