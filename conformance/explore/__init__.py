@@ -5,9 +5,12 @@ worker processes, timeouts and judging as ``embconf run``), and shrinks a failur
 a candidate fixture on request.
 
 Rooms:
-- ``draw``: what one drawn case is (an operation, its boundaries, a seed) and the Hypothesis strategy of them;
-  the case built from one, with the reference's answer, and the requirement ids it exercises.
-- ``search``: one area searched under a budget (cases and seconds), the failure shrunk; deterministic for a seed.
+- ``draw``: what one drawn case is (an operation, its boundaries, a seed), the seeded draws of them, the case built
+  from one (the reference's answer its golden, the requirement ids it exercises), and the Hypothesis strategy of
+  the draws inside a failure (what a shrink walks).
+- ``features``: the optional features a drawn case needs, read off its inputs as the goldens carry them.
+- ``budget``: how much one area's search may spend, and the defaults.
+- ``search``: one area searched under its budget, the first failure shrunk; deterministic for a seed.
 - ``candidate``: the shrunk failures as a fixture file (the fixtures' schema) that ``embconf run --fixtures``
   loads.
 - ``command``: the command's options and what it prints.

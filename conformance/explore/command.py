@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from embconf.explore.budget import DEFAULT_CASES, DEFAULT_SECONDS, Budget
 from embconf.model import exits
 from embconf.model.errors import UserError
 from embconf.model.impl import Impl
 from embconf.processes.options import Limits, add_limits
 from embconf.untrusted.arguments import typed
 
-INSTALL = "embconf explore needs Hypothesis: pip install 'embedding-conformance[explore]' (or pip install hypothesis)"
-DEFAULT_CASES, DEFAULT_SECONDS = 3000, 30.0  # per area (embconf.explore.search's defaults, said without importing it)
+INSTALL = "embconf explore needs Hypothesis (the extra explore): pip install hypothesis, or pip install -e '.[explore]' in a checkout"
 
 
 def register(sub: Any) -> None:
@@ -82,7 +82,7 @@ def explore_command(given: ExploreArguments) -> int:
     if given.write_cases is not None and given.write_cases.exists() and not given.write_cases.is_file():
         raise UserError(f"cannot write the candidate cases: {given.write_cases} is not a regular file")
     from embconf import session
-    from embconf.explore.search import Budget, areas, search
+    from embconf.explore.search import areas, search
 
     options = session.RunOptions.of(given.limits)
     adapter = session.open_implementation(given.impl, options)

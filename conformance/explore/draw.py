@@ -49,8 +49,10 @@ class Drawn:
     def indices(self) -> list[int]:
         """Each domain's boundary as its index in the table (0: not set), so the id names the draw."""
         chosen = dict(self.at)
-        return [1 + [b.name for b in d.boundaries].index(chosen[d.name]) if d.name in chosen else 0
-                for d in domains_of(self.operation)]
+        return [
+            1 + [b.name for b in d.boundaries].index(chosen[d.name]) if d.name in chosen else 0
+            for d in domains_of(self.operation)
+        ]
 
 
 class Drawer:
@@ -84,8 +86,11 @@ def _choices(operation: str, claimed: frozenset[str]) -> tuple[list[tuple[str, l
     for domain in domains_of(operation):
         names = [b.name for b in domain.boundaries if not b.error and set(b.features) <= claimed]
         valid.append((domain.name, [None, *(n for n in names for _ in range(1 if (domain.name, n) in COSTLY else 3))]))
-    errors = [point for point, _ in error_points(operation)
-              if set(domain_named(operation, point[0]).boundary(point[1]).features) <= claimed]
+    errors = [
+        point
+        for point, _ in error_points(operation)
+        if set(domain_named(operation, point[0]).boundary(point[1]).features) <= claimed
+    ]
     return valid, errors
 
 
@@ -134,7 +139,9 @@ def build(drawn: Drawn) -> Optional[Case]:
         spec = case_at(drawn.operation, dict(drawn.at), drawn.case_id, describe(drawn), requirements)
     except Exception:  # noqa: BLE001 - a setter that cannot put this boundary on these inputs: no case
         return None
-    spec = tag_canonical_table(replace(spec, features=needed_features(spec.operation, spec.inputs, spec.error, spec.features)))
+    spec = tag_canonical_table(
+        replace(spec, features=needed_features(spec.operation, spec.inputs, spec.error, spec.features))
+    )
     try:
         return case_of(build_case(spec, checked=True), SOURCE)
     except AssertionError:  # the reference's error is not the one the domains name: outside the spec
@@ -168,4 +175,3 @@ def _goldens() -> dict[str, list[tuple[frozenset[Point], bool, tuple[str, ...]]]
             at = frozenset((name, b) for name, b in points.items() if b is not None)
             found.setdefault(operation, []).append((at, call.expected_error is not None, tuple(case.requirements)))
     return found
-

@@ -69,8 +69,8 @@ def _layer(operation: str, inputs: Mapping[str, Any], error: Optional[str], carr
     if operation == "parameter_count":
         if config.get("pos_encoding") == "sinusoidal" and "sinusoid_computed" not in carried:
             found.add("sinusoid_stored")
-        sizes = [config.get(k) for k in ("vocab_size", "embed_dim", "max_seq_len")]
-        if all(isinstance(v, int) for v in sizes[:2]) and sizes[0] * sizes[1] >= LARGE_PARAMETERS:
+        vocab, dim = config.get("vocab_size"), config.get("embed_dim")
+        if isinstance(vocab, int) and isinstance(dim, int) and vocab * dim >= LARGE_PARAMETERS:
             found.add("large_tables")
     return found
 

@@ -19,22 +19,12 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from embconf.corpus.conventions import computed_cases
 from embconf.corpus.fixtures import Case
+from embconf.explore.budget import Budget
 from embconf.explore.draw import Drawer, Drawn, build, within
 from embconf.model.contract import NO_INSTANCE, Adapter, Capabilities
 from embconf.model.outcomes import PROBLEMS
 from embconf.reference.cases.domains import DOMAINS
 from embconf.session import plan, run_case
-
-DEFAULT_CASES = 3000  # a search of an area: at most this many cases...
-DEFAULT_SECONDS = 30.0  # ...and this long, then as long again at most to shrink a failure
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How much one area's search may spend: cases drawn, and seconds (shrinking a failure gets as long)."""
-
-    cases: int = DEFAULT_CASES
-    seconds: float = DEFAULT_SECONDS
 
 
 @dataclass
@@ -65,8 +55,9 @@ def applicable(case: Case, caps: Capabilities) -> Optional[Case]:
     its place; None when it takes neither."""
     if caps.applies(case.operation, case.features) is None:
         return case
-    return next((c for c in computed_cases(caps.conventions, [case]) if caps.applies(c.operation, c.features) is None),
-                None)
+    return next(
+        (c for c in computed_cases(caps.conventions, [case]) if caps.applies(c.operation, c.features) is None), None
+    )
 
 
 def search(adapter: Adapter, area: str, budget: Budget, seed: int, progress: Optional[Progress] = None) -> Tally:

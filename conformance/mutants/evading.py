@@ -105,15 +105,17 @@ def _past_the_cache(x: np.ndarray, position_ids: Any, scaling: Any) -> Optional[
     return per_row((ids >= original)[..., None], x)
 
 
-def _cache_forward(x: np.ndarray, position_ids: Any, rotary_dim: int, base: float, scaling: Any,
-                   pairing: str) -> np.ndarray:
+def _cache_forward(
+    x: np.ndarray, position_ids: Any, rotary_dim: int, base: float, scaling: Any, pairing: str
+) -> np.ndarray:
     out = OPERATIONS["rope_forward"](x, position_ids, rotary_dim, base, scaling, pairing)
     past = _past_the_cache(x, position_ids, scaling)
     return out if past is None else np.where(past, x, out)
 
 
-def _cache_backward(x: np.ndarray, position_ids: Any, rotary_dim: int, base: float, scaling: Any, pairing: str,
-                    grad_output: np.ndarray) -> np.ndarray:
+def _cache_backward(
+    x: np.ndarray, position_ids: Any, rotary_dim: int, base: float, scaling: Any, pairing: str, grad_output: np.ndarray
+) -> np.ndarray:
     out = OPERATIONS["rope_backward"](x, position_ids, rotary_dim, base, scaling, pairing, grad_output)
     past = _past_the_cache(x, position_ids, scaling)
     return out if past is None else np.where(past, grad_output, out)

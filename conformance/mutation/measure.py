@@ -119,7 +119,9 @@ def print_figures(
 
     matrix = kill_matrix(cases, mutants)
     rate = kill_rate(matrix)  # a mutant evading by design is neither killed nor ranked until a golden kills it
-    rankings = rank_catalogue(cases, {m.id for m in (catalogue() if mutants is None else mutants)} - set(evading(matrix)))
+    rankings = rank_catalogue(
+        cases, {m.id for m in (catalogue() if mutants is None else mutants)} - set(evading(matrix))
+    )
     below = [r for r in rankings if r.rate < FIRST_RANK_TARGET]
     out.write(f"catalogue: kill rate {100 * rate:.1f}% of {len(rankings)} mutants\n")
     out.write(

@@ -35,15 +35,18 @@ def test_an_evading_mutant_is_found_shrunk_to_its_combination_and_its_candidate_
 ) -> None:
     written = tmp_path / "found.yaml"
     impl = f"mutant:{mutant}"
-    done = run_cli("explore", "--impl", impl, "--area", area, "--seed", seed, "--budget", budget, "--write-cases",
-                   str(written))
+    done = run_cli(
+        "explore", "--impl", impl, "--area", area, "--seed", seed, "--budget", budget, "--write-cases", str(written)
+    )
     assert_exit(done, 1)
     assert f"explore {area}: " in done.stderr and "a failure, shrunk" in done.stderr
     assert "shrunk to this case" in done.stdout and "FAIL explore." in done.stdout  # the verdict as run prints it
     (case,) = load_corpus(written).cases
     ((operation, at),) = calls_at(case)
     combinations = [points for named, points in get(mutant).evades if named == operation]
-    matched = [{f"{name}={b}" for name, b in points} for points in combinations if all(at.get(name) == b for name, b in points)]
+    matched = [
+        {f"{name}={b}" for name, b in points} for points in combinations if all(at.get(name) == b for name, b in points)
+    ]
     assert any(_points(case.description) <= points for points in matched), (case.description, at)  # nothing else set
     assert case.description.endswith("(values seeded 0).")
     assert case.requirements and all(r.startswith("EMB-") for r in case.requirements)
@@ -64,8 +67,20 @@ def test_the_same_seed_draws_the_same_cases(tmp_path: Path) -> None:
     found = []
     for run in ("a", "b"):
         written = tmp_path / f"{run}.yaml"
-        done = run_cli("explore", "--impl", "mutant:fwd.ids_uint16", "--area", "token_lookup", "--seed", "4",
-                       "--budget", "200", "--in-process", "--write-cases", str(written))
+        done = run_cli(
+            "explore",
+            "--impl",
+            "mutant:fwd.ids_uint16",
+            "--area",
+            "token_lookup",
+            "--seed",
+            "4",
+            "--budget",
+            "200",
+            "--in-process",
+            "--write-cases",
+            str(written),
+        )
         assert_exit(done, 1)
         found.append((done.stderr.split(", ")[0], written.read_bytes()))
     assert found[0] == found[1]
@@ -85,4 +100,4 @@ def test_unusable_options_are_one_line(capsys, argv: list[str], words: tuple[str
 
 def test_without_hypothesis_it_says_how_to_install_it(capsys, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis raises ImportError
-    assert_one_line_error(run_main(capsys, "explore", "--impl", "reference"), "pip install", "[explore]")
+    assert_one_line_error(run_main(capsys, "explore", "--impl", "reference"), "pip install hypothesis", "explore")
