@@ -7,6 +7,7 @@ finding it; a golden at one of them kills it. Each is modelled on a mistake foun
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Optional
 
 import numpy as np
@@ -53,23 +54,20 @@ register(
 )
 
 
-def _empty_max_bags(
-    weight: np.ndarray,
-    ids: np.ndarray,
-    offsets: Optional[np.ndarray],
-    mode: str,
-    per_sample_weights: Optional[np.ndarray] = None,
-    padding_idx: Optional[int] = None,
-    include_last_offset: bool = False,
-) -> np.ndarray:
-    """The spec's bags, but in mode max a bag with no id at all is the max's identity, -inf, unless padding_idx
-    is given (its masking path is the one that writes zeros for a bag with nothing counted)."""
-    out = OPERATIONS["embedding_bag_forward"](
-        weight, ids, offsets, mode, per_sample_weights, padding_idx, include_last_offset
-    )
-    if mode != "max" or padding_idx is not None:
+def _empty_max_bags(*args: Any, **kwargs: Any) -> np.ndarray:
+    """The spec's bags (its signature, its checks), but in mode max a bag with no id at all is the max's
+    identity, -inf, unless padding_idx is given (its masking path is the one that writes zeros for a bag with
+    nothing counted)."""
+    reference = OPERATIONS["embedding_bag_forward"]
+    out = reference(*args, **kwargs)
+    call = inspect.signature(reference).bind(*args, **kwargs)
+    call.apply_defaults()
+    given = call.arguments
+    if given["mode"] != "max" or given["padding_idx"] is not None:
         return out
-    for b, (start, end) in enumerate(bag_ranges(np.asarray(ids), offsets, include_last_offset)):
+    for b, (start, end) in enumerate(
+        bag_ranges(np.asarray(given["ids"]), given["offsets"], given["include_last_offset"])
+    ):
         if start == end:
             out[b] = -np.inf
     return out
