@@ -22,6 +22,7 @@ from embconf.explore.features import needed_features
 from embconf.reference.cases import tag_canonical_table
 from embconf.reference.cases.domains import (
     Point,
+    boundaries_of,
     calls_at,
     case_at,
     domain_named,
@@ -134,11 +135,12 @@ def build(drawn: Drawn) -> Optional[Case]:
     """The case of a draw, the reference's outputs (float64, rounded once) or error its golden, the tolerance the
     spec's rule for them; None when it cannot be built or the reference does not raise the error the domains name
     there (outside the spec)."""
-    requirements = requirements_of(drawn.operation, drawn.at)
     try:
-        spec = case_at(drawn.operation, dict(drawn.at), drawn.case_id, describe(drawn), requirements)
+        spec = case_at(drawn.operation, dict(drawn.at), drawn.case_id, describe(drawn), ())
+        at = [(name, b) for name, b in boundaries_of(spec).items() if b is not None]
     except Exception:  # noqa: BLE001 - a setter that cannot put this boundary on these inputs: no case
         return None
+    spec = replace(spec, requirements=requirements_of(drawn.operation, at, spec.error))
     spec = tag_canonical_table(
         replace(spec, features=needed_features(spec.operation, spec.inputs, spec.error, spec.features))
     )
@@ -153,25 +155,24 @@ def describe(drawn: Drawn) -> str:
     return f"Found by embconf explore: {drawn.operation} at {where} (values seeded {drawn.seed})."
 
 
-def requirements_of(operation: str, at: Sequence[Point]) -> tuple[str, ...]:
-    """The requirement ids the golden of ``operation`` sharing the most of these boundaries cites (its error's,
-    when one of them is an error boundary): what a case there exercises."""
-    errors = {point for point, _ in error_points(operation)}
-    wants_error = any(point in errors for point in at)
+def requirements_of(operation: str, at: Sequence[Point], error: Optional[str]) -> tuple[str, ...]:
+    """The requirement ids of the golden of ``operation`` expecting the same error (or outputs) that shares the
+    most of these boundaries: what a case there exercises."""
     best: tuple[int, tuple[str, ...]] = (-1, ())
-    for points, is_error, requirements in _goldens().get(operation, ()):
-        score = len(points & set(at)) + (100 if is_error == wants_error else 0)
+    for points, expected, requirements in _goldens().get(operation, ()):
+        score = len(points & set(at)) + (1000 if expected == error else 0)
         if score > best[0]:
             best = (score, requirements)
     return best[1] or ("EMB-GEN-1",)
 
 
 @lru_cache(maxsize=1)
-def _goldens() -> dict[str, list[tuple[frozenset[Point], bool, tuple[str, ...]]]]:
-    """{operation: (the boundaries, whether it expects an error, the requirements) of each golden call}."""
-    found: dict[str, list[tuple[frozenset[Point], bool, tuple[str, ...]]]] = {}
+def _goldens() -> dict[str, list[tuple[frozenset[Point], Optional[str], tuple[str, ...]]]]:
+    """{operation: (the boundaries, the error it expects or None, the requirements) of each golden of one call}."""
+    found: dict[str, list[tuple[frozenset[Point], Optional[str], tuple[str, ...]]]] = {}
     for case in load_corpus().cases:
-        for call, (operation, points) in zip(case.calls or (case,), calls_at(case)):
+        if not case.is_sequence:  # a case of calls cites what its sequence pins, not each call's requirements
+            ((operation, points),) = calls_at(case)
             at = frozenset((name, b) for name, b in points.items() if b is not None)
-            found.setdefault(operation, []).append((at, call.expected_error is not None, tuple(case.requirements)))
+            found.setdefault(operation, []).append((at, case.expected_error, tuple(case.requirements)))
     return found

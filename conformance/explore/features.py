@@ -13,7 +13,9 @@ from embconf.model.vocabulary import optional_inputs
 
 HALF_AND_WIDE = ("float64", "float16", "bfloat16")  # float32 is required of every implementation (EMB-FWD-3)
 IDS = ("ids", "tokens")
-LARGE_PARAMETERS = 1 << 20  # a layer whose tables an implementation that allocates them cannot hold lightly
+LARGE_PARAMETERS = (
+    1 << 20
+)  # (V + L) * D of a layer whose tables an implementation that allocates them cannot hold lightly
 LAYER_OPERATIONS = ("embedding_layer_forward", "embedding_layer_backward", "embedding_layer_own_backward")
 DTYPE_NAMED = ("sinusoidal_table", "rope_tables")  # operations whose "dtype" input is an array's dtype
 
@@ -69,8 +71,9 @@ def _layer(operation: str, inputs: Mapping[str, Any], error: Optional[str], carr
     if operation == "parameter_count":
         if config.get("pos_encoding") == "sinusoidal" and "sinusoid_computed" not in carried:
             found.add("sinusoid_stored")
-        vocab, dim = config.get("vocab_size"), config.get("embed_dim")
-        if isinstance(vocab, int) and isinstance(dim, int) and vocab * dim >= LARGE_PARAMETERS:
+        vocab, dim, length = (config.get(k) for k in ("vocab_size", "embed_dim", "max_seq_len"))
+        rows = sum(n for n in (vocab, length) if isinstance(n, int) and not isinstance(n, bool))
+        if isinstance(dim, int) and rows * dim >= LARGE_PARAMETERS:
             found.add("large_tables")
     return found
 
