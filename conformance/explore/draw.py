@@ -1,7 +1,8 @@
 """One drawn case: an operation of a family, a boundary (or none: the operation's starting input) for each of its
-input domains, at most one of them an error boundary, and a seed for the values (:class:`Drawn`); the Hypothesis
-strategy of them (:func:`drawn_cases`), whose simplest draw is the operation's starting inputs with seed 0, so
-that a failure shrinks towards it; and the case built from one (:func:`build`), the reference's answer its golden.
+input domains, at most one of them an error boundary, and a seed for the values (:class:`Drawn`); the seeded draws
+of them (:class:`Drawer`); the case built from one (:func:`build`), the reference's answer its golden; and the
+Hypothesis strategy of the draws inside a failure (:func:`within`), whose simplest draw is the operation's
+starting inputs with seed 0, so that a failure shrinks towards it.
 
 A draw the spec does not answer is never a case: a pair of boundaries the spec does not allow together is
 dropped before building, and a draw whose error (the one the domains name) the reference does not raise is
