@@ -18,7 +18,8 @@ serve the floors above them and hold no command; each command lives in the featu
 7. ``session``: the one pipeline (plan, run, repeat, diagnose), the only writer of the run record.
 8. ``reports``: the record rendered (console, JSON lines, JUnit).
 9. Features: ``matrix`` (``embconf matrix``), ``bench`` (``embconf bench``), ``mutation`` (``embconf mutants``,
-   ``embconf explain``).
+   ``embconf explain``), ``explore`` (``embconf explore``: a search of the input domains for what the goldens
+   miss).
 10. Features: ``run`` (``embconf run``, ``embconf report``), ``grading`` (``grade``, ``gradescope``,
     ``embconf.check``; it measures with the bench).
 11. ``autograder`` (``embconf autograder``: builds Gradescope's zip around grading).

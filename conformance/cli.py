@@ -22,6 +22,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "embconf.corpus.command": ("list", "show", "validate", "regenerate", "coverage"),
     "embconf.mutation.command": ("mutants", "explain"),
     "embconf.matrix.command": ("matrix",),
+    "embconf.explore.command": ("explore",),
     "embconf.grading.command": ("grade", "gradescope"),
     "embconf.autograder.command": ("autograder",),
     "embconf.bench.command": ("bench",),

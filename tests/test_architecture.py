@@ -29,7 +29,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("embconf.diagnosis",),
     ("embconf.session",),
     ("embconf.reports",),
-    ("embconf.matrix", "embconf.bench", "embconf.mutation"),
+    ("embconf.matrix", "embconf.bench", "embconf.mutation", "embconf.explore"),
     ("embconf.run", "embconf.grading"),
     ("embconf.autograder",),
     ("embconf", "embconf.__main__", "embconf.cli", "embconf.pytest_plugin"),

@@ -188,7 +188,7 @@ class TinyTorchAdapter(CallsOnInstances, InProcessAdapter):
         weight = self._param("token_weight", token_weight)
         _set(layer, "token_embedding", "weight", weight)
         table = None
-        if position_table is not None:
+        if position_table is not None and dict(config).get("pos_encoding", "learned") == "learned":  # else ignored
             table = self._param("position_table", position_table)
             _set(layer, "pos_encoding", "position_embeddings", table)
         return layer, weight, table, _forward(layer, self._hand("tokens", self.Tensor(tokens)), start_pos)

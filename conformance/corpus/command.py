@@ -160,8 +160,6 @@ def print_sinusoid_family() -> None:
 
 
 def show_command(case_id: str, fixtures: Optional[Path]) -> int:
-    import numpy as np
-
     corpus = corpus_of(fixtures)
     case = corpus.by_id().get(case_id)
     if case is None:
@@ -169,6 +167,14 @@ def show_command(case_id: str, fixtures: Optional[Path]) -> int:
         raise UserError(
             f"no case {case_id!r}" + (f"; did you mean {', '.join(close)}?" if close else " (see `embconf list`)")
         )
+    print_case(case)
+    return exits.OK
+
+
+def print_case(case: Case) -> None:
+    """A case as ``embconf show`` prints it: its id, description, requirements, inputs and golden."""
+    import numpy as np
+
     np.set_printoptions(threshold=200, linewidth=110, precision=9, floatmode="maxprec")
     print(f"{case.id}  ({case.source})\n  {case.description}")
     print(
@@ -178,7 +184,6 @@ def show_command(case_id: str, fixtures: Optional[Path]) -> int:
         if case.is_sequence:  # a case of calls on one instance (spec section 9.7): each call in turn
             print(f"call {len(call.before) + 1} of {len(case.calls)} on one instance: {call.operation}")
         _show_call(call)
-    return exits.OK
 
 
 def _show_call(case: Case) -> None:

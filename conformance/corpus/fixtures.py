@@ -212,7 +212,10 @@ def read_fixture_bytes(path: Path) -> bytes:
 
 
 def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) -> Corpus:
-    """Every case of every file the manifest lists, checked for integrity and completeness."""
+    """Every case of every file the manifest lists, checked for integrity and completeness; for a fixture file
+    named alone, :func:`load_file_corpus`."""
+    if directory.is_file():
+        return load_file_corpus(directory)
     manifest, manifest_hash = read_manifest(directory)
     cases: list[Case] = []
     modified: list[str] = []
@@ -242,6 +245,19 @@ def load_corpus(directory: Path = FIXTURES_DIR, allow_modified: bool = False) ->
     if len(cases) < total:
         raise FixtureError(f"loaded {len(cases)} cases but the corpus holds {total}; fixture files are missing")
     return Corpus(cases, manifest_hash, modified, differs_from_shipped(hashes))
+
+
+def load_file_corpus(path: Path) -> Corpus:
+    """The cases of one fixture file named alone (a candidate ``embconf explore --write-cases`` wrote): no
+    manifest vouches for it, so the schema and the semantics are checked in full; a local corpus (the report
+    names the file)."""
+    raw = read_fixture_bytes(path)
+    try:
+        cases = parse_fixture_file(path, raw, validate=True)
+    except FixtureError as exc:
+        raise FixtureError(f"not a fixture directory (it is a file) nor a fixture file: {exc}") from None
+    _check_unique(cases)
+    return Corpus(cases, _sha256(raw), [], [path.name])
 
 
 def parse_yaml(path: Path, raw: bytes) -> Any:

@@ -230,6 +230,18 @@ def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: A
     them the same way)."""
     if operation not in TABLE_OPERATIONS + APPLY_OPERATIONS:
         return []
+    needed = implied_features(operation, inputs, error)
+    from embconf.model.rope_conventions import KIND  # a convention's feature is declared, not implied by inputs
+
+    claimed = {f for f in features if f.startswith("rope-") and f != POSITIONS_FEATURE and f not in KIND.features}
+    problems = [f"a rope case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]
+    return problems + [f"feature {f!r} does not match the case's inputs" for f in sorted(claimed - needed)]
+
+
+def implied_features(operation: str, inputs: Mapping[str, Any], error: Optional[str]) -> set[str]:
+    """The rope features a case of ``operation`` with these (encoded) inputs needs (none outside the family)."""
+    if operation not in TABLE_OPERATIONS + APPLY_OPERATIONS:
+        return set()
     needed: set[str] = set()
     pairing = inputs.get("pairing")
     if operation != "rope_tables" and pairing in {p.value for p in Pairing}:
@@ -250,11 +262,7 @@ def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: A
         needed.add(BATCH_POSITIONS_FEATURE)
     if error is None and shape and isinstance(rotary, int) and rotary < shape[-1]:
         needed.add(PARTIAL_FEATURE)
-    from embconf.model.rope_conventions import KIND  # a convention's feature is declared, not implied by inputs
-
-    claimed = {f for f in features if f.startswith("rope-") and f != POSITIONS_FEATURE and f not in KIND.features}
-    problems = [f"a rope case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]
-    return problems + [f"feature {f!r} does not match the case's inputs" for f in sorted(claimed - needed)]
+    return needed
 
 
 def _shape_of(value: Any) -> Optional[list[int]]:

@@ -55,6 +55,8 @@ class Mutant:
     claims: frozenset[str] = frozenset()  # features it claims beyond the reference's (a rope layer: rope-layer)
     fresh: Optional[Callable[[], Mapping[str, Operation]]] = field(default=None, repr=False)  # a mistake in state
     # kept between calls (section 15): a new set of its overrides for each instance, and for each call on none
+    evades: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # evading by design: the only combinations
+    # (operation, its (domain, boundary) points, all at once) where it misbehaves, none of them a golden's yet
 
     @property
     def area(self) -> str:

@@ -11,7 +11,7 @@ from typing import Iterable, Optional, Sequence
 from embconf.corpus.fixtures import Case
 from embconf.model.outcomes import PROBLEMS, CaseResult
 from embconf.model.record import RunRecord
-from embconf.mutants import catalogue
+from embconf.mutants import catalogue, get
 from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
 
@@ -39,6 +39,13 @@ def kill_matrix(cases: Sequence[Case], mutants: Optional[Iterable[Mutant]] = Non
     return {m.id: killing(run_mutant(m, cases)) for m in (catalogue() if mutants is None else mutants)}
 
 
+def evading(matrix: dict[str, list[CaseResult]]) -> list[str]:
+    """The mutants evading by design (``Mutant.evades``) that no case of ``matrix`` kills: not survivors of the
+    catalogue, and not counted in its kill rate (a golden at a combination one names kills it, and counts)."""
+    return [mutant_id for mutant_id, kills in matrix.items() if not kills and get(mutant_id).evades]
+
+
 def kill_rate(matrix: dict[str, list[CaseResult]]) -> float:
-    """The fraction of mutants that at least one case kills."""
-    return sum(1 for kills in matrix.values() if kills) / len(matrix) if matrix else 1.0
+    """The fraction of mutants that at least one case kills, of those not evading by design."""
+    counted = [kills for mutant_id, kills in matrix.items() if mutant_id not in evading(matrix)]
+    return sum(1 for kills in counted if kills) / len(counted) if counted else 1.0

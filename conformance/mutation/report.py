@@ -10,7 +10,7 @@ from embconf.corpus.fixtures import Case
 from embconf.model.vocabulary import requirement_subjects, requirement_text, section_of, sections
 from embconf.mutants import catalogue, get
 from embconf.mutants.base import Mutant
-from embconf.mutation.kills import kill_matrix, kill_rate, killing, run_mutant
+from embconf.mutation.kills import evading, kill_matrix, kill_rate, killing, run_mutant
 
 
 def print_catalogue(
@@ -19,15 +19,23 @@ def print_catalogue(
     """Every mutant (or those of ``mutants``) with its kill status against ``cases``; True when each is killed."""
     chosen = list(catalogue() if mutants is None else mutants)
     matrix = kill_matrix(cases, chosen)
+    evaders = evading(matrix)
     width = max(len(m.id) for m in chosen)
     for mutant in chosen:
         kills = matrix[mutant.id]
         status = f"killed by {len(kills)} case{'s' if len(kills) != 1 else ''}" if kills else "SURVIVED"
+        status = "evades by design" if mutant.id in evaders else status
         out.write(f"{mutant.id:<{width}}  {mutant.area:<17}  {status:<20}  {mutant.description}\n")
-    survivors = [mutant_id for mutant_id, kills in matrix.items() if not kills]
+    survivors = [mutant_id for mutant_id, kills in matrix.items() if not kills and mutant_id not in evaders]
+    counted = len(matrix) - len(evaders)
     out.write(
-        f"\n{len(matrix)} mutants, {len(matrix) - len(survivors)} killed, {len(survivors)} survived: kill rate {100 * kill_rate(matrix):.1f}%\n"
+        f"\n{counted} mutants, {counted - len(survivors)} killed, {len(survivors)} survived: kill rate {100 * kill_rate(matrix):.1f}%\n"
     )
+    if evaders:
+        out.write(
+            f"{len(evaders)} more evading by design, killed only at the combinations of boundaries they name (no golden "
+            f"at any yet; embconf explore finds them): {', '.join(evaders)}\n"
+        )
     if survivors:
         out.write(
             f"a surviving mutant is a missing case: add one to reference/cases/ that fails {', '.join(survivors)}\n"

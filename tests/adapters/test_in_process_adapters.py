@@ -243,3 +243,22 @@ def test_torch_takes_no_target():
     pytest.importorskip("torch")
     with pytest.raises(ImplementationError, match="takes no target"):
         create_adapter("torch:something")
+
+
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal"])
+def test_tinytorch_ignores_a_position_table_given_to_a_layer_without_learned_positions(encoding):
+    """SPEC: position_table "is null and is ignored" for these encodings: a table given anyway changes nothing."""
+    from embconf.reference import embedding_layer_forward
+
+    adapter = create_adapter(EXAMPLE_IMPL)
+    config = {"vocab_size": 10, "embed_dim": 8, "max_seq_len": 8, "pos_encoding": encoding}
+    rng = np.random.default_rng(0)
+    weight, table = (rng.standard_normal(shape).astype(np.float32) for shape in ((10, 8), (8, 8)))
+    tokens = np.array([[4, 0, 7]], dtype=np.int64)
+    given = adapter.call(
+        "embedding_layer_forward",
+        dict(config=config, token_weight=weight, position_table=table, tokens=tokens, start_pos=0),
+    )
+    assert given.status is Status.OUTPUTS, given
+    expected = embedding_layer_forward(config, weight, None, tokens, 0)
+    np.testing.assert_allclose(given.outputs["output"], expected, atol=1e-5)
