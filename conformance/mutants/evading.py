@@ -49,7 +49,9 @@ register(
         "hold ids in a type as wide as V - 1 (int64, or int32 below 2^31): never uint16 for a vocabulary past 2^16",
         {"embedding_forward": _uint16_forward, "embedding_backward": _uint16_backward},
         source=UINT16_IDS,
-        evades=tuple((op, _LARGE_V) for op in ("embedding_forward", "embedding_backward", "embedding_backward_sparse")),
+        # the backward misbehaves too, but a table of 2^16 + 1 rows is a boundary of the forward lookups only
+        # (reference/cases/domains_lookup.py: each golden at it holds the whole table)
+        evades=(("embedding_forward", _LARGE_V),),
     )
 )
 
