@@ -245,12 +245,15 @@ def _memory_units(inputs: dict[str, Any], outputs: dict[str, Any]) -> dict[str, 
 
 
 def rope(attention: float, magnitude: float, max_angle: float, dtype: str) -> dict[str, Any]:
-    """Spec 8.8 (EMB-ROPE-11): a*M*(4 u32 A + 4u) absolute, 2u relative; angles in float32 conform, u of ``dtype``."""
+    """Spec 8.8 (EMB-ROPE-11): a*M*(4 u32 A + 4u) absolute, 2u relative; angles in float32 conform, u of ``dtype``.
+    An attention factor other than 1 adds a*M*u32: tables computed in float32 hold the factor rounded to float32,
+    the whole error of a case whose largest angle is 0 (since 2.3.0, looser)."""
     u, u32 = unit_roundoff(dtype), unit_roundoff("float32")
-    atol = attention * magnitude * (ROPE_ANGLE_ULPS * u32 * max_angle + ROPE_ROTATION_ULPS * u)
+    factor = u32 if attention != 1.0 else 0.0
+    atol = attention * magnitude * (ROPE_ANGLE_ULPS * u32 * max_angle + ROPE_ROTATION_ULPS * u + factor)
     rule = (
-        f"rope: a*M*({ROPE_ANGLE_ULPS:g}*u32*A + {ROPE_ROTATION_ULPS:g}*u) with a={attention:.6g}, M={magnitude:.6g}, "
-        f"A={max_angle:.6g} (the largest angle), u={u:.3g}; rtol 2u"
+        f"rope: a*M*({ROPE_ANGLE_ULPS:g}*u32*A + {ROPE_ROTATION_ULPS:g}*u{' + u32' if factor else ''}) with "
+        f"a={attention:.6g}, M={magnitude:.6g}, A={max_angle:.6g} (the largest angle), u={u:.3g}; rtol 2u"
     )
     return close(atol, 2 * u, rule)
 
