@@ -70,8 +70,10 @@ def split_rows(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tuple[n
         else:
             q = np.concatenate([body & 15, body >> 4], axis=-1).astype(np.int64)  # element j low, j + 16 high
             bias = -8.0 * scale
-        return _expanded(q, rows, d), _expanded(np.broadcast_to(scale, q.shape), rows, d), _expanded(
-            np.broadcast_to(bias, q.shape), rows, d
+        return (
+            _expanded(q, rows, d),
+            _expanded(np.broadcast_to(scale, q.shape), rows, d),
+            _expanded(np.broadcast_to(bias, q.shape), rows, d),
         )
     if fmt.kind in ("fused8_rowwise", "fused4_rowwise"):
         width = -(-d * fmt.bits // 8)
@@ -106,7 +108,6 @@ def affine_arrays(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tupl
     packed, _, _ = affine_parts(qweight, fmt, embed_dim)
     assert fmt.group is not None
     width, groups = packed.shape[1], embed_dim // fmt.group
-    size = 4 if fmt.scale_dtype == "float32" else 2
     raw = qweight[:, width:]
     stored = np.ascontiguousarray(raw).view(LITTLE[fmt.scale_dtype])
     return np.ascontiguousarray(packed).view("<u4"), stored[:, :groups].copy(), stored[:, groups : 2 * groups].copy()

@@ -88,6 +88,7 @@ def float_table(fmt: QuantFormat, rows: int, embed_dim: int, kind: str, rng: np.
 
 def _ties(fmt: QuantFormat, rows: int, embed_dim: int, rng: np.random.Generator) -> np.ndarray:
     size = fmt.group if fmt.group is not None else embed_dim
+    anchors: tuple[float, ...]
     if fmt.kind == "q8_0":
         low, high, anchors = -100, 100, (127.0,)  # d = 127 / 127 = 1
     elif fmt.kind == "q4_0":
