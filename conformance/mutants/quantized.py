@@ -118,8 +118,9 @@ def _high_first(table: np.ndarray, fmt: QuantFormat, d: int, parts: Parts) -> Pa
 
 
 def _sign_extended(table: np.ndarray, fmt: QuantFormat, d: int, parts: Parts) -> Parts:
-    q, scale, _ = parts
-    return np.where(q >= 8, q - 16, q), scale, np.zeros_like(scale)  # a signed nibble, no offset 8
+    q, scale, bias = parts
+    nibble = q + 8
+    return np.where(nibble >= 8, nibble - 16, nibble), scale, bias  # a signed nibble, no offset 8
 
 
 def _scale_float32(table: np.ndarray, fmt: QuantFormat, d: int, parts: Parts) -> Parts:
@@ -260,7 +261,7 @@ def _q4_0_truncated(weight: Any, format: str) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(d != 0, (blocks * (np.float32(1) / np.where(d != 0, d, 1))).astype(np.float32), 0)
     q = np.clip(np.trunc((v + np.float32(8)).astype(np.float32)), 0, 15).astype(np.int64).reshape(x.shape)
-    return pack_rows(q, d[..., 0].astype(np.float16), d[..., 0], fmt).astype(np.int32)
+    return pack_rows(q - 8, d[..., 0].astype(np.float16), d[..., 0], fmt).astype(np.int32)
 
 
 register(

@@ -32,7 +32,9 @@ def _scales(values: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def q_range(fmt: QuantFormat) -> tuple[int, int]:
-    """The stored integers' range: int8 for q8_0, unsigned ``bits`` otherwise."""
+    """The stored integers' range as the codec reads them: int8 for q8_0, Q4_0's nibble less 8, unsigned ``bits``."""
+    if fmt.kind == "q4_0":
+        return (-8, 7)
     return (-128, 127) if fmt.signed else (0, 2**fmt.bits - 1)
 
 

@@ -82,10 +82,10 @@ def _row(row, fmt, d):
             block = row[b * (2 + 16 * (bits // 4)) : (b + 1) * (2 + 16 * (bits // 4))]
             scale = _scale(block[:2], "e")
             if kind == "q8_0":
-                out += [(q, scale, 0.0) for q in struct.unpack("32b", block[2:])]
+                out += [(q, scale, -0.0) for q in struct.unpack("32b", block[2:])]  # d * q, a product
             else:
                 body = block[2:]
-                out += [(v & 15, scale, -8.0 * scale) for v in body] + [(v >> 4, scale, -8.0 * scale) for v in body]
+                out += [((v & 15) - 8, scale, -0.0) for v in body] + [((v >> 4) - 8, scale, -0.0) for v in body]
         return out
     size = _size(code)
     if group is None:
