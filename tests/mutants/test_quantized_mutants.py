@@ -38,8 +38,8 @@ def test_a_layout_mistake_reads_the_lookup_and_the_bag_alike():
 
     table = quantize_table(np.arange(64, dtype=np.float32).reshape(2, 32) - 20, "q4_0")
     wrong = implementation("quant.q4_0.nibbles_interleaved")
-    rows = wrong["quantized_lookup"](table, np.array([0, 1]), "q4_0", 32)
+    rows = wrong["quantized_lookup"](table, np.array([0, 1]), "q4_0", 32, "float32")
     bags = wrong["quantized_bag_forward"](table, np.array([0, 1]), np.array([0, 1]), "sum", "q4_0", 32)
-    right = quantized_lookup(table, np.array([0, 1]), "q4_0", 32)
+    right = quantized_lookup(table, np.array([0, 1]), "q4_0", 32, "float32")
     assert np.array_equal(rows, bags) and not np.array_equal(rows, right)
     assert np.array_equal(rows[:, 0], right[:, 0]) and np.array_equal(rows[:, 2], right[:, 1])  # 2j reads j
