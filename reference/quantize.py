@@ -91,7 +91,7 @@ def _affine(x: np.ndarray, fmt: QuantFormat, chosen: frozenset[str]) -> tuple[np
     groups = x.reshape(x.shape[0], -1, fmt.group)
     low, high, bins = groups.min(axis=-1), groups.max(axis=-1), F(2**fmt.bits - 1)
     scale = np.maximum(((high - low).astype(F) / bins).astype(F), F(1e-7)).astype(F)
-    if FROM_MIN in chosen:
+    if FROM_MIN in chosen or fmt.bits == 1:  # MLX quantizes one bit by its minimum: no edge to snap
         bias = low
     else:
         lower = np.abs(low) > np.abs(high)

@@ -230,7 +230,7 @@ def quantize_table(weight, format):
             for g in row.reshape(-1, group):
                 low, high, n = g.min(), g.max(), F(2**bits - 1)
                 s = max(F(F(high - low) / n), F(1e-7))
-                edge, s = (low, s) if abs(low) > abs(high) else (high, -s)
+                edge, s = (low, s) if abs(low) > abs(high) or bits == 1 else (high, -s)  # one bit: the minimum
                 q0 = np.rint(F(edge / s))
                 s, bias = (F(edge / F(q0)), edge) if q0 != 0 else (s, F(0))
                 qs += list(np.clip(np.rint(F(F(g - bias) / s)), 0, n).astype(int))
