@@ -3,7 +3,7 @@ layout (the nibble order ggml had before llama.cpp #1405, a nibble sign-extended
 the other way, the bias applied before the scale, a group boundary off by one), a quantizer rounding the other way,
 a byte count that forgets a part of the row, and a bag that weights the stored integers instead of the values.
 
-A reading mistake is a :class:`Reading` of the stored (q, scale, bias): the lookup and the bag read through it, after
+A reading mistake is a :class:`RowReading` of the stored (q, scale, bias): the lookup and the bag read through it, after
 the reference's checks, and round each exact value once as the reference does.
 """
 
@@ -27,7 +27,7 @@ Parts = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
-class Reading:
+class RowReading:
     """A wrong reading of a format's rows: ``kinds`` it applies to, and what it does to (q, scale, bias)."""
 
     kinds: tuple[str, ...]
@@ -35,7 +35,7 @@ class Reading:
     bag_bias_unweighted: bool = False
 
 
-def _parts(reading: Reading, table: np.ndarray, fmt: QuantFormat, d: int) -> Parts:
+def _parts(reading: RowReading, table: np.ndarray, fmt: QuantFormat, d: int) -> Parts:
     parts = split_rows(table, fmt, d)
     return reading.read(table, fmt, d, parts) if fmt.kind in reading.kinds else parts
 
@@ -44,7 +44,7 @@ class Misread(QuantizedOperations):
     """The lookup and the bag reading rows as ``reading`` says, over the operation set's glue (the format and the
     width), after the reference's checks of the rest (the ids, the offsets, the weights)."""
 
-    def __init__(self, reading: Reading) -> None:
+    def __init__(self, reading: RowReading) -> None:
         self.reading = reading
 
     def lookup(self, call: QuantCall) -> np.ndarray:
@@ -91,7 +91,7 @@ register(
 )
 
 
-def reading(name: str, description: str, hint: str, made: Reading, source: str) -> Mutant:
+def reading(name: str, description: str, hint: str, made: RowReading, source: str) -> Mutant:
     """Register ``quant.NAME``: the lookup and the bag reading the rows ``made`` says."""
     misread = Misread(made)
     operations: dict[str, Operation] = {LOOKUP: misread.quantized_lookup, BAG: misread.quantized_bag_forward}
@@ -145,49 +145,49 @@ reading(
     "q4_0.nibbles_interleaved",
     "reads Q4_0 byte j as elements 2j (low) and 2j+1 (high)",
     "byte j of a Q4_0 block holds element j in its low nibble and j + 16 in its high nibble (EMB-QNT-3)",
-    Reading(("q4_0",), _interleaved),
+    RowReading(("q4_0",), _interleaved),
     "llama.cpp #1405 (Q4_0 held elements 2j, 2j+1 in byte j before it); 1bit-MONSTER #572 packed them so",
 )
 reading(
     "q4_0.high_nibble_first",
     "reads element j of a Q4_0 block from the high nibble and j + 16 from the low",
     "the low nibble is element j, the high nibble j + 16 (EMB-QNT-3)",
-    Reading(("q4_0",), _high_first),
+    RowReading(("q4_0",), _high_first),
     "hand-written Q4_0 dequantizers swapping q & 0xF and q >> 4 (the layout of llama.cpp #1241 read backwards)",
 )
 reading(
     "q4_0.sign_extended",
     "sign-extends a Q4_0 nibble instead of subtracting 8",
     "a Q4_0 nibble is unsigned: value d * (q - 8) (EMB-QNT-3)",
-    Reading(("q4_0",), _sign_extended),
+    RowReading(("q4_0",), _sign_extended),
     "1bit-MONSTER #572: Q4_0 nibbles written as two's complement (signed & 0x0F), not excess-8",
 )
 reading(
     "q8_0.scale_as_float32",
     "reads a Q8_0 block's float16 d as a float32 (its first four bytes)",
     "d is a float16 (2 bytes) followed by 32 int8 (EMB-QNT-2)",
-    Reading(("q8_0",), _scale_float32),
+    RowReading(("q8_0",), _scale_float32),
     "llama.cpp #1508: block_q8_0 kept a float32 d before it; code still declaring float d reads it so",
 )
 reading(
     "fused8.scale_as_float16",
     "reads the fused 8-bit row's float32 scale and bias as float16",
     "fused8_rowwise stores a float32 scale and a float32 bias (EMB-QNT-4); float16 is the 4-bit row's",
-    Reading(("fused8_rowwise",), _half_for_float),
+    RowReading(("fused8_rowwise",), _half_for_float),
     "FBGEMM's two row-wise layouts confused: Fused8BitRowwise (float32), FusedNBitRowwiseSBHalf (float16)",
 )
 reading(
     "fused.bias_before_scale",
     "applies the bias before the scale: (q + bias) * scale",
     "q * scale + bias (EMB-QNT-4, 5, 6)",
-    Reading(("fused8_rowwise", "fused4_rowwise", "affine"), _bias_first),
+    RowReading(("fused8_rowwise", "fused4_rowwise", "affine"), _bias_first),
     "the zero-point form (q - zero_point) * scale of torch.ao quantization applied to a bias",
 )
 reading(
     "affine.group_off_by_one",
     "reads element i with the scale of group (i + 1) // G",
     "element i belongs to group i // G (EMB-QNT-6)",
-    Reading(("affine", "q8_0", "q4_0"), _group_off_by_one),
+    RowReading(("affine", "q8_0", "q4_0"), _group_off_by_one),
     "off-by-one group indices in hand-written group-quantized kernels",
 )
 register(
@@ -197,7 +197,7 @@ register(
         "a row is dequantized first, then weighted: w * (q * scale + bias) (EMB-QNT-14)",
         {
             BAG: Misread(
-                Reading(("fused8_rowwise", "fused4_rowwise", "affine"), lambda t, f, d, p: p, True)
+                RowReading(("fused8_rowwise", "fused4_rowwise", "affine"), lambda t, f, d, p: p, True)
             ).quantized_bag_forward
         },
         source="fused bag kernels folding the per-sample weight into the scale only",
