@@ -41,10 +41,10 @@ def declined_for_a_later_addition(case: dict) -> bool:
     implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation
     or rope layer (feature ``rope-layer``, with its pairing), spec 2.0's layer of its own (EMB-LAY-12), or spec 2.0's
     fused rope operations (EMB-ROPE-16, 17) and calls on one instance (feature ``stateful``, which a protocol peer
-    before minor 5 does not have), or spec 2.1's bags (every bag case carries a ``bag-`` feature)."""
+    before minor 5 does not have), spec 2.1's bags or 2.3's quantized tables (a ``bag-`` or ``quant`` feature)."""
     features = case["features"]
     return case["operation"] in LATER_OPERATIONS or any(
-        f.startswith(("sinusoid-", "rope-", "bag-")) or f in SPEC_1_1_FEATURES or f == "stateful" for f in features
+        f.startswith(("sinusoid-", "rope-", "bag-", "quant")) or f in (*SPEC_1_1_FEATURES, "stateful") for f in features
     )
 
 

@@ -11,13 +11,14 @@ set); ``frameworks`` (importing a framework, glue verdicts, :class:`FrameworkAda
 file of the user's); ``instances`` (what an adapter keeps for the calls on one instance); ``guard`` (copies in;
 mutated inputs and returned views caught); ``rope`` (the rope features and checks), ``rope_operations`` (the rope
 operations written once) and ``torch_rope`` (them on torch autograd); ``jaxcommon`` (what the JAX libraries share);
-then one file per kind: ``reference``, ``functions``, ``tinytorch`` (+ ``tinytorch_bags``, and
+then one file per kind: ``reference``, ``functions``, ``tinytorch`` (+ ``tinytorch_bags``, ``tinytorch_quantized`` and
 ``tinytorch_layouts``: where module 11 is in a folder, the rule grading reads too), ``pytorch``, ``flax``,
 ``haiku``, ``equinox``, ``keras`` (+ ``keras_rope``), ``tinygrad``, ``transformers`` (+ ``transformers_rope``),
 ``rotary_torch``, ``mlx`` (+ ``mlx_rope``), ``paddle``, ``mindspore``, ``onnxruntime`` (+ ``onnx_rope``), and the
 rotary-only ``torchtune``, ``x_transformers``, ``megatron`` and ``ggml`` (C, through ggml- python); the bag kinds
 ``torch_bag``, ``tensorflow_bag``, ``torchrec`` and ``keras_rs`` over ``bags`` (the bag operations written once, the
-offsets read into bags for a framework that takes none).
+offsets read into bags for a framework that takes none); ``quantized_ops``, the quantized operations written once over
+a framework's hooks (spec 2.3.0).
 
 Adding a framework adapter is one short file and its line in :data:`BUILTIN`: a
 :class:`~embconf.adapters.frameworks.FrameworkAdapter` subclass declares ``kind``, the ``targets`` it takes and

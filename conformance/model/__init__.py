@@ -20,6 +20,8 @@ Rooms:
 - ``rope_conventions``: the rotary conventions an implementation may declare (EMB-ROPE-V1..V3).
 - ``bag``: bags (spec 2.1.0, section 16): the modes, the bag features and those a bag case's inputs imply.
 - ``bag_conventions``: the bag conventions an implementation may declare (EMB-BAG-V1, V2).
+- ``quantized``: quantized tables (spec 2.3.0, section 17): the formats by name, their row bytes, their features.
+- ``quantize_conventions``: the quantize conventions an implementation may declare (EMB-QNT-V1..V4).
 - ``declarations``: what the kinds of convention share: :class:`ConventionKind`, a declared list of names read
   into an enum's members and the kind built from it, the claim's clause.
 - ``rope``: rotary position embeddings (spec 1.3.0, section 14): the pairings, the scaling families and the

@@ -9,11 +9,12 @@ against the reference.
 Areas, one fixture file each: ``token_lookup``, ``lookup_options``, ``learned_positions``, ``sinusoidal``,
 ``embedding_layer``, ``half_precision``, ``memory``, ``rope`` (its 2.0.0 scaling families and fused rotation in
 ``rope_families``, its declared conventions in ``rope_conventions`` (2.2.0), written to the same fixture file),
-``stateful`` (cases of calls on one instance), ``bags`` (reduced lookups, since 2.1.0), and after each area's own
-cases its pairwise covering rows (``covering``, since 2.3.0); ``catalogue`` keys each area's builder by its area,
-in file order. ``domains`` declares every operation's input domains (their boundaries,
+``stateful`` (cases of calls on one instance), ``bags`` (reduced lookups, since 2.1.0), ``quantized`` (since 2.3.0,
+with ``quantized_tables``, the tables of its cases, and ``quantized_cover``, its pairwise cases), and after each
+other area's own cases its pairwise covering rows (``covering``, since 2.3.0); ``catalogue`` keys each area's builder
+by its area, in file order. ``domains`` declares every operation's input domains (their boundaries,
 the errors and the pairs the spec names), one module a family (``domains_lookup``, ``domains_layer``,
-``domains_rope``, ``domains_bags``) built of ``domain_kinds`` (the records), ``domain_shapes`` and ``domain_ids``
+``domains_rope``, ``domains_bags``, ``domains_quantized``) built of ``domain_kinds`` (the records), ``domain_shapes`` and ``domain_ids``
 (the shapes of domain); a builder may write a case at named boundaries with its ``case_at``."""
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from embconf.reference.cases import (
     learned_positions,
     lookup_options,
     memory,
+    quantized,
     rope,
     sinusoidal,
     stateful,
@@ -37,5 +38,6 @@ _HAND_WRITTEN: dict[str, Callable[[], list[CaseSpec]]] = {
     "rope": rope.cases,
     "stateful": stateful.cases,
     "bags": bags.cases,
+    "quantized": quantized.cases,
 }
 BUILDERS: dict[str, Callable[[], list[CaseSpec]]] = {area: _and_covering_rows(area, build) for area, build in _HAND_WRITTEN.items()}
