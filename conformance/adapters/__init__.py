@@ -64,6 +64,12 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "tensorflow_bag": ("embconf.adapters.tensorflow_bag", "TensorFlowBagAdapter", False),
     "torchrec": ("embconf.adapters.torchrec", "TorchRecAdapter", False),
     "keras_rs": ("embconf.adapters.keras_rs", "KerasRsAdapter", False),
+    "ggml_quant": ("embconf.adapters.ggml_quant", "GgmlQuantAdapter", False),
+    "gguf": ("embconf.adapters.gguf", "GgufAdapter", False),
+    "mlx_quant": ("embconf.adapters.mlx_quant", "MlxQuantAdapter", False),
+    "fbgemm": ("embconf.adapters.fbgemm", "FbgemmAdapter", False),
+    "onnxruntime_quant": ("embconf.adapters.onnx_quant", "OnnxQuantAdapter", False),
+    "torchao": ("embconf.adapters.torchao_quant", "TorchaoAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }
