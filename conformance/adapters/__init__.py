@@ -17,7 +17,8 @@ then one file per kind: ``reference``, ``functions``, ``tinytorch`` (+ ``tinytor
 ``rotary_torch``, ``mlx`` (+ ``mlx_rope``), ``paddle``, ``mindspore``, ``onnxruntime`` (+ ``onnx_rope``), and the
 rotary-only ``torchtune``, ``x_transformers``, ``megatron`` and ``ggml`` (C, through ggml- python); the bag kinds
 ``torch_bag``, ``tensorflow_bag``, ``torchrec`` and ``keras_rs`` over ``bags`` (the bag operations written once, the
-offsets read into bags for a framework that takes none).
+offsets read into bags for a framework that takes none); the quantized kinds ``ggml_quant``, ``gguf``, ``mlx_quant``,
+``fbgemm``, ``onnxruntime_quant`` (``onnx_quant``) and ``torchao`` (``torchao_quant``) over ``quantized_ops``.
 
 Adding a framework adapter is one short file and its line in :data:`BUILTIN`: a
 :class:`~embconf.adapters.frameworks.FrameworkAdapter` subclass declares ``kind``, the ``targets`` it takes and

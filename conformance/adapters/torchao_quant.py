@@ -39,7 +39,7 @@ from embconf.model.quantized import GGML_BLOCK, QuantFormat
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.quantized_codec import split_rows, write_scales
 
-EXTRA = "torchtune"  # torchao comes with the torchtune extra (requirements-matrix.txt)
+EXTRA = "torchao"
 OPERATIONS = frozenset({"quantized_lookup", "quantize_table"})
 FEATURES = frozenset({"quant-q8_0", "quant-q4_0", "float16", "int32_ids"})
 TARGETS = {"q8_0": ("int8", 0, 127.0), "q4_0": ("int4", 8, -8.0)}  # torch dtype, nibble offset, d = m / divisor

@@ -44,6 +44,12 @@ NEEDS = {
     "tensorflow_bag": ["tensorflow"],
     "torchrec": ["torchrec", "fbgemm_gpu", "torch"],  # fbgemm-gpu-cpu (requirements-matrix.txt)
     "keras_rs": ["keras_rs", "keras", "tensorflow"],
+    "ggml_quant": ["ggml"],  # the quantized columns (spec 2.3.0): tests/adapters/test_quant_frameworks.py
+    "gguf": ["gguf"],
+    "mlx_quant": ["mlx"],
+    "fbgemm": ["fbgemm_gpu", "torch"],
+    "onnxruntime_quant": ["onnxruntime", "onnx", "onnx_ir"],
+    "torchao": ["torchao", "torch"],
 }
 GLUE_CASES = {
     "pos.error.x_2d",
