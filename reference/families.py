@@ -14,6 +14,9 @@ from embconf.reference import (
     lookup,
     memory,
     positions,
+    quantize,
+    quantized,
+    quantized_tolerance,
     rope,
     rope_apply,
     sinusoid,
@@ -44,9 +47,19 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], ...]] = {
         rope_apply.rope_apply_backward,
     ),
     "bags": (bag.embedding_bag_forward, bag.embedding_bag_backward, bag.sharded_table_bytes),
+    "quantized": (
+        quantized.quantized_lookup,
+        quantize.quantize_table,
+        quantized.quantized_table_bytes,
+        quantized.quantized_bag_forward,
+    ),
 }
 
-TOLERANCES: dict[str, dict[str, Rule]] = {**tolerance.RULES, "bags": bag_tolerance.RULES}
+TOLERANCES: dict[str, dict[str, Rule]] = {
+    **tolerance.RULES,
+    "bags": bag_tolerance.RULES,
+    "quantized": quantized_tolerance.RULES,
+}
 
 OPERATIONS: dict[str, Callable[..., Any]] = {fn.__name__: fn for functions in FUNCTIONS.values() for fn in functions}
 RULES: dict[str, Rule] = {name: rule for rules in TOLERANCES.values() for name, rule in rules.items()}

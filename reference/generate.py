@@ -20,6 +20,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf.model.bag_conventions import BagConvention
+from embconf.model.quantize_conventions import QuantizeConvention
 from embconf.model.encoding import encode_array
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.rope_conventions import RopeConvention
@@ -138,7 +139,7 @@ def build_case(spec: CaseSpec, profile: Optional[SinusoidProfile] = None, checke
 
 def conventions(spec: CaseSpec) -> tuple[str, ...]:
     """The rotary and bag conventions a case is computed under: those whose feature it carries."""
-    return tuple(c.value for c in (*RopeConvention, *BagConvention) if c.feature in spec.features)
+    return tuple(c.value for c in (*RopeConvention, *BagConvention, *QuantizeConvention) if c.feature in spec.features)
 
 
 CALL_FIELDS = ("operation", "inputs", "expected", "tolerance")  # what each call of a case of calls holds

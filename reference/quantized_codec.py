@@ -30,15 +30,16 @@ def read_scales(raw: np.ndarray, dtype: str) -> np.ndarray:
     """Scales or biases stored as little-endian ``dtype`` in the last axis of ``raw`` (uint8), as float64."""
     values = np.ascontiguousarray(raw).view(LITTLE[dtype])
     if dtype == "bfloat16":
-        return (values.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    return values.astype(np.float64)
+        values = (values.astype(np.uint32) << 16).view(np.float32)
+    with np.errstate(invalid="ignore"):  # a stored NaN stays one
+        return values.astype(np.float64)
 
 
 def write_scales(values: np.ndarray, dtype: str) -> np.ndarray:
     """The little-endian bytes of ``values`` (already of ``dtype``: float32, float16, or bfloat16 held as its bits
     in a uint16 array), in the last axis."""
     stored = np.ascontiguousarray(values).astype(LITTLE[dtype])
-    return stored.view(np.uint8).reshape(*stored.shape[:-1], -1)
+    return stored.view(np.uint8).reshape(*stored.shape[:-1], stored.shape[-1] * stored.itemsize)
 
 
 def unpack_bits(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
@@ -52,7 +53,7 @@ def unpack_bits(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
 def pack_bits(q: np.ndarray, bits: int) -> np.ndarray:
     """The inverse of :func:`unpack_bits`: each row's values, ``bits`` wide, as bytes (the last one zero-filled)."""
     stream = ((q[..., None].astype(np.int64) >> np.arange(bits)) & 1).astype(np.uint8)
-    return np.packbits(stream.reshape(*q.shape[:-1], -1), axis=-1, bitorder="little")
+    return np.packbits(stream.reshape(*q.shape[:-1], q.shape[-1] * bits), axis=-1, bitorder="little")
 
 
 def split_rows(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,7 +61,7 @@ def split_rows(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tuple[n
     and bias it is read with. ``qweight`` is uint8 (R, row_bytes) of a width that fits (checked by the caller)."""
     rows, d = qweight.shape[0], embed_dim
     if fmt.kind in ("q8_0", "q4_0"):
-        blocks = qweight.reshape(rows, d // GGML_BLOCK, -1)
+        blocks = qweight.reshape(rows, d // GGML_BLOCK, 2 + GGML_BLOCK * fmt.bits // 8)
         scale = read_scales(blocks[..., :2], "float16")  # (R, blocks, 1)
         body = blocks[..., 2:]
         if fmt.kind == "q8_0":
@@ -123,7 +124,7 @@ def pack_rows(q: np.ndarray, scales: np.ndarray, biases: np.ndarray, fmt: QuantF
         else:
             body = (blocks[..., :16] | (blocks[..., 16:] << 4)).astype(np.uint8)
         head = write_scales(scales.reshape(rows, -1, 1), "float16")
-        return np.concatenate([head, body], axis=-1).reshape(rows, -1)
+        return np.concatenate([head, body], axis=-1).reshape(rows, fmt.row_bytes(d))
     parts = [pack_bits(q, fmt.bits), write_scales(scales, fmt.scale_dtype), write_scales(biases, fmt.scale_dtype)]
     return np.concatenate(parts, axis=-1)
 
@@ -131,11 +132,18 @@ def pack_rows(q: np.ndarray, scales: np.ndarray, biases: np.ndarray, fmt: QuantF
 def round_fraction(value: Fraction, dtype: str) -> float:
     """The value of ``dtype`` (float32 or float16) nearest ``value``, ties to even, overflow to infinity."""
     kind = np.dtype(dtype).type
-    guess = kind(float(value))  # within one ulp of the answer (float() is the nearest float64)
+    largest = np.finfo(kind).max
+    beyond = Fraction(float(largest)) + Fraction(float(largest - np.nextafter(largest, kind(0)))) / 2
+    if abs(value) >= beyond:  # past the largest finite value by half an ulp or more: overflow
+        return float("inf") if value > 0 else float("-inf")
+    with np.errstate(over="ignore"):
+        guess = kind(float(value))  # within one ulp of the answer (float() is the nearest float64)
     if not np.isfinite(guess):
-        return float(guess)
+        guess = largest if value > 0 else -largest
     best = None
-    for candidate in (np.nextafter(guess, kind(-np.inf)), guess, np.nextafter(guess, kind(np.inf))):
+    with np.errstate(over="ignore"):
+        neighbours = (np.nextafter(guess, kind(-np.inf)), guess, np.nextafter(guess, kind(np.inf)))
+    for candidate in neighbours:
         if not np.isfinite(candidate):
             continue
         gap = abs(Fraction(float(candidate)) - value)

@@ -88,11 +88,13 @@ def missing_pieces(family: Family, layers: Layers) -> list[str]:
 def _examples(kind: str) -> list[Any]:
     """Members of a kind of convention, to ask whether any is computed."""
     from embconf.model.bag_conventions import BagConvention
+    from embconf.model.quantize_conventions import QuantizeConvention
     from embconf.model.rope_conventions import RopeConvention
     from embconf.model.sinusoid import SinusoidProfile
 
     unnamed = SinusoidProfile.from_json({"base": 100.0})
-    return {"sinusoid": [unnamed], "rope": list(RopeConvention), "bag": list(BagConvention)}[kind]
+    known = {"rope": list(RopeConvention), "bag": list(BagConvention), "quantize": list(QuantizeConvention)}
+    return {"sinusoid": [unnamed], **known}[kind]
 
 
 def test_every_family_of_the_vocabulary_has_every_piece(corpus):

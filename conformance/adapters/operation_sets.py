@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from embconf.adapters.bags import BagOperations
+from embconf.adapters.quantized_ops import QuantizedOperations
 from embconf.adapters.rope_operations import RopeOperations
 
 OPERATION_SETS: dict[str, Optional[type]] = {
@@ -19,4 +20,5 @@ OPERATION_SETS: dict[str, Optional[type]] = {
     "memory": None,
     "rope": RopeOperations,  # rope_tables, rope_forward, rope_backward over a framework's rotation and gradient
     "bags": BagOperations,  # the bag lookups over a framework's forward and backward; offsets read into bags
+    "quantized": QuantizedOperations,  # formats read by name, the bytes checked against them; hooks per operation
 }

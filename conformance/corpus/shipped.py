@@ -19,32 +19,34 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "96c75e537b119c9eb1867c3c484bff12ff0fd8fcf77917f76a31cebeb7066148",
-    "embedding_layer.yaml": "20813a779b9f072a6b0f8a5af132fe43d20a09927596d485a242cc640e79541c",
-    "half_precision.yaml": "0982cb18dad4063c622b0d71067761a0b6d7d4d41cd8033f9fe5d64ca52fbecf",
-    "learned_positions.yaml": "1c4d20018c6a5d2827ad095e0bc45d93e43067c498800ffad4ffce42f168753a",
-    "lookup_options.yaml": "f867d93f93de07ddfe1712ec277902438e9b85bdd551bbaab2a02af9ff9c02d1",
-    "memory.yaml": "3bcb640d3095326a2b8135fd0360651250e214bb5bed0bbcf5ba8536824c220a",
-    "rope.yaml": "6943cf9648c4931f7fd922b998a09fe7bdce4a15a2f861cfe670f276c364b2f6",
-    "sinusoidal.yaml": "6ccbf2702f915d26e57280f05ca9ca0d29e3180b1ea9c7be28fd38b82168c100",
-    "stateful.yaml": "8b069ae40ffe46a46abf15ddbe336f140c16b103c158dce37b97e9f0899dfa2f",
-    "token_lookup.yaml": "ab56852138b9c13d417b610055448cb737ad3402309c644c24fdea747d9a1471",
+    "bags.yaml": "d80ec42d3d68105260083f11af813d0f0af16b1dafc784a863dc516ddc0132f5",
+    "embedding_layer.yaml": "4cb9a9c1daccfac83003888737f2a884bc54de71b55c15a1bb7e84238516578b",
+    "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
+    "learned_positions.yaml": "f94ff9a2d87a7e18e17b94e3c218f51d361b6999f0ce0b7d518de5d55c0fddd6",
+    "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
+    "memory.yaml": "d3c10bc707b1c929a15cae62d382a90716bb201dadf04b8aa20798e24962513f",
+    "quantized.yaml": "4db1dcec7f7eddceed5fc57fb4140de4a581e73ff427be29c4dd4accaec5f5dc",
+    "rope.yaml": "0176aaaa69507be02cf3aeaccede22fcf6e2e2183e8d77c0a5776afda7c9a250",
+    "sinusoidal.yaml": "ee7e3a50da2d6ddbafa264f1e1bdd42722354a9aabd5ae3642fb73d1ec71570c",
+    "stateful.yaml": "08eb7d3b3e93c076c3cd0384f316d49f4b109b6fed38b7365cb56b909b45890f",
+    "token_lookup.yaml": "5209d9672795252faf322a9a6e90f385146172f94916fc3f5cebe820f93d08f9",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "9927020a2f9f8eb82d2b529b0120c81ee93d7c60a21a7bafe9ffc8167d7b2450",
-    "embedding_layer.json": "8b57d1746521f3e48493e0585cd90993542ba89250d28d1cbd674320194cf78c",
-    "half_precision.json": "86b566059807bd03ebe63b2671c0eb8e7d6068022ee480fef66d8df7963fdadb",
-    "learned_positions.json": "5a203538a5962cb6153b7c01cfb2745b941fc67c20a5153b264aca5fe23c3731",
-    "lookup_options.json": "33b102989f03dec4905f46876319cf76741b8ad4d81a8564a06555cc9da4bf1e",
-    "memory.json": "3f31a4abb4285e5a71809b3cfab3b5f2afa42bb9e7e3a12cc15821fb7e89007a",
-    "rope.json": "69374e16bbb668f8294df3801b8a9fee55d26b1673bc3186f5c778266e913ad8",
-    "sinusoidal.json": "eb0b732a88529f5837ba7035c51140fa4574517dcf41833caee63f7b4e3cd2e2",
-    "stateful.json": "566c708092da0c41cc3687e3ccc38f4b69d8bdbd79f55bb286e197a75d6248b7",
-    "token_lookup.json": "42f60c0e600a2f34b9ded919a87cba56914afbebe773f13654da5375d14fa299",
+    "bags.json": "5bfacf442ec3e9b88159e6d681964f3eaee0ef57e0e4a828a72d78e28585532f",
+    "embedding_layer.json": "47d0e463ecc4c21fbe8fc61cc20f3019f238e74d59fc10ee1618b8d73cda9f40",
+    "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
+    "learned_positions.json": "a1aed3406a92614df03c5e669986c012df42399279cf6aabd827db6c98a9a91b",
+    "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",
+    "memory.json": "57657c3dbc4849fe4bd6aabbcfba4620d5b3a96a29283443725d37d488f7f9ec",
+    "quantized.json": "e584e844c2ff9fe8ecdd6cca40fe24a3b35802d5af841e264c2b3067447e7484",
+    "rope.json": "fb6b2d5165299a4e0a500eddd1aec26002f2bf33bfc0f8c8e946bf6e906e1363",
+    "sinusoidal.json": "d07c81c97778658697dbaabfcc9e596dc083f15f025e8cd1fcf853765a52da4d",
+    "stateful.json": "3ff210378c4235c589dfc28ec2aa2595e1a657105023677ace3367f845e3fa61",
+    "token_lookup.json": "93b36da5634cf557bc4a5e34ca3b91673b9a305fd4b129c4cd30dbb031537789",
 }
 
 

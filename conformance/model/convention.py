@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Iterable, Optional, Protocol, runtime_checkable
 
-from embconf.model import bag_conventions, rope_conventions, sinusoid
+from embconf.model import bag_conventions, quantize_conventions, rope_conventions, sinusoid
 from embconf.model.declarations import ConventionKind
 from embconf.model.vocabulary import features
 
@@ -58,7 +58,7 @@ class Convention(Protocol):
         ...
 
 
-KINDS: tuple[ConventionKind, ...] = (sinusoid.KIND, rope_conventions.KIND, bag_conventions.KIND)
+KINDS: tuple[ConventionKind, ...] = (sinusoid.KIND, rope_conventions.KIND, bag_conventions.KIND, quantize_conventions.KIND)
 
 
 def kind_of_area(area: str) -> Optional[ConventionKind]:

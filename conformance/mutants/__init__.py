@@ -11,7 +11,7 @@ Rooms: ``base`` (what a mutant is, the registry), ``compose`` (the row-sparse gr
 implementation's parts), ``with_options`` (mistakes composed with the optional inputs), ``adapter`` (a mutant as an
 implementation), and the mistakes by area: ``lookup``, ``positions``, ``sinusoid``, ``layer``, ``options``,
 ``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation) and ``rope_state``
-(state kept between calls), ``bags`` with ``bag_reduce`` (its arithmetic), ``frameworks`` (deviations measured in
+(state kept between calls), ``bags`` with ``bag_reduce`` (its arithmetic), ``quantized`` (reading, quantizing and sizing quantized tables), ``frameworks`` (deviations measured in
 real frameworks)."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from embconf.mutants import (
     memory,
     options,
     positions,
+    quantized,
     rope,
     rope_families,
     rope_state,
@@ -47,6 +48,7 @@ MODULES: dict[str, tuple[ModuleType, ...]] = {
     "memory": (memory,),
     "rope": (rope, rope_families, rope_state),
     "bags": (bags,),
+    "quantized": (quantized,),
 }
 
 

@@ -22,12 +22,13 @@ from embconf.model.encoding import (
 )
 
 PROTOCOL_VERSION = 1
-PROTOCOL_MINOR = 6  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
+PROTOCOL_MINOR = 7  # 1: spec 1.1's optional inputs, embedding_forward_max_norm, float16 and bfloat16;
 # 2: the run reply "exception" (an untyped failure, the outcome error, the peer going on);
 # 3: spec 1.3's rope operations and their mapping input "scaling";
 # 4: a run request's "rows", and replies holding only those rows of an output (PROTOCOL.md);
 # 5: a run request's "instance": calls on one instance of the implementation (spec 2.0, the feature stateful)
 # 6: spec 2.1's bag operations, their features, the error kind invalid_offsets and the capability bag_conventions
+# 7: spec 2.3's quantized operations, their features and the capability quantize_conventions (tables as int32 bytes)
 ROWS_MINOR = 4  # a peer of this minor or later is asked for the rows the runner judges
 INSTANCES_MINOR = 5  # a peer of this minor or later may declare the feature stateful and is told the instance
 

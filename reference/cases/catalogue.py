@@ -13,6 +13,7 @@ from embconf.reference.cases import (
     learned_positions,
     lookup_options,
     memory,
+    quantized,
     rope,
     sinusoidal,
     stateful,
@@ -30,4 +31,5 @@ BUILDERS: dict[str, Callable[[], list[CaseSpec]]] = {
     "rope": rope.cases,
     "stateful": stateful.cases,
     "bags": bags.cases,
+    "quantized": quantized.cases,
 }

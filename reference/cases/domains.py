@@ -6,7 +6,7 @@ The case builders read them: :func:`inputs_at` builds an operation's inputs at n
 from the case id; :func:`boundaries_of` says which boundary of each domain a golden case (or a
 :class:`~embconf.reference.cases.CaseSpec`) is at, and :func:`allowed_pairs` lists every pair of boundaries of two
 domains the spec allows, what pairwise coverage counts. Each family's table is its own module
-(``domains_lookup``, ``domains_layer``, ``domains_rope``, ``domains_bags``; the records in ``domain_kinds``, the
+(``domains_lookup``, ``domains_layer``, ``domains_rope``, ``domains_bags``, ``domains_quantized``; the records in ``domain_kinds``, the
 shapes of domain in ``domain_shapes`` and ``domain_ids``); a family with no operation of its own has no entry.
 """
 from __future__ import annotations
@@ -16,14 +16,18 @@ from itertools import combinations
 from typing import Any, Iterable, Optional
 
 from embconf.model.family import family_of
-from embconf.reference.cases import CaseSpec, domains_bags, domains_layer, domains_lookup, domains_rope, rng_for
+from embconf.reference.cases import CaseSpec, domains_bags, domains_layer, domains_lookup, domains_quantized, domains_rope
+from embconf.reference.cases import rng_for
 from embconf.reference.cases.domain_kinds import Base, Boundary, Domain, Excluded, Inputs
 
 DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {
-    **domains_lookup.DOMAINS, **domains_layer.DOMAINS, **domains_rope.DOMAINS, **domains_bags.DOMAINS}
+    **domains_lookup.DOMAINS, **domains_layer.DOMAINS, **domains_rope.DOMAINS, **domains_bags.DOMAINS,
+    **domains_quantized.DOMAINS}
 EXCLUDED: dict[str, tuple[Excluded, ...]] = {
-    **domains_lookup.EXCLUDED, **domains_layer.EXCLUDED, **domains_rope.EXCLUDED, **domains_bags.EXCLUDED}
-BASES: dict[str, Base] = {**domains_lookup.BASES, **domains_layer.BASES, **domains_rope.BASES, **domains_bags.BASES}
+    **domains_lookup.EXCLUDED, **domains_layer.EXCLUDED, **domains_rope.EXCLUDED, **domains_bags.EXCLUDED,
+    **domains_quantized.EXCLUDED}
+BASES: dict[str, Base] = {**domains_lookup.BASES, **domains_layer.BASES, **domains_rope.BASES, **domains_bags.BASES,
+                         **domains_quantized.BASES}
 
 Point = tuple[str, str]  # (domain name, boundary name)
 WITHOUT_ELEMENTS = ("range", "span", "repeats")  # aspects an empty array is at no boundary of

@@ -13,7 +13,7 @@ Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, con
 positions), ``errors`` (rejections, acceptances,
 exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``replayed`` (a bag case replayed
 through the reference with one thing changed: a convention followed undeclared, the padding id counted), ``rope`` (the rotation a rotary output
-applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms); this module
+applied, read against the spec's), ``quantized`` (a quantizer's undeclared convention, its wrong integers) with ``rope_words`` (its sentences, in the case's own terms); this module
 dispatches a result to them and measures a buffer kept across calls."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from embconf.diagnosis.difference import described, plain_key
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
 from embconf.diagnosis.symptoms.layer import layer_parts
+from embconf.diagnosis.symptoms.quantized import undeclared_quantize_convention, wrong_row_part
 from embconf.diagnosis.symptoms.replayed import padding_counted, undeclared_convention
 from embconf.diagnosis.symptoms.rope import rotation_symptoms, table_symptoms
 from embconf.diagnosis.symptoms.rows import (
@@ -235,6 +236,12 @@ DETECTORS: dict[str, dict[str, tuple[Detector, ...]]] = {
         "embedding_bag_forward": PLAIN_READINGS_ONLY,
         "embedding_bag_backward": PLAIN_READINGS_ONLY,
         "sharded_table_bytes": PLAIN_READINGS_ONLY,
+    },
+    "quantized": {
+        "quantized_lookup": PLAIN_READINGS_ONLY,  # a row read in another layout: the catalogue's replays name it
+        "quantize_table": (undeclared_quantize_convention, wrong_row_part),
+        "quantized_table_bytes": PLAIN_READINGS_ONLY,
+        "quantized_bag_forward": PLAIN_READINGS_ONLY,
     },
 }
 
