@@ -39,7 +39,8 @@ TIES = np.array([127.0, 0.5, 1.5, 2.5, -0.5, -2.5] + [0.0] * 26, dtype=np.float3
 
 
 def adapter(impl: str):
-    missing = [m for m in NEEDS[impl] if importlib.util.find_spec(m) is None]
+    """The column ``impl`` (KIND[:TARGET]), or a skip naming what its framework needs."""
+    missing = [m for m in NEEDS[impl.partition(":")[0]] if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"{impl}: needs {', '.join(missing)}, not installed")
     return create_adapter(impl)
@@ -124,6 +125,15 @@ def test_ggml_rounds_a_q8_0_tie_away_from_zero_and_torchao_to_even():
     torchao = outputs(adapter("torchao").call("quantize_table", dict(weight=ties, format="q8_0")), "qweight")
     assert ggml[0, 2:8].astype(np.uint8).view(np.int8).tolist() == [127, 1, 2, 3, -1, -3]
     assert torchao[0, 2:8].astype(np.uint8).view(np.int8).tolist() == [127, 0, 2, 2, 0, -2]
+
+
+def test_ggml_cpy_rounds_a_q8_0_tie_to_even_and_a_q4_0_tie_up():
+    """The CPU backend's quantizers (ggml_cpy): Q8_0 is its SIMD quantize_row_q8_0, Q4_0 the reference."""
+    weight = np.tile(TIES, (1, 1))
+    q8 = outputs(adapter("ggml_quant:cpy").call("quantize_table", dict(weight=weight, format="q8_0")), "qweight")
+    q4 = outputs(adapter("ggml_quant:cpy").call("quantize_table", dict(weight=weight, format="q4_0")), "qweight")
+    assert np.array_equal(q8, quantize_table(weight, "q8_0", ("round_half_even",)))
+    assert np.array_equal(q4, quantize_table(weight, "q4_0"))
 
 
 def test_onnxruntime_keeps_the_minimum_where_a_q4_0_block_has_two_extremes_of_one_magnitude():
