@@ -25,7 +25,7 @@ What is ggml's and what is the adapter's:
   ``assert`` (compiled out in a release build), so a D that is not a multiple of 32 is quantized, sized and read
   with a truncated row (``ggml_row_size(Q8_0, 40)`` is 42 bytes, a tensor's row stride 34) instead of refused;
   and a negative number of rows is a table of 0 bytes. Those cases fail as ggml answers them
-  (docs/upstream.md ``ggml-quantized-width-unchecked``).
+  (docs/upstream.md ``ggml-quantized-sizes-unchecked``).
 """
 
 from __future__ import annotations

@@ -17,8 +17,13 @@ What is MLX's and what is the adapter's:
 - ``quantized_table_bytes``: the bytes of MLX's own three arrays for one row (``nbytes`` of ``mx.quantize`` of a
   zero row), times the rows (the glue's product; a negative count is the glue's ``invalid_config``).
 - MLX does not check ids: a negative id wraps and an id >= R reads outside the table (garbage, or a segmentation
-  fault), as ``nn.Embedding`` does (docs/upstream.md ``mlx-ids-outside-the-table``). Declared: the affine formats,
-  float16 outputs, int32 ids; no bags (MLX pools nothing).
+  fault), as ``nn.Embedding`` does (docs/upstream.md ``mlx-ids-outside-the-table``). Unlike ``nn.Embedding``,
+  ``nn.QuantizedEmbedding`` refuses a scalar id (``mx.dequantize`` of one gathered row: "must have at least 2
+  dimension") and an empty batch of ids ("[reshape] Cannot infer the shape of an empty array"): those cases are
+  errors as MLX raises them (docs/upstream.md ``mlx-quantized-embedding-scalar-id``, ``...-empty-ids``). MLX 0.32.4
+  quantizes a 1-bit group with ``bias = min`` and ``scale = max(max - min, 1e-7)``, without EMB-QNT-12's edge rule
+  (EMB-QNT-V4's answer at one bit; its other widths follow the rule): a 1-bit quantize case fails as MLX answers it.
+  Declared: the affine formats, float16 outputs, int32 ids; no bags (MLX pools nothing).
 """
 
 from __future__ import annotations

@@ -119,6 +119,15 @@ def test_a_quantizer_writes_the_references_bytes_under_its_declared_conventions(
     assert np.array_equal(got, quantize_table(weight, fmt, conventions))
 
 
+def test_mlx_quantizes_one_bit_groups_from_their_minimum_and_wider_ones_by_the_edge_rule():
+    weight = table(rows=16, width=128, seed=3)
+    one = outputs(adapter("mlx_quant").call("quantize_table", dict(weight=weight, format="affine1_g32")), "qweight")
+    two = outputs(adapter("mlx_quant").call("quantize_table", dict(weight=weight, format="affine2_g32")), "qweight")
+    assert np.array_equal(one, quantize_table(weight, "affine1_g32", ("bias_from_min",)))
+    assert not np.array_equal(one, quantize_table(weight, "affine1_g32"))
+    assert np.array_equal(two, quantize_table(weight, "affine2_g32"))
+
+
 def test_ggml_rounds_a_q8_0_tie_away_from_zero_and_torchao_to_even():
     ties = np.tile(TIES, (1, 1))
     ggml = outputs(adapter("ggml_quant").call("quantize_table", dict(weight=ties, format="q8_0")), "qweight")
