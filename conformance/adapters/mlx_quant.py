@@ -72,7 +72,8 @@ class MlxQuantAdapter(QuantizedOperations, FrameworkAdapter):
             raise Decline(f"MLX's output dtype is its scales' ({call.fmt.scale_dtype}), never {call.out_dtype}")
         words, scales, biases = affine_arrays(call.qweight, call.fmt, call.embed_dim)
         dtype = numpy_dtype(call.fmt.scale_dtype)
-        embedding = self.nn.QuantizedEmbedding(call.qweight.shape[0], call.embed_dim, group_size=group, bits=bits)
+        embedding = self.nn.QuantizedEmbedding(1, call.embed_dim, group_size=group, bits=bits)  # no R-row init
+        embedding.num_embeddings = call.qweight.shape[0]
         embedding.weight = mlx_array(self.mx, words)
         embedding.scales = mlx_array(self.mx, scales.view(dtype))
         embedding.biases = mlx_array(self.mx, biases.view(dtype))
