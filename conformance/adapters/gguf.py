@@ -17,7 +17,7 @@ What is gguf's and what is the adapter's:
   outputs, int32 ids; no bags.
 - Measured against ggml (``ggml_quantize_chunk``): byte-identical on q8_0 and q4_0 for random, integer, tie,
   tiny and huge tables; they differ on a NaN in a block (gguf stores d = NaN, ggml skips the NaN) and on a block
-  of -0.0 (gguf stores d = +0.0, ggml -0.0): notes/quant-frameworks.md.
+  of -0.0 (gguf stores d = +0.0, ggml -0.0).
 """
 
 from __future__ import annotations

@@ -128,6 +128,17 @@ def test_mlx_quantizes_one_bit_groups_from_their_minimum_and_wider_ones_by_the_e
     assert np.array_equal(two, quantize_table(weight, "affine2_g32"))
 
 
+def test_gguf_writes_ggmls_bytes_except_for_a_nan_which_ggml_skips():
+    weight = table()
+    weight[3, 40] = np.nan
+    ggml = outputs(adapter("ggml_quant").call("quantize_table", dict(weight=weight, format="q8_0")), "qweight")
+    with np.errstate(invalid="ignore"):
+        gguf = outputs(adapter("gguf").call("quantize_table", dict(weight=weight, format="q8_0")), "qweight")
+    differing = {int(r) for r in np.nonzero((ggml != gguf).any(axis=1))[0]}
+    assert differing == {3}  # gguf's d is NaN (NumPy's max propagates it), ggml's the largest of the others
+    assert np.isnan(gguf[3, 34:36].astype(np.uint8).view(np.float16)[0])
+
+
 def test_ggml_rounds_a_q8_0_tie_away_from_zero_and_torchao_to_even():
     ties = np.tile(TIES, (1, 1))
     ggml = outputs(adapter("ggml_quant").call("quantize_table", dict(weight=ties, format="q8_0")), "qweight")
