@@ -20,8 +20,8 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from embconf.model.bag_conventions import BagConvention
-from embconf.model.quantize_conventions import QuantizeConvention
 from embconf.model.encoding import encode_array
+from embconf.model.quantize_conventions import QuantizeConvention
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.rope_conventions import RopeConvention
 from embconf.model.sinusoid import SinusoidProfile

@@ -130,7 +130,8 @@ def quantize_table(weight: Any, format: str, conventions: Iterable[str] = ()) ->
     if fmt.kind in ("q8_0", "q4_0"):
         blocks = x.reshape(x.shape[0], width // GGML_BLOCK, GGML_BLOCK)
         q, d, _ = (_q8_0 if fmt.kind == "q8_0" else _q4_0)(blocks, chosen)
-        return pack_rows(q.reshape(x.shape), d, d, fmt).astype(np.int32)
+        signed = q if fmt.kind == "q8_0" else q - 8  # Q4_0's nibble less 8, as the codec holds it
+        return pack_rows(signed.reshape(x.shape), d, d, fmt).astype(np.int32)
     if fmt.kind == "fused8_rowwise":
         q, scale, bias = _fused8(x, chosen)
     elif fmt.kind == "fused4_rowwise":

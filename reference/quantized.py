@@ -48,7 +48,8 @@ def checked_table(qweight: Any, fmt: QuantFormat, embed_dim: Any) -> np.ndarray:
     expected = fmt.row_bytes(width)
     if array.ndim != 2 or array.shape[1] != expected:
         raise EmbeddingError(
-            "shape_mismatch", f"qweight must be (num_rows, {expected}) for {fmt.name} rows of {width}, got {array.shape}"
+            "shape_mismatch",
+            f"qweight must be (num_rows, {expected}) for {fmt.name} rows of {width}, got {array.shape}",
         )
     try:
         return as_bytes(array)
@@ -57,13 +58,12 @@ def checked_table(qweight: Any, fmt: QuantFormat, embed_dim: Any) -> np.ndarray:
 
 
 def exact_values(q: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> list[Fraction | float]:
-    """Each element's ``q * scale + bias`` exactly (a Fraction), or the float64 non-finite value it gives."""
+    """Each element's ``q * scale + bias`` exactly (a Fraction), or the float64 value it gives where that is not finite
+    or zero (IEEE's sign of zero: ggml's ``d * 0`` with a negative ``d`` and the bias ``-0.0`` is ``-0.0``)."""
     found: list[Fraction | float] = []
     for qi, si, bi in zip(q.ravel().tolist(), scale.ravel().tolist(), bias.ravel().tolist()):
-        if np.isfinite(si) and np.isfinite(bi):
-            found.append(qi * Fraction(si) + Fraction(bi))
-        else:
-            found.append(qi * si + bi)
+        exact = qi * Fraction(si) + Fraction(bi) if np.isfinite(si) and np.isfinite(bi) else None
+        found.append(exact if exact else qi * si + bi)
     return found
 
 

@@ -2,8 +2,9 @@
 and written back, for every format of :mod:`embconf.model.quantized`; and one exact rounding of a rational value
 to an output dtype. Adapters use it to hand a framework the arrays it stores (:func:`affine_arrays`).
 
-Every format reads as ``value = q * scale + bias`` element by element: ggml's Q4_0 ``d * (q - 8)`` is scale ``d``
-and bias ``-8 d``, Q8_0 has bias 0, and q8_0's ``q`` is the signed int8.
+Every format reads as ``value = q * scale + bias`` element by element. ggml's formats are products ``d * q`` with
+a signed ``q`` (Q8_0's int8, Q4_0's nibble less 8) and the bias ``-0.0``, which adds nothing, not even to the sign of
+a zero: ``d * 0`` with a negative ``d`` is ``-0.0``, as ggml computes it.
 """
 
 from __future__ import annotations
@@ -66,12 +67,13 @@ def split_rows(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tuple[n
         body = blocks[..., 2:]
         if fmt.kind == "q8_0":
             q = np.ascontiguousarray(body).view(np.int8).astype(np.int64)
-            bias = np.zeros_like(scale)
         else:
-            q = np.concatenate([body & 15, body >> 4], axis=-1).astype(np.int64)  # element j low, j + 16 high
-            bias = -8.0 * scale
-        return _expanded(q, rows, d), _expanded(np.broadcast_to(scale, q.shape), rows, d), _expanded(
-            np.broadcast_to(bias, q.shape), rows, d
+            q = np.concatenate([body & 15, body >> 4], axis=-1).astype(np.int64) - 8  # element j low, j + 16 high
+        bias = np.full_like(scale, -0.0)
+        return (
+            _expanded(q, rows, d),
+            _expanded(np.broadcast_to(scale, q.shape), rows, d),
+            _expanded(np.broadcast_to(bias, q.shape), rows, d),
         )
     if fmt.kind in ("fused8_rowwise", "fused4_rowwise"):
         width = -(-d * fmt.bits // 8)
@@ -106,7 +108,6 @@ def affine_arrays(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tupl
     packed, _, _ = affine_parts(qweight, fmt, embed_dim)
     assert fmt.group is not None
     width, groups = packed.shape[1], embed_dim // fmt.group
-    size = 4 if fmt.scale_dtype == "float32" else 2
     raw = qweight[:, width:]
     stored = np.ascontiguousarray(raw).view(LITTLE[fmt.scale_dtype])
     return np.ascontiguousarray(packed).view("<u4"), stored[:, :groups].copy(), stored[:, groups : 2 * groups].copy()
@@ -115,14 +116,15 @@ def affine_arrays(qweight: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tupl
 def pack_rows(q: np.ndarray, scales: np.ndarray, biases: np.ndarray, fmt: QuantFormat) -> np.ndarray:
     """The bytes (uint8 (R, row_bytes)) of rows of stored integers ``q`` (R, D) and their scales and biases (R, one
     per block or group, or (R, 1) for a row-wise format; of the format's scale dtype, bfloat16 as uint16 bits).
-    ggml's formats take no bias (``biases`` ignored)."""
+    ggml's formats take no bias (``biases`` ignored) and Q4_0's ``q`` is signed, as :func:`split_rows` reads it."""
     rows, d = q.shape
     if fmt.kind in ("q8_0", "q4_0"):
         blocks = q.reshape(rows, d // GGML_BLOCK, GGML_BLOCK)
         if fmt.kind == "q8_0":
             body = blocks.astype(np.int8).view(np.uint8)
         else:
-            body = (blocks[..., :16] | (blocks[..., 16:] << 4)).astype(np.uint8)
+            nibbles = blocks + 8
+            body = (nibbles[..., :16] | (nibbles[..., 16:] << 4)).astype(np.uint8)
         head = write_scales(scales.reshape(rows, -1, 1), "float16")
         return np.concatenate([head, body], axis=-1).reshape(rows, fmt.row_bytes(d))
     parts = [pack_bits(q, fmt.bits), write_scales(scales, fmt.scale_dtype), write_scales(biases, fmt.scale_dtype)]

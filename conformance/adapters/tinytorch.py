@@ -20,7 +20,8 @@ RoPE is an optional extension (spec 1.3.0, EMB-LAY-10): the adapter claims ``rop
 ``EmbeddingLayer(..., pos_encoding='rope')`` builds (a ValueError, the module's answer to an unknown encoding,
 means no claim), with the pairing its output on a probe input matches (half_split unless it is interleaved).
 The config's ``rope_pairing`` is not handed to the student: its layer has one pairing, and cases of the other
-are not applicable. Bags are another (spec 2.1.0, section 16): an ``EmbeddingBag`` class, :mod:`.tinytorch_bags`.
+are not applicable. Bags are another (spec 2.1.0, section 16): an ``EmbeddingBag`` class, :mod:`.tinytorch_bags`;
+quantized tables a third (spec 2.3.0, section 17): a ``QuantizedEmbedding`` class, :mod:`.tinytorch_quantized`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from embconf.adapters.instances import CallsOnInstances, Instances
 from embconf.adapters.loading import load_module
 from embconf.adapters.tinytorch_bags import REQUIRES as BAG_REQUIRES
 from embconf.adapters.tinytorch_bags import TinyTorchBags, bag_claim
+from embconf.adapters.tinytorch_quantized import REQUIRES as QUANTIZED_REQUIRES
+from embconf.adapters.tinytorch_quantized import TinyTorchQuantized, quantized_claim
 from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import STATEFUL, Capabilities, Reply
 from embconf.model.rope import LAYER_FEATURE, Pairing
@@ -64,6 +67,7 @@ REQUIRES: dict[str, tuple[str, ...]] = {
     "parameter_count": ("EmbeddingLayer",),
     "embedding_layer_own_backward": ("EmbeddingLayer",),
     **BAG_REQUIRES,
+    **QUANTIZED_REQUIRES,
 }
 # operation -> the class whose forward(x) / forward(tokens) has no start_pos in the older published API
 OLDER_API = {
@@ -93,12 +97,13 @@ class TinyTorchAdapter(CallsOnInstances, InProcessAdapter):
         enable_autograd(self.module, self.Tensor)
         caps = Capabilities(
             self._provided_operations(target),
-            FEATURES | rope_claim(self.module, self.Tensor) | bag_claim(self.module),
+            FEATURES | rope_claim(self.module, self.Tensor) | bag_claim(self.module) | quantized_claim(self.module),
             error_detail="coarse",
             notes=("TinyTorch signals every rejection with ValueError: error kinds are not checked",),
         )
         bags = TinyTorchBags(self.module, self.Tensor, self._param, self._hand)
-        super().__init__(target, caps, module_version(self.module), parts=(bags,))
+        quantized = TinyTorchQuantized(self.module, self.Tensor, self._hand)
+        super().__init__(target, caps, module_version(self.module), parts=(bags, quantized))
         self._handed: list[tuple[str, Any, Any]] = []  # (input name, the student's Tensor, its data when handed)
         # own layers, kept for the calls on one instance (section 9.7): its calls of embedding_layer_own_backward
         # are steps of one layer (EMB-STA-4)

@@ -11,8 +11,8 @@ Rooms: ``base`` (what a mutant is, the registry), ``compose`` (the row-sparse gr
 implementation's parts), ``with_options`` (mistakes composed with the optional inputs), ``adapter`` (a mutant as an
 implementation), and the mistakes by area: ``lookup``, ``positions``, ``sinusoid``, ``layer``, ``options``,
 ``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation) and ``rope_state``
-(state kept between calls), ``bags`` with ``bag_reduce`` (its arithmetic), ``quantized`` (reading, quantizing and sizing quantized tables), ``frameworks`` (deviations measured in
-real frameworks)."""
+(state kept between calls), ``bags`` with ``bag_reduce`` (its arithmetic), ``quantized`` (reading, quantizing and
+sizing quantized tables), ``frameworks`` (deviations measured in real frameworks)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,15 @@ from itertools import combinations
 from typing import Any, Iterable, Optional
 
 from embconf.model.family import family_of
-from embconf.reference.cases import CaseSpec, domains_bags, domains_layer, domains_lookup, domains_quantized, domains_rope
-from embconf.reference.cases import rng_for
+from embconf.reference.cases import (
+    CaseSpec,
+    domains_bags,
+    domains_layer,
+    domains_lookup,
+    domains_quantized,
+    domains_rope,
+    rng_for,
+)
 from embconf.reference.cases.domain_kinds import Base, Boundary, Domain, Excluded, Inputs
 
 DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {

@@ -16,8 +16,16 @@ from embconf.reference.cases.domain_ids import ids_domains, rows_of
 from embconf.reference.cases.domain_kinds import ABSENT, Base, Boundary, Domain, Excluded, Inputs, array, value_of
 from embconf.reference.cases.domain_shapes import choice, convention, following
 from embconf.reference.cases.domains_bags import OFFSET_ERRORS, OFFSETS, _offsets, _put_offsets
-from embconf.reference.cases.quantized_tables import FLOAT, STORED, float_kind, float_table, named, stored_kind
-from embconf.reference.cases.quantized_tables import stored_table, unit
+from embconf.reference.cases.quantized_tables import (
+    FLOAT,
+    STORED,
+    float_kind,
+    float_table,
+    named,
+    stored_kind,
+    stored_table,
+    unit,
+)
 
 FORMATS = {"q8_0": "q8_0", "q4_0": "q4_0", "fused8_rowwise": "fused8_rowwise", "fused4_rowwise": "fused4_rowwise",
            "affine": "affine4_g32", "affine_float16": "affine3_g64_float16", "affine_bfloat16": "affine2_g128_bfloat16",
@@ -30,7 +38,7 @@ FORMAT_NOTES = {"q8_0": "ggml Q8_0", "q4_0": "ggml Q4_0", "fused8_rowwise": "FBG
 GROUPED = ("q8_0", "q4_0", "affine", "affine_float16", "affine_bfloat16")
 WIDTHS = {"one_block": "one block or group (row-wise: two values)", "many_blocks": "several blocks",
           "partial": "not a multiple of the block (row-wise: an odd width)", "zero": "no value"}
-ROWS = 5  # of every generated table
+ROWS = 4  # of every generated table
 PLACEHOLDER = np.zeros((ROWS, 1), np.int32)  # the rows the ids are set against; the finish makes the table
 
 
@@ -163,13 +171,13 @@ def _ids(ranks: tuple[str, ...]) -> tuple[Domain, ...]:
 
 
 def _lookup() -> tuple[Domain, ...]:
-    return (_format(False), _width_domain(), _table_domain("qweight", STORED, STORED_NOTES, _stored),
-            *_ids(("0d", "1d", "2d")),
-            choice("out_dtype", {"float32": "float32", "float16": "float16", "unknown": "bfloat16"},
-                   {"float32": "float32 output", "float16": "half output, rounded once",
-                    "unknown": "an output dtype the section does not name"}, {"unknown": "invalid_config"},
-                   other="unknown"),
-            _qweight_shape())
+    out_dtype = choice("out_dtype", {"float32": "float32", "float16": "float16", "unknown": "bfloat16"},
+                       {"float32": "float32 output", "float16": "half output, rounded once",
+                        "unknown": "an output dtype the section does not name"}, {"unknown": "invalid_config"},
+                       other="unknown")
+    # in the order of EMB-QNT-15's checks: a case at two error boundaries expects the first
+    return (_format(False), out_dtype, _width_domain(), _table_domain("qweight", STORED, STORED_NOTES, _stored),
+            _qweight_shape(), *_ids(("0d", "1d", "2d")))
 
 
 def _quantize() -> tuple[Domain, ...]:
@@ -223,11 +231,12 @@ def _bag() -> tuple[Domain, ...]:
         Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)
     offsets = Domain("offsets", tuple(Boundary(b, n, OFFSET_ERRORS.get(b)) for b, n in OFFSETS.items()
                                       if b not in ("absent", "last_not_n")), _offsets, _put_offsets)
-    return (_format(False), _width_domain(), _table_domain("qweight", STORED, STORED_NOTES, _stored), count, where,
-            choice("mode", {"sum": "sum", "mean": "mean", "unknown": "max"},
-                   {"sum": "mode sum", "mean": "mode mean", "unknown": "a mode the section does not name (max)"},
-                   {"unknown": "invalid_config"}, other="unknown"),
-            offsets, weights)
+    mode = choice("mode", {"sum": "sum", "mean": "mean", "unknown": "max"},
+                  {"sum": "mode sum", "mean": "mode mean", "unknown": "a mode the section does not name (max)"},
+                  {"unknown": "invalid_config"}, other="unknown")
+    # the checks' order (EMB-QNT-15), but the ids' count before what reads it (the weights, the offsets)
+    return (_format(False), mode, _width_domain(), _table_domain("qweight", STORED, STORED_NOTES, _stored), count,
+            weights, offsets, where)
 
 
 def _lookup_base(rng: np.random.Generator) -> Inputs:
@@ -236,7 +245,7 @@ def _lookup_base(rng: np.random.Generator) -> Inputs:
 
 
 def _bag_base(rng: np.random.Generator) -> Inputs:
-    return {"qweight": PLACEHOLDER, "ids": np.array([0, 3, 1, 4, 2], np.int64), "offsets": np.array([0, 2], np.int64),
+    return {"qweight": PLACEHOLDER, "ids": np.array([0, 3, 1, 2, 2], np.int64), "offsets": np.array([0, 2], np.int64),
             "mode": "sum", "format": "q8_0", "embed_dim": 32}
 
 

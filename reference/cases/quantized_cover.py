@@ -8,8 +8,15 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from embconf.reference.cases import CaseSpec
-from embconf.reference.cases.domains import Point, allowed_pairs, boundaries_of, case_at, domains_of, error_points
-from embconf.reference.cases.domains import excluded
+from embconf.reference.cases.domains import (
+    Point,
+    allowed_pairs,
+    boundaries_of,
+    case_at,
+    domains_of,
+    error_points,
+    excluded,
+)
 
 Describe = Callable[[CaseSpec], CaseSpec]  # gives a built case its requirements and features
 
@@ -49,7 +56,7 @@ def pairwise(operation: str, prefix: str, describe: Describe) -> list[CaseSpec]:
     """Cases of ``operation`` covering every allowed pair of its boundaries, then one at each error boundary; ids
     ``<prefix>.<domain>.<boundary>.<domain>.<boundary>`` (the pair each was built for)."""
     allowed = set(allowed_pairs(operation))
-    uncovered, cases, unbuildable = set(allowed), [], set()
+    uncovered, cases, unbuildable = set(allowed), [], set[tuple[Point, Point]]()
     while uncovered - unbuildable:
         seed = min(uncovered - unbuildable)
         at = _choose(operation, seed, uncovered)

@@ -32,7 +32,9 @@ def _scales(values: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def q_range(fmt: QuantFormat) -> tuple[int, int]:
-    """The stored integers' range: int8 for q8_0, unsigned ``bits`` otherwise."""
+    """The stored integers' range as the codec reads them: int8 for q8_0, Q4_0's nibble less 8, unsigned ``bits``."""
+    if fmt.kind == "q4_0":
+        return (-8, 7)
     return (-128, 127) if fmt.signed else (0, 2**fmt.bits - 1)
 
 
@@ -88,6 +90,7 @@ def float_table(fmt: QuantFormat, rows: int, embed_dim: int, kind: str, rng: np.
 
 def _ties(fmt: QuantFormat, rows: int, embed_dim: int, rng: np.random.Generator) -> np.ndarray:
     size = fmt.group if fmt.group is not None else embed_dim
+    anchors: tuple[float, ...]
     if fmt.kind == "q8_0":
         low, high, anchors = -100, 100, (127.0,)  # d = 127 / 127 = 1
     elif fmt.kind == "q4_0":

@@ -48,7 +48,7 @@ def test_regenerate_check_names_the_case_that_differs(tmp_path):
 def test_corpus_size_and_count(corpus):
     assert len(corpus.cases) >= MIN_CASES
     size = sum(p.stat().st_size for p in FIXTURES_DIR.glob("*.yaml"))
-    assert size < 5 * 2**20, f"corpus is {size} bytes"
+    assert size < 6 * 2**20, f"corpus is {size} bytes"  # 5 MiB until the quantized tables (2.3.0)
     forms = sum(p.stat().st_size for p in FIXTURES_DIR.glob("*.json") if p.name != "MANIFEST.json")
     assert forms <= size, "the JSON forms are larger than the files they hold"
     manifest = json.loads((FIXTURES_DIR / "MANIFEST.json").read_text())

@@ -61,6 +61,7 @@ def test_catalogue_is_well_formed() -> None:
         "memory",
         "rope",
         "bags",
+        "quantized",
     }
 
 
@@ -85,15 +86,17 @@ def test_every_requirement_is_proven_to_catch_a_wrong_implementation(matrix: dic
     """Each requirement is cited by a case that kills some mutant (the sinusoid family and its profiles, which
     the reference-like mutants do not claim, are proven in tests/spec/test_profiles.py and test_family.py; the
     declared rope conventions, computed for the run that declares one, in tests/run/test_rope_conventions.py; the
-    declared bag conventions in tests/mutants/test_bag_mutants.py and tests/spec/test_bag_conventions.py)."""
+    declared bag conventions in tests/mutants/test_bag_mutants.py and tests/spec/test_bag_conventions.py; the quantize
+    conventions in tests/spec/test_quantize_conventions.py)."""
     from embconf.corpus.validate import defined_requirements
     from embconf.model.bag_conventions import BagConvention
+    from embconf.model.quantize_conventions import QuantizeConvention
     from embconf.model.rope_conventions import RopeConvention
     from embconf.model.sinusoid import FAMILY_REQUIREMENT, named_profiles
 
     proven = {req for kills in matrix.values() for result in kills for req in result.requirements}
     profiles = {point.requirement for point in named_profiles().values() if not point.canonical}
-    conventions = {convention.requirement for convention in (*RopeConvention, *BagConvention)}
+    conventions = {c.requirement for c in (*RopeConvention, *BagConvention, *QuantizeConvention)}
     assert sorted(defined_requirements() - proven - profiles - conventions - {FAMILY_REQUIREMENT}) == []
 
 

@@ -13,7 +13,8 @@ Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, con
 positions), ``errors`` (rejections, acceptances,
 exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``replayed`` (a bag case replayed
 through the reference with one thing changed: a convention followed undeclared, the padding id counted), ``rope`` (the rotation a rotary output
-applied, read against the spec's), ``quantized`` (a quantizer's undeclared convention, its wrong integers) with ``rope_words`` (its sentences, in the case's own terms); this module
+applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms), ``quantized`` (a
+quantizer's undeclared convention, its wrong integers); this module
 dispatches a result to them and measures a buffer kept across calls."""
 
 from __future__ import annotations

@@ -33,17 +33,22 @@ def undeclared_quantize_convention(
         under = quantize_table(inputs["weight"], inputs["format"], (convention.value,))
         if got.shape == under.shape and np.array_equal(got.astype(np.int64), under.astype(np.int64)):
             said = f"follows the quantize convention {convention.value} without declaring it: {convention.describe()}"
-            found.append(symptom(
-                SymptomKey.of(CONVENTION, "quantize", convention.value), said,
-                f"quantize as the format's reference does (spec section 17); or, if this is the behaviour meant, "
-                f"declare the convention (EMBCONF_QUANTIZE_CONVENTIONS = ['{convention.value}'] in a functions: "
-                f"module, quantize_conventions in an adapter's capabilities) ({convention.requirement})",
-                title=said,
-            ))
+            found.append(
+                symptom(
+                    SymptomKey.of(CONVENTION, "quantize", convention.value),
+                    said,
+                    f"quantize as the format's reference does (spec section 17); or, if this is the behaviour meant, "
+                    f"declare the convention (EMBCONF_QUANTIZE_CONVENTIONS = ['{convention.value}'] in a functions: "
+                    f"module, quantize_conventions in an adapter's capabilities) ({convention.requirement})",
+                    title=said,
+                )
+            )
     return found
 
 
-def wrong_row_part(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+def wrong_row_part(
+    case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray
+) -> list[Symptom]:
     """Only the stored integers of the rows differ (every scale and bias byte right), said with how many."""
     from embconf.reference.quantized_codec import split_rows
 
@@ -57,7 +62,15 @@ def wrong_row_part(case: Case, inputs: Mapping[str, Any], name: str, want: np.nd
     if not scales_agree or not differ:
         return []
     steps = sorted({int(v) for v in (theirs[0] - mine[0])[mine[0] != theirs[0]]})[:4]
-    said = (f"{differ} of {want.shape[0] * width} stored integers differ by {', '.join(map(str, steps))}; every "
-            f"scale and bias is right: a rounding or clamping rule of {fmt.name}")
-    return [symptom(SymptomKey.of(QUANTIZED_INTEGERS, fmt.kind), said,
-                    f"round and clamp as {fmt.name}'s reference quantizer does (spec section 17)", complete=True)]
+    said = (
+        f"{differ} of {want.shape[0] * width} stored integers differ by {', '.join(map(str, steps))}; every "
+        f"scale and bias is right: a rounding or clamping rule of {fmt.name}"
+    )
+    return [
+        symptom(
+            SymptomKey.of(QUANTIZED_INTEGERS, fmt.kind),
+            said,
+            f"round and clamp as {fmt.name}'s reference quantizer does (spec section 17)",
+            complete=True,
+        )
+    ]
