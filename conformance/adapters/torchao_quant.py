@@ -69,12 +69,12 @@ class TorchaoAdapter(QuantizedOperations, FrameworkAdapter):
 
     def lookup(self, call: QuantCall) -> Any:
         torch = self.torch
-        target, offset, _ = self._target(call.fmt)
-        q, scale, _ = split_rows(call.qweight, call.fmt, call.embed_dim)
+        target, _, _ = self._target(call.fmt)
+        q, scale, _ = split_rows(call.qweight, call.fmt, call.embed_dim)  # Q4_0's q read signed: the nibble less 8
         rows, blocks = call.qweight.shape[0], call.embed_dim // GGML_BLOCK
         dtype = getattr(torch, call.out_dtype)
         weight = self.tensor(
-            torch.from_numpy((q - offset).astype(np.int8)),  # Q4_0's nibble minus 8: the int4 value
+            torch.from_numpy(q.astype(np.int8)),
             torch.from_numpy(scale[:, ::GGML_BLOCK].astype(np.float16)).to(dtype),  # each block's d, exactly
             torch.zeros((rows, blocks), dtype=torch.int8),
             target,
