@@ -58,7 +58,12 @@ class Convention(Protocol):
         ...
 
 
-KINDS: tuple[ConventionKind, ...] = (sinusoid.KIND, rope_conventions.KIND, bag_conventions.KIND, quantize_conventions.KIND)
+KINDS: tuple[ConventionKind, ...] = (
+    sinusoid.KIND,
+    rope_conventions.KIND,
+    bag_conventions.KIND,
+    quantize_conventions.KIND,
+)
 
 
 def kind_of_area(area: str) -> Optional[ConventionKind]:

@@ -15,8 +15,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from embconf.adapters.quantized_ops import QuantCall, QuantizedOperations
 from embconf.model.quantized import GGML_BLOCK, QuantFormat
-from embconf.mutants.base import Mutant, register
+from embconf.mutants.base import Mutant, Operation, register
 from embconf.reference import quantized as ref
 from embconf.reference.quantize import quantize_table
 from embconf.reference.quantized_codec import pack_rows, read_scales, split_rows
@@ -39,46 +40,36 @@ def _parts(reading: Reading, table: np.ndarray, fmt: QuantFormat, d: int) -> Par
     return reading.read(table, fmt, d, parts) if fmt.kind in reading.kinds else parts
 
 
-def _lookup(reading: Reading) -> Callable[..., np.ndarray]:
-    def quantized_lookup(qweight: Any, ids: Any, format: str, embed_dim: int, out_dtype: str = "float32") -> np.ndarray:
-        fmt = ref.checked_format(format, out_dtype=out_dtype)
-        table = ref.checked_table(qweight, fmt, embed_dim)
-        ids = ref.validate_ids(np.asarray(ids), table.shape[0])
-        q, scale, bias = _parts(reading, table[ids.reshape(-1)], fmt, int(embed_dim))
-        return ref.rounded(ref.exact_values(q, scale, bias), (*ids.shape, int(embed_dim)), out_dtype)
+class Misread(QuantizedOperations):
+    """The lookup and the bag reading rows as ``reading`` says, over the operation set's glue (the format and the
+    width), after the reference's checks of the rest (the ids, the offsets, the weights)."""
 
-    return quantized_lookup
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
 
+    def lookup(self, call: QuantCall) -> np.ndarray:
+        ids = ref.validate_ids(call.ids, call.qweight.shape[0])
+        q, scale, bias = _parts(self.reading, call.qweight[ids.reshape(-1)], call.fmt, call.embed_dim)
+        return ref.rounded(ref.exact_values(q, scale, bias), (*ids.shape, call.embed_dim), call.out_dtype)
 
-def _bag(reading: Reading) -> Callable[..., np.ndarray]:
-    def quantized_bag_forward(
-        qweight: Any,
-        ids: Any,
-        offsets: Any,
-        mode: str,
-        format: str,
-        embed_dim: int,
-        per_sample_weights: Optional[Any] = None,
-    ) -> np.ndarray:
-        expected = ref.quantized_bag_forward(qweight, ids, offsets, mode, format, embed_dim, per_sample_weights)
-        fmt, d = ref.checked_format(format, mode=mode), int(embed_dim)
-        q, scale, bias = _parts(reading, ref.checked_table(qweight, fmt, d), fmt, d)
-        ids, points = np.asarray(ids), [int(v) for v in np.asarray(offsets)]
-        w = np.ones(ids.size) if per_sample_weights is None else np.asarray(per_sample_weights, np.float64)
+    def bag(self, call: QuantCall, offsets: np.ndarray, mode: str, weights: Optional[np.ndarray]) -> np.ndarray:
+        d = call.embed_dim
+        expected = ref.quantized_bag_forward(call.qweight, call.ids, offsets, mode, call.fmt.name, d, weights)
+        q, scale, bias = _parts(self.reading, call.qweight, call.fmt, d)
+        ids, points = call.ids, [int(v) for v in offsets]
+        w = np.ones(ids.size) if weights is None else weights.astype(np.float64)
         out: list[Fraction | float] = []
         for start, end in zip(points, points[1:] + [ids.size]):
             total: list[Fraction | float] = [Fraction(0)] * d
             for i in range(start, end):
-                weighted = w[i] * q[ids[i]] * scale[ids[i]]
+                unweighted = self.reading.bag_bias_unweighted
                 terms = ref.exact_values(
-                    np.ones(d), weighted, bias[ids[i]] * (1 if reading.bag_bias_unweighted else w[i])
+                    np.ones(d), w[i] * q[ids[i]] * scale[ids[i]], bias[ids[i]] * (1 if unweighted else w[i])
                 )
                 total = [a + b for a, b in zip(total, terms)]
-            divisor = (end - start if per_sample_weights is None else sum(w[start:end])) if mode == "mean" else 1
+            divisor = (end - start if weights is None else sum(w[start:end])) if mode == "mean" else 1
             out += [t / Fraction(divisor) if divisor and end > start else Fraction(0) for t in total]
         return ref.rounded(out, expected.shape, "float32")
-
-    return quantized_bag_forward
 
 
 def _ids_wrapped(qweight: Any, ids: Any, format: str, embed_dim: int, out_dtype: str = "float32") -> np.ndarray:
@@ -102,7 +93,9 @@ register(
 
 def reading(name: str, description: str, hint: str, made: Reading, source: str) -> Mutant:
     """Register ``quant.NAME``: the lookup and the bag reading the rows ``made`` says."""
-    return register(Mutant(f"quant.{name}", description, hint, {LOOKUP: _lookup(made), BAG: _bag(made)}, source=source))
+    misread = Misread(made)
+    operations: dict[str, Operation] = {LOOKUP: misread.quantized_lookup, BAG: misread.quantized_bag_forward}
+    return register(Mutant(f"quant.{name}", description, hint, operations, source=source))
 
 
 def _interleaved(table: np.ndarray, fmt: QuantFormat, d: int, parts: Parts) -> Parts:
@@ -202,7 +195,11 @@ register(
         "quant.bag.bias_unweighted",
         "weights the scaled integers of a row but adds its bias unweighted",
         "a row is dequantized first, then weighted: w * (q * scale + bias) (EMB-QNT-14)",
-        {BAG: _bag(Reading(("fused8_rowwise", "fused4_rowwise", "affine"), lambda t, f, d, p: p, True))},
+        {
+            BAG: Misread(
+                Reading(("fused8_rowwise", "fused4_rowwise", "affine"), lambda t, f, d, p: p, True)
+            ).quantized_bag_forward
+        },
         source="fused bag kernels folding the per-sample weight into the scale only",
     )
 )

@@ -15,7 +15,7 @@ from embconf.model.quantized import parse_format
 from embconf.reference.cases.domain_ids import ids_domains, rows_of
 from embconf.reference.cases.domain_kinds import ABSENT, Base, Boundary, Domain, Excluded, Inputs, array, value_of
 from embconf.reference.cases.domain_shapes import choice, convention, following
-from embconf.reference.cases.domains_bags import OFFSET_ERRORS, OFFSETS, _offsets, _put_offsets
+from embconf.reference.cases.domains_bags import OFFSET_ERRORS, OFFSETS, _offsets, _put_offsets, _put_weights, _weights
 from embconf.reference.cases.quantized_tables import (
     FLOAT,
     STORED,
@@ -202,33 +202,12 @@ def _bytes() -> tuple[Domain, ...]:
     return (_format(False), _width_domain(), rows)
 
 
-def _weights(inputs: Mapping[str, Any], features: frozenset[str]) -> Optional[str]:
-    given, ids = array(inputs, "per_sample_weights"), array(inputs, "ids")
-    if given is None:
-        return "absent"
-    if ids is not None and given.shape != ids.shape:
-        return "wrong_shape"
-    return "positive" if np.all(given > 0) else "signed"
-
-
-def _put_weights(inputs: Inputs, boundary: str, rng: np.random.Generator) -> None:
-    ids = array(inputs, "ids")
-    n = 0 if ids is None else ids.size
-    if boundary == "absent":
-        inputs.pop("per_sample_weights", None)
-        return
-    found = (np.abs(rng.standard_normal(n + (boundary == "wrong_shape"))) + 0.5).astype(np.float32)
-    if boundary == "signed" and n:
-        found[0] = -found[0]
-    inputs["per_sample_weights"] = found
-
-
 def _bag() -> tuple[Domain, ...]:
     (count, where) = _ids(("1d",))[1:]
     weights = Domain("per_sample_weights", (
         Boundary("absent", "no weights"), Boundary("positive", "every weight > 0"),
-        Boundary("signed", "a negative weight among them"),
-        Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)
+        Boundary("nonpositive", "a weight 0 and a negative one"),
+        Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)  # the bags'
     offsets = Domain("offsets", tuple(Boundary(b, n, OFFSET_ERRORS.get(b)) for b, n in OFFSETS.items()
                                       if b not in ("absent", "last_not_n")), _offsets, _put_offsets)
     mode = choice("mode", {"sum": "sum", "mean": "mean", "unknown": "max"},
@@ -281,5 +260,5 @@ EXCLUDED: dict[str, tuple[Excluded, ...]] = {"quantized": (
     Excluded(("ids.count", "empty"), ("offsets", "many_bags"), "no ids: every bag is empty"),
     Excluded(("ids.count", "empty"), ("offsets", "one_bag"), "no ids: the bag is empty"),
     Excluded(("ids.count", "one"), ("offsets", "many_bags"), "one id: all bags but one are empty"),
-    Excluded(("ids.count", "empty"), ("per_sample_weights", "signed"), "no ids: no weight to be negative"),
+    Excluded(("ids.count", "empty"), ("per_sample_weights", "nonpositive"), "no ids: no weight to be <= 0"),
 )}
