@@ -10,9 +10,9 @@ each mutant (``embconf mutants``, ``embconf explain``) is the feature package :m
 Rooms: ``base`` (what a mutant is, the registry), ``compose`` (the row-sparse gradient and the layer built from an
 implementation's parts), ``with_options`` (mistakes composed with the optional inputs), ``adapter`` (a mutant as an
 implementation), and the mistakes by area: ``lookup``, ``positions``, ``sinusoid``, ``layer``, ``options``,
-``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation) and ``rope_state``
-(state kept between calls), ``bags`` with ``bag_reduce`` (its arithmetic), ``frameworks`` (deviations measured in
-real frameworks)."""
+``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation), ``rope_state``
+(state kept between calls) and ``rope_reports`` (mistakes found in public trackers), ``bags`` with ``bag_reduce``
+(its arithmetic) and ``bag_reports`` (mistakes found in public trackers), ``frameworks`` (deviations measured in real frameworks)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from types import ModuleType
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import areas
 from embconf.mutants import (
+    bag_reports,
     bags,
     frameworks,
     layer,
@@ -31,6 +32,7 @@ from embconf.mutants import (
     positions,
     rope,
     rope_families,
+    rope_reports,
     rope_state,
     sinusoid,
 )
@@ -45,8 +47,8 @@ MODULES: dict[str, tuple[ModuleType, ...]] = {
     "learned_positions": (positions, frameworks),
     "embedding_layer": (layer, frameworks),
     "memory": (memory,),
-    "rope": (rope, rope_families, rope_state),
-    "bags": (bags,),
+    "rope": (rope, rope_families, rope_state, rope_reports),
+    "bags": (bags, bag_reports),
 }
 
 

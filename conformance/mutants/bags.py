@@ -21,15 +21,36 @@ from embconf.adapters.bags import BagCall, BagOperations
 from embconf.mutants.bag_reduce import BWD, FWD, BagSlip, bag_backward, bag_forward
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
+from embconf.reference.errors import EmbeddingError
 from embconf.reference.memory import element_size
 
 
-def _checked(made: BagSlip, weight: np.ndarray, ids: Any, include_last_offset: Any) -> tuple[Any, Any]:
-    """The inputs the reference checks for this slip: a slip that reads ids or offsets otherwise checks them
-    as it reads them (negative ids wrapped first; the last offset not told apart)."""
-    if made.wrap_negative and isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
+def _checked(made: BagSlip, weight: np.ndarray, ids: Any, offsets: Any, include_last_offset: Any) -> tuple[Any, ...]:
+    """(ids, offsets, include_last_offset) as the reference checks them for this slip: a slip that reads ids or
+    offsets otherwise checks them as it reads them (negative ids wrapped first, ids out of range read as a zero row,
+    offsets read as given; the last offset not told apart), or refuses what the spec accepts (equal offsets)."""
+    integer = isinstance(ids, np.ndarray) and ids.dtype.kind in "iu"
+    if made.wrap_negative and integer:
         ids = np.where(ids < 0, ids + weight.shape[0], ids)
-    return ids, (False if made.last_offset_a_bag else include_last_offset)
+    if made.out_of_range_zero and integer:
+        ids = np.where((ids < 0) | (ids >= weight.shape[0]), 0, ids)
+    points = np.asarray(offsets) if offsets is not None else None
+    plain = points is not None and points.ndim == 1 and points.dtype.kind in "iu" and points.size and np.ndim(ids) == 1
+    if made.offsets_unchecked and plain:
+        points = np.clip(np.maximum.accumulate(points), 0, np.size(ids))
+        points[0] = 0
+        if include_last_offset is True:
+            points[-1] = np.size(ids)
+        offsets = points
+    return ids, offsets, (False if made.last_offset_a_bag else include_last_offset)
+
+
+def _refuse_empty(made: BagSlip, call: BagCall) -> None:
+    """After the spec's checks: a slip that refuses equal offsets (an empty bag) raises invalid_offsets."""
+    points = np.asarray(call.offsets) if call.offsets is not None and np.ndim(call.ids) == 1 else np.zeros(0)
+    ends = points if call.include_last_offset is True else np.append(points, np.size(call.ids))
+    if made.empty_refused and points.size and np.any(np.diff(ends) == 0):
+        raise EmbeddingError("invalid_offsets", "offsets must increase strictly: an empty bag is refused")
 
 
 class Slipped(BagOperations):
@@ -40,14 +61,16 @@ class Slipped(BagOperations):
         self.made = made
 
     def forward(self, call: BagCall) -> np.ndarray:
-        ids, last = _checked(self.made, call.weight, call.ids, call.include_last_offset)
-        OPERATIONS[FWD](call.weight, ids, call.offsets, call.mode, call.per_sample_weights, call.padding_idx, last)
+        ids, offsets, last = _checked(self.made, call.weight, call.ids, call.offsets, call.include_last_offset)
+        OPERATIONS[FWD](call.weight, ids, offsets, call.mode, call.per_sample_weights, call.padding_idx, last)
+        _refuse_empty(self.made, call)
         return bag_forward(self.made, replace(call, include_last_offset=last))
 
     def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
-        ids, last = _checked(self.made, call.weight, call.ids, call.include_last_offset)
-        checks = (call.weight, ids, call.offsets, call.mode, grad_output, call.per_sample_weights, call.padding_idx)
+        ids, offsets, last = _checked(self.made, call.weight, call.ids, call.offsets, call.include_last_offset)
+        checks = (call.weight, ids, offsets, call.mode, grad_output, call.per_sample_weights, call.padding_idx)
         OPERATIONS[BWD](*checks, last)
+        _refuse_empty(self.made, call)
         return bag_backward(self.made, replace(call, include_last_offset=last), grad_output)
 
 

@@ -13,7 +13,8 @@ Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, con
 positions), ``errors`` (rejections, acceptances,
 exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``replayed`` (a bag case replayed
 through the reference with one thing changed: a convention followed undeclared, the padding id counted), ``rope`` (the rotation a rotary output
-applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms); this module
+applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms), ``bags`` (where a
+bag result differs, measured: a running sum in a half dtype, repeated rows, padding positions); this module
 dispatches a result to them and measures a buffer kept across calls."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described, plain_key
+from embconf.diagnosis.symptoms.bags import empty_refused, padding_positions, repeated_rows, running_sum
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
 from embconf.diagnosis.symptoms.layer import layer_parts
@@ -62,7 +64,9 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     if result.outcome != FAIL:
         return []
     if result.error_kind is not None:
-        return rejected(case, inputs, result) if case.expected_error is None else []
+        return (
+            rejected(case, inputs, result) + empty_refused(case, inputs, result) if case.expected_error is None else []
+        )
     if result.actual is None:  # failed on a rule (an input modified, a view returned), not on its outputs
         return []
     actual = result.actual
@@ -232,8 +236,8 @@ DETECTORS: dict[str, dict[str, tuple[Detector, ...]]] = {
         "rope_apply_backward": PLAIN_READINGS_ONLY,
     },
     "bags": {
-        "embedding_bag_forward": PLAIN_READINGS_ONLY,
-        "embedding_bag_backward": PLAIN_READINGS_ONLY,
+        "embedding_bag_forward": (running_sum,),
+        "embedding_bag_backward": (repeated_rows, padding_positions),
         "sharded_table_bytes": PLAIN_READINGS_ONLY,
     },
 }
