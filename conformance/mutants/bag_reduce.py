@@ -49,6 +49,7 @@ class BagSlip:
     repeats_overwritten: bool = False  # the backward assigns each occurrence's gradient: the last one of a row wins
     weight_gradient_missing: bool = False  # the backward returns no gradient for per_sample_weights (None)
     padding_weight_gradient: bool = False  # padding positions get g . W[pad] / divisor as a weight gradient
+    last_bag_only: bool = False  # the forward returns the last bag's row alone, (D,): a loop's last value
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,8 @@ def bag_forward(made: BagSlip, call: BagCall) -> np.ndarray:
         while bags and not (bags[-1].counted.size or bags[-1].padded.size):
             bags = bags[:-1]
     out = np.stack([bag.row for bag in bags]) if bags else np.zeros((0, call.weight.shape[1]))
+    if made.last_bag_only and len(out):
+        out = out[-1]
     return round_once(out, call.weight.dtype)
 
 

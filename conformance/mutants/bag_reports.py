@@ -1,6 +1,6 @@
 """Mistakes of bag lookups found in the trackers and pull requests of the projects that ship them (area bags), each
 citing its report: ids out of range read as zero rows (a GPU gather), offsets read unchecked, empty bags refused
-(an exported graph), sums accumulated in a half dtype, repeated ids whose gradients overwrite each other, the
+(an exported graph), the last bag's row returned alone, sums accumulated in a half dtype, repeated ids whose gradients overwrite each other, the
 weights' gradient missing or given to padding positions. Each is a :class:`~embconf.mutants.bag_reduce.BagSlip`
 registered with :func:`embconf.mutants.bags.slip` (a forward slip and its gradient are one mistake).
 """
@@ -37,6 +37,15 @@ REPORTED = [
         BagSlip(empty_refused=True),
         "https://github.com/pytorch/pytorch/issues/58567 (an ONNX-exported EmbeddingBag fails for offsets that are "
         "not strictly increasing)",
+    ).id,
+    slip(
+        "last_bag_only",
+        "returns only the last bag's row, shape (D,), instead of one row per bag: the reduction loop's last value",
+        "write each bag's row into a (B, D) output (EMB-BAG-1)",
+        BagSlip(last_bag_only=True),
+        "https://github.com/google/torchax/issues/44 (_aten__embedding_bag returned the last bag, not all of "
+        "them; fixed by #45, storing each bag in the output array)",
+        only=FWD,
     ).id,
     slip(
         "sums_in_table_dtype",

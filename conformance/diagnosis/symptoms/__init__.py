@@ -27,7 +27,13 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described, plain_key
-from embconf.diagnosis.symptoms.bags import empty_refused, padding_positions, repeated_rows, running_sum
+from embconf.diagnosis.symptoms.bags import (
+    empty_refused,
+    last_bag_row,
+    padding_positions,
+    repeated_rows,
+    running_sum,
+)
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
 from embconf.diagnosis.symptoms.layer import layer_parts
@@ -158,7 +164,7 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
             case, inputs, name, want, got.astype(want.dtype)
         )  # what is wrong with the values, once cast
     if got.shape != want.shape:
-        return shape_symptoms(case, name, want, got)
+        return shape_symptoms(case, name, want, got) or last_bag_row(case, name, want, got)
     if not _is_float(want):
         return []
     return _values(case, inputs, name, want, got)

@@ -6,6 +6,7 @@
   once being right (repeated occurrences not all added up);
 - ``padding_positions``: a weight gradient that differs only at positions holding ``padding_idx``, which is not
   counted and has 0;
+- ``last_bag_row``: an output of shape (D,) that is the expected last bag's row;
 - ``empty_refused``: ``invalid_offsets`` raised on a case whose only offsets the spec accepts hold equal entries
   (empty bags).
 
@@ -162,5 +163,27 @@ def empty_refused(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> 
             "accept equal offsets: an empty bag gives a zero row (EMB-BAG-1, 6)",
             title="valid offsets with equal entries (empty bags) are refused as invalid_offsets",
             mistake="bag.empty_bags_refused",
+        )
+    ]
+
+
+def last_bag_row(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """An output of shape (D,) equal to the expected last bag's row: one row returned where B are expected."""
+    if name != "output" or want.ndim != 2 or not want.shape[0] or got.shape != want.shape[1:]:
+        return []
+    if _differs(case, name, want[-1:], got[None]).any():
+        return []
+    rows = want.shape[0]
+    said = (
+        f"the output is one row of shape {got.shape}, equal to the expected row of the last bag ({rows - 1}); one "
+        f"row per bag is expected, shape {want.shape}"
+    )
+    return [
+        symptom(
+            SymptomKey.of(BAG, "last_bag_row", case.operation),
+            said,
+            "write each bag's row into a (B, D) output (EMB-BAG-1)",
+            title="the output is the last bag's row alone, not one row per bag",
+            mistake="bag.last_bag_only",
         )
     ]
