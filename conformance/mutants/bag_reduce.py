@@ -42,7 +42,7 @@ class BagSlip:
     max_gradient: str = "first"  # "all" tied positions, the "last" one, or the "mean" gradient to every one
     weight_gradient_as_sum: bool = False  # d out / d w_i taken as g . W[id_i] in every mode
     trailing_empty_dropped: bool = False  # no output row for the bags after the last one holding an id
-    out_of_range_zero: bool = False  # an id < 0 or >= V reads a zero row (a GPU gather's bounds), counted as an id
+    out_of_range_zero: bool = False  # an id >= V reads a zero row (a GPU gather's bounds), counted as an id
     offsets_unchecked: bool = False  # offsets read as given: ids outside [offsets[0], last) ignored, a decrease empty
     empty_refused: bool = False  # equal offsets (an empty bag) refused as invalid_offsets
     accumulate_in_dtype: bool = False  # a bag's sum rounded to the table's dtype after every addition
@@ -116,9 +116,9 @@ def read(made: BagSlip, call: BagCall) -> BagReading:
     flat = np.asarray(ids).reshape(-1).astype(np.int64)
     if made.wrap_negative:
         flat = np.where(flat < 0, flat + vocab, flat)
-    if made.out_of_range_zero:  # one zero row past the table, read by every id out of range
+    if made.out_of_range_zero:  # one zero row past the table, read by every id >= V
         table = np.vstack([table, np.zeros((1, width))])
-        flat = np.where((flat < 0) | (flat >= vocab), vocab, flat)
+        flat = np.where(flat >= vocab, vocab, flat)
     weights = (
         np.ones(flat.size)
         if per_sample_weights is None or made.weights_ignored

@@ -1,5 +1,5 @@
 """Mistakes of bag lookups found in the trackers and pull requests of the projects that ship them (area bags), each
-citing its report: ids out of range read as zero rows (a GPU gather), offsets read unchecked, empty bags refused
+citing its report: ids past the table read as zero rows (a GPU gather), offsets read unchecked, empty bags refused
 (an exported graph), the last bag's row returned alone, sums accumulated in a half dtype, repeated ids whose gradients overwrite each other, the
 weights' gradient missing or given to padding positions. Each is a :class:`~embconf.mutants.bag_reduce.BagSlip`
 registered with :func:`embconf.mutants.bags.slip` (a forward slip and its gradient are one mistake).
@@ -13,9 +13,9 @@ from embconf.mutants.bags import slip
 REPORTED = [
     slip(
         "out_of_range_ids_zero",
-        "reads an id out of range (< 0 or >= V) as a zero row instead of refusing it: the bag keeps the position, "
-        "counted in a mean's divisor",
-        "raise index_out_of_range for an id < 0 or >= V, before indexing (EMB-BAG-13)",
+        "reads an id >= V as a zero row instead of refusing it: the bag keeps the position, counted in a mean's "
+        "divisor (a negative id is refused)",
+        "raise index_out_of_range for an id >= V (and < 0), before indexing (EMB-BAG-13)",
         BagSlip(out_of_range_zero=True),
         "https://github.com/tensorflow/tensorflow/issues/13642 (embedding_lookup on GPU returns zeros for ids out "
         "of range: out-of-bound indices give safe but unspecified results)",

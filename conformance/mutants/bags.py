@@ -27,13 +27,13 @@ from embconf.reference.memory import element_size
 
 def _checked(made: BagSlip, weight: np.ndarray, ids: Any, offsets: Any, include_last_offset: Any) -> tuple[Any, ...]:
     """(ids, offsets, include_last_offset) as the reference checks them for this slip: a slip that reads ids or
-    offsets otherwise checks them as it reads them (negative ids wrapped first, ids out of range read as a zero row,
+    offsets otherwise checks them as it reads them (negative ids wrapped first, ids >= V read as a zero row,
     offsets read as given; the last offset not told apart), or refuses what the spec accepts (equal offsets)."""
     integer = isinstance(ids, np.ndarray) and ids.dtype.kind in "iu"
     if made.wrap_negative and integer:
         ids = np.where(ids < 0, ids + weight.shape[0], ids)
     if made.out_of_range_zero and integer:
-        ids = np.where((ids < 0) | (ids >= weight.shape[0]), 0, ids)
+        ids = np.where(ids >= weight.shape[0], 0, ids)
     points = np.asarray(offsets) if offsets is not None else None
     plain = points is not None and points.ndim == 1 and points.dtype.kind in "iu" and points.size and np.ndim(ids) == 1
     if made.offsets_unchecked and plain:
