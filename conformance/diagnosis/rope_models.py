@@ -72,7 +72,6 @@ def _reported(
     found: dict[str, np.ndarray] = {}
     try:
         spec = np.asarray(inverse_frequencies(r, base, scaling, largest)[0], dtype=np.float64)
-        found["twice"] = 2.0 * spec
         if rope_type == "yarn":
             rounds = scaling.get("truncate") is not False
             changed = {**scaling, "truncate": not rounds}
@@ -135,7 +134,6 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
     ("frequencies", "", "yarn_untruncated"): "rope.yarn_never_truncates",
     ("frequencies", "", "yarn_factor_in_power"): "rope.yarn_factor_in_power",
     ("frequencies", "", "dynamic_static"): "rope.dynamic_static_length",
-    ("frequencies", "", "twice"): "rope.applied_twice",
 }
 
 

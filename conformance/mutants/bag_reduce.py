@@ -42,14 +42,14 @@ class BagSlip:
     max_gradient: str = "first"  # "all" tied positions, the "last" one, or the "mean" gradient to every one
     weight_gradient_as_sum: bool = False  # d out / d w_i taken as g . W[id_i] in every mode
     trailing_empty_dropped: bool = False  # no output row for the bags after the last one holding an id
-    out_of_range_zero: bool = False  # an id >= V reads a zero row (a GPU gather's bounds), counted as an id
-    offsets_unchecked: bool = False  # offsets read as given: ids outside [offsets[0], last) ignored, a decrease empty
     empty_refused: bool = False  # equal offsets (an empty bag) refused as invalid_offsets
     accumulate_in_dtype: bool = False  # a bag's sum rounded to the table's dtype after every addition
     repeats_overwritten: bool = False  # the backward assigns each occurrence's gradient: the last one of a row wins
     weight_gradient_missing: bool = False  # the backward returns no gradient for per_sample_weights (None)
     padding_weight_gradient: bool = False  # padding positions get g . W[pad] / divisor as a weight gradient
     last_bag_only: bool = False  # the forward returns the last bag's row alone, (D,): a loop's last value
+    boundaries_only: bool = False  # B offsets read as B+1 boundaries: the last bag (offsets[-1] to N) is lost
+    unreduced: bool = False  # the forward returns the ids' rows, ids.shape + (D,), without reducing the bags
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class Bag:
 def positions(made: BagSlip, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> list[np.ndarray]:
     """Each bag's positions in the flattened ids, as the slip reads them."""
     n = int(np.size(ids))
+    if made.boundaries_only and np.ndim(ids) == 1 and not include_last_offset:
+        include_last_offset = True  # offsets taken as B+1 boundaries: bag b ends at offsets[b+1], none runs to N
     if np.ndim(ids) == 2:
         rows, width = np.shape(ids)
         if made.one_bag_2d:
@@ -116,9 +118,6 @@ def read(made: BagSlip, call: BagCall) -> BagReading:
     flat = np.asarray(ids).reshape(-1).astype(np.int64)
     if made.wrap_negative:
         flat = np.where(flat < 0, flat + vocab, flat)
-    if made.out_of_range_zero:  # one zero row past the table, read by every id >= V
-        table = np.vstack([table, np.zeros((1, width))])
-        flat = np.where(flat >= vocab, vocab, flat)
     weights = (
         np.ones(flat.size)
         if per_sample_weights is None or made.weights_ignored
@@ -156,6 +155,9 @@ def read(made: BagSlip, call: BagCall) -> BagReading:
 
 def bag_forward(made: BagSlip, call: BagCall) -> np.ndarray:
     """(B, D) in the table's dtype: each bag's output as the slip computes it, rounded once."""
+    if made.unreduced:  # the lookup of every id, as an embedding layer returns it
+        rows = np.asarray(call.weight).astype(F64)[np.asarray(call.ids).astype(np.int64)]
+        return round_once(rows, call.weight.dtype)
     bags = read(made, call).bags
     if made.trailing_empty_dropped:
         while bags and not (bags[-1].counted.size or bags[-1].padded.size):

@@ -1,5 +1,5 @@
 """Mistakes of bag lookups found in the trackers and pull requests of the projects that ship them (area bags), each
-citing its report: ids past the table read as zero rows (a GPU gather), offsets read unchecked, empty bags refused
+citing its report: the bags never reduced, the offsets read as boundaries (the last bag lost), empty bags refused
 (an exported graph), the last bag's row returned alone, sums accumulated in a half dtype, repeated ids whose gradients overwrite each other, the
 weights' gradient missing or given to padding positions. Each is a :class:`~embconf.mutants.bag_reduce.BagSlip`
 registered with :func:`embconf.mutants.bags.slip` (a forward slip and its gradient are one mistake).
@@ -12,23 +12,24 @@ from embconf.mutants.bags import slip
 
 REPORTED = [
     slip(
-        "out_of_range_ids_zero",
-        "reads an id >= V as a zero row instead of refusing it: the bag keeps the position, counted in a mean's "
-        "divisor (a negative id is refused)",
-        "raise index_out_of_range for an id >= V (and < 0), before indexing (EMB-BAG-13)",
-        BagSlip(out_of_range_zero=True),
-        "https://github.com/tensorflow/tensorflow/issues/13642 (embedding_lookup on GPU returns zeros for ids out "
-        "of range: out-of-bound indices give safe but unspecified results)",
+        "not_reduced",
+        "returns the ids' rows unreduced, shape ids.shape + (D,), as an embedding lookup does: the bags are never "
+        "summed, averaged or maxed",
+        "reduce each bag's rows to one (B, D) row per bag in the mode asked for (EMB-BAG-1 to 5)",
+        BagSlip(unreduced=True),
+        "https://github.com/keras-team/keras-rs/pull/98 (EmbedReduce inherited Embedding's behaviour and did not "
+        "apply the reduction)",
+        only=FWD,
     ).id,
     slip(
-        "offsets_unchecked",
-        "does not check the offsets: a bag whose end is below its start is empty, ids before offsets[0] or past "
-        "the last offset are ignored, offsets past N are clipped",
-        "raise invalid_offsets for offsets that do not start at 0, decrease, exceed N, or (with "
-        "include_last_offset) do not end at N (EMB-BAG-13)",
-        BagSlip(offsets_unchecked=True),
-        "https://github.com/pytorch/pytorch/issues/55549 (embedding_bag gives unexpected results for offsets that "
-        "are not monotonically increasing; #52851: the last offset not checked)",
+        "last_bag_dropped",
+        "reads the B offsets as B+1 bag boundaries: bag b ends at offsets[b+1] and the last bag, offsets[B-1] to N, "
+        "gets no row (B-1 rows)",
+        "without include_last_offset, offsets holds B starts and the last bag runs to N (EMB-BAG-1, 8)",
+        BagSlip(boundaries_only=True),
+        "https://github.com/pytorch/pytorch/pull/168159 (EmbeddingBag built offsets that were read as boundaries: "
+        "one fewer bag than expected; issue #167974)",
+        only=FWD,
     ).id,
     slip(
         "empty_bags_refused",
@@ -59,13 +60,14 @@ REPORTED = [
     ).id,
     slip(
         "repeated_ids_overwritten",
-        "assigns each occurrence's gradient to its row instead of adding it: a row an id selects several times "
-        "keeps only the last occurrence's gradient",
+        "overwrites a row's gradient with each occurrence's (indexed assignment, grad[ids] = g) instead of "
+        "accumulating: a row a repeated id selects keeps only its last occurrence's gradient",
         "grad_weight[id_i] += g[b] * w_i / divisor_b for every occurrence, in every bag (EMB-BAG-10, EMB-BWD-2)",
         BagSlip(repeats_overwritten=True),
         "https://github.com/pytorch/pytorch/issues/1528 (indexing with repeated indices kept only the last copy's "
         "gradient); tenstorrent/tt-metal #6232 (embedding backward wrong unless the indices are unique)",
         only=BWD,
+        mistake="bwd.overwrite",  # the lookup backward's indexed assignment, in a bag: one mistake
     ).id,
     slip(
         "weight_gradient_missing",

@@ -27,21 +27,9 @@ from embconf.reference.memory import element_size
 
 def _checked(made: BagSlip, weight: np.ndarray, ids: Any, offsets: Any, include_last_offset: Any) -> tuple[Any, ...]:
     """(ids, offsets, include_last_offset) as the reference checks them for this slip: a slip that reads ids or
-    offsets otherwise checks them as it reads them (negative ids wrapped first, ids >= V read as a zero row,
-    offsets read as given; the last offset not told apart), or refuses what the spec accepts (equal offsets)."""
-    integer = isinstance(ids, np.ndarray) and ids.dtype.kind in "iu"
-    if made.wrap_negative and integer:
+    offsets otherwise checks them as it reads them (negative ids wrapped first; the last offset not told apart)."""
+    if made.wrap_negative and isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
         ids = np.where(ids < 0, ids + weight.shape[0], ids)
-    if made.out_of_range_zero and integer:
-        ids = np.where(ids >= weight.shape[0], 0, ids)
-    points = np.asarray(offsets) if offsets is not None else None
-    plain = points is not None and points.ndim == 1 and points.dtype.kind in "iu" and points.size and np.ndim(ids) == 1
-    if made.offsets_unchecked and plain:
-        points = np.clip(np.maximum.accumulate(points), 0, np.size(ids))
-        points[0] = 0
-        if include_last_offset is True:
-            points[-1] = np.size(ids)
-        offsets = points
     return ids, offsets, (False if made.last_offset_a_bag else include_last_offset)
 
 
@@ -74,14 +62,17 @@ class Slipped(BagOperations):
         return bag_backward(self.made, replace(call, include_last_offset=last), grad_output)
 
 
-def slip(name: str, description: str, hint: str, made: BagSlip, source: str, only: str = "") -> Mutant:
+def slip(
+    name: str, description: str, hint: str, made: BagSlip, source: str, only: str = "", mistake: str = ""
+) -> Mutant:
     """Register ``bag.NAME``, the slip's forward, and ``bag.backward.NAME``, the gradient of that forward, as one
     mistake (code whose forward has the slip may compute its backward otherwise: each form is ruled out on its
     own); or the one operation ``only`` names (a slip of the backward; or of the forward whose output no backward
-    of the spec's shape can follow)."""
+    of the spec's shape can follow). ``mistake``: the lookup mistake this one is the bag form of (one identity)."""
     slipped = Slipped(made)
     ops: dict[str, Any] = {FWD: slipped.embedding_bag_forward, BWD: slipped.embedding_bag_backward}
-    primary = register(Mutant(f"bag.{name}", description, hint, {only or FWD: ops[only or FWD]}, source=source))
+    op = only or FWD
+    primary = register(Mutant(f"bag.{name}", description, hint, {op: ops[op]}, source=source, mistake=mistake))
     if not only:
         register(replace(primary, id=f"bag.backward.{name}", overrides={BWD: ops[BWD]}, mistake=primary.id))
     return primary

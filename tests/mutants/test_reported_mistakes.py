@@ -5,6 +5,8 @@ and each reading is said where its predicate holds and not where it does not."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from helpers import cause_ids, first_cause, problems, run_diagnosed
@@ -29,7 +31,8 @@ READING = {
     "rope.yarn_factor_in_power": "rope:frequencies:rope_forward:yarn_factor_in_power",
     "rope.dynamic_static_length": "rope:frequencies:rope_forward:dynamic_static",
     "rope.partial_frequencies_over_head_dim": "rope:frequencies:rope_forward:head_dim",
-    "rope.applied_twice": "rope:frequencies:rope_forward:twice",
+    "bag.not_reduced": "bag:unreduced:embedding_bag_forward",
+    "bag.last_bag_dropped": "bag:last_bag_dropped:embedding_bag_forward",
     "bag.empty_bags_refused": "bag:empty_refused:embedding_bag_forward",
     "bag.last_bag_only": "bag:last_bag_row:embedding_bag_forward",
     "bag.sums_in_table_dtype": "bag:running_sum:embedding_bag_forward:float16",
@@ -61,7 +64,8 @@ def test_a_reported_mistake_is_killed_named_first_and_one_verdict_entry(goldens,
     assert [(result.id, cause_ids(result)[:3]) for result in failing if first_cause(result) != mutant] == []
     assert [entry.id for entry in run.verdict.causes] == [mutant]
     if mutant in READING:
-        read = {c.key for result in failing for c in result.causes if c.mistake == mutant and not c.is_mutant}
+        identity = get(mutant).mistake or mutant  # a bag form of a lookup mistake is that mistake
+        read = {c.key for result in failing for c in result.causes if c.mistake == identity and not c.is_mutant}
         assert READING[mutant] in read, read
 
 
@@ -81,7 +85,6 @@ ROPE_CASES = {  # a case each rope reading is read on
     "rope.yarn_factor_in_power": "rope.forward.half_split.yarn_above_original",
     "rope.dynamic_static_length": "rope.forward.half_split.dynamic_within",
     "rope.linear_factor_multiplied": "rope.forward.half_split.linear_d64",
-    "rope.applied_twice": "rope.forward.half_split.d64_p0",
 }
 
 
@@ -119,13 +122,17 @@ def test_the_sum_backward_golden_selects_rows_once_and_more_than_once(by_id) -> 
 
 @settings(max_examples=20, deadline=None)
 @given(pick=st.integers(0, 100), column=st.integers(0, 3), delta=st.floats(0.25, 4.0))
-def test_a_table_gradient_is_said_wrong_in_repeated_rows_only_where_only_they_differ(by_id, pick, column, delta):
+def test_a_table_gradient_is_said_overwritten_only_where_repeated_rows_hold_their_last_occurrence(
+    by_id, pick, column, delta
+):
     case, repeated, single = _repeated_case(by_id)
     want = case.expected_outputs
-    for rows, holds in ((sorted(repeated), True), (sorted(single), False)):
-        got = want["grad_weight"].copy()
+    assigned = _reply("bag.repeated_ids_overwritten", case)["grad_weight"]
+    assert READING["bag.repeated_ids_overwritten"] in _said(case, {**want, "grad_weight": assigned})
+    for rows in (sorted(repeated), sorted(single)):  # a row off by delta: not what assignment leaves
+        got = assigned.copy()
         got[rows[pick % len(rows)], column % got.shape[1]] += np.float32(delta)
-        assert (READING["bag.repeated_ids_overwritten"] in _said(case, {**want, "grad_weight": got})) == holds
+        assert READING["bag.repeated_ids_overwritten"] not in _said(case, {**want, "grad_weight": got})
 
 
 @settings(max_examples=10, deadline=None)
@@ -167,3 +174,31 @@ def test_a_half_accumulation_slip_passes_every_float32_bag_case(goldens) -> None
     single = [c for c in goldens if c.operation == "embedding_bag_forward" and "float" not in c.id]
     mutant = get("bag.sums_in_table_dtype")
     assert kill_matrix(single, [mutant])[mutant.id] == []
+
+
+def test_frequencies_grown_for_a_longer_length_are_said_static_only_of_a_first_call(by_id) -> None:
+    """After a long call on one instance, frequencies grown for that length are what kept state gives: the static
+    reading is said of the same outputs made by a first call, not of a later one."""
+    later = by_id["stateful.rope.dynamic.long_then_short.half_split"].calls[-1]
+    assert later.before
+    first = replace(later, before=())
+    outputs = _reply("rope.dynamic_static_length", first)
+    assert READING["rope.dynamic_static_length"] in _said(first, outputs)
+    assert READING["rope.dynamic_static_length"] not in _said(later, outputs)
+
+
+def test_an_output_is_said_unreduced_only_when_it_is_the_ids_rows(by_id) -> None:
+    case = by_id["bag.forward.sum.two_d"]
+    inputs = case.inputs()
+    rows = inputs["weight"][inputs["ids"]]
+    assert READING["bag.not_reduced"] in _said(case, {"output": rows})
+    assert READING["bag.not_reduced"] not in _said(case, {"output": rows[:, ::-1].copy()})
+
+
+def test_the_last_bag_is_said_dropped_only_of_the_other_bags_rows_when_it_holds_ids(by_id) -> None:
+    held, empty = by_id["bag.forward.sum.basic"], by_id["bag.forward.sum.empty_bags"]
+    assert int(empty.inputs()["offsets"][-1]) == np.size(empty.inputs()["ids"])  # its last bag holds no id
+    for case, holds in ((held, True), (empty, False)):
+        want = case.expected_outputs["output"]
+        assert (READING["bag.last_bag_dropped"] in _said(case, {"output": want[:-1].copy()})) == holds
+    assert READING["bag.last_bag_dropped"] not in _said(held, {"output": held.expected_outputs["output"][1:].copy()})

@@ -28,11 +28,12 @@ import numpy as np
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described, plain_key
 from embconf.diagnosis.symptoms.bags import (
+    bag_shapes,
     empty_refused,
-    last_bag_row,
     padding_positions,
     repeated_rows,
     running_sum,
+    unreduced,
 )
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
@@ -164,7 +165,7 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
             case, inputs, name, want, got.astype(want.dtype)
         )  # what is wrong with the values, once cast
     if got.shape != want.shape:
-        return shape_symptoms(case, name, want, got) or last_bag_row(case, name, want, got)
+        return shape_symptoms(case, name, want, got) or bag_shapes(case, inputs, name, want, got)
     if not _is_float(want):
         return []
     return _values(case, inputs, name, want, got)
@@ -242,7 +243,7 @@ DETECTORS: dict[str, dict[str, tuple[Detector, ...]]] = {
         "rope_apply_backward": PLAIN_READINGS_ONLY,
     },
     "bags": {
-        "embedding_bag_forward": (running_sum,),
+        "embedding_bag_forward": (running_sum, unreduced),
         "embedding_bag_backward": (repeated_rows, padding_positions),
         "sharded_table_bytes": PLAIN_READINGS_ONLY,
     },

@@ -2,11 +2,12 @@
 
 - ``running_sum``: a half-precision bag output that is, element for element, the bag's rows added one by one in the
   table's dtype (rounded after every addition), where the spec rounds the exact sum once;
-- ``repeated_rows``: a table gradient that differs only in rows the ids select more than once, every row selected
-  once being right (repeated occurrences not all added up);
+- ``repeated_rows``: a table gradient that differs only in rows the ids select more than once, each holding its
+  last occurrence's gradient alone (indexed assignment), every row selected once being right;
 - ``padding_positions``: a weight gradient that differs only at positions holding ``padding_idx``, which is not
   counted and has 0;
-- ``last_bag_row``: an output of shape (D,) that is the expected last bag's row;
+- ``bag_shapes``: an output of another shape, read: the ids' rows unreduced, the expected last bag's row alone
+  (shape (D,)), or the expected rows of every bag but the last one, which holds ids;
 - ``empty_refused``: ``invalid_offsets`` raised on a case whose only offsets the spec accepts hold equal entries
   (empty bags).
 
@@ -36,6 +37,53 @@ def _differs(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> np.nda
     return ~((wide == expected) | (np.isnan(wide) & np.isnan(expected)))
 
 
+WORDS = {  # what -> (the hint, the verdict's title, the catalogue mistake it is the effect of)
+    "running_sum": (
+        "accumulate in float32 or wider and round each output element once to the table's dtype (EMB-BAG-14)",
+        "the bag sums are accumulated in {}, rounded after every addition",
+        "bag.sums_in_table_dtype",
+    ),
+    "repeated_rows": (
+        "add every occurrence's gradient into its row (np.add.at, index_add, index_put(accumulate=True)) "
+        "(EMB-BAG-10, EMB-BWD-2)",
+        "a repeated id's row keeps only its last occurrence's gradient: overwritten (grad[ids] = g), not accumulated",
+        "bwd.overwrite",
+    ),
+    "padding_positions": (
+        "zero grad_per_sample_weights at positions holding padding_idx (EMB-BAG-12)",
+        "the weight gradient is not 0 at positions holding padding_idx",
+        "bag.padding_weight_gradient",
+    ),
+    "empty_refused": (
+        "accept equal offsets: an empty bag gives a zero row (EMB-BAG-1, 6)",
+        "valid offsets with equal entries (empty bags) are refused as invalid_offsets",
+        "bag.empty_bags_refused",
+    ),
+    "unreduced": (
+        "reduce each bag's rows to one (B, D) row per bag in the mode asked for (EMB-BAG-1 to 5)",
+        "the output is the ids' rows unreduced: no bag is reduced",
+        "bag.not_reduced",
+    ),
+    "last_bag_dropped": (
+        "without include_last_offset, offsets holds B starts and the last bag runs to N (EMB-BAG-1, 8)",
+        "the last bag (offsets[-1] to N) has no row: the offsets are read as boundaries",
+        "bag.last_bag_dropped",
+    ),
+    "last_bag_row": (
+        "write each bag's row into a (B, D) output (EMB-BAG-1)",
+        "the output is the last bag's row alone, not one row per bag",
+        "bag.last_bag_only",
+    ),
+}
+
+
+def _stated(what: str, case: Case, said: str, *detail: str) -> list[Symptom]:
+    """The one symptom a detector states: its sentence measured on the case, under the catalogue mistake's identity."""
+    hint, title, mistake = WORDS[what]
+    key = SymptomKey.of(BAG, what, case.operation, *detail)
+    return [symptom(key, said, hint, title=title.format(*detail), mistake=mistake)]
+
+
 def _listed(values: list[int], limit: int = 8) -> str:
     return ", ".join(map(str, values[:limit])) + (", ..." if len(values) > limit else "")
 
@@ -48,11 +96,12 @@ def running_sum(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
     dtype = np.dtype(want.dtype).name
     if name != "output" or dtype not in HALF or inputs.get("mode") not in ("sum", "mean", "sqrtn"):
         return []
-    given = {k: inputs.get(k) for k in ("weight", "ids", "offsets", "mode", "per_sample_weights", "padding_idx")}
     try:
-        call = BagCall(**given, include_last_offset=inputs.get("include_last_offset") is True)
+        last = inputs.get("include_last_offset") is True
+        given = (inputs["weight"], inputs["ids"], inputs.get("offsets"), str(inputs["mode"]))
+        call = BagCall(*given, inputs.get("per_sample_weights"), inputs.get("padding_idx"), last)
         running = bag_forward(BagSlip(accumulate_in_dtype=True), call)
-    except (IndexError, TypeError, ValueError):  # inputs the spec refuses: nothing to compare
+    except (IndexError, KeyError, TypeError, ValueError):  # inputs the spec refuses: nothing to compare
         return []
     wrong = int(_differs(case, name, want, got).sum())
     if (
@@ -66,15 +115,7 @@ def running_sum(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
         f"(a running sum in the table's dtype), not the exact sum rounded once: {wrong} of {got.size} elements "
         "differ from the spec's"
     )
-    return [
-        symptom(
-            SymptomKey.of(BAG, "running_sum", case.operation, dtype),
-            said,
-            "accumulate in float32 or wider and round each output element once to the table's dtype (EMB-BAG-14)",
-            title=f"the bag sums are accumulated in {dtype}, rounded after every addition",
-            mistake="bag.sums_in_table_dtype",
-        )
-    ]
+    return _stated("running_sum", case, said, dtype)
 
 
 def _selected(inputs: Mapping[str, Any]) -> dict[int, int]:
@@ -87,31 +128,39 @@ def _selected(inputs: Mapping[str, Any]) -> dict[int, int]:
     return dict(zip(rows.tolist(), counts.tolist()))
 
 
+def _overwritten(inputs: Mapping[str, Any]) -> np.ndarray:
+    """The table gradient indexed assignment leaves: each row holding its last occurrence's gradient alone."""
+    from embconf.adapters.bags import BagCall
+    from embconf.mutants.bag_reduce import BagSlip, bag_backward
+
+    last = inputs.get("include_last_offset") is True
+    given = (inputs["weight"], inputs["ids"], inputs.get("offsets"), str(inputs["mode"]))
+    call = BagCall(*given, inputs.get("per_sample_weights"), inputs.get("padding_idx"), last)
+    return bag_backward(BagSlip(repeats_overwritten=True), call, np.asarray(inputs["grad_output"]))[0]
+
+
 def repeated_rows(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
-    """grad_weight wrong only in rows selected more than once, and right in every row selected once."""
-    if name != "grad_weight" or got.ndim != 2:
+    """grad_weight wrong only in rows selected more than once, each holding its last occurrence's gradient alone
+    (what indexed assignment leaves), and right in every row selected once."""
+    if name != "grad_weight" or got.ndim != 2 or inputs.get("mode") == "max":
         return []
     counts = _selected(inputs)
     wrong = sorted(np.flatnonzero(_differs(case, name, want, got).any(axis=1)).tolist())
     repeated = {row for row, count in counts.items() if count > 1}
     if not wrong or not set(wrong) <= repeated or len(counts) == len(repeated):
         return []
+    try:
+        assigned = _overwritten(inputs)
+    except (IndexError, KeyError, TypeError, ValueError):  # inputs the spec refuses: nothing to compare
+        return []
+    if assigned.shape != got.shape or _differs(case, name, assigned[wrong], got[wrong]).any():
+        return []
     said = (
-        f"'grad_weight' differs only in rows the ids select more than once ({_listed(wrong)} of the "
-        f"{len(repeated)} such rows); every row selected once is right: the gradients of a row's repeated "
-        "occurrences are not added up as the spec adds them (assigned, or some lost)"
+        f"'grad_weight' differs only in rows a repeated id selects (rows {_listed(wrong)}), each holding only its "
+        "last occurrence's gradient, as indexed assignment (grad[ids] = g) leaves it; every row selected once is "
+        "right: the repeated occurrences are overwritten, not accumulated"
     )
-    return [
-        symptom(
-            SymptomKey.of(BAG, "repeated_rows", case.operation),
-            said,
-            "add every occurrence's gradient into its row (np.add.at, index_add, index_put(accumulate=True)) "
-            "(EMB-BAG-10, EMB-BWD-2)",
-            title="the table gradient is wrong only in rows selected more than once: repeated occurrences are not "
-            "all added up",
-            mistake="bag.repeated_ids_overwritten",
-        )
-    ]
+    return _stated("repeated_rows", case, said)
 
 
 def padding_positions(
@@ -131,15 +180,7 @@ def padding_positions(
         f"'grad_per_sample_weights' differs only at positions holding padding_idx ({padding}): positions "
         f"{_listed(positions)} are not 0, where a position not counted has 0"
     )
-    return [
-        symptom(
-            SymptomKey.of(BAG, "padding_positions", case.operation),
-            said,
-            "zero grad_per_sample_weights at positions holding padding_idx (EMB-BAG-12)",
-            title="the weight gradient is not 0 at positions holding padding_idx",
-            mistake="bag.padding_weight_gradient",
-        )
-    ]
+    return _stated("padding_positions", case, said)
 
 
 def empty_refused(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[Symptom]:
@@ -156,15 +197,57 @@ def empty_refused(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> 
         f"raises invalid_offsets for valid offsets whose equal entries make bags {_listed(empty)} empty: equal "
         "offsets are an empty bag, a zero row"
     )
-    return [
-        symptom(
-            SymptomKey.of(BAG, "empty_refused", case.operation),
-            said,
-            "accept equal offsets: an empty bag gives a zero row (EMB-BAG-1, 6)",
-            title="valid offsets with equal entries (empty bags) are refused as invalid_offsets",
-            mistake="bag.empty_bags_refused",
-        )
-    ]
+    return _stated("empty_refused", case, said)
+
+
+def bag_shapes(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """A bag output of another shape than (B, D), read: the ids' rows unreduced, the last bag's row alone, or every
+    row but the last bag's."""
+    if name != "output" or case.operation != "embedding_bag_forward" or want.ndim != 2:
+        return []
+    return (
+        unreduced(case, inputs, name, want, got)
+        or last_bag_row(case, name, want, got)
+        or _last_missing(case, inputs, name, want, got)
+    )
+
+
+def unreduced(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """An output that is, element for element, the rows of the ids themselves: no bag reduced."""
+    ids = np.asarray(inputs.get("ids"))
+    weight = np.asarray(inputs.get("weight"))
+    if name != "output" or ids.dtype.kind not in "iu" or weight.ndim != 2 or got.shape != ids.shape + weight.shape[1:]:
+        return []
+    if (
+        not ids.size
+        or ids.min() < 0
+        or ids.max() >= weight.shape[0]
+        or got.shape == want.shape
+        and not _differs(case, name, want, got).any()
+    ):
+        return []
+    if not np.array_equal(got.astype(np.float64), weight[ids].astype(np.float64)):
+        return []
+    said = (
+        f"the output is the rows of the ids themselves, shape {got.shape} (ids {ids.shape} by D): no bag is reduced "
+        f"({inputs.get('mode')}), where one row per bag is expected, shape {want.shape}"
+    )
+    return _stated("unreduced", case, said)
+
+
+def _last_missing(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
+    """B-1 rows equal to the expected first B-1, the last bag holding ids: the last bag has no row."""
+    ids, offsets = np.asarray(inputs.get("ids")), inputs.get("offsets")
+    if offsets is None or ids.ndim != 1 or got.shape != (want.shape[0] - 1, want.shape[1]) or not got.shape[0]:
+        return []
+    last = int(np.asarray(offsets).reshape(-1)[-2 if inputs.get("include_last_offset") is True else -1])
+    if last >= ids.size or _differs(case, name, want[:-1], got).any():
+        return []
+    said = (
+        f"the output has {got.shape[0]} rows, equal to the expected rows of bags 0 to {got.shape[0] - 1}: the last "
+        f"bag (positions {last} to {ids.size - 1}, which hold ids) has no row"
+    )
+    return _stated("last_bag_dropped", case, said)
 
 
 def last_bag_row(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> list[Symptom]:
@@ -178,12 +261,4 @@ def last_bag_row(case: Case, name: str, want: np.ndarray, got: np.ndarray) -> li
         f"the output is one row of shape {got.shape}, equal to the expected row of the last bag ({rows - 1}); one "
         f"row per bag is expected, shape {want.shape}"
     )
-    return [
-        symptom(
-            SymptomKey.of(BAG, "last_bag_row", case.operation),
-            said,
-            "write each bag's row into a (B, D) output (EMB-BAG-1)",
-            title="the output is the last bag's row alone, not one row per bag",
-            mistake="bag.last_bag_only",
-        )
-    ]
+    return _stated("last_bag_row", case, said)

@@ -104,8 +104,6 @@ CANDIDATE_WORDS = {
     "base^(-2k/r) / factor: the factor raised to the exponent with the base",
     "dynamic_static": "the frequencies are dynamic NTK's grown for L = original_max_position_embeddings * factor, "
     "not for this call's max(position_ids) + 1",
-    "twice": "every angle is exactly twice the spec's (2*pos*theta_k): the rotation applied twice, or the "
-    "positions or frequencies doubled",
 }
 CANDIDATE_FIX = {
     "yarn_truncated": "floor/ceil YaRN's correction range only when truncate is not false (EMB-ROPE-9)",
@@ -113,7 +111,6 @@ CANDIDATE_FIX = {
     "yarn_factor_in_power": "YaRN's interpolated frequency is theta_k / factor (EMB-ROPE-9)",
     "dynamic_static": "grow the dynamic base from each call's max(position_ids) + 1, past the original length only "
     "(EMB-ROPE-8)",
-    "twice": "rotate once: angle = pos*theta_k (EMB-ROPE-2)",
 }
 FREQUENCY_FIX = (
     "theta_k = base^(-2k/rotary_dim) for pair k = 0 .. rotary_dim/2 - 1 "
