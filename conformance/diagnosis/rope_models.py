@@ -47,6 +47,7 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         found["scaling_ignored"] = base ** (-2.0 * k / r)  # the case's scaling left out altogether
     if rope_type == "linear" and isinstance(factor, (int, float)) and factor > 0 and factor != 1:
         found["factor_multiplied"] = base ** (-2.0 * k / r) * float(factor)  # inv_freq * factor, not / factor
+    found.update(_reported(inputs, r, base, scaling or {}, rope_type))
     if rope_type == "default":
         if r > 2:
             found["d_minus_1"] = base ** (-2.0 * k / (r - 1))
@@ -56,6 +57,37 @@ def mistaken(inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if base != 10000.0:
             found["base_10000"] = 10000.0 ** (-2.0 * k / r)
     return _alike(found)
+
+
+def _reported(
+    inputs: Mapping[str, Any], r: int, base: float, scaling: Mapping[str, Any], rope_type: str
+) -> dict[str, np.ndarray]:
+    """The frequencies of the mistakes found in public trackers (mutants/rope_reports.py) that apply to this case."""
+    from embconf.mutants.rope_reports import factor_in_power, static_dynamic
+    from embconf.reference.errors import EmbeddingError
+    from embconf.reference.rope import inverse_frequencies
+
+    positions = np.asarray(inputs["position_ids"])
+    largest = int(positions.max(initial=0)) if positions.dtype.kind in "iu" else 0
+    found: dict[str, np.ndarray] = {}
+    try:
+        spec = np.asarray(inverse_frequencies(r, base, scaling, largest)[0], dtype=np.float64)
+        if rope_type == "yarn":
+            rounds = scaling.get("truncate") is not False
+            changed = {**scaling, "truncate": not rounds}
+            found["yarn_untruncated" if rounds else "yarn_truncated"] = inverse_frequencies(r, base, changed, largest)[
+                0
+            ]
+            found["yarn_factor_in_power"] = factor_in_power(r, base, scaling, largest)[0]
+        if rope_type == "dynamic":
+            found["dynamic_static"] = static_dynamic(r, base, scaling, largest)[0]
+    except (EmbeddingError, KeyError, TypeError, ValueError):
+        return {}
+    return {
+        name: np.asarray(freq, dtype=np.float64)
+        for name, freq in found.items()
+        if not np.allclose(np.asarray(freq, dtype=np.float64), spec, rtol=1e-9, atol=0.0)
+    }
 
 
 def _alike(found: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -95,6 +127,13 @@ MISTAKE_OF = {  # (kind, operation or "", detail) -> the catalogue mistake a sym
     ("angle_precision", "", "inv_freq:half"): "rope.inv_freq_bfloat16",
     ("table_precision", "", ""): "rope.cos_sin_bfloat16",
     ("passthrough", "", "rotated"): "rope.partial_rotates_all",
+    ("frequencies", "", "head_dim"): "rope.partial_frequencies_over_head_dim",
+    ("frequencies", "", "scaling_ignored"): "rope.scaling_ignored",
+    ("frequencies", "", "factor_multiplied"): "rope.linear_factor_multiplied",
+    ("frequencies", "", "yarn_truncated"): "rope.yarn_always_truncates",
+    ("frequencies", "", "yarn_untruncated"): "rope.yarn_never_truncates",
+    ("frequencies", "", "yarn_factor_in_power"): "rope.yarn_factor_in_power",
+    ("frequencies", "", "dynamic_static"): "rope.dynamic_static_length",
 }
 
 

@@ -44,6 +44,7 @@ ACCEPTS = "accepts"  # (operation, error kind): a result where the spec raises
 CONVENTION = "convention"  # (area, name): a declarable convention followed without declaring it
 PADDING_COUNTED = "padding_counted"  # (area,): the padding id counted, the outputs those without padding_idx
 QUANTIZED_INTEGERS = "quantized_integers"  # (format kind,): only a quantized table's stored integers differ
+BAG = "bag"  # (what, operation, detail...): a bag symptom measured on the case (diagnosis/symptoms/bags.py)
 PLAIN = frozenset({UNEXPLAINED, ZERO_VALUES})  # what was measured, in plain words: no mistake's identity
 ZEROS = frozenset({ZERO_ROWS, ALL_ZEROS, ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
 FAMILIES = frozenset(
@@ -52,6 +53,7 @@ FAMILIES = frozenset(
     | {ZERO_VALUES, NONE, DTYPE, SHAPE, ALL_ZEROS, ZERO_ROWS, FACTOR, TOKEN_SCALE, POSITION_SCALE, ONE_HOT_PRODUCT}
     | {IDS_SHIFTED, UNTOUCHED_ROWS, POSITIONS_SHIFTED, POSITION_GRAD_SEQUENCE, ACCEPTS, CONVENTION, PADDING_COUNTED}
     | {QUANTIZED_INTEGERS}
+    | {BAG}
 )  # every family named here: a key of one is made by SymptomKey.of (tests/test_typed_identities.py holds it)
 SUM = "+"  # between the keys of parts measured together (``token_scale:2+position_scale:0``)
 

@@ -10,10 +10,11 @@ each mutant (``embconf mutants``, ``embconf explain``) is the feature package :m
 Rooms: ``base`` (what a mutant is, the registry), ``compose`` (the row-sparse gradient and the layer built from an
 implementation's parts), ``with_options`` (mistakes composed with the optional inputs), ``adapter`` (a mutant as an
 implementation), and the mistakes by area: ``lookup``, ``positions``, ``sinusoid``, ``layer``, ``options``,
-``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation) and ``rope_state``
-(state kept between calls), ``bags`` with ``bag_reduce`` (its arithmetic), ``quantized`` (reading, quantizing and
-sizing quantized tables), ``frameworks`` (deviations measured in
-real frameworks), ``evading`` (mistakes only at combinations of boundaries no golden is at yet: evading by design)."""
+``memory``, ``rope`` with ``rope_families`` (the 2.0.0 scaling families and the fused rotation), ``rope_state``
+(state kept between calls) and ``rope_reports`` (mistakes found in public trackers), ``bags`` with ``bag_reduce``
+(its arithmetic) and ``bag_reports`` (mistakes found in public trackers), ``quantized`` (reading, quantizing and
+sizing quantized tables), ``frameworks`` (deviations measured in real frameworks), ``evading`` (mistakes only at
+combinations of boundaries no golden is at yet: evading by design)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from types import ModuleType
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.vocabulary import areas
 from embconf.mutants import (
+    bag_reports,
     bags,
     evading,
     frameworks,
@@ -34,6 +36,7 @@ from embconf.mutants import (
     quantized,
     rope,
     rope_families,
+    rope_reports,
     rope_state,
     sinusoid,
 )
@@ -48,8 +51,8 @@ MODULES: dict[str, tuple[ModuleType, ...]] = {
     "learned_positions": (positions, frameworks),
     "embedding_layer": (layer, frameworks),
     "memory": (memory,),
-    "rope": (rope, rope_families, rope_state, evading),
-    "bags": (bags, evading),
+    "rope": (rope, rope_families, rope_state, rope_reports, evading),
+    "bags": (bags, bag_reports, evading),
     "quantized": (quantized,),
 }
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from embconf.adapters.bags import BagCall  # one call's inputs, as the adapters hold them
 from embconf.model.bag import BAG_OPERATIONS
-from embconf.model.dtypes import round_once
+from embconf.model.dtypes import round_once, rounded_to
 
 FWD, BWD = BAG_OPERATIONS
 F64 = np.float64
@@ -42,6 +42,14 @@ class BagSlip:
     max_gradient: str = "first"  # "all" tied positions, the "last" one, or the "mean" gradient to every one
     weight_gradient_as_sum: bool = False  # d out / d w_i taken as g . W[id_i] in every mode
     trailing_empty_dropped: bool = False  # no output row for the bags after the last one holding an id
+    empty_refused: bool = False  # equal offsets (an empty bag) refused as invalid_offsets
+    accumulate_in_dtype: bool = False  # a bag's sum rounded to the table's dtype after every addition
+    repeats_overwritten: bool = False  # the backward assigns each occurrence's gradient: the last one of a row wins
+    weight_gradient_missing: bool = False  # the backward returns no gradient for per_sample_weights (None)
+    padding_weight_gradient: bool = False  # padding positions get g . W[pad] / divisor as a weight gradient
+    last_bag_only: bool = False  # the forward returns the last bag's row alone, (D,): a loop's last value
+    boundaries_only: bool = False  # B offsets read as B+1 boundaries: the last bag (offsets[-1] to N) is lost
+    unreduced: bool = False  # the forward returns the ids' rows, ids.shape + (D,), without reducing the bags
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,8 @@ class Bag:
 def positions(made: BagSlip, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> list[np.ndarray]:
     """Each bag's positions in the flattened ids, as the slip reads them."""
     n = int(np.size(ids))
+    if made.boundaries_only and np.ndim(ids) == 1 and not include_last_offset:
+        include_last_offset = True  # offsets taken as B+1 boundaries: bag b ends at offsets[b+1], none runs to N
     if np.ndim(ids) == 2:
         rows, width = np.shape(ids)
         if made.one_bag_2d:
@@ -127,6 +137,10 @@ def read(made: BagSlip, call: BagCall) -> BagReading:
             bags.append(Bag(counted, padded, over, 1.0, np.zeros(0), row))
             continue
         total = (weights[counted, None] * rows).sum(axis=0)
+        if made.accumulate_in_dtype:  # a running sum in the table's dtype, one rounding per addition
+            total = np.zeros(width)
+            for product in weights[counted, None] * rows:
+                total = rounded_to(total + rounded_to(product, _dtype(call)), _dtype(call))
         scale, slope = (1.0, np.zeros(0)) if mode == "sum" else divisor(kinds[mode], weights[over])
         with np.errstate(all="ignore"):
             if counted.size and scale:
@@ -141,11 +155,16 @@ def read(made: BagSlip, call: BagCall) -> BagReading:
 
 def bag_forward(made: BagSlip, call: BagCall) -> np.ndarray:
     """(B, D) in the table's dtype: each bag's output as the slip computes it, rounded once."""
+    if made.unreduced:  # the lookup of every id, as an embedding layer returns it
+        rows = np.asarray(call.weight).astype(F64)[np.asarray(call.ids).astype(np.int64)]
+        return round_once(rows, call.weight.dtype)
     bags = read(made, call).bags
     if made.trailing_empty_dropped:
         while bags and not (bags[-1].counted.size or bags[-1].padded.size):
             bags = bags[:-1]
     out = np.stack([bag.row for bag in bags]) if bags else np.zeros((0, call.weight.shape[1]))
+    if made.last_bag_only and len(out):
+        out = out[-1]
     return round_once(out, call.weight.dtype)
 
 
@@ -160,11 +179,13 @@ def bag_backward(made: BagSlip, call: BagCall, grad_output: np.ndarray) -> tuple
         if call.mode == "max":
             _route_max(made, reading, bag, g, grad)
             continue
+        if made.padding_weight_gradient and bag.padded.size:
+            grad_w[bag.padded] = reading.table[reading.ids[bag.padded]] @ g / (bag.divisor or 1.0)
         if not bag.counted.size or not bag.divisor:
             continue  # nothing counted, or a zero divisor: the bag is a constant zero row
         scale = 1.0 if made.backward_undivided else bag.divisor
         getting = np.concatenate([bag.counted, bag.padded]) if made.padding_gradient else bag.counted
-        np.add.at(grad, reading.ids[getting], reading.weights[getting, None] * g / scale)
+        _scatter(made, grad, reading.ids[getting], reading.weights[getting, None] * g / scale)
         dots = reading.table[reading.ids[bag.counted]] @ g
         if made.weight_gradient_as_sum:
             grad_w[bag.counted] = dots
@@ -175,8 +196,21 @@ def bag_backward(made: BagSlip, call: BagCall, grad_output: np.ndarray) -> tuple
     if made.weights_ignored:
         grad_w[:] = 0.0
     dtype = call.weight.dtype
-    weights_grad = None if call.per_sample_weights is None else round_once(grad_w.reshape(np.shape(call.ids)), dtype)
-    return round_once(grad, dtype), weights_grad
+    none = call.per_sample_weights is None or made.weight_gradient_missing
+    weights_grad = None if none else round_once(grad_w.reshape(np.shape(call.ids)), dtype)
+    return round_once(grad[: call.weight.shape[0]], dtype), weights_grad
+
+
+def _dtype(call: BagCall) -> str:
+    return np.dtype(call.weight.dtype).name
+
+
+def _scatter(made: BagSlip, grad: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """grad[rows] += values, every occurrence added (the spec); or assigned: the last occurrence of a row wins."""
+    if made.repeats_overwritten:
+        grad[rows] = values
+    else:
+        np.add.at(grad, rows, values)
 
 
 def _route_max(made: BagSlip, reading: BagReading, bag: Bag, g: np.ndarray, grad: np.ndarray) -> None:
@@ -194,4 +228,7 @@ def _route_max(made: BagSlip, reading: BagReading, bag: Bag, g: np.ndarray, grad
         np.add.at(grad, rows, tied * g)
         return
     winner = tied.argmax(axis=0) if made.max_gradient == "first" else rows.size - 1 - tied[::-1].argmax(axis=0)
+    if made.repeats_overwritten:
+        grad[rows[winner], np.arange(g.size)] = g
+        return
     np.add.at(grad, (rows[winner], np.arange(g.size)), g)

@@ -21,15 +21,24 @@ from embconf.adapters.bags import BagCall, BagOperations
 from embconf.mutants.bag_reduce import BWD, FWD, BagSlip, bag_backward, bag_forward
 from embconf.mutants.base import Mutant, register
 from embconf.reference import OPERATIONS
+from embconf.reference.errors import EmbeddingError
 from embconf.reference.memory import element_size
 
 
-def _checked(made: BagSlip, weight: np.ndarray, ids: Any, include_last_offset: Any) -> tuple[Any, Any]:
-    """The inputs the reference checks for this slip: a slip that reads ids or offsets otherwise checks them
-    as it reads them (negative ids wrapped first; the last offset not told apart)."""
+def _checked(made: BagSlip, weight: np.ndarray, ids: Any, offsets: Any, include_last_offset: Any) -> tuple[Any, ...]:
+    """(ids, offsets, include_last_offset) as the reference checks them for this slip: a slip that reads ids or
+    offsets otherwise checks them as it reads them (negative ids wrapped first; the last offset not told apart)."""
     if made.wrap_negative and isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
         ids = np.where(ids < 0, ids + weight.shape[0], ids)
-    return ids, (False if made.last_offset_a_bag else include_last_offset)
+    return ids, offsets, (False if made.last_offset_a_bag else include_last_offset)
+
+
+def _refuse_empty(made: BagSlip, call: BagCall) -> None:
+    """After the spec's checks: a slip that refuses equal offsets (an empty bag) raises invalid_offsets."""
+    points = np.asarray(call.offsets) if call.offsets is not None and np.ndim(call.ids) == 1 else np.zeros(0)
+    ends = points if call.include_last_offset is True else np.append(points, np.size(call.ids))
+    if made.empty_refused and points.size and np.any(np.diff(ends) == 0):
+        raise EmbeddingError("invalid_offsets", "offsets must increase strictly: an empty bag is refused")
 
 
 class Slipped(BagOperations):
@@ -40,25 +49,30 @@ class Slipped(BagOperations):
         self.made = made
 
     def forward(self, call: BagCall) -> np.ndarray:
-        ids, last = _checked(self.made, call.weight, call.ids, call.include_last_offset)
-        OPERATIONS[FWD](call.weight, ids, call.offsets, call.mode, call.per_sample_weights, call.padding_idx, last)
+        ids, offsets, last = _checked(self.made, call.weight, call.ids, call.offsets, call.include_last_offset)
+        OPERATIONS[FWD](call.weight, ids, offsets, call.mode, call.per_sample_weights, call.padding_idx, last)
+        _refuse_empty(self.made, call)
         return bag_forward(self.made, replace(call, include_last_offset=last))
 
     def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
-        ids, last = _checked(self.made, call.weight, call.ids, call.include_last_offset)
-        checks = (call.weight, ids, call.offsets, call.mode, grad_output, call.per_sample_weights, call.padding_idx)
+        ids, offsets, last = _checked(self.made, call.weight, call.ids, call.offsets, call.include_last_offset)
+        checks = (call.weight, ids, offsets, call.mode, grad_output, call.per_sample_weights, call.padding_idx)
         OPERATIONS[BWD](*checks, last)
+        _refuse_empty(self.made, call)
         return bag_backward(self.made, replace(call, include_last_offset=last), grad_output)
 
 
-def slip(name: str, description: str, hint: str, made: BagSlip, source: str, only: str = "") -> Mutant:
+def slip(
+    name: str, description: str, hint: str, made: BagSlip, source: str, only: str = "", mistake: str = ""
+) -> Mutant:
     """Register ``bag.NAME``, the slip's forward, and ``bag.backward.NAME``, the gradient of that forward, as one
     mistake (code whose forward has the slip may compute its backward otherwise: each form is ruled out on its
     own); or the one operation ``only`` names (a slip of the backward; or of the forward whose output no backward
-    of the spec's shape can follow)."""
+    of the spec's shape can follow). ``mistake``: the lookup mistake this one is the bag form of (one identity)."""
     slipped = Slipped(made)
     ops: dict[str, Any] = {FWD: slipped.embedding_bag_forward, BWD: slipped.embedding_bag_backward}
-    primary = register(Mutant(f"bag.{name}", description, hint, {only or FWD: ops[only or FWD]}, source=source))
+    op = only or FWD
+    primary = register(Mutant(f"bag.{name}", description, hint, {op: ops[op]}, source=source, mistake=mistake))
     if not only:
         register(replace(primary, id=f"bag.backward.{name}", overrides={BWD: ops[BWD]}, mistake=primary.id))
     return primary

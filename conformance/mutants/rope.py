@@ -49,6 +49,9 @@ class Slip:
     rotate_all: bool = False  # rotary_dim taken as d
     backward_forward: bool = False  # the backward rotates by +angle (not the gradient of the forward)
     largest: Optional[int] = None  # dynamic NTK grown for this largest position (a module's kept state), not the call's
+    frequencies: Optional[Callable[[int, float, Any, int], tuple[Any, Any]]] = None  # replaces inverse_frequencies
+    times: int = 1  # the rotation applied this many times: every angle times it, the attention factor to its power
+    over_width: bool = False  # theta_k = base^(-2k/d) with d = x's width, rotating only rotary_dim features
 
 
 def tables(
@@ -61,7 +64,7 @@ def tables(
     positions = position_grid(positions + slip.offset, rotary_dim, scaling)  # (..., T, h): each k's position
     used = slip.base(float(base), rotary_dim) if slip.base else float(base)
     largest = int(positions.max(initial=0)) if slip.largest is None else slip.largest
-    theta, attention = inverse_frequencies(rotary_dim, used, scaling, largest)
+    theta, attention = (slip.frequencies or inverse_frequencies)(rotary_dim, used, scaling, largest)
     mapping = scaling if isinstance(scaling, Mapping) else {}
     if slip.every_band and mapping.get("rope_type") in ("llama3", "yarn"):
         plain, _ = inverse_frequencies(rotary_dim, used, None, largest)
@@ -80,6 +83,7 @@ def tables(
             angles = (held * theta.astype(np.float32)).astype(np.float64)
         else:
             angles = positions.astype(np.float64) * theta
+    angles, attention = angles * slip.times, attention**slip.times
     with np.errstate(all="ignore"):  # float16 positions past 65504 are inf: their angles are NaN, as in the bug
         cos, sin = attention * np.cos(angles), attention * np.sin(angles)
     if slip.table_precision:
@@ -99,9 +103,17 @@ def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, rotary_dim: int, pai
     return out.astype(x.dtype)
 
 
-def _shape(slip: Slip, x: np.ndarray, rotary_dim: int, pairing: str) -> tuple[int, str]:
+def _shape(slip: Slip, x: np.ndarray, rotary_dim: int, pairing: str) -> tuple[Slip, int, str]:
+    """(the slip as it reads x, the features it rotates, its pairing)."""
     dim = x.shape[-1] if slip.rotate_all and x.shape[-1] % 2 == 0 else rotary_dim
-    return dim, ({"half_split": "interleaved", "interleaved": "half_split"}[pairing] if slip.other_pairing else pairing)
+    if slip.over_width:  # base^(-2k/d) is (base^(r/d))^(-2k/r)
+        width = x.shape[-1]
+        slip = replace(slip, base=lambda b, r: b ** (r / width))
+    return (
+        slip,
+        dim,
+        ({"half_split": "interleaved", "interleaved": "half_split"}[pairing] if slip.other_pairing else pairing),
+    )
 
 
 def forward(slip: Slip) -> Callable[..., np.ndarray]:
@@ -109,8 +121,8 @@ def forward(slip: Slip) -> Callable[..., np.ndarray]:
         x: np.ndarray, position_ids: Any, rotary_dim: int, base: float, scaling: Any, pairing: str
     ) -> np.ndarray:
         OPERATIONS[FWD](x, position_ids, rotary_dim, base, scaling, pairing)  # the spec's checks, and errors
-        dim, pairs = _shape(slip, x, rotary_dim, pairing)
-        cos, sin = tables(slip, position_ids, dim, base, scaling, np.dtype(x.dtype).name)
+        made, dim, pairs = _shape(slip, x, rotary_dim, pairing)
+        cos, sin = tables(made, position_ids, dim, base, scaling, np.dtype(x.dtype).name)
         return rotate(x, cos, slip.sin_sign * sin, dim, pairs)
 
     return rope_forward
@@ -127,8 +139,8 @@ def backward(slip: Slip) -> Callable[..., np.ndarray]:
         grad_output: np.ndarray,
     ) -> np.ndarray:
         OPERATIONS[BWD](x, position_ids, rotary_dim, base, scaling, pairing, grad_output)
-        dim, pairs = _shape(slip, x, rotary_dim, pairing)
-        cos, sin = tables(slip, position_ids, dim, base, scaling, np.dtype(x.dtype).name)
+        made, dim, pairs = _shape(slip, x, rotary_dim, pairing)
+        cos, sin = tables(made, position_ids, dim, base, scaling, np.dtype(x.dtype).name)
         transpose = 1.0 if slip.backward_forward else -1.0
         return rotate(grad_output, cos, transpose * slip.sin_sign * sin, dim, pairs)
 

@@ -25,8 +25,9 @@ MISTAKES = [
     },  # mean divides by end - start, padding positions included (left out of the sum)
     {
         "phrase": ["repeated", "accumulat", "overwrit"],
-        "mutants": [],
-    },  # grad[ids] += g: an id repeated among the positions receives one of its gradients
+        "mutants": ["bag.repeated_ids_overwritten"],  # grad[flat] += g is buffered: grad[ids] = g, the mutant's
+        "claims": ["symptom:bag:repeated_rows:embedding_bag_backward"],
+    },  # grad[ids] += g on a zero grad: a row a repeated id selects keeps only its last occurrence's gradient
 ]
 
 

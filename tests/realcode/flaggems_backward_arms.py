@@ -24,7 +24,8 @@ MISTAKES = [
     },  # grad of per_sample_weights: g[b] . W[id_i] in every mode
     {
         "phrase": ["padding position", "padding"],
-        "mutants": [],
+        "mutants": ["bag.padding_weight_gradient"],  # the mutant's FlagGems #3683: padding positions not zeroed
+        "claims": ["symptom:bag:padding_positions:embedding_bag_backward"],
     },  # ... and at padding positions too (W[padding_idx] . g[b] instead of 0)
 ]
 

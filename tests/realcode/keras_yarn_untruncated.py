@@ -18,8 +18,10 @@ EMBCONF_FEATURES = FEATURES + SCALED + ["float16", "bfloat16"]
 MISTAKES = [
     {
         "phrase": ["truncate", "yarn", "ramp", "correction range"],
-        "mutants": [],
+        # the mutant's keras-hub #2981: truncate false unless given (it differs only on truncate: true, no golden's)
+        "mutants": ["rope.yarn_never_truncates", "rope.tables.yarn_never_truncates"],
         "claims": [
+            "symptom:rope:frequencies:*:yarn_untruncated",
             "symptom:rope:frequencies:rope_forward",
             "symptom:rope:frequencies:rope_tables",
             "symptom:rope:frequencies:rope_backward",

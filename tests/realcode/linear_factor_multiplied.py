@@ -13,7 +13,8 @@ EMBCONF_FEATURES = FEATURES + SCALED
 MISTAKES = [
     {
         "phrase": ["frequenc", "times"],
-        "mutants": [],
+        # inv_freq * factor is the mutant's theta_k / (1 / factor): the same frequencies, partial rotary included
+        "mutants": ["rope.linear_factor_multiplied", "rope.tables.linear_factor_multiplied"],
         "claims": ["symptom:rope:frequencies:*:factor_multiplied"],
     },  # inv_freq * factor for linear scaling: factor^2 times the scaled frequencies
     {

@@ -15,15 +15,17 @@ EMBCONF_FEATURES = FEATURES + SCALED
 MISTAKES = [
     {
         "phrase": ["dynamic", "static", "factor ** 2", "every call"],
-        "mutants": [],
+        # the mutant's vLLM #41236 / #5093: the base grown for L = original * factor at every call
+        "mutants": ["rope.dynamic_static_length"],
         "claims": [
+            "symptom:rope:frequencies:*:dynamic_static",
             "symptom:rope:frequencies:rope_forward",
             "symptom:rope:frequencies:rope_tables",
             "symptom:rope:frequencies:rope_backward",
         ],
     },  # dynamic: base * (factor**2 - factor + 1) ** (r / (r - 2)) whatever the length
     {
-        "phrase": ["twice", "doubled", "2 x", "2p"],
+        "phrase": ["twice", "doubled", "2 x", "2p", "is 2 times"],  # angles 2 p theta_k: frequencies 2 theta_k
         "mutants": [],
         "claims": [
             "symptom:rope:frequencies:rope_forward",

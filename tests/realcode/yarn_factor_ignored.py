@@ -17,8 +17,10 @@ MISTAKES = [
     },
     {
         "phrase": ["frequenc", "ramp"],
-        "mutants": [],
+        # truncate=False whatever the scaling says: the mutant's correction range, never rounded
+        "mutants": ["rope.yarn_never_truncates", "rope.tables.yarn_never_truncates"],
         "claims": [
+            "symptom:rope:frequencies:*:yarn_untruncated",
             "symptom:rope:frequencies:rope_forward",
             "symptom:rope:frequencies:rope_tables",
             "symptom:rope:frequencies:rope_backward",

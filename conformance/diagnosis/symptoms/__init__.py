@@ -13,7 +13,8 @@ Rooms: ``base`` (the :func:`symptom` constructor), ``values`` (dtype, shape, con
 positions), ``errors`` (rejections, acceptances,
 exceptions) with ``raised`` (a constructor failure, an unchecked cast), ``replayed`` (a bag case replayed
 through the reference with one thing changed: a convention followed undeclared, the padding id counted), ``rope`` (the rotation a rotary output
-applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms), ``quantized`` (a
+applied, read against the spec's) with ``rope_words`` (its sentences, in the case's own terms), ``bags`` (where a
+bag result differs, measured: a running sum in a half dtype, repeated rows, padding positions), ``quantized`` (a
 quantizer's undeclared convention, its wrong integers); this module
 dispatches a result to them and measures a buffer kept across calls."""
 
@@ -27,6 +28,14 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described, plain_key
+from embconf.diagnosis.symptoms.bags import (
+    bag_shapes,
+    empty_refused,
+    padding_positions,
+    repeated_rows,
+    running_sum,
+    unreduced,
+)
 from embconf.diagnosis.symptoms.base import MAX_ELEMENTS, OWNER, PARAMETER, Symptom, symptom
 from embconf.diagnosis.symptoms.errors import accepted, exception, rejected
 from embconf.diagnosis.symptoms.layer import layer_parts
@@ -64,7 +73,9 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
     if result.outcome != FAIL:
         return []
     if result.error_kind is not None:
-        return rejected(case, inputs, result) if case.expected_error is None else []
+        return (
+            rejected(case, inputs, result) + empty_refused(case, inputs, result) if case.expected_error is None else []
+        )
     if result.actual is None:  # failed on a rule (an input modified, a view returned), not on its outputs
         return []
     actual = result.actual
@@ -156,7 +167,7 @@ def _array(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, g
             case, inputs, name, want, got.astype(want.dtype)
         )  # what is wrong with the values, once cast
     if got.shape != want.shape:
-        return shape_symptoms(case, name, want, got)
+        return shape_symptoms(case, name, want, got) or bag_shapes(case, inputs, name, want, got)
     if not _is_float(want):
         return []
     return _values(case, inputs, name, want, got)
@@ -234,8 +245,8 @@ DETECTORS: dict[str, dict[str, tuple[Detector, ...]]] = {
         "rope_apply_backward": PLAIN_READINGS_ONLY,
     },
     "bags": {
-        "embedding_bag_forward": PLAIN_READINGS_ONLY,
-        "embedding_bag_backward": PLAIN_READINGS_ONLY,
+        "embedding_bag_forward": (running_sum, unreduced),
+        "embedding_bag_backward": (repeated_rows, padding_positions),
         "sharded_table_bytes": PLAIN_READINGS_ONLY,
     },
     "quantized": {

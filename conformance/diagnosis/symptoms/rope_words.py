@@ -96,6 +96,21 @@ CANDIDATE_WORDS = {
     "step_1": "the exponent is k/d, not 2k/d (arange(0, d) without step 2)",
     "head_dim": "the exponent divides by the head dim d, not rotary_dim (partial rotary's frequencies over d)",
     "base_10000": "base 10000 instead of the case's base: the base argument is ignored",
+    "yarn_truncated": "the frequencies are YaRN's with its correction range rounded to integers (floor low, ceil "
+    "high), where the case's scaling says truncate: false",
+    "yarn_untruncated": "the frequencies are YaRN's with its correction range left unrounded, where the case's "
+    "scaling rounds it (truncate unset or true)",
+    "yarn_factor_in_power": "the frequencies are YaRN's with the interpolated ones (factor*base)^(-2k/r) instead of "
+    "base^(-2k/r) / factor: the factor raised to the exponent with the base",
+    "dynamic_static": "the frequencies are dynamic NTK's grown for L = original_max_position_embeddings * factor, "
+    "not for this call's max(position_ids) + 1",
+}
+CANDIDATE_FIX = {
+    "yarn_truncated": "floor/ceil YaRN's correction range only when truncate is not false (EMB-ROPE-9)",
+    "yarn_untruncated": "floor/ceil YaRN's correction range unless the scaling says truncate: false (EMB-ROPE-9)",
+    "yarn_factor_in_power": "YaRN's interpolated frequency is theta_k / factor (EMB-ROPE-9)",
+    "dynamic_static": "grow the dynamic base from each call's max(position_ids) + 1, past the original length only "
+    "(EMB-ROPE-8)",
 }
 FREQUENCY_FIX = (
     "theta_k = base^(-2k/rotary_dim) for pair k = 0 .. rotary_dim/2 - 1 "
@@ -131,7 +146,7 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
             "linear scaling divides: theta_k / factor (or position / factor) (EMB-ROPE-7)",
         )
     if candidate in CANDIDATE_WORDS:
-        return symptom(key.extended(candidate), CANDIDATE_WORDS[candidate], FREQUENCY_FIX)
+        return symptom(key.extended(candidate), CANDIDATE_WORDS[candidate], CANDIDATE_FIX.get(candidate, FREQUENCY_FIX))
     if candidate and all(part in CANDIDATE_WORDS for part in candidate.split("|")):  # alike on this case
         readings = " or ".join(CANDIDATE_WORDS[part] for part in candidate.split("|"))
         return symptom(
