@@ -108,8 +108,8 @@ def _untrained(name: str) -> Symptom:
     """EMB-LAY-12: a table the layer built itself got no gradient from the layer's own forward and backward."""
     owner = OWNER.get(name, f"'{name}'")
     said = (
-        f"{owner} the layer built itself received no gradient ('{name}' is None) after the layer's own forward and "
-        "backward, so training would never change it"
+        f"{owner} the layer built itself received no gradient ('{name}' is None) from the layer's own forward and "
+        "backward, measured on the layer as its constructor built it, before any optimizer exists"
     )
     return symptom(
         SymptomKey.of(NO_GRADIENT, OWN_BACKWARD, name),
