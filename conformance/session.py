@@ -24,6 +24,7 @@ from embconf.corpus.conventions import computed_cases
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, isolation_options, open_adapter
+from embconf.judging.alone import NOT_MEASURED, Alone, fresh_start, rerun_alone
 from embconf.judging.cases import Progress, run_case
 from embconf.judging.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
 from embconf.judging.sequence import new_instance, sequence_inapplicable
@@ -175,7 +176,7 @@ class Session:
                     mark_nondeterministic(result, notes[result.id], self.options.strict)
             record.nondeterministic = notes
             if self.options.diagnose:
-                found = diagnose(record, self.cases)
+                found = diagnose(record, self.cases, rerun_alone(self.adapter, self.cases, results, self.capabilities))
                 for result in record.results:
                     result.causes = list(found.causes.get(result.id, ()))
                 record.verdict = found.verdict
@@ -207,8 +208,11 @@ class Session:
             yield result
 
     def _judged(self, case: Case) -> CaseResult:
-        """``case`` run and judged (every pass runs a case so): a case of calls on the instance its plan gave it."""
+        """``case`` run and judged (every pass runs a case so): a case of calls on the instance its plan gave it, on a
+        fresh worker when the implementation's module is its state (``judging.alone``)."""
         instance = self._instances.get(case.id, NO_INSTANCE)
+        if case.is_sequence and sequence_inapplicable(case, self.capabilities) is None:
+            fresh_start(self.adapter)
         return run_case(self.adapter, case, self.options.expectations, self.capabilities, instance)
 
     def _pass(self) -> list[CaseResult]:
@@ -294,13 +298,13 @@ def run_implementation(
     return Session.open(impl, cases, options, fixtures).run(progress)
 
 
-def diagnose(record: RunRecord, cases: Iterable[Case]) -> Diagnosis:
+def diagnose(record: RunRecord, cases: Iterable[Case], alone: Alone = NOT_MEASURED) -> Diagnosis:
     """The causes of every failure and the run's verdict, for the session to write into ``record`` (the diagnosis
-    is loaded only when something failed)."""
+    is loaded only when something failed); ``alone``: what running failing cases alone measured."""
     if any(result.outcome in DIAGNOSED for result in record.results):
         from embconf.diagnosis.run import diagnose_run
 
-        return diagnose_run(record, cases)
+        return diagnose_run(record, cases, alone=alone)
     from embconf.diagnosis.verdict import run_verdict
 
     return Diagnosis({}, run_verdict(record))

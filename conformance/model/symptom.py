@@ -43,6 +43,7 @@ POSITION_GRAD_SEQUENCE = "position_grad_sequence"  # ("first" | "last",): one se
 ACCEPTS = "accepts"  # (operation, error kind): a result where the spec raises
 CONVENTION = "convention"  # (area, name): a declarable convention followed without declaring it
 PADDING_COUNTED = "padding_counted"  # (area,): the padding id counted, the outputs those without padding_idx
+STATE = "state"  # ("carried", operation): a case that failed after other calls and passed alone (state carried)
 PLAIN = frozenset({UNEXPLAINED, ZERO_VALUES})  # what was measured, in plain words: no mistake's identity
 ZEROS = frozenset({ZERO_ROWS, ALL_ZEROS, ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
 FAMILIES = frozenset(
@@ -50,6 +51,7 @@ FAMILIES = frozenset(
     | {UNWRITTEN}
     | {ZERO_VALUES, NONE, DTYPE, SHAPE, ALL_ZEROS, ZERO_ROWS, FACTOR, TOKEN_SCALE, POSITION_SCALE, ONE_HOT_PRODUCT}
     | {IDS_SHIFTED, UNTOUCHED_ROWS, POSITIONS_SHIFTED, POSITION_GRAD_SEQUENCE, ACCEPTS, CONVENTION, PADDING_COUNTED}
+    | {STATE}
 )  # every family named here: a key of one is made by SymptomKey.of (tests/test_typed_identities.py holds it)
 SUM = "+"  # between the keys of parts measured together (``token_scale:2+position_scale:0``)
 

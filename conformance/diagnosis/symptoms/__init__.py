@@ -47,7 +47,7 @@ from embconf.diagnosis.symptoms.values import (
 )
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.model.rope import ROTATIONS
-from embconf.model.symptom import NO_GRADIENT, NONE, STALE_BUFFER, SymptomKey
+from embconf.model.symptom import NO_GRADIENT, NONE, STALE_BUFFER, STATE, SymptomKey
 from embconf.model.vocabulary import operation_area
 
 PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
@@ -269,7 +269,7 @@ def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case
                         "a buffer kept across calls and never zeroed",
                         "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
                         title="the gradient is the right one plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
-                        mistake="stale_buffer",
+                        mistake=str(SymptomKey.of(STATE, "carried")),  # state carried across calls, as measured
                         earlier=other_case.id,
                     )
                 ]
