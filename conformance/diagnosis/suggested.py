@@ -23,27 +23,28 @@ from embconf.model.convention import KINDS, declared_of
 from embconf.model.declarations import ConventionKind
 from embconf.model.outcomes import DIAGNOSED, FAIL, CaseResult
 from embconf.model.record import Cause, RunRecord
+from embconf.model.sinusoid import CANONICAL_FEATURE
 from embconf.model.symptom import CONVENTION, SymptomKey
 
 MAX_CASES = 256  # failing cases a convention's expectations are computed for: more, and nothing is said
-MAX_TABLE = 1 << 22  # elements: a sinusoid table larger than this is not computed again under a profile
+MAX_TABLE = 1 << 22  # elements: a larger sinusoid table is not computed again (the profile is then not said)
 NAMED = 6  # cases named in a sentence, at most
 
 
 def suggest_conventions(run: RunRecord, by_id: Mapping[str, Case]) -> None:
     """Each undeclared convention that answers some failing case it changes, said on those cases (see above)."""
-    failing = [r for r in run.results if r.outcome in DIAGNOSED and r.id in by_id][: MAX_CASES * 4]
+    failing = [r for r in run.results if r.outcome in DIAGNOSED and r.id in by_id]
+    results = {r.id: r for r in failing}
     declared = run.capabilities.conventions
     for kind, convention, label in _candidates(declared):
         changed = list(_computed(kind, declared, convention, failing, by_id))
+        if len(changed) >= MAX_CASES or any(expected is UNCHECKED for _, expected in changed):
+            continue  # not every case it changes was computed: "every" is not said, nor "some of"
         explained = [r.id for r, expected in changed if _answered_as(expected, r)]
         if not explained:
             continue
         others = [r.id for r, _ in changed if r.id not in explained]
         declaration = _declaration(run.impl.kind, kind, declared, convention)
-        results = {r.id: r for r in failing}
-        if len(changed) >= MAX_CASES:
-            continue  # not every case it changes was computed: "every" is not said, nor "some of"
         said, every = _said(kind, label, convention, explained, others, declaration)
         for case_id in explained:
             result = results[case_id]
@@ -69,6 +70,7 @@ def _candidates(declared: frozenset[Any]) -> Iterator[tuple[ConventionKind, Any,
 
 
 Expected = tuple[Optional[str], Mapping[str, Any], Mapping[str, Any]]  # (error kind, outputs, tolerance)
+UNCHECKED: Expected = (None, {}, {})  # a case it changes that is not computed again (too large): nothing is said
 
 
 def _computed(
@@ -88,7 +90,7 @@ def _computed(
             return
         expected: Optional[Expected] = None
         if kind.name == "sinusoid":
-            expected = _profile_table(case, convention)
+            expected = _profile_table(case, result, convention)
         elif not case.is_sequence and convention.changes(case.operation, case.features):
             built = COMPUTERS[kind.area](frozenset(declared_of(declared, kind.name) | {convention}), [case])
             if built:
@@ -98,29 +100,33 @@ def _computed(
             yield result, expected
 
 
-def _profile_table(case: Case, profile: Any) -> Optional[Expected]:
-    """What a canonical sinusoid table case expects under the profile (None for any other case)."""
+def _profile_table(case: Case, result: CaseResult, profile: Any) -> Optional[Expected]:
+    """What a canonical sinusoid table case expects under the profile (None for any other case): its table (the
+    rows kept of a large one), or the error the profile raises for it."""
+    from embconf.judging.kept import RowSample
     from embconf.reference.sinusoid import sinusoidal_table
 
     inputs = case.inputs()
-    if (
-        case.operation != "sinusoidal_table"
-        or case.expected_error
-        or any(f.startswith("sinusoid-") for f in case.features)
-        or int(inputs["max_len"]) * int(inputs["embed_dim"]) > MAX_TABLE
-    ):
+    if case.operation != "sinusoidal_table" or case.expected_error or CANONICAL_FEATURE not in case.features:
         return None
+    kept = (result.actual or {}).get("table")
+    rows = list(kept.rows) if isinstance(kept, RowSample) else None
+    if int(inputs["max_len"]) * int(inputs["embed_dim"]) > (MAX_TABLE * 8 if rows else MAX_TABLE):
+        return UNCHECKED
     try:
-        table = sinusoidal_table(int(inputs["max_len"]), int(inputs["embed_dim"]), str(inputs["dtype"]), profile)
-    except Exception:  # a profile that refuses this width answers with an error: no table to compare
-        return None
-    return None, {"table": table}, case.tolerance
+        size = (int(inputs["max_len"]), int(inputs["embed_dim"]), str(inputs["dtype"]))
+        return None, {"table": sinusoidal_table(*size, profile, only_rows=rows)}, case.tolerance
+    except Exception as exc:  # the profile refuses the width (its error kind), or the reference cannot say
+        kind = getattr(exc, "kind", None)
+        return (kind, {}, {}) if isinstance(kind, str) else UNCHECKED
 
 
 def _answered_as(expected: Expected, result: CaseResult) -> bool:
     """Whether the implementation's answer is the expected one (an error kind, or outputs within the tolerance)."""
     from embconf.judging.kept import compare_kept
 
+    if expected is UNCHECKED:
+        return False
     error, outputs, tolerance = expected
     if error is not None:
         return result.error_kind == error

@@ -17,8 +17,8 @@ EVERY = "on every failing case it changes"
 MODULE_DECLARATION = 'EMBCONF_ROPE_CONVENTIONS = ["negative_sense"] in the module'
 
 
-def _run(corpus, impl: str):
-    return Session.open(impl, select(corpus.cases, ["rope.forward.*"]), RunOptions()).run()
+def _run(corpus, impl: str, pattern: str = "rope.forward.*"):
+    return Session.open(impl, select(corpus.cases, [pattern]), RunOptions()).run()
 
 
 def _answered_under_negative_sense(corpus, result) -> bool:
@@ -42,6 +42,14 @@ def test_a_convention_that_answers_every_failure_is_said_with_its_declaration(co
     assert declaration in entry.title and f"({len(failing)})" in entry.title
     assert set(entry.cases) == {r.id for r in failing} and len(record.verdict.causes) == 1
     assert all(_answered_under_negative_sense(corpus, r) for r in failing)
+
+
+def test_a_sinusoid_profile_that_answers_every_failure_is_said_with_its_module_attribute(corpus):
+    record = _run(corpus, f"functions:{IMPLS / 'sinusoid_concatenated_undeclared.py'}", "sin.*")
+    failing = [r for r in record.results if r.outcome.value in ("fail", "error")]
+    (entry,) = record.verdict.causes
+    assert EVERY in entry.title and 'EMBCONF_SINUSOID_CONVENTION = "concatenated" in the module' in entry.title
+    assert set(entry.cases) == {r.id for r in failing} and len(failing) > 3
 
 
 def test_a_convention_that_answers_some_failures_says_which_and_offers_no_declaration(corpus):
