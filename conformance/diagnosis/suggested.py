@@ -18,7 +18,6 @@ from dataclasses import replace
 from typing import Any, Iterator, Optional, Sequence
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.symptoms.base import symptom
 from embconf.model.convention import KINDS, declared_of
 from embconf.model.declarations import ConventionKind
 from embconf.model.outcomes import DIAGNOSED, FAIL, CaseResult
@@ -177,25 +176,29 @@ def _named(ids: list[str]) -> str:
 
 
 def _joined(causes: Sequence[Cause], said: str, every: bool, own: SymptomKey, declaration: str) -> list[Cause]:
-    """A case's causes with the convention said: when it answers every failing case it changes, first, in place of
-    the case's own reading of it and joined to the catalogue mistake that explains the case (one defect, one entry);
-    when it answers some, that case's own reading says so in its place, else the explaining cause's hint does."""
+    """A case's causes with the convention said by the cause that explains the case (its own reading of the
+    convention, else the first complete cause: a catalogue mistake keeps its id, one defect, one entry): when the
+    convention answers every failing case it changes, in its title, with the declaration in its hint; when some,
+    a reading of the convention says so in its place, else the explaining cause's hint does."""
     mine = [
         c
         for c in causes
         if c.symptom is not None and c.symptom.family == CONVENTION and c.symptom.parts[:2] == own.parts
     ]
-    kept = [c for c in causes if c not in mine]
-    explaining = next((c for c in kept if c.complete), None)
-    if every:  # the case's own reading keeps its hint (both ways out); a catalogue mistake, its entry
-        hint = mine[0].hint if mine else f"declare it ({declaration}) if this is the behaviour meant"
-        joined = explaining.identity if explaining is not None and explaining.is_mutant else ""
-        return [symptom(own, said, hint, title=said, mistake=joined), *kept]
-    if mine:
-        return [replace(c, title=said, summary=said) for c in mine] + kept
+    explaining = mine[0] if mine else next((c for c in causes if c.complete), None)
     if explaining is None:
         return list(causes)
-    return [replace(c, hint=f"{c.hint}; {said}" if c.hint else said) if c is explaining else c for c in causes]
+    if every:
+        title = said if mine else f"{explaining.title}; {said}"
+        hint = (
+            explaining.hint if mine else f"{explaining.hint}; or, if this is the behaviour meant, declare {declaration}"
+        )
+        told = replace(explaining, title=title, summary=title if mine else f"{explaining.summary}; {said}", hint=hint)
+    elif mine:
+        told = replace(explaining, title=said, summary=said)
+    else:
+        told = replace(explaining, hint=f"{explaining.hint}; {said}" if explaining.hint else said)
+    return [told if c is explaining else c for c in causes]
 
 
 __all__ = ["suggest_conventions"]

@@ -25,7 +25,7 @@ from embconf.diagnosis.claims import SAID_AS
 from embconf.diagnosis.titles import merged_hint, merged_title
 from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
-from embconf.model.symptom import CONVENTION, DTYPE, SHAPE
+from embconf.model.symptom import DTYPE, SHAPE
 
 MAX_MISTAKES = 5
 
@@ -102,9 +102,8 @@ def _wordings(failing: list[CaseResult]) -> dict[str, str]:
 
 
 def _own_fact(reading: Cause) -> bool:
-    """A dtype or shape reading, or a convention that answers the case: it says what a catalogue mistake's words do
-    not (the declaration), so it keeps its own."""
-    return reading.symptom is not None and reading.symptom.family in (DTYPE, SHAPE, CONVENTION)
+    """A dtype or shape reading: it says what a catalogue mistake's words do not, so it keeps its own."""
+    return reading.symptom is not None and reading.symptom.family in (DTYPE, SHAPE)
 
 
 def case_title(result: CaseResult, cause: Cause) -> str:
