@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from embconf.model.rope import rope_features
+from embconf.mutants.rope import rotate  # the rotation itself, right: each module's mistake is in its cos/sin
 from embconf.reference import rope_forward as exact_forward
-from embconf.reference.rope import check_call, pair_columns, rope_tables
+from embconf.reference.rope import check_call, rope_tables
 
 EMBCONF_FEATURES = rope_features()
 _TABLES: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # BUG: keyed by the width, not by what the tables depend on
@@ -20,12 +21,7 @@ def rope_forward(x, position_ids, rotary_dim, base, scaling, pairing):
         _TABLES[rotary_dim] = rope_tables(position_ids, rotary_dim, base, scaling, "float32")
         return exact_forward(x, position_ids, rotary_dim, base, scaling, pairing)
     cos, sin = _TABLES[rotary_dim]
-    i, j = pair_columns(rotary_dim, pairing)
-    wide = np.asarray(x, dtype=np.float64)
-    out = wide.copy()
-    out[..., i] = wide[..., i] * cos - wide[..., j] * sin
-    out[..., j] = wide[..., j] * cos + wide[..., i] * sin
-    return out.astype(x.dtype)
+    return rotate(x, cos, sin, rotary_dim, pairing)
 
 
 __all__ = ["rope_forward"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from embconf.model.rope import rope_features
-from embconf.reference.rope import check_call, inverse_frequencies, pair_columns
+from embconf.mutants.rope import rotate  # the rotation itself, right: each module's mistake is in its cos/sin
+from embconf.reference.rope import check_call, inverse_frequencies
 
 EMBCONF_FEATURES = rope_features()
 _GROWN = [0]  # the largest position the frequencies were last grown for (0: never)
@@ -24,12 +25,7 @@ def rope_forward(x, position_ids, rotary_dim, base, scaling, pairing):
     theta, attention = inverse_frequencies(rotary_dim, float(base), scaling, largest)
     angles = ids.astype(np.float64)[..., None] * theta
     cos, sin = attention * np.cos(angles), attention * np.sin(angles)
-    i, j = pair_columns(rotary_dim, pairing)
-    wide = np.asarray(x, dtype=np.float64)
-    out = wide.copy()
-    out[..., i] = wide[..., i] * cos - wide[..., j] * sin
-    out[..., j] = wide[..., j] * cos + wide[..., i] * sin
-    return out.astype(x.dtype)
+    return rotate(x, cos, sin, rotary_dim, pairing)
 
 
 __all__ = ["rope_forward"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from embconf.model.rope import rope_features
-from embconf.reference.rope import check_call, inverse_frequencies, pair_columns, per_row, position_grid
+from embconf.mutants.rope import rotate  # the rotation itself, right: each module's mistake is in its cos/sin
+from embconf.reference.rope import check_call, inverse_frequencies, position_grid
 
 EMBCONF_FEATURES = rope_features()
 IGNORE_SCALING = False
@@ -20,13 +21,7 @@ def rope_forward(x, position_ids, rotary_dim, base, scaling, pairing):
     theta, attention = inverse_frequencies(rotary_dim, float(base), scaling, int(ids.max(initial=0)))
     angles = position_grid(ids, rotary_dim, scaling).astype(np.float64) * theta
     cos, sin = attention * np.cos(angles), -attention * np.sin(angles)  # BUG: the negative angle
-    i, j = pair_columns(rotary_dim, pairing)
-    wide = np.asarray(x, dtype=np.float64)
-    cos, sin = per_row(cos, wide), per_row(sin, wide)
-    out = wide.copy()
-    out[..., i] = wide[..., i] * cos - wide[..., j] * sin
-    out[..., j] = wide[..., j] * cos + wide[..., i] * sin
-    return out.astype(x.dtype)
+    return rotate(x, cos, sin, rotary_dim, pairing)
 
 
 __all__ = ["EMBCONF_FEATURES", "rope_forward"]
