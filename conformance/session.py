@@ -9,9 +9,11 @@ only code that writes the record (diagnosis returns the causes and the verdict, 
 as it finishes); once finished the record is frozen, and reports are derived from it.
 
 An outcome comes from the implementation's first answer to the case. A later answer (the whole output asked
-for again so that a failure judged on pinned rows is diagnosed whole, or a run of ``--repeat``) can add a
-finding, that the implementation answered differently (nondeterminism), but never turns a failure into a
-pass or a not_applicable (spec/PROTOCOL.md section 3, "Rows the runner judges"; EMB-GEN-2).
+for again so that a failure judged on pinned rows is diagnosed whole, a run of ``--repeat``, or a failing case run
+again alone on a fresh instance before the diagnosis, :mod:`embconf.judging.alone`, so that state carried across
+calls is measured, not inferred) can add a finding, but never turns a failure into a pass or a not_applicable
+(spec/PROTOCOL.md section 3, "Rows the runner judges"; EMB-GEN-2). A case of calls on one instance starts on a
+fresh worker when the implementation's module is its state (``functions:``, ``tinytorch:``).
 """
 
 from __future__ import annotations
