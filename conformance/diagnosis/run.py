@@ -14,7 +14,7 @@ from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
 from embconf.diagnosis.identity import merge_shown
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
-from embconf.diagnosis.state import carried, dynamic_state, state_carried
+from embconf.diagnosis.state import carried, dynamic_state, one_state, state_carried
 from embconf.diagnosis.suggested import suggest_conventions
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.tinytorch_words import speak_tinytorch
@@ -75,6 +75,7 @@ def diagnose_run(
     try:
         state_carried(run, by_id, alone, leftovers)
         dynamic_state(run, by_id)
+        one_state(run)
         suggest_conventions(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no state analysis: %s: %s", type(exc).__name__, exc)

@@ -12,6 +12,7 @@ mistake matched the call."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
@@ -113,6 +114,28 @@ def _length(inputs: Mapping[str, Any]) -> int:
     return int(np.max(np.asarray(inputs.get("position_ids", 0)), initial=0)) + 1
 
 
+def one_state(run: RunRecord) -> None:
+    """State carried across calls and the one state mistake the run names elsewhere (a catalogue mistake in state
+    kept between calls, dynamic NTK frequencies kept, a stale gradient buffer, on cases of calls) are one defect:
+    the carried cases join that mistake's entry. With none, or several, they stay an entry of their own."""
+    others = {c.identity for r in run.results for c in r.causes if c.complete and _kept_state(c)} - {CARRIED}
+    if len(others) != 1:
+        return
+    (identity,) = others
+    for result in run.results:
+        result.causes = [replace(c, mistake=identity) if c.identity == CARRIED else c for c in result.causes]
+
+
+def _kept_state(cause: Cause) -> bool:
+    """Whether a cause is a mistake in state kept between calls."""
+    if cause.is_mutant:
+        from embconf.mutants import registry
+
+        mutant = registry().get(cause.key)
+        return mutant is not None and mutant.fresh is not None
+    return _family(cause) in (STATE, STALE_BUFFER)
+
+
 def _carried(case: Case, alone: Alone) -> Cause:
     title = TITLE.format(fresh=alone.fresh)
     return symptom(
@@ -130,4 +153,4 @@ def _family(cause: Cause) -> str:
     return key.family if key is not None else ""
 
 
-__all__ = ["CARRIED", "carried", "dynamic_kept", "dynamic_state", "state_carried"]
+__all__ = ["CARRIED", "carried", "dynamic_kept", "dynamic_state", "one_state", "state_carried"]
