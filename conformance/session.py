@@ -9,9 +9,11 @@ only code that writes the record (diagnosis returns the causes and the verdict, 
 as it finishes); once finished the record is frozen, and reports are derived from it.
 
 An outcome comes from the implementation's first answer to the case. A later answer (the whole output asked
-for again so that a failure judged on pinned rows is diagnosed whole, or a run of ``--repeat``) can add a
-finding, that the implementation answered differently (nondeterminism), but never turns a failure into a
-pass or a not_applicable (spec/PROTOCOL.md section 3, "Rows the runner judges"; EMB-GEN-2).
+for again so that a failure judged on pinned rows is diagnosed whole, a run of ``--repeat``, or a failing case run
+again alone on a fresh instance before the diagnosis, :mod:`embconf.judging.alone`, so that state carried across
+calls is measured, not inferred) can add a finding, but never turns a failure into a pass or a not_applicable
+(spec/PROTOCOL.md section 3, "Rows the runner judges"; EMB-GEN-2). A case of calls on one instance starts on a
+fresh worker when the implementation's module is its state (``functions:``, ``tinytorch:``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from embconf.corpus.conventions import computed_cases
 from embconf.corpus.expectations import Expectations
 from embconf.corpus.fixtures import Case
 from embconf.isolation import IsolationOptions, isolation_options, open_adapter
+from embconf.judging.alone import NOT_MEASURED, Alone, fresh_start, rerun_alone
 from embconf.judging.cases import Progress, run_case
 from embconf.judging.repeat import cut_off, difference, fingerprint, mark_nondeterministic, whole_difference
 from embconf.judging.sequence import new_instance, sequence_inapplicable
@@ -175,7 +178,7 @@ class Session:
                     mark_nondeterministic(result, notes[result.id], self.options.strict)
             record.nondeterministic = notes
             if self.options.diagnose:
-                found = diagnose(record, self.cases)
+                found = diagnose(record, self.cases, rerun_alone(self.adapter, self.cases, results, self.capabilities))
                 for result in record.results:
                     result.causes = list(found.causes.get(result.id, ()))
                 record.verdict = found.verdict
@@ -207,8 +210,11 @@ class Session:
             yield result
 
     def _judged(self, case: Case) -> CaseResult:
-        """``case`` run and judged (every pass runs a case so): a case of calls on the instance its plan gave it."""
+        """``case`` run and judged (every pass runs a case so): a case of calls on the instance its plan gave it, on a
+        fresh worker when the implementation's module is its state (``judging.alone``)."""
         instance = self._instances.get(case.id, NO_INSTANCE)
+        if case.is_sequence and sequence_inapplicable(case, self.capabilities) is None:
+            fresh_start(self.adapter)
         return run_case(self.adapter, case, self.options.expectations, self.capabilities, instance)
 
     def _pass(self) -> list[CaseResult]:
@@ -294,13 +300,13 @@ def run_implementation(
     return Session.open(impl, cases, options, fixtures).run(progress)
 
 
-def diagnose(record: RunRecord, cases: Iterable[Case]) -> Diagnosis:
+def diagnose(record: RunRecord, cases: Iterable[Case], alone: Alone = NOT_MEASURED) -> Diagnosis:
     """The causes of every failure and the run's verdict, for the session to write into ``record`` (the diagnosis
-    is loaded only when something failed)."""
+    is loaded only when something failed); ``alone``: what running failing cases alone measured."""
     if any(result.outcome in DIAGNOSED for result in record.results):
         from embconf.diagnosis.run import diagnose_run
 
-        return diagnose_run(record, cases)
+        return diagnose_run(record, cases, alone=alone)
     from embconf.diagnosis.verdict import run_verdict
 
     return Diagnosis({}, run_verdict(record))

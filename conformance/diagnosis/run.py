@@ -14,9 +14,12 @@ from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
 from embconf.diagnosis.identity import merge_shown
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
+from embconf.diagnosis.state import carried, dynamic_state, one_state, state_carried
+from embconf.diagnosis.suggested import suggest_conventions
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.tinytorch_words import speak_tinytorch
 from embconf.diagnosis.verdict import run_verdict
+from embconf.judging.alone import NOT_MEASURED, Alone
 from embconf.model.contract import Reply
 from embconf.model.outcomes import DIAGNOSED, FAIL, PASS, CaseResult
 from embconf.model.record import Cause, Diagnosis, RunRecord
@@ -29,10 +32,13 @@ log = logging.getLogger("embconf.diagnosis")
 BUDGET_S = 120.0  # a run's diagnosis stops after this long; later failures stay undiagnosed
 
 
-def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET_S) -> Diagnosis:
+def diagnose_run(
+    record: RunRecord, cases: Iterable[Case], budget_s: float = BUDGET_S, alone: Alone = NOT_MEASURED
+) -> Diagnosis:
     """The causes of every failing or erroring result of ``record``, ranked, and the run's verdict. ``record`` is
     read, never written: the causes are worked out on a copy of its results and returned, and the session writes
-    them into the record."""
+    them into the record. A case that passed when run again ``alone`` is state carried across calls (``state``):
+    no evidence for or against any mistake."""
     run = replace(record, results=[replace(result, causes=list(result.causes)) for result in record.results])
     if not any(result.outcome in DIAGNOSED for result in run.results):
         return Diagnosis({}, run_verdict(run))
@@ -54,6 +60,7 @@ def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUD
                     found[result.id] = measured
         if result.actual is not None:
             earlier.append((case, result))
+    leftovers = {i: found.pop(i)[1] for i in carried(run, alone) if i in found}
     _rank(run, found, by_id)
     try:
         conditional_gradients(run, by_id)
@@ -65,6 +72,13 @@ def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUD
         disciplined(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no claim discipline: %s: %s", type(exc).__name__, exc)
+    try:
+        state_carried(run, by_id, alone, leftovers)
+        dynamic_state(run, by_id)
+        one_state(run)
+        suggest_conventions(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no state analysis: %s: %s", type(exc).__name__, exc)
     try:
         speak_tinytorch(run, by_id)
     except Exception as exc:  # as above: never into the run

@@ -181,6 +181,12 @@ class IsolatedAdapter(AdapterBase):
             self._discard()
         return reply
 
+    def renew(self) -> bool:
+        """The next call starts on a new worker (the implementation loaded again, its module state empty); what
+        ran ahead on this one is sent again there."""
+        self._discard()
+        return not self._broken
+
     def close(self) -> None:
         self._discard()
         self._planned.clear()

@@ -27,6 +27,7 @@ from embconf.model.contract import (
     Reply,
     Status,
     call_on_instance,
+    renew,
 )
 
 PER_OPERATION = 2  # timeouts of one operation before its other cases are not run
@@ -61,6 +62,10 @@ class HangPolicy(WrappingAdapter):
         elif reply.status != Status.STOPPED:
             self.in_a_row = 0
         return reply
+
+    def renew(self) -> bool:
+        """The next call on a newly loaded implementation, where the adapter held can renew (a worker)."""
+        return renew(self.inner)
 
     def refusal(self, operation: str) -> Optional[str]:
         """Why a call of ``operation`` is not made now (the policy), or None when it is."""

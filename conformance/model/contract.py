@@ -274,6 +274,21 @@ def call_on_instance(adapter: Adapter, instance: int, operation: str, inputs: di
 
 
 @runtime_checkable
+class Renewing(Protocol):
+    """An adapter whose next call can start on a newly loaded implementation (a fresh worker: the module imported
+    again, its module-level state empty), so that a case runs as if it were the first."""
+
+    def renew(self) -> bool:
+        """Make the next call start on a newly loaded implementation; False when this adapter cannot."""
+        ...
+
+
+def renew(adapter: Adapter) -> bool:
+    """``adapter.renew()`` where it can renew, else False (an implementation loaded in the runner's own process)."""
+    return isinstance(adapter, Renewing) and adapter.renew()
+
+
+@runtime_checkable
 class Planning(Protocol):
     """An adapter that can run calls ahead of their turn (a worker batch, protocol requests written ahead)."""
 

@@ -45,6 +45,7 @@ CONVENTION = "convention"  # (area, name): a declarable convention followed with
 PADDING_COUNTED = "padding_counted"  # (area,): the padding id counted, the outputs those without padding_idx
 QUANTIZED_INTEGERS = "quantized_integers"  # (format kind,): only a quantized table's stored integers differ
 BAG = "bag"  # (what, operation, detail...): a bag symptom measured on the case (diagnosis/symptoms/bags.py)
+STATE = "state"  # ("carried", operation): a case that failed after other calls and passed alone (state carried)
 PLAIN = frozenset({UNEXPLAINED, ZERO_VALUES})  # what was measured, in plain words: no mistake's identity
 ZEROS = frozenset({ZERO_ROWS, ALL_ZEROS, ZERO_VALUES})  # an all-zero output of one operation, or zero rows of it
 FAMILIES = frozenset(
@@ -54,6 +55,7 @@ FAMILIES = frozenset(
     | {IDS_SHIFTED, UNTOUCHED_ROWS, POSITIONS_SHIFTED, POSITION_GRAD_SEQUENCE, ACCEPTS, CONVENTION, PADDING_COUNTED}
     | {QUANTIZED_INTEGERS}
     | {BAG}
+    | {STATE}
 )  # every family named here: a key of one is made by SymptomKey.of (tests/test_typed_identities.py holds it)
 SUM = "+"  # between the keys of parts measured together (``token_scale:2+position_scale:0``)
 

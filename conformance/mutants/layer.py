@@ -234,7 +234,7 @@ register(
     )
 )
 
-# The layer's own parameters (EMB-LAY-12): tables built without gradient tracking never learn.
+# The layer's own parameters (EMB-LAY-12): tables built without gradient tracking get no gradient from its backward.
 OWN = "embedding_layer_own_backward"
 
 
@@ -254,7 +254,7 @@ def _untracked_positions(
 layer(
     "layer.untracked_tables",
     "its own token and position tables receive no gradient from its own backward (built without gradient "
-    "tracking, or cut out of the graph in the forward): the layer never learns",
+    "tracking, or cut out of the graph in the forward), measured before any optimizer exists",
     "make the tables trainable parameters the forward builds its output from (TinyTorch: Tensor(data, "
     "requires_grad=True), indexed or sliced, never rebuilt from .data) (EMB-LAY-12)",
     OWN,
@@ -263,7 +263,7 @@ layer(
 layer(
     "layer.untracked_positions",
     "its own learned position table receives no gradient from its own backward (built without gradient tracking, "
-    "or cut out of the graph in the forward): the positions never learn",
+    "or cut out of the graph in the forward), measured before any optimizer exists",
     "make the position table a trainable parameter the forward slices (TinyTorch: Tensor(data, requires_grad=True), "
     "never rebuilt from .data) (EMB-LAY-12)",
     OWN,

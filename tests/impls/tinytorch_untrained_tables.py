@@ -1,6 +1,6 @@
 """A TinyTorch module 11 that builds its token and position tables without ``requires_grad=True`` (a mistake
 seen in a student's package): its forward and backward are right on tables handed to it, but in the student's
-own layer ``weight.grad`` stays None after ``backward``, so the embeddings never learn (EMB-LAY-12)."""
+own layer ``weight.grad`` stays None after its own ``backward`` (EMB-LAY-12)."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ from embconf.diagnosis.symptoms.values import (
 )
 from embconf.model.outcomes import ERROR, FAIL, CaseResult
 from embconf.model.rope import ROTATIONS
-from embconf.model.symptom import NO_GRADIENT, NONE, STALE_BUFFER, SymptomKey
+from embconf.model.symptom import NO_GRADIENT, NONE, STALE_BUFFER, STATE, SymptomKey
 from embconf.model.vocabulary import operation_area
 
 PARAMETER_TITLE = {"token_table": "the token table", "position_table": "the learned position table"}
@@ -121,8 +121,8 @@ def _untrained(name: str) -> Symptom:
     """EMB-LAY-12: a table the layer built itself got no gradient from the layer's own forward and backward."""
     owner = OWNER.get(name, f"'{name}'")
     said = (
-        f"{owner} the layer built itself received no gradient ('{name}' is None) after the layer's own forward and "
-        "backward, so training would never change it"
+        f"{owner} the layer built itself received no gradient ('{name}' is None) from the layer's own forward and "
+        "backward, measured on the layer as its constructor built it, before any optimizer exists"
     )
     return symptom(
         SymptomKey.of(NO_GRADIENT, OWN_BACKWARD, name),
@@ -288,7 +288,7 @@ def history_symptom(case: Case, result: CaseResult, earlier: Iterable[tuple[Case
                         "a buffer kept across calls and never zeroed",
                         "allocate a fresh zero gradient on every backward call (EMB-BWD-2)",
                         title="the gradient is the right one plus exactly the gradient an earlier call returned: a buffer kept across calls and never zeroed",
-                        mistake="stale_buffer",
+                        mistake=str(SymptomKey.of(STATE, "carried")),  # state carried across calls, as measured
                         earlier=other_case.id,
                     )
                 ]
