@@ -62,11 +62,7 @@ def described(
     """``name``'s difference from the expected, in plain words (same shapes): the elements outside the case's
     tolerance ``rule`` when given (the differences its failure message counts), else outside ``tolerance``."""
     w, g = want.astype(np.float64), got.astype(np.float64)
-    if rule:
-        differs = out_of_tolerance(want, got, rule)
-    else:
-        with np.errstate(all="ignore"):
-            differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+    differs = differing(want, got, tolerance, rule)
     if not differs.any():
         return ""
     first = tuple(int(i) for i in np.argwhere(differs)[0])
@@ -81,6 +77,18 @@ def described(
         text += f", in rows {_listed(rows, w.shape[0])} and columns {_listed(columns, w.shape[1])}"
     found = pattern(w, g, differs, want.dtype, rule)
     return text + (f"; {found}" if found else "")
+
+
+def differing(
+    want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6, rule: Optional[Mapping[str, Any]] = None
+) -> np.ndarray:
+    """The elements of ``got`` (the golden's shape) outside the case's tolerance ``rule`` when given (the
+    differences its failure message counts), else outside ``tolerance``."""
+    if rule:
+        return np.asarray(out_of_tolerance(want, got, rule), dtype=bool)
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
 
 
 def apart(a: float, b: float) -> tuple[str, str]:

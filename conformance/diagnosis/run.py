@@ -13,6 +13,8 @@ from embconf.diagnosis.claims import disciplined
 from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
 from embconf.diagnosis.identity import merge_shown
+from embconf.diagnosis.localise import said_by_mistakes
+from embconf.diagnosis.localise_cases import located_cases
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.symptoms import describe, history_symptom
 from embconf.diagnosis.tinytorch_words import speak_tinytorch
@@ -63,8 +65,13 @@ def diagnose_run(record: RunRecord, cases: Iterable[Case], budget_s: float = BUD
         log.warning("no condition analysis: %s: %s", type(exc).__name__, exc)
     try:
         disciplined(run, by_id)
+        said_by_mistakes(run)
     except Exception as exc:  # as above: never into the run
         log.warning("no claim discipline: %s: %s", type(exc).__name__, exc)
+    try:
+        located_cases(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no case localisation: %s: %s", type(exc).__name__, exc)
     try:
         speak_tinytorch(run, by_id)
     except Exception as exc:  # as above: never into the run
