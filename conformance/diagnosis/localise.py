@@ -16,8 +16,9 @@ symptom explains, located. Its title (what the verdict shows for every case it c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -60,6 +61,7 @@ class Units:
     tags: list[Tag] = field(default_factory=list)
     ordered: list[tuple[str, np.ndarray, int]] = field(default_factory=list)  # (what the value is, one per unit, rank)
     holding: Optional[Holding] = None
+    silent: Optional[np.ndarray] = None  # units no mistake of this kind can change (a rotation at position 0)
 
     def add(self, title: str, said: str, mask: Any, kind: str = "", rank: int = KIND) -> None:
         self.tags.append(Tag(title, said, np.asarray(mask, dtype=bool).reshape(-1), rank, kind))
@@ -69,6 +71,17 @@ class Units:
         moved = np.moveaxis(differs, self.axes, tuple(range(len(self.axes))))
         rest = tuple(range(len(self.axes), differs.ndim))
         return (np.any(moved, axis=rest) if rest else moved).reshape(-1)
+
+    def kept(self, differing: np.ndarray) -> tuple[Units, np.ndarray]:
+        """(these units without the silent ones that match, their differing mask): a unit no mistake can change
+        says nothing by matching (every rotation leaves position 0 as it is)."""
+        if self.silent is None or self.silent.shape != differing.shape:
+            return self, differing
+        keep = ~(self.silent & ~differing)
+        tags = [replace(t, mask=t.mask[keep]) for t in self.tags if t.mask.shape == keep.shape]
+        ordered = [(what, values[keep], rank) for what, values, rank in self.ordered if values.shape == keep.shape]
+        held = replace(self.holding, ids=self.holding.ids[keep]) if self.holding is not None else None
+        return Units(self.noun, self.axes, tags, ordered, held), differing[keep]
 
     def described(self, differing: np.ndarray) -> Optional[Tag]:
         """The smallest description that separates the differing units, or None."""
@@ -96,6 +109,9 @@ def separates(mask: np.ndarray, differing: np.ndarray) -> bool:
     )
 
 
+SINGULAR = re.compile(r"\b(position|row|bag|sequence)s\b")
+
+
 def ranged(values: np.ndarray, differing: np.ndarray, what: str, rank: int = RANGE) -> Optional[Tag]:
     """The range lo..hi of an ordered attribute (``values``, one per unit; ``what`` names it: "at the positions")
     that holds exactly the differing units, as a Tag (its numbers said in the title too: they are the
@@ -106,8 +122,8 @@ def ranged(values: np.ndarray, differing: np.ndarray, what: str, rank: int = RAN
     mask = (values >= lo) & (values <= hi)
     if not separates(mask, differing):
         return None
-    if lo == hi:
-        said = f"{what} {lo}"
+    if lo == hi:  # one unit: said in the singular ("at the position 7", "in the bag 2")
+        said = f"{SINGULAR.sub(lambda m: m.group(1), what)} {lo}"
     elif hi == int(values.max()):
         said = f"{what} {lo} and above"
     elif lo == int(values.min()):
@@ -142,11 +158,11 @@ def sentence(
     if not differs.any():
         return None
     unit, differing = None, None
-    if units is not None and all(a < differs.ndim - 1 for a in units.axes):
-        differing = units.differing(differs)
+    if units is not None and all(a < differs.ndim for a in units.axes):
+        units, differing = units.kept(units.differing(differs))
         unit = units.described(differing)
     band = None
-    if differs.ndim >= 1 and differs.shape[-1] >= 2:
+    if differs.ndim >= 1 and differs.shape[-1] >= 2 and (units is None or differs.ndim - 1 not in units.axes):
         wide = np.any(differs.reshape(-1, differs.shape[-1]), axis=0)
         band = columns(wide) if wide.any() and not wide.all() else None
         band = None if band is not None and unit is not None and band.title == FEW_COLUMNS else band
@@ -196,10 +212,10 @@ class Holding:
         priority = {"padding_idx": 0, "V-1": 1, "0": 2, "": 3}
         named = sorted(clean.tolist(), key=lambda v: priority[named_id(int(v), self.vocab, self.padding)])
         for value in named[:MAX_SINGLE]:  # one id that alone separates, a named one first
-            mask = np.any(self.ids == value, axis=1)
+            mask = np.asarray(np.any(self.ids == value, axis=1), dtype=bool)
             if separates(mask, differing):
                 return self._one(int(value), mask)
-        mask = np.isin(self.ids, clean).any(axis=1)
+        mask = np.asarray(np.isin(self.ids, clean).any(axis=1), dtype=bool)
         if not 2 <= clean.size <= SHOWN or not separates(mask, differing):
             return None
         values = listed([int(v) for v in clean]).replace(" and ", " or ")

@@ -81,8 +81,8 @@ def located_cases(run: RunRecord, by_id: Mapping[str, Case]) -> None:
     shown: dict[str, set[str]] = {}  # plain key -> the cases it is measured on
     for result in run.results:
         for cause in result.causes:
-            key = cause.symptom
-            if not cause.is_mutant and key is not None and key.family in PLAIN:
+            said = cause.symptom
+            if not cause.is_mutant and said is not None and said.family in PLAIN:
                 shown.setdefault(cause.key, set()).add(result.id)
     for key, ids in shown.items():
         condition = _separating(run, by_id, ids)

@@ -76,7 +76,7 @@ def units_of(
         start = int(inputs.get("start_pos") or 0)
         return _position_units((1,), start + np.arange(shape[1]), _table_rows(inputs), "the table's rows")
     if name in POSITION_GRADIENTS and len(shape) == 2:
-        return _position_units((0,), np.arange(shape[0]), None, "")
+        return _used_positions(inputs, shape[0])
     if operation == "sinusoidal_table" and len(shape) == 2:
         positions = np.asarray(rows, dtype=np.int64) if rows is not None else np.arange(shape[0])
         return _position_units((0,), positions, None, "")
@@ -147,6 +147,20 @@ def _table_rows(inputs: Mapping[str, Any]) -> Optional[int]:
     return int(table.shape[0]) if isinstance(table, np.ndarray) and table.ndim == 2 else None
 
 
+def _used_positions(inputs: Mapping[str, Any], rows: int) -> Units:
+    """A position table's gradient: one unit per row, the rows the case's positions use (start_pos .. start_pos +
+    T - 1) and the others."""
+    units = _position_units((0,), np.arange(rows), None, "")
+    source = inputs.get("x", inputs.get("tokens"))
+    start = inputs.get("start_pos")
+    if isinstance(source, np.ndarray) and source.ndim >= 1 and isinstance(start, (int, np.integer)):
+        length = source.shape[-2] if "x" in inputs and source.ndim >= 2 else source.shape[-1]
+        used = (np.arange(rows) >= int(start)) & (np.arange(rows) < int(start) + length)
+        units.add("in the rows the positions use", "in the rows the positions use", used, "rows the positions use")
+        units.add("in the rows no position uses", "in the rows no position uses", ~used, "rows no position uses")
+    return units
+
+
 def _position_units(axes: tuple[int, ...], positions: np.ndarray, length: Optional[int], against: str) -> Units:
     units = Units("position", axes)
     if length is not None:
@@ -185,6 +199,8 @@ def _rotary_units(operation: str, inputs: Mapping[str, Any], shape: tuple[int, .
             COMMON,
         )
     units.ordered.append(("at the positions", positions.astype(np.int64), RANGE))
+    if operation != "rope_tables":  # a rotation leaves position 0 as it is, whatever its angles
+        units.silent = positions == 0
     return units
 
 

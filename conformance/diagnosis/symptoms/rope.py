@@ -182,7 +182,9 @@ def _table_symptoms(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, 
         wanted = want_cos.astype(np.float64) + 1j * np.asarray(want_sin, dtype=np.float64)
         reading = _besides(reading, case, "cos", want_cos, lambda turn: (wanted * np.exp(1j * turn)).real)
         if reading.params.get("rough") is False:  # cos within tolerance once fixed: sin must be too
-            reading = _besides(reading, case, "sin", want_sin, lambda turn: (wanted * np.exp(1j * turn)).imag)
+            reading = _besides(
+                reading, case, "sin", np.asarray(want_sin), lambda turn: (wanted * np.exp(1j * turn)).imag
+            )
     return [] if reading is None else _said(case, inputs, reading)
 
 
