@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.diagnosis.factors import factor_of
+from embconf.diagnosis.factors import factor_of, shortest
 from embconf.judging.compare import out_of_tolerance
 from embconf.model.symptom import UNEXPLAINED, ZERO_VALUES, SymptomKey
 
@@ -66,7 +66,7 @@ def described(
     if not differs.any():
         return ""
     first = tuple(int(i) for i in np.argwhere(differs)[0])
-    expected, actual = apart(float(w[first]), float(g[first]))
+    expected, actual = exactly(float(w[first]), float(g[first]), want.dtype)
     text = (
         f"'{name}' first differs at {list(first)}: expected {expected}, got {actual}; "
         f"{int(differs.sum())} of {differs.size} values differ"
@@ -89,6 +89,14 @@ def differing(
     w, g = want.astype(np.float64), got.astype(np.float64)
     with np.errstate(all="ignore"):
         return ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+
+
+def exactly(a: float, b: float, dtype: np.dtype) -> tuple[str, str]:
+    """Two numbers of ``dtype`` (the output's) each printed as the number it is (``factors.shortest``): never a
+    rounding that another number of the dtype would print too."""
+    held = dtype if np.dtype(dtype).kind == "f" else np.float32  # bfloat16: its numbers are float32 numbers
+    shown = shortest(a, held), shortest(b, held)
+    return shown if shown[0] != shown[1] or a == b else apart(a, b)
 
 
 def apart(a: float, b: float) -> tuple[str, str]:

@@ -89,8 +89,8 @@ def printed(low: float, high: float, near: float, holds: Optional[Callable[[floa
 def shortest(value: float, dtype: Any = np.float64) -> str:
     """The shortest decimal that is ``value`` as ``dtype`` holds it (an id 10000000.5 is never "1e+07", a float32
     denormal is the number it is): what a sentence prints for a number it names exactly."""
-    held = np.float64(np.asarray(value, dtype=np.float64).astype(dtype))
-    held = np.asarray(held).astype(dtype).reshape(-1)[0]  # the dtype's own number, printed as that dtype
+    kind = np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.float32)  # bfloat16: a float32 number
+    held = np.asarray(value, dtype=np.float64).astype(dtype).astype(kind).reshape(-1)[0]  # the dtype's own number
     if held == 0 or 1e-4 <= abs(float(held)) < 1e16:
         return np.format_float_positional(held, unique=True, trim="-")
     return np.format_float_scientific(held, unique=True, trim="-")

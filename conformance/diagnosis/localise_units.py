@@ -328,7 +328,12 @@ def _pair_band(pair: np.ndarray, wide: np.ndarray) -> Optional[Found]:
         return None
     end = "the highest-frequency" if lo == 0 else "the lowest-frequency" if hi == pairs - 1 else "a band of"
     columns = runs([int(c) for c in np.flatnonzero(mask)])
+    title = (
+        f"in {end} pairs"
+        if lo == 0 or hi == pairs - 1
+        else "in a band of pairs between the highest and lowest frequencies"
+    )
     return Found(
-        f"in {end} pairs (by frequency)",
+        title,
         f"in the pairs k = {runs(list(range(lo, hi + 1)))} of 0..{pairs - 1} ({end} pairs; columns {columns})",
     )

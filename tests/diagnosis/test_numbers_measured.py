@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rope_cases import case
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.difference import exactly
 from embconf.diagnosis.factors import rounded_up, shortest, within
 from embconf.diagnosis.symptoms.rope_words import amplitude, attention_factor
 from embconf.diagnosis.symptoms.values import sinusoid_table
@@ -113,3 +114,11 @@ def _table_case(width: int) -> Case:
         {"outputs": {"table": _encode_value(table)}},
         {},
     )
+
+
+@SETTINGS
+@given(a=st.floats(-1e6, 1e6, width=32), b=st.floats(-1e6, 1e6, width=32))
+def test_a_plain_readings_values_are_the_numbers_the_output_holds(a, b) -> None:
+    expected, got = exactly(a, b, np.dtype(np.float32))
+    assert np.float32(float(expected)) == np.float32(a) and np.float32(float(got)) == np.float32(b)
+    assert (expected == got) == (np.float32(a).tobytes() == np.float32(b).tobytes())  # -0 is said as -0
