@@ -11,7 +11,10 @@ every unit (every column) differs: that says nothing about where.
 
 The sentence is the plain reading's (``symptoms._values``): a difference no catalogue mistake and no fitted
 symptom explains, located. Its title (what the verdict shows for every case it cites) names the structure
-("the bags holding id V-1"), its summary the case's own numbers ("id 7, 3 of 5 bags").
+("the bags holding id V-1"), its summary the case's own numbers ("id 7, 3 of 5 bags"). Readings that name the
+same units in the inputs' terms (the bags holding id V-1 forward, the row of id V-1 backward) share one identity
+(``LOCATED``): one entry in the verdict. A case a catalogue mistake matches keeps no plain reading
+(``said_by_mistakes``): what was measured there is that mistake's difference, said in its words.
 """
 
 from __future__ import annotations

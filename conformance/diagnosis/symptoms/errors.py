@@ -144,7 +144,7 @@ def garbage_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray) -> list[S
     shown = ", ".join(
         f"id {shortest(a)} -> {np.array2string(r[:4], precision=3, separator=', ')}" for a, r in outside[:2]
     )
-    example = shortest(finite[0], weight.dtype) if denormal else ""
+    example = _held(float(finite[0]), weight.dtype) if denormal else ""
     kind = f" (denormal numbers such as {example}, as integer bits read as floats give)" if denormal else ""
     text = (
         f"an id outside [0, V) returns values that are no row of the table{kind}: an unchecked read outside the table"
@@ -158,6 +158,13 @@ def garbage_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray) -> list[S
             denormal=denormal,
         )
     ]
+
+
+def _held(value: float, dtype: np.dtype) -> str:
+    """``value`` with two significant digits when those are the number ``dtype`` holds (1.4e-45, float32's
+    smallest denormal), else with as many as it takes (``factors.shortest``)."""
+    text = f"{value:.2g}"
+    return text if np.asarray(float(text)).astype(dtype) == np.asarray(value).astype(dtype) else shortest(value, dtype)
 
 
 def _unrefused(case: Case) -> Symptom:
