@@ -2,10 +2,8 @@
 
 Chosen greedily from the causes of the failing results: the cause (a catalogue mutant, or a measured
 symptom, under any of its readings) that explains the most failures not yet explained comes first; a
-mutant wins a tie, because it carries the exact fix. A plain reading (what was measured, located or not: no
-mistake's words) comes after every mistake that explains a failure left, so it never takes a mistake's place.
-A cause that is not complete (a dtype not cast back when the values differ as well, a mistake that explains
-part of a case) is named but leaves its cases to be
+mutant wins a tie, because it carries the exact fix. A cause that is not complete (a dtype not cast back
+when the values differ as well, a mistake that explains part of a case) is named but leaves its cases to be
 explained by the next; a case two named causes are true of is explained (a case that measured
 several mistakes at once, each a part of it, once all its parts are named).
 
@@ -62,13 +60,10 @@ def run_verdict(run: RunRecord) -> Verdict:
     left = {r.id for r in failing}
     named: dict[str, int] = {}
     while left and len(chosen) < MAX_MISTAKES:
-        live = [key for key in candidates if left & set(explains[key])]
-        best = max(  # a plain reading (what was measured, no mistake) only after every mistake that explains a case
-            live,
-            key=lambda key: (not _plain(candidates[key]), len(left & set(explains[key])), candidates[key].is_mutant),
-            default=None,
+        best = max(
+            candidates, key=lambda key: (len(left & set(explains[key])), candidates[key].is_mutant), default=None
         )
-        if best is None:
+        if best is None or not left & set(explains[best]):
             break
         cause = candidates.pop(best)
         also = tuple(i for i in members[best] if i != cause.id)
