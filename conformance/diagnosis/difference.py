@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from embconf.diagnosis.factors import factor_of
+from embconf.diagnosis.factors import factor_of, shortest
 from embconf.judging.compare import out_of_tolerance
 from embconf.model.symptom import UNEXPLAINED, ZERO_VALUES, SymptomKey
 
@@ -62,15 +62,11 @@ def described(
     """``name``'s difference from the expected, in plain words (same shapes): the elements outside the case's
     tolerance ``rule`` when given (the differences its failure message counts), else outside ``tolerance``."""
     w, g = want.astype(np.float64), got.astype(np.float64)
-    if rule:
-        differs = out_of_tolerance(want, got, rule)
-    else:
-        with np.errstate(all="ignore"):
-            differs = ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+    differs = differing(want, got, tolerance, rule)
     if not differs.any():
         return ""
     first = tuple(int(i) for i in np.argwhere(differs)[0])
-    expected, actual = apart(float(w[first]), float(g[first]))
+    expected, actual = exactly(float(w[first]), float(g[first]), want.dtype)
     text = (
         f"'{name}' first differs at {list(first)}: expected {expected}, got {actual}; "
         f"{int(differs.sum())} of {differs.size} values differ"
@@ -81,6 +77,26 @@ def described(
         text += f", in rows {_listed(rows, w.shape[0])} and columns {_listed(columns, w.shape[1])}"
     found = pattern(w, g, differs, want.dtype, rule)
     return text + (f"; {found}" if found else "")
+
+
+def differing(
+    want: np.ndarray, got: np.ndarray, tolerance: float = 1e-6, rule: Optional[Mapping[str, Any]] = None
+) -> np.ndarray:
+    """The elements of ``got`` (the golden's shape) outside the case's tolerance ``rule`` when given (the
+    differences its failure message counts), else outside ``tolerance``."""
+    if rule:
+        return np.asarray(out_of_tolerance(want, got, rule), dtype=bool)
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return ~(np.isclose(g, w, rtol=1e-5, atol=tolerance) | (np.isnan(g) & np.isnan(w)))
+
+
+def exactly(a: float, b: float, dtype: np.dtype) -> tuple[str, str]:
+    """Two numbers of ``dtype`` (the output's) each printed as the number it is (``factors.shortest``): never a
+    rounding that another number of the dtype would print too."""
+    held = dtype if np.dtype(dtype).kind == "f" else np.float32  # bfloat16: its numbers are float32 numbers
+    shown = shortest(a, held), shortest(b, held)
+    return shown if shown[0] != shown[1] or a == b else apart(a, b)
 
 
 def apart(a: float, b: float) -> tuple[str, str]:

@@ -86,6 +86,34 @@ def printed(low: float, high: float, near: float, holds: Optional[Callable[[floa
     return ""
 
 
+def shortest(value: float, dtype: Any = np.float64) -> str:
+    """The shortest decimal that is ``value`` as ``dtype`` holds it (an id 10000000.5 is never "1e+07", a float32
+    denormal is the number it is): what a sentence prints for a number it names exactly."""
+    kind = np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.float32)  # bfloat16: a float32 number
+    held = np.asarray(value, dtype=np.float64).astype(dtype).astype(kind).reshape(-1)[0]  # the dtype's own number
+    if held == 0 or 1e-4 <= abs(float(held)) < 1e16:
+        return np.format_float_positional(held, unique=True, trim="-")
+    return np.format_float_scientific(held, unique=True, trim="-")
+
+
+def within(low: float, high: float, near: float, noise: float = 0.0) -> str:
+    """A measured number: ``near`` printed with the digits that keep it inside the measured values' range [low,
+    high] widened by the measurement's relative ``noise`` (six digits when those are inside; a ratio measured as
+    0.9999995 on every element is never "1")."""
+    low, high = min(low, high), max(low, high)
+    widened = (low - abs(low) * noise, high + abs(high) * noise)
+    return printed(widened[0], widened[1], min(max(near, widened[0]), widened[1])) or repr(near)
+
+
+def rounded_up(value: float, digits: int) -> str:
+    """``value`` (>= 0) printed with ``digits`` significant digits, rounded up: a bound said "up to" stays one."""
+    if value <= 0:
+        return shortest(value)
+    step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    up = float(f"{math.ceil(value / step) * step:.{digits}g}")
+    return shortest(up if up >= value else up + step)
+
+
 def factor_of(
     want: np.ndarray, got: np.ndarray, dtype: np.dtype, rule: Optional[Mapping[str, Any]] = None
 ) -> Optional[Factor]:

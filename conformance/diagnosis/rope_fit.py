@@ -148,8 +148,12 @@ def read(
     if omega is not None and omega_want is not None and _explains(phi, p * omega, valid, tight):
         return _frequencies(omega, omega_want, base, rotary_dim)
     # a second, smaller error besides (cos/sin rounded to bfloat16): a model that holds within it is one of two
-    found = _first_model(phi, want, valid, tight + ROUGH, models, exact=False)
-    return None if found is None else Reading(found.kind, {**found.params, "rough": True})
+    fitted = _first_fit(phi, want, valid, tight + ROUGH, models, exact=False)
+    if fitted is None:
+        return None
+    found, angles = fitted
+    residual = np.where(valid, wrap(phi - angles), 0.0)  # what is left once the model's angles are the spec's
+    return Reading(found.kind, {**found.params, "rough": True, "residual": residual})
 
 
 MAX_DEPARTURES = 3
@@ -239,16 +243,27 @@ def _first_model(
     valid: np.ndarray,
     bound: np.ndarray,
     models: list[tuple[tuple[Departure, ...], np.ndarray]],
-    exact: bool = True,
 ) -> Optional[Reading]:
+    """The simplest model that explains every valid angle within ``bound``."""
+    fitted = _first_fit(phi, want, valid, bound, models)
+    return None if fitted is None else fitted[0]
+
+
+def _first_fit(
+    phi: np.ndarray,
+    want: np.ndarray,
+    valid: np.ndarray,
+    bound: np.ndarray,
+    models: list[tuple[tuple[Departure, ...], np.ndarray]],
+    exact: bool = True,
+) -> Optional[tuple[Reading, np.ndarray]]:
     """The simplest model that explains every valid angle within ``bound`` (not ``exact``: and that differs from
-    the spec's angles by more than that bound on most of them)."""
+    the spec's angles by more than that bound on most of them), with its angles."""
     fits = {d: a for d, a in models}
     for departures, angles in models:
         if _explains(phi, angles, valid, bound) and (exact or _distinct(angles, want, valid, bound)):
-            return Reading(
-                Kind.MODEL, {"departures": [_told(d, departures, fits, phi, valid, bound) for d in departures]}
-            )
+            told = [_told(d, departures, fits, phi, valid, bound) for d in departures]
+            return Reading(Kind.MODEL, {"departures": told}), angles
     return None
 
 
@@ -295,8 +310,8 @@ def _distinct(model: np.ndarray, want: np.ndarray, valid: np.ndarray, bound: np.
 def _amplitude(actual: Rotation, expected: Rotation, valid: np.ndarray) -> Optional[Reading]:
     ratio = actual.amplitude[valid] / np.where(expected.amplitude[valid] == 0, 1.0, expected.amplitude[valid])
     factor = float(np.median(ratio))
-    if abs(factor - 1.0) > 1e-3 and np.allclose(ratio, factor, rtol=1e-3):
-        return Reading(Kind.AMPLITUDE, {"factor": factor})
+    if abs(factor - 1.0) > 1e-3 and np.allclose(ratio, factor, rtol=1e-3):  # low, high: the ratios measured
+        return Reading(Kind.AMPLITUDE, {"factor": factor, "low": float(ratio.min()), "high": float(ratio.max())})
     return None
 
 
@@ -344,14 +359,16 @@ def _frequencies(omega: np.ndarray, want: np.ndarray, base: Optional[float], rot
     ratio = np.abs(omega) / np.where(want == 0, 1.0, np.abs(want))
     params: dict[str, Any] = {"negative": bool(np.all(np.sign(omega) == -np.sign(want)))}
     if np.allclose(ratio, ratio[0], rtol=1e-3):
-        return Reading(Kind.FREQUENCIES, {**params, "ratio": float(ratio[0])})
+        spread = {"ratio": float(np.median(ratio)), "low": float(ratio.min()), "high": float(ratio.max())}
+        return Reading(Kind.FREQUENCIES, {**params, **spread})
     h = omega.size
     if base is not None and rotary_dim and h >= 2 and abs(abs(omega[0]) - 1.0) < 1e-4:
         k = np.arange(1, h)
         with np.errstate(divide="ignore", invalid="ignore"):
             fitted = np.exp(-np.log(np.abs(omega[1:])) * rotary_dim / (2.0 * k))
         if np.all(np.isfinite(fitted)) and np.allclose(fitted, fitted[0], rtol=1e-2):
-            return Reading(Kind.FREQUENCIES, {**params, "base": float(np.median(fitted))})
+            spread = {"low": float(fitted.min()), "high": float(fitted.max())}
+            return Reading(Kind.FREQUENCIES, {**params, "base": float(np.median(fitted)), **spread})
     return Reading(Kind.FREQUENCIES, params)
 
 

@@ -13,6 +13,8 @@ from embconf.diagnosis.claims import disciplined
 from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
 from embconf.diagnosis.identity import merge_shown
+from embconf.diagnosis.localise import said_by_mistakes
+from embconf.diagnosis.localise_cases import located_cases
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.state import carried, dynamic_state, one_state, state_carried
 from embconf.diagnosis.suggested import suggest_conventions
@@ -70,6 +72,7 @@ def diagnose_run(
         log.warning("no condition analysis: %s: %s", type(exc).__name__, exc)
     try:
         disciplined(run, by_id)
+        said_by_mistakes(run)
     except Exception as exc:  # as above: never into the run
         log.warning("no claim discipline: %s: %s", type(exc).__name__, exc)
     try:
@@ -79,6 +82,10 @@ def diagnose_run(
         suggest_conventions(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no state analysis: %s: %s", type(exc).__name__, exc)
+    try:
+        located_cases(run, by_id)
+    except Exception as exc:  # as above: never into the run
+        log.warning("no case localisation: %s: %s", type(exc).__name__, exc)
     try:
         speak_tinytorch(run, by_id)
     except Exception as exc:  # as above: never into the run

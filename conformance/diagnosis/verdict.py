@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embconf.diagnosis.claims import SAID_AS
+from embconf.diagnosis.localise import LOCATED
 from embconf.diagnosis.titles import merged_hint, merged_title
 from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
-from embconf.model.symptom import DTYPE, SHAPE
+from embconf.model.symptom import DTYPE, PLAIN, SHAPE
 
 MAX_MISTAKES = 5
 
@@ -66,6 +67,8 @@ def run_verdict(run: RunRecord) -> Verdict:
             break
         cause = candidates.pop(best)
         also = tuple(i for i in members[best] if i != cause.id)
+        if not cause.is_mutant and _plain(cause):  # what was measured, said of the cases no mistake explains
+            explains[best] = [case_id for case_id in explains[best] if case_id in left]
         title = merged_title([said[best][case_id] for case_id in explains[best]])
         hint = merged_hint([cause.hint] + [members[best][i].hint for i in also])  # each error kind the fix raises
         chosen.append(
@@ -99,6 +102,12 @@ def _wordings(failing: list[CaseResult]) -> dict[str, str]:
     words = {reading: next(iter(found.values())) for reading, found in beside.items() if len(found) == 1}
     words.update({copy: titles[original] for copy, original in SAID_AS.items() if original in titles})
     return words
+
+
+def _plain(cause: Cause) -> bool:
+    """A plain reading (what was measured, located or not): no mistake's words, so it cites only the cases the
+    entries chosen before it leave unexplained (one defect, one entry)."""
+    return (cause.symptom is not None and cause.symptom.family in PLAIN) or cause.mistake.startswith(LOCATED)
 
 
 def _own_fact(reading: Cause) -> bool:

@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from embconf.corpus.fixtures import Case
-from embconf.diagnosis.difference import described, plain_key
+from embconf.diagnosis.difference import described
+from embconf.diagnosis.localise import located
 from embconf.diagnosis.symptoms.bags import (
     bag_shapes,
     empty_refused,
@@ -199,12 +200,9 @@ def _values(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarray, 
         found = detector(case, inputs, name, want, got)
         if found:
             return found
-    if case.operation in OWN_FACTORS:  # a rotation is read by its angles, or not at all
-        return []
-    plain = described(
-        name, want, got, rule=case.tolerance.get(name)
-    )  # nothing fitted: what was measured, in plain words, never a guess
-    return [symptom(plain_key(case.operation, name, plain), plain, complete=False)] if plain else []
+    # nothing fitted: what was measured, in plain words, never a guess (a rotation: where it differs, no numbers)
+    plain = "" if case.operation in OWN_FACTORS else described(name, want, got, rule=case.tolerance.get(name))
+    return located(case, inputs, name, want, got, plain)
 
 
 OWN_FACTORS = ROTATIONS  # a rotation's factor is read by its angles, never as a constant factor

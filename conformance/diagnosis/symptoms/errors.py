@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.factors import shortest
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.diagnosis.symptoms.raised import cast_failure, constructor_failure
 from embconf.diagnosis.symptoms.rows import row_mapping
@@ -140,8 +141,11 @@ def garbage_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray) -> list[S
     finite = values[np.isfinite(values) & (values != 0)]
     tiny = float(np.finfo(weight.dtype).tiny) if weight.dtype.kind == "f" else 0.0
     denormal = finite.size > 0 and bool(np.all(np.abs(finite) < tiny))
-    shown = ", ".join(f"id {a:g} -> {np.array2string(r[:4], precision=3, separator=', ')}" for a, r in outside[:2])
-    kind = f" (denormal numbers such as {finite[0]:.2g}, as integer bits read as floats give)" if denormal else ""
+    shown = ", ".join(
+        f"id {shortest(a)} -> {np.array2string(r[:4], precision=3, separator=', ')}" for a, r in outside[:2]
+    )
+    example = _held(float(finite[0]), weight.dtype) if denormal else ""
+    kind = f" (denormal numbers such as {example}, as integer bits read as floats give)" if denormal else ""
     text = (
         f"an id outside [0, V) returns values that are no row of the table{kind}: an unchecked read outside the table"
     )
@@ -154,6 +158,13 @@ def garbage_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray) -> list[S
             denormal=denormal,
         )
     ]
+
+
+def _held(value: float, dtype: np.dtype) -> str:
+    """``value`` with two significant digits when those are the number ``dtype`` holds (1.4e-45, float32's
+    smallest denormal), else with as many as it takes (``factors.shortest``)."""
+    text = f"{value:.2g}"
+    return text if np.asarray(float(text)).astype(dtype) == np.asarray(value).astype(dtype) else shortest(value, dtype)
 
 
 def _unrefused(case: Case) -> Symptom:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -58,7 +58,7 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
     parts: list[str] = []
     keys: list[SymptomKey] = []
     if not math.isclose(a, c, rel_tol=1e-5):
-        said, instead = apart(a, c)
+        said, instead = _fitting(a, c, lambda k: fits(k, b)), apart(a, c)[1]
         parts.append(
             f"the tokens are multiplied by {said}{equals_text(token_names, sizes)} instead of {instead}"
             + (" (sqrt(D))" if c != 1 else "")
@@ -69,7 +69,8 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
         keys.append(SymptomKey.of(POSITION_SCALE, 0))
     elif not math.isclose(b, 1.0, rel_tol=1e-5):
         parts.append(
-            f"the positions are multiplied by {apart(b, 1.0)[0]}{equals_text(position_names, sizes)} instead of 1"
+            f"the positions are multiplied by {_fitting(b, 1.0, lambda k: fits(a, k))}{equals_text(position_names, sizes)} "
+            "instead of 1"
         )
         keys.append(SymptomKey.of(POSITION_SCALE, position_names[0] if position_names else round(b, 4)))
     expected = "sqrt(D)" if c != 1 else "1 (scale_embeddings is false)"
@@ -87,3 +88,14 @@ def layer_parts(case: Case, inputs: Mapping[str, Any], name: str, want: np.ndarr
             position_factor=b,
         )
     ]
+
+
+def _fitting(value: float, other: float, holds: Callable[[float], bool]) -> str:
+    """``value`` printed with the digits that keep the reading true (the output fitted with the printed number, as
+    the case judges it) and tell it apart from ``other`` (the factor expected)."""
+    shown = apart(value, other)[0]
+    for digits in range(len(shown.replace("-", "").replace(".", "").lstrip("0")), 18):
+        text = f"{value:.{digits}g}"
+        if float(text) != other and holds(float(text)):
+            return text
+    return repr(value)

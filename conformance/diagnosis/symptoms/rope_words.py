@@ -3,13 +3,13 @@ its pairing and rotary_dim, the columns measured to differ, and the attention fa
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Optional
 
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.factors import epsilon, shortest, within
 from embconf.diagnosis.rope_fit import NEGATED, ROWS, SHIFTED, SWAPPED, Departure, rotation
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.model.symptom import ROPE, SymptomKey
@@ -157,9 +157,10 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
     spec = f"the spec's theta_k{_scaling_words(inputs)}"
     if "ratio" in p:
         ratio = float(p["ratio"])
+        shown = within(float(p.get("low", ratio)), float(p.get("high", ratio)), ratio)
         return symptom(
             key.extended("ratio"),
-            f"every frequency is {ratio:.6g} times {spec}",
+            f"every frequency is {shown} times {spec}",
             "theta_k = base^(-2k/rotary_dim), angle = position * theta_k (with the scaling the case asks for)",
             ratio=ratio,
         )
@@ -172,7 +173,8 @@ def frequencies(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> 
     if "base" in p and rope_type == "default":
         return symptom(
             key.extended("base"),
-            f"the frequencies follow base {float(p['base']):.6g} instead of {float(inputs['base']):g}",
+            f"the frequencies follow base {within(float(p.get('low', p['base'])), float(p.get('high', p['base'])), float(p['base']))} "
+            f"instead of {shortest(float(inputs['base']))}",
             FREQUENCY_FIX,
             base=float(p["base"]),
         )
@@ -194,33 +196,49 @@ def attention_factor(inputs: Mapping[str, Any]) -> Optional[float]:
         return None
 
 
-def amplitude(case: Case, inputs: Mapping[str, Any], factor: float) -> Symptom:
-    """cos and sin ``factor`` times the expected: yarn's attention factor applied twice, not applied, or else."""
+def amplitude(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> Symptom:
+    """cos and sin ``p["factor"]`` times the expected (measured between ``low`` and ``high`` on the pairs): yarn's
+    attention factor applied twice or not applied when that factor (or its inverse) lies within what was measured
+    (widened by the output dtype's roundings), else the factor as measured."""
+    factor = float(p["factor"])
+    low, high = float(p.get("low", factor)), float(p.get("high", factor))
+    noise = AMPLITUDE_ULPS * epsilon(_output_dtype(case))
+    lo, hi = low * (1 - noise), high * (1 + noise)
+    shown = within(low, high, factor, noise)
     expected = attention_factor(inputs)
     rope_type, _ = scaling_of(inputs)
-    if expected is not None and expected != 1.0 and math.isclose(factor, expected, rel_tol=1e-3):
+    if expected is not None and expected != 1.0 and lo <= expected <= hi:
         return symptom(
             SymptomKey.of(ROPE, "amplitude", case.operation, "twice"),
-            f"cos and sin are {factor:.6g} times the expected, the {rope_type} attention factor {expected:.6g} "
+            f"cos and sin are {shown} times the expected, the {rope_type} attention factor {within(lo, hi, expected)} "
             "itself: the factor is applied twice (cos and sin each take it once)",
             "multiply cos and sin by the attention factor once",
             factor=factor,
         )
-    if expected is not None and expected != 1.0 and math.isclose(factor * expected, 1.0, rel_tol=1e-3):
+    if expected is not None and expected != 1.0 and lo <= 1.0 / expected <= hi:
         return symptom(
             SymptomKey.of(ROPE, "amplitude", case.operation, "missing"),
-            f"cos and sin are {factor:.6g} times the expected, 1 / the {rope_type} attention factor {expected:.6g}: "
-            "the attention factor is not applied",
+            f"cos and sin are {shown} times the expected, 1 / the {rope_type} attention factor "
+            f"{within(1.0 / hi, 1.0 / lo, expected)}: the attention factor is not applied",
             "multiply cos and sin by the attention factor (scaling['attention_factor'], or 0.1*ln(factor) + 1)",
             factor=factor,
         )
     return symptom(
         SymptomKey.of(ROPE, "amplitude", case.operation),
-        f"cos and sin are {factor:.6g} times the expected: a rotation keeps each pair's length"
-        + (f" (times the attention factor {expected:.6g} only)" if expected not in (None, 1.0) else ""),
+        f"cos and sin are {shown} times the expected: a rotation keeps each pair's length"
+        + (f" (times the attention factor {shortest(expected)} only)" if expected not in (None, 1.0) else ""),
         "cos(angle) and sin(angle) themselves (times yarn's attention factor only)",
         factor=factor,
     )
+
+
+AMPLITUDE_ULPS = 8.0  # roundings of the output dtype a measured amplitude ratio may carry
+
+
+def _output_dtype(case: Case) -> np.dtype:
+    """The dtype of the case's first array output (what the amplitude was measured from)."""
+    arrays = [v for v in case.expected_outputs.values() if isinstance(v, np.ndarray)]
+    return arrays[0].dtype if arrays else np.dtype(np.float32)
 
 
 def column_ranges(columns: list[int]) -> str:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.factors import shortest
 from embconf.diagnosis.symptoms.base import ROW_SEARCH_BUDGET, Symptom, symptom
 from embconf.model.symptom import (
     IDS_SHIFTED,
@@ -159,7 +160,9 @@ def _mapping_symptoms(case: Case, vocab: int, stories: list[tuple[float, Any]]) 
 
 
 def _mapping_text(wrong: list[tuple[float, Any]], text: str) -> str:
-    pairs = dict.fromkeys(f"id {a:g} -> {'row ' + str(t) if isinstance(t, int) else 'a row of ' + t}" for a, t in wrong)
+    pairs = dict.fromkeys(
+        f"id {shortest(a)} -> {'row ' + str(t) if isinstance(t, int) else 'a row of ' + t}" for a, t in wrong
+    )
     shown = ", ".join(list(pairs)[:4])
     return f"{shown}: {text}"
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.difference import described
-from embconf.diagnosis.factors import Factor, epsilon, factors_of, named, printed
+from embconf.diagnosis.factors import Factor, epsilon, factors_of, named, printed, rounding_window
 from embconf.diagnosis.sinusoid_fit import LAYOUTS, Fit, candidate, fit_table
 from embconf.diagnosis.symptoms.base import OWNER, PARAMETER, Symptom, symptom
 from embconf.model.symptom import (
@@ -152,7 +152,7 @@ def constant_factor(
         scaled = printed(factor.low * base, factor.high * base, absolute) or repr(absolute)
         text = (
             f"'{name}' is {shown} x the expected: the tokens are scaled by {scaled}{equals_text(names, sizes)} "
-            f"instead of sqrt(D) = {base:.6g}"
+            f"instead of sqrt(D) {f'= {base:g}' if base.is_integer() else f'for D = {round(base * base)}'}"
         )
         return [
             symptom(
@@ -250,11 +250,14 @@ def sinusoid_table(
     words, shown = fit.departures(), []
     declared = _declared_departures(case, name, want, int(inputs["embed_dim"]))
     words = [w for w in words if w not in declared]  # what the declared convention itself is, is no mistake
-    if fit.amplitude != 1.0:
+    if fit.amplitude != 1.0:  # c, row 0's stored value: every k that rounds to it in the table's dtype holds
         sizes = {"D": int(inputs["embed_dim"])}
-        names = factor_names(fit.amplitude, sizes)
-        words.append(f"every value multiplied by {names[0] if names else f'{fit.amplitude:.6g}'}")
-        shown = words[:-1] + [f"every value multiplied by {fit.amplitude:.6g}{equals_text(names, sizes)}"]
+        below, above = rounding_window(np.asarray([fit.amplitude]), got.dtype)
+        low, high = fit.amplitude - float(below[0]), fit.amplitude + float(above[0])
+        amplitude = printed(low, high, fit.amplitude) or repr(fit.amplitude)
+        names, _ = named(Factor(low, high, amplitude, True), size_names(sizes), got.dtype)
+        words.append(f"every value multiplied by {names[0] if names else amplitude}")
+        shown = words[:-1] + [f"every value multiplied by {amplitude}{equals_text(names, sizes)}"]
     precision = f"computed in {fit.precision}" if fit.precision != "float64" else ""
     if not words and not precision:
         return []
