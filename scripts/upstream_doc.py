@@ -4,7 +4,8 @@ reproductions in docs/upstream-findings.yaml (``scripts/docs_figures.py`` writes
 - :func:`findings_markdown`: one section per finding of the data file, with the version the matrix measured, the
   requirements the matrix's deviation names, the cases, why it matters and the reproduction. A finding whose
   column is in docs/matrix.json but does not record every one of its cases as failing is refused
-  (:class:`StaleFinding`): the matrix no longer shows it, so the page must not claim it.
+  (:class:`StaleFinding`): the matrix no longer shows it, so the page must not claim it. A finding on an input no
+  golden case holds yet (no ``cases``) names the requirements it breaks itself and says that no golden shows it.
 - :func:`deviations_markdown`: every deviation docs/matrix.json records, column by column, marked documented (the
   framework documents it as its design) or not, and naming the finding that reproduces it, if any.
 """
@@ -37,11 +38,19 @@ class Finding:
     why: str
     code: str
     version: str = ""  # measured, for a column not yet in docs/matrix.json
+    requirements: tuple[str, ...] = ()  # what it breaks, for a finding no golden case shows yet (no cases)
 
 
 def load_findings(path: Path = FINDINGS) -> list[Finding]:
     entries = yaml.safe_load(path.read_text(encoding="utf-8"))["findings"]
-    return [Finding(**{**entry, "cases": tuple(entry["cases"])}) for entry in entries]
+    findings = [
+        Finding(**{**entry, "cases": tuple(entry["cases"]), "requirements": tuple(entry.get("requirements", ()))})
+        for entry in entries
+    ]
+    for finding in findings:
+        if not finding.cases and not finding.requirements:
+            raise ValueError(f"{finding.id}: a finding with no golden case names the requirements it breaks")
+    return findings
 
 
 def load_matrix(path: Path = MATRIX) -> dict[str, Any]:
@@ -67,7 +76,12 @@ def findings_markdown(matrix: dict[str, Any], findings: list[Finding]) -> str:
     columns, parts = _columns(matrix), []
     for finding in findings:
         column: Optional[dict[str, Any]] = columns.get(finding.impl)
-        if column is not None:
+        cases = ", ".join(f"`{case}`" for case in finding.cases)
+        if not finding.cases:  # an input no golden holds yet: nothing of the matrix to check it against
+            version = column["version"] if column is not None else finding.version
+            requirements, cases = ", ".join(finding.requirements), "none yet: no golden case holds this input"
+            measured = f"`{finding.impl}`, reproduced outside the matrix"
+        elif column is not None:
             failing = {case["id"] for case in column["failing"]}
             missing = [case for case in finding.cases if case not in failing]
             if missing:
@@ -80,7 +94,6 @@ def findings_markdown(matrix: dict[str, Any], findings: list[Finding]) -> str:
         else:
             version, requirements = finding.version, "see the cases"
             measured = f"`{finding.impl}` (measured with `embconf matrix`; not yet in docs/matrix.json)"
-        cases = ", ".join(f"`{case}`" for case in finding.cases)
         parts.append(
             f'\n### <a id="{_anchor(finding)}"></a>{finding.impl} {version}: {finding.title}\n\n'
             f"- Breaks: {requirements} (cases {cases}; {measured}).\n"

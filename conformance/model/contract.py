@@ -12,6 +12,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from fnmatch import fnmatchcase
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Protocol, runtime_checkable
 
@@ -132,10 +133,18 @@ class Capabilities:
         return next((choice for choice in self.documented if choice.concerns(case_id, requirements)), None)
 
     def applies(self, operation: str, case_features: Iterable[str]) -> Optional[str]:
-        """None when a case applies, else the reason it does not."""
+        """None when a case applies, else the reason it does not (answered once per operation and features: a run
+        asks for every case when it plans and again when it runs it)."""
+        case_features = tuple(case_features)
+        answers = self.__dict__.setdefault("_answers", {})  # the capabilities are frozen: so are the answers
+        key = (operation, case_features)
+        if key not in answers:
+            answers[key] = self._applies(operation, case_features)
+        return answers[key]
+
+    def _applies(self, operation: str, case_features: tuple[str, ...]) -> Optional[str]:
         if operation not in self.operations:
             return f"the implementation does not provide {operation}"
-        case_features = list(case_features)
         replaced_by = replacing(self.conventions, operation, case_features)
         if replaced_by is not None:
             return replaced_by.replaced()
@@ -152,7 +161,7 @@ class Capabilities:
 
         return unavailable_dtype(case_features)  # the harness cannot hold the arrays (EMB-HLF-2)
 
-    @property
+    @cached_property
     def all_features(self) -> frozenset[str]:
         """The claimed features plus the implied ones: the first of each exclusive pair unless the other is
         claimed, and what the declared conventions imply (each one's feature, every canonical marker but theirs)."""

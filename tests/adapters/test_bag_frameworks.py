@@ -209,3 +209,34 @@ def test_offsets_become_bags_by_the_spec_rules_in_the_glue():
         with pytest.raises(EmbeddingError) as raised:
             bag_bounds(ids, offsets, last)
         assert raised.value.kind == kind and raised.value.decided_by == "glue"  # type: ignore[attr-defined]
+
+
+def test_a_segfault_inside_pytorch_costs_its_one_case_and_the_worker_goes_on(cases_by_id):
+    """Mode max with no offsets but ids present kills PyTorch 2.13's process (docs/upstream.md): in the worker that
+    is one crash, said in one line, and the cases around it still pass."""
+    from embconf.corpus.fixtures import Case
+    from embconf.isolation import IsolatedAdapter
+    from embconf.session import RunOptions, run
+
+    needs("torch_bag")
+    empty = cases_by_id["bag.forward.sum.no_bags"]
+    inputs = {**empty.raw_inputs, "ids": {"dtype": "int64", "shape": [2], "data": [1, 2]}, "mode": "max"}
+    crash = Case(
+        "bag.forward.max.no_bags_two_ids",
+        "",
+        empty.requirements,
+        ("bag-max",),
+        empty.operation,
+        inputs,
+        empty.raw_expected,
+        empty.tolerance,
+    )
+    around = [cases_by_id["bag.forward.sum.basic"], crash, empty, cases_by_id["bag.forward.max.basic"]]
+    adapter = IsolatedAdapter("torch_bag")
+    try:
+        results = {result.id: result for result in run(adapter, around, RunOptions()).results}
+    finally:
+        adapter.close()
+    assert_outcome(results[crash.id], "crash", "killed by SIGSEGV")
+    assert "the worker process was killed by SIGSEGV" in results[crash.id].message.splitlines()[0]  # its one line
+    assert [results[case.id].outcome for case in around if case is not crash] == ["pass"] * 3
