@@ -31,9 +31,11 @@ from embconf.reference.cases.domains import (
     allowed_pairs,
     calls_at,
     case_at,
+    counted,
     domain_named,
     domains_of,
     error_points,
+    under_convention,
 )
 from embconf.reference.generate import build_case
 
@@ -66,18 +68,18 @@ def _error(call: Any) -> Any:
 
 
 def covered_by(specs: Iterable[CaseSpec]) -> tuple[dict[str, set[frozenset[Point]]], set[tuple[str, Point, str]]]:
-    """({operation: every set of two or three boundaries a call with outputs is at}, {(operation, boundary, error)
-    of a call expecting an error})."""
+    """({operation: every set of two or three boundaries a call with outputs covers (``counted``: one under a
+    declared convention only those holding its boundary)}, {(operation, boundary, error) of a call expecting an
+    error})."""
     sets: dict[str, set[frozenset[Point]]] = {}
     errors: set[tuple[str, Point, str]] = set()
     for spec in specs:
         for call, (operation, at) in zip(spec.calls or (spec,), calls_at(spec)):
-            points = sorted((n, b) for n, b in at.items() if b is not None)
             if _error(call) is None:
                 found = sets.setdefault(operation, set())
-                found.update(frozenset(c) for k in (2, 3) for c in combinations(points, k))
+                found.update(frozenset(c) for k in (2, 3) for c in counted(operation, at, k))
             else:
-                errors.update((operation, point, _error(call)) for point in points)
+                errors.update((operation, (n, b), _error(call)) for n, b in at.items() if b is not None)
     return sets, errors
 
 
@@ -130,10 +132,17 @@ def row_spec(row: dict[str, Any]) -> CaseSpec:
 def _gain(spec: CaseSpec, open_targets: set[Target], allowed: Optional[set]) -> set[Target]:
     """What a case covers of ``open_targets``: nothing unless it has outputs and every pair it is at is allowed
     (``allowed``; None: whatever the table excludes without an error, what the reference answers decides)."""
-    points = sorted((n, b) for n, b in calls_at(spec)[0][1].items() if b is not None)
+    operation, at = calls_at(spec)[0]
+    points = sorted((n, b) for n, b in at.items() if b is not None)
     if spec.error is not None or (allowed is not None and not all(pair in allowed for pair in combinations(points, 2))):
         return set()
-    return {t for t in open_targets if t <= set(points)}
+    return {t for t in open_targets if _counts(operation, t, set(points))}
+
+
+def _counts(operation: str, target: Target, points: set[Point]) -> bool:
+    """Whether a case at ``points`` covers ``target``: it is at each of its boundaries, and the target holds each
+    declared convention's boundary the case is at (the case runs only where that convention is declared)."""
+    return target <= points and all(p in target for p in points if under_convention(operation, p))
 
 
 def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set, rng: random.Random) -> dict[str, str]:
@@ -166,7 +175,7 @@ def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set,
                 continue
             chosen = set(row.items()) | {point}
             score = (
-                sum(1 for t in by_point.get(point, ()) if t <= chosen),
+                sum(1 for t in by_point.get(point, ()) if _counts(operation, t, chosen)),
                 -WIDE.get(point, 0) if seed & COSTLY else 0,
                 name == domain.boundaries[0].name,  # else the plain value (canonical, absent): fewer features needed
             )

@@ -19,14 +19,14 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "99f781932bcbab265ee3dba763561fccba6542b059bde3e883a03879c0f897b7",
-    "embedding_layer.yaml": "427374ba2789f57813326d7dba6f0a8bcaf1210bf6edab29025cc6ad5545ad45",
+    "bags.yaml": "8dedc47775f3b73dd82db46e8a86747185c97e6cd2df4b5e3deeb5f077fd3a85",
+    "embedding_layer.yaml": "a5586520d93dc5bd04cb2869a96c65ad17c6c0f91eb4b680c7b54e15eb2cd622",
     "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
     "learned_positions.yaml": "cafd0bbe4b6b885fac50a8619b4d404a8a17486ceb27e12201382cda5f108fb7",
     "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
     "memory.yaml": "bc2eb152bc89f0b88a4ac162e2d7555aa853cebb60e6b5df06c4e7b256394563",
-    "rope.yaml": "ca2e359a5b71dfbc5577fd3534ea31b2887f8cc63f9ed30ee66ba3f762127456",
-    "sinusoidal.yaml": "385d8ef2062150623398cddbe7b557f0fd17e82873c619ec1ae65075709e7f5e",
+    "rope.yaml": "4e3399ddf80148946ae3e6e8beef06c282b3372cb9716b20c81b9b0f176578b8",
+    "sinusoidal.yaml": "a070513719ced636ebc500cab0e146d887ca5ddf410ec36cc8f6d6ba21931f13",
     "stateful.yaml": "08eb7d3b3e93c076c3cd0384f316d49f4b109b6fed38b7365cb56b909b45890f",
     "token_lookup.yaml": "1384425d468fc97e54faa56c43b9e5f191653bf7bd2b8d1e6496d5c53aa44c50",
 }
@@ -35,14 +35,14 @@ SHIPPED_SHA256: dict[str, str] = {
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "32f714c8a30498bf45a9c6b3591299f453a3cd8095c93f5e14031de88c7e61bd",
-    "embedding_layer.json": "4559fd71aa3fa56f151e2cb7e3c9a1898aaf1b9ba2cf1d3ec024c92ee39db3ed",
+    "bags.json": "027f55fcce69b7cb0c562cdb54b299dcff31f20051ca2ef492b1465131f1acb5",
+    "embedding_layer.json": "b993a82fc470ca9485da5659ddd3dfd2b18c85b9019f776df1259e074f7ffbc5",
     "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
     "learned_positions.json": "557ab14b89cbd1c5782066974d76f2112d741f11a1fb49881b121a4aef4f8548",
     "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",
     "memory.json": "8efdfb3f179c9188ac85a18299b0e13029ae55d2442b87a796a2abc09b033944",
-    "rope.json": "213f31af585a22345aad1d22c822af2a9942d7be9ccdf5f30126ef023055372d",
-    "sinusoidal.json": "c7a213a628f1c71cffd8d8da56aef51ea00e6dc5d687176cc840a8ab6c3f0f33",
+    "rope.json": "32f251a68f00cb2a9501b54756f410b81c51ff5340fab360c93b833556c05981",
+    "sinusoidal.json": "5a2b581d6a37ab06c1e468ec10742d9a64e8d7f58776b60dbc1b101ee770ccff",
     "stateful.json": "3ff210378c4235c589dfc28ec2aa2595e1a657105023677ace3367f845e3fa61",
     "token_lookup.json": "4e4ce3c2b981054f66f52f3311275572cf73e632d6dab14744a21162fd7f3c48",
 }
