@@ -93,27 +93,32 @@ def missing(specs: list[CaseSpec]) -> tuple[dict[str, list[Target]], dict[str, l
 
 
 class Requirements:
-    """The requirement ids a row cites: its operation's most cited one, and each boundary's distinctive ones (cited
-    by most existing cases at it, by few others of the operation)."""
+    """The requirement ids a row cites: its operation's most cited one, those its boundaries name in the domain
+    tables (a bag mode's own rule), and each other boundary's distinctive ones (cited by most hand-written cases at
+    it, by few others of the operation; for a row with outputs, read from the cases with outputs). A requirement
+    the table gives another boundary of a domain the row is at (another mode's rule) is never cited."""
 
     def __init__(self, specs: list[CaseSpec]) -> None:
         self.by_op: dict[str, list[tuple[str, ...]]] = {}
-        self.by_point: dict[tuple[str, Point], list[tuple[str, ...]]] = {}
-        for spec in (s for s in specs if not s.calls):  # a sequence's requirements are about its calls together
+        self.by_point: dict[tuple[str, Point, bool], list[tuple[str, ...]]] = {}
+        for spec in (s for s in specs if not s.calls and ".pairs." not in s.id):  # a sequence: its calls together
             for operation, at in calls_at(spec):
                 self.by_op.setdefault(operation, []).append(spec.requirements)
-                for point in at.items():
-                    if point[1] is not None:
-                        self.by_point.setdefault((operation, point), []).append(spec.requirements)
+                for point in ((n, b) for n, b in at.items() if b is not None):
+                    self.by_point.setdefault((operation, point, spec.error is not None), []).append(spec.requirements)
 
     def of(self, operation: str, at: dict[str, str], error: bool) -> tuple[str, ...]:
+        named = {(d.name, b.name): b.requirements for d in domains_of(operation) for b in d.boundaries if d.name in at}
+        own = [r for point in at.items() for r in named[point]]
+        others = {r for point, reqs in named.items() if at[point[0]] != point[1] for r in reqs} - set(own)
         cited = self.by_op.get(operation, [])
         share = Counter(r for reqs in cited for r in set(reqs))
-        base = [share.most_common(1)[0][0]] if share else []
-        found = base + (["EMB-ERR-1"] if error else [])
+        base = next((r for r, _ in share.most_common() if r not in others), None)
+        found = ([base] if base else []) + own + (["EMB-ERR-1"] if error else [])
         for point in at.items():
-            at_point = self.by_point.get((operation, point), [])
-            counts = Counter(r for reqs in at_point for r in set(reqs))
+            at_point = self.by_point.get((operation, point, False), [])
+            at_point += self.by_point.get((operation, point, True), []) if error else []
+            counts = Counter(r for reqs in at_point for r in set(reqs) if r not in others)
             for req, n in counts.most_common(2):
                 if 2 * n >= len(at_point) and 2 * share[req] < len(cited) and req != "EMB-ERR-1":
                     found.append(req)

@@ -19,32 +19,32 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "8dedc47775f3b73dd82db46e8a86747185c97e6cd2df4b5e3deeb5f077fd3a85",
-    "embedding_layer.yaml": "a5586520d93dc5bd04cb2869a96c65ad17c6c0f91eb4b680c7b54e15eb2cd622",
+    "bags.yaml": "1b6985a91960ad83f02ad4e1ae5dd71d75c5cf3724538490daeb210e1c505b33",
+    "embedding_layer.yaml": "7d8f61fe338a4ce77bfdbc3f5be7d449ebf74c9f3806bc311f3027f9e5011ee4",
     "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
-    "learned_positions.yaml": "cafd0bbe4b6b885fac50a8619b4d404a8a17486ceb27e12201382cda5f108fb7",
+    "learned_positions.yaml": "68f6277ab3027d3d8eebdfd93e1645994eb81aa27865ba6bbc7eb53f3f8176d7",
     "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
-    "memory.yaml": "bc2eb152bc89f0b88a4ac162e2d7555aa853cebb60e6b5df06c4e7b256394563",
-    "rope.yaml": "4e3399ddf80148946ae3e6e8beef06c282b3372cb9716b20c81b9b0f176578b8",
-    "sinusoidal.yaml": "a070513719ced636ebc500cab0e146d887ca5ddf410ec36cc8f6d6ba21931f13",
+    "memory.yaml": "8391cb0fe7388b63972683db2ea7e360c6e7a42bb8db85bf45767c9e412077ee",
+    "rope.yaml": "1195b7cb34500bfe92b5340b655d1b2b468949755cb248e6c43adcc5bf8dd32f",
+    "sinusoidal.yaml": "c0e3490e255249864179e6a4181609bfcaf606e162a36b970746687bf593914f",
     "stateful.yaml": "08eb7d3b3e93c076c3cd0384f316d49f4b109b6fed38b7365cb56b909b45890f",
-    "token_lookup.yaml": "1384425d468fc97e54faa56c43b9e5f191653bf7bd2b8d1e6496d5c53aa44c50",
+    "token_lookup.yaml": "ce28c66729f0d229188f2a50da78c1020ff1e0d79a1f24ab9d839b9333773695",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "027f55fcce69b7cb0c562cdb54b299dcff31f20051ca2ef492b1465131f1acb5",
-    "embedding_layer.json": "b993a82fc470ca9485da5659ddd3dfd2b18c85b9019f776df1259e074f7ffbc5",
+    "bags.json": "88f077faa3f9518073e973c038549f420fed7cfc1d50eebbf17d6872bada4789",
+    "embedding_layer.json": "1e41a84bc80738d1d27193c15c516f36fe023d5c8a9cc1779346a0ff07ad4ad1",
     "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
-    "learned_positions.json": "557ab14b89cbd1c5782066974d76f2112d741f11a1fb49881b121a4aef4f8548",
+    "learned_positions.json": "2804c82284dc86c7794378d41e4b6e828349299779ae80a718d735f3be76dbd1",
     "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",
-    "memory.json": "8efdfb3f179c9188ac85a18299b0e13029ae55d2442b87a796a2abc09b033944",
-    "rope.json": "32f251a68f00cb2a9501b54756f410b81c51ff5340fab360c93b833556c05981",
-    "sinusoidal.json": "5a2b581d6a37ab06c1e468ec10742d9a64e8d7f58776b60dbc1b101ee770ccff",
+    "memory.json": "08517d8ec2681036cfc8b2d406997e40967118c4fb72ac48212705e6f79a9746",
+    "rope.json": "b8dfb939442d364b7dad9462fcc63a1eee802e4fbad71dc878bc283b049de631",
+    "sinusoidal.json": "3dc1bb694cf8da59e9619f64129b016e37f2905afadd1785f24778f9a1169722",
     "stateful.json": "3ff210378c4235c589dfc28ec2aa2595e1a657105023677ace3367f845e3fa61",
-    "token_lookup.json": "4e4ce3c2b981054f66f52f3311275572cf73e632d6dab14744a21162fd7f3c48",
+    "token_lookup.json": "a00e05fb5a1c5a63d6030098212ccc5b6c7c4f6758afb25b66e1666d69938072",
 }
 
 

@@ -196,3 +196,10 @@ def test_a_case_under_a_declared_convention_covers_only_the_pairs_holding_its_bo
     assert pair not in found
     assert (("convention", "float32_tables"), ("scaling", "dynamic")) in found
     assert all(("convention", "float32_tables") in p for p in found)
+
+
+def test_every_requirement_a_boundary_names_is_defined_in_the_spec():
+    from embconf.corpus.validate import defined_requirements
+
+    named = {r for t in DOMAINS.values() for ds in t.values() for d in ds for b in d.boundaries for r in b.requirements}
+    assert named and named <= set(defined_requirements())
