@@ -31,9 +31,11 @@ from embconf.reference.cases.domains import (
     allowed_pairs,
     calls_at,
     case_at,
+    counted,
     domain_named,
     domains_of,
     error_points,
+    under_convention,
 )
 from embconf.reference.generate import build_case
 
@@ -66,18 +68,18 @@ def _error(call: Any) -> Any:
 
 
 def covered_by(specs: Iterable[CaseSpec]) -> tuple[dict[str, set[frozenset[Point]]], set[tuple[str, Point, str]]]:
-    """({operation: every set of two or three boundaries a call with outputs is at}, {(operation, boundary, error)
-    of a call expecting an error})."""
+    """({operation: every set of two or three boundaries a call with outputs covers (``counted``: one under a
+    declared convention only those holding its boundary)}, {(operation, boundary, error) of a call expecting an
+    error})."""
     sets: dict[str, set[frozenset[Point]]] = {}
     errors: set[tuple[str, Point, str]] = set()
     for spec in specs:
         for call, (operation, at) in zip(spec.calls or (spec,), calls_at(spec)):
-            points = sorted((n, b) for n, b in at.items() if b is not None)
             if _error(call) is None:
                 found = sets.setdefault(operation, set())
-                found.update(frozenset(c) for k in (2, 3) for c in combinations(points, k))
+                found.update(frozenset(c) for k in (2, 3) for c in counted(operation, at, k))
             else:
-                errors.update((operation, point, _error(call)) for point in points)
+                errors.update((operation, (n, b), _error(call)) for n, b in at.items() if b is not None)
     return sets, errors
 
 
@@ -91,27 +93,32 @@ def missing(specs: list[CaseSpec]) -> tuple[dict[str, list[Target]], dict[str, l
 
 
 class Requirements:
-    """The requirement ids a row cites: its operation's most cited one, and each boundary's distinctive ones (cited
-    by most existing cases at it, by few others of the operation)."""
+    """The requirement ids a row cites: its operation's most cited one, those its boundaries name in the domain
+    tables (a bag mode's own rule), and each other boundary's distinctive ones (cited by most hand-written cases at
+    it, by few others of the operation; for a row with outputs, read from the cases with outputs). A requirement
+    the table gives another boundary of a domain the row is at (another mode's rule) is never cited."""
 
     def __init__(self, specs: list[CaseSpec]) -> None:
         self.by_op: dict[str, list[tuple[str, ...]]] = {}
-        self.by_point: dict[tuple[str, Point], list[tuple[str, ...]]] = {}
-        for spec in (s for s in specs if not s.calls):  # a sequence's requirements are about its calls together
+        self.by_point: dict[tuple[str, Point, bool], list[tuple[str, ...]]] = {}
+        for spec in (s for s in specs if not s.calls and ".pairs." not in s.id):  # a sequence: its calls together
             for operation, at in calls_at(spec):
                 self.by_op.setdefault(operation, []).append(spec.requirements)
-                for point in at.items():
-                    if point[1] is not None:
-                        self.by_point.setdefault((operation, point), []).append(spec.requirements)
+                for point in ((n, b) for n, b in at.items() if b is not None):
+                    self.by_point.setdefault((operation, point, spec.error is not None), []).append(spec.requirements)
 
     def of(self, operation: str, at: dict[str, str], error: bool) -> tuple[str, ...]:
+        named = {(d.name, b.name): b.requirements for d in domains_of(operation) for b in d.boundaries if d.name in at}
+        own = [r for point in at.items() for r in named[point]]
+        others = {r for point, reqs in named.items() if at[point[0]] != point[1] for r in reqs} - set(own)
         cited = self.by_op.get(operation, [])
         share = Counter(r for reqs in cited for r in set(reqs))
-        base = [share.most_common(1)[0][0]] if share else []
-        found = base + (["EMB-ERR-1"] if error else [])
+        base = next((r for r, _ in share.most_common() if r not in others), None)
+        found = ([base] if base else []) + own + (["EMB-ERR-1"] if error else [])
         for point in at.items():
-            at_point = self.by_point.get((operation, point), [])
-            counts = Counter(r for reqs in at_point for r in set(reqs))
+            at_point = self.by_point.get((operation, point, False), [])
+            at_point += self.by_point.get((operation, point, True), []) if error else []
+            counts = Counter(r for reqs in at_point for r in set(reqs) if r not in others)
             for req, n in counts.most_common(2):
                 if 2 * n >= len(at_point) and 2 * share[req] < len(cited) and req != "EMB-ERR-1":
                     found.append(req)
@@ -130,10 +137,17 @@ def row_spec(row: dict[str, Any]) -> CaseSpec:
 def _gain(spec: CaseSpec, open_targets: set[Target], allowed: Optional[set]) -> set[Target]:
     """What a case covers of ``open_targets``: nothing unless it has outputs and every pair it is at is allowed
     (``allowed``; None: whatever the table excludes without an error, what the reference answers decides)."""
-    points = sorted((n, b) for n, b in calls_at(spec)[0][1].items() if b is not None)
+    operation, at = calls_at(spec)[0]
+    points = sorted((n, b) for n, b in at.items() if b is not None)
     if spec.error is not None or (allowed is not None and not all(pair in allowed for pair in combinations(points, 2))):
         return set()
-    return {t for t in open_targets if t <= set(points)}
+    return {t for t in open_targets if _counts(operation, t, set(points))}
+
+
+def _counts(operation: str, target: Target, points: set[Point]) -> bool:
+    """Whether a case at ``points`` covers ``target``: it is at each of its boundaries, and the target holds each
+    declared convention's boundary the case is at (the case runs only where that convention is declared)."""
+    return target <= points and all(p in target for p in points if under_convention(operation, p))
 
 
 def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set, rng: random.Random) -> dict[str, str]:
@@ -166,7 +180,7 @@ def _grow(operation: str, seed: Target, open_targets: set[Target], allowed: set,
                 continue
             chosen = set(row.items()) | {point}
             score = (
-                sum(1 for t in by_point.get(point, ()) if t <= chosen),
+                sum(1 for t in by_point.get(point, ()) if _counts(operation, t, chosen)),
                 -WIDE.get(point, 0) if seed & COSTLY else 0,
                 name == domain.boundaries[0].name,  # else the plain value (canonical, absent): fewer features needed
             )

@@ -1,6 +1,7 @@
 """``embconf coverage``: how much of each family's input domains the goldens cover. The domains and what counts
 are the reference's (``reference/cases/domains.py``): a pair is an allowed pair of boundaries of two domains of one
-operation (``allowed_pairs``), covered when a call with outputs is at both (``covered_pairs``); an error boundary
+operation (``allowed_pairs``), covered when a call with outputs is at both (``covered_pairs``; a call under a declared convention only for the
+pairs holding its convention's boundary); an error boundary
 (``error_points``) is covered when a call at it expects the error the spec names there. Each covered one names the
 first case at it. Imported only by the ``coverage`` command: ``embconf run`` never loads the domains."""
 
@@ -8,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import combinations
 from typing import Any, Iterable, Optional
 
 from embconf.model.family import Family, families
-from embconf.reference.cases.domains import Point, allowed_pairs, calls_at, error_points
+from embconf.reference.cases.domains import Point, allowed_pairs, calls_at, counted, error_points
 
 Pair = tuple[Point, Point]
 ErrorPoint = tuple[Point, str]  # (boundary, the error kind the spec names there)
@@ -78,12 +78,11 @@ def witnesses(cases: Iterable[Any]) -> tuple[dict[str, dict[Pair, str]], dict[st
     errors: dict[str, dict[ErrorPoint, str]] = {}
     for case in cases:
         for call, (operation, at) in zip(case.calls or (case,), calls_at(case)):
-            points = sorted((name, boundary) for name, boundary in at.items() if boundary is not None)
             if call.expected_error is None:
-                for pair in combinations(points, 2):
-                    pairs.setdefault(operation, {}).setdefault(pair, case.id)
+                for a, b in counted(operation, at):
+                    pairs.setdefault(operation, {}).setdefault((a, b), case.id)
             else:
-                for point in points:
+                for point in ((name, boundary) for name, boundary in at.items() if boundary is not None):
                     errors.setdefault(operation, {}).setdefault((point, call.expected_error), case.id)
     return pairs, errors
 

@@ -19,34 +19,34 @@ from embconf.model.vocabulary import json_name
 from embconf.untrusted.read import InputError, read_bounded
 
 SHIPPED_SHA256: dict[str, str] = {
-    "bags.yaml": "99f781932bcbab265ee3dba763561fccba6542b059bde3e883a03879c0f897b7",
-    "embedding_layer.yaml": "427374ba2789f57813326d7dba6f0a8bcaf1210bf6edab29025cc6ad5545ad45",
+    "bags.yaml": "1b6985a91960ad83f02ad4e1ae5dd71d75c5cf3724538490daeb210e1c505b33",
+    "embedding_layer.yaml": "7d8f61fe338a4ce77bfdbc3f5be7d449ebf74c9f3806bc311f3027f9e5011ee4",
     "half_precision.yaml": "362e6c4128f5b21eacc3b6b319a354952c49f1ef03beeaed2ae9599d92d883a3",
-    "learned_positions.yaml": "cafd0bbe4b6b885fac50a8619b4d404a8a17486ceb27e12201382cda5f108fb7",
+    "learned_positions.yaml": "68f6277ab3027d3d8eebdfd93e1645994eb81aa27865ba6bbc7eb53f3f8176d7",
     "lookup_options.yaml": "6b29cdbfd3d9f639d1ab6a1d08c55635f32a3e508a2e26379a2055f50f192b95",
-    "memory.yaml": "bc2eb152bc89f0b88a4ac162e2d7555aa853cebb60e6b5df06c4e7b256394563",
+    "memory.yaml": "8391cb0fe7388b63972683db2ea7e360c6e7a42bb8db85bf45767c9e412077ee",
     "quantized.yaml": "95b71f51da05a51eea1d1f28bcf961f09cdc116bc54cbdd78a94b07b5713f269",
-    "rope.yaml": "c69b44784a2bd5a3f8e2e3ca059f28495333f3b10cafdc6554beed3a1067bc2c",
-    "sinusoidal.yaml": "385d8ef2062150623398cddbe7b557f0fd17e82873c619ec1ae65075709e7f5e",
+    "rope.yaml": "49efe7edd7a409aa49c108a6cf780ebe837dfe53668f42bc6fe14824d3f5ba8e",
+    "sinusoidal.yaml": "c0e3490e255249864179e6a4181609bfcaf606e162a36b970746687bf593914f",
     "stateful.yaml": "08eb7d3b3e93c076c3cd0384f316d49f4b109b6fed38b7365cb56b909b45890f",
-    "token_lookup.yaml": "1384425d468fc97e54faa56c43b9e5f191653bf7bd2b8d1e6496d5c53aa44c50",
+    "token_lookup.yaml": "ce28c66729f0d229188f2a50da78c1020ff1e0d79a1f24ab9d839b9333773695",
 }
 
 
 # The JSON form of each (``embconf regenerate`` writes it beside the file): read instead of the YAML file when
 # both are as shipped (shipped_json_form).
 SHIPPED_JSON_SHA256: dict[str, str] = {
-    "bags.json": "32f714c8a30498bf45a9c6b3591299f453a3cd8095c93f5e14031de88c7e61bd",
-    "embedding_layer.json": "4559fd71aa3fa56f151e2cb7e3c9a1898aaf1b9ba2cf1d3ec024c92ee39db3ed",
+    "bags.json": "88f077faa3f9518073e973c038549f420fed7cfc1d50eebbf17d6872bada4789",
+    "embedding_layer.json": "1e41a84bc80738d1d27193c15c516f36fe023d5c8a9cc1779346a0ff07ad4ad1",
     "half_precision.json": "f10b2fca905c91fa653c41fe315bdf8dd116446266c18bcf6ecb63d5b54beca1",
-    "learned_positions.json": "557ab14b89cbd1c5782066974d76f2112d741f11a1fb49881b121a4aef4f8548",
+    "learned_positions.json": "2804c82284dc86c7794378d41e4b6e828349299779ae80a718d735f3be76dbd1",
     "lookup_options.json": "906b31e9c047d12ccfc72a30dc91db87e5902135b333aa9bb18d32e0c61e29c4",
-    "memory.json": "8efdfb3f179c9188ac85a18299b0e13029ae55d2442b87a796a2abc09b033944",
+    "memory.json": "08517d8ec2681036cfc8b2d406997e40967118c4fb72ac48212705e6f79a9746",
     "quantized.json": "2e4d63546ecd53068f776002869385646100b87111765089baec18e4c6af3a43",
-    "rope.json": "a79cceea4d06ae1d41a822970d1ea3b01721b5b0bb82a3f770a57c855dfdca0c",
-    "sinusoidal.json": "c7a213a628f1c71cffd8d8da56aef51ea00e6dc5d687176cc840a8ab6c3f0f33",
+    "rope.json": "405cacefeae2e47fa2f27fb6c65d9d2ea2d2146cee7114829d4fcf685bd83dba",
+    "sinusoidal.json": "3dc1bb694cf8da59e9619f64129b016e37f2905afadd1785f24778f9a1169722",
     "stateful.json": "3ff210378c4235c589dfc28ec2aa2595e1a657105023677ace3367f845e3fa61",
-    "token_lookup.json": "4e4ce3c2b981054f66f52f3311275572cf73e632d6dab14744a21162fd7f3c48",
+    "token_lookup.json": "a00e05fb5a1c5a63d6030098212ccc5b6c7c4f6758afb25b66e1666d69938072",
 }
 
 

@@ -29,6 +29,7 @@ class Boundary:
     error: Optional[str] = None
     features: tuple[str, ...] = ()  # what a case at it carries (a declared convention's feature)
     unless: tuple[str, ...] = ()  # features under which the spec names no error here (a declared convention's)
+    requirements: tuple[str, ...] = ()  # the requirement ids a case at it exercises, where the table names them
 
     def error_under(self, features: frozenset[str]) -> Optional[str]:
         """The error a case at it is, with ``features``: none under a convention that answers it."""

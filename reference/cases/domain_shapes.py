@@ -40,11 +40,13 @@ def within(ids: str, vocab: Callable[[Mapping[str, Any]], int]) -> Callable[[Inp
 
 
 def choice(name: str, values: Mapping[str, Any], notes: Mapping[str, str], errors: Mapping[str, str] = {},
-           other: Optional[str] = None, test: Optional[Callable[[Any], Optional[str]]] = None) -> Domain:
+           other: Optional[str] = None, test: Optional[Callable[[Any], Optional[str]]] = None,
+           requirements: Mapping[str, tuple[str, ...]] = {}) -> Domain:
     """An input (or config key) at one of a few named values (:data:`ABSENT` for not given); ``errors``: the error
     kind of the boundaries that are errors; ``other``: the boundary of any value not listed (an unknown mode);
-    ``test``: a classifier of the value to use instead of equality (for ranges of numbers)."""
-    boundaries = tuple(Boundary(b, notes[b], errors.get(b)) for b in values)
+    ``test``: a classifier of the value to use instead of equality (for ranges of numbers); ``requirements``: the
+    requirement ids a case at a boundary exercises (a bag mode's own rule)."""
+    boundaries = tuple(Boundary(b, notes[b], errors.get(b), requirements=requirements.get(b, ())) for b in values)
 
     def classify(inputs: Mapping[str, Any], features: frozenset[str]) -> Optional[str]:
         given = value_of(inputs, name)

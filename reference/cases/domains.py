@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import Any, Iterable, Optional
 
+from embconf.model.convention import under_a_convention
 from embconf.model.family import family_of
 from embconf.reference.cases import (
     CaseSpec,
@@ -111,14 +112,29 @@ def _error(call: Any) -> Optional[str]:
     return call.expected_error if hasattr(call, "expected_error") else call.error
 
 
+def under_convention(operation: str, point: Point) -> bool:
+    """Whether a boundary of ``operation`` is a declared convention's (not the canonical answer): a case at it runs
+    only for an implementation that declares that convention."""
+    return under_a_convention(domain_named(operation, point[0]).boundary(point[1]).features)
+
+
+def counted(operation: str, at: Mapping[str, Optional[str]], size: int = 2) -> list[tuple[Point, ...]]:
+    """The combinations of ``size`` boundaries (each sorted) that a call of ``operation`` with outputs at ``at``
+    covers: every one when it is at the canonical conventions, else only those holding each convention boundary it
+    is at (for every other implementation the case does not run, so those combinations are not tested)."""
+    points = sorted((name, b) for name, b in at.items() if b is not None)
+    needed = {p for p in points if under_convention(operation, p)}
+    return [combo for combo in combinations(points, size) if needed <= set(combo)]
+
+
 def covered_pairs(cases: Iterable[Any]) -> dict[str, set[tuple[Point, Point]]]:
-    """{operation: the allowed pairs some call with outputs is at}."""
+    """{operation: the allowed pairs some call with outputs is at (:func:`counted`)}."""
     found: dict[str, set[tuple[Point, Point]]] = {}
     for case in cases:
         for call in _calls(case):
             if _error(call) is None:
-                points = sorted((name, b) for name, b in _at(call, case).items() if b is not None)
-                found.setdefault(call.operation, set()).update(combinations(points, 2))
+                pairs = counted(call.operation, _at(call, case))
+                found.setdefault(call.operation, set()).update((a, b) for a, b in pairs)
     return {op: pairs & set(allowed_pairs(op)) for op, pairs in found.items()}
 
 

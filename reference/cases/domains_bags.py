@@ -108,13 +108,19 @@ def _valid_offsets(inputs: Inputs, boundary: str) -> None:
     inputs["offsets"] = None if ids.ndim == 2 else np.array(points, dtype=np.int64)
 
 
-def _bags(large: bool) -> tuple[Domain, ...]:
-    """The bag's domains; ``large``: with a table of 2^16 + 1 rows (the forward's only, as ``domains_lookup`` says)."""
+FORWARD_MODES = {"sum": ("EMB-BAG-2",), "mean": ("EMB-BAG-3",), "max": ("EMB-BAG-4",), "sqrtn": ("EMB-BAG-5",)}
+BACKWARD_MODES = {m: ("EMB-BAG-11" if m == "max" else "EMB-BAG-10",) + FORWARD_MODES[m] for m in FORWARD_MODES}
+
+
+def _bags(large: bool, modes: Mapping[str, tuple[str, ...]], weighted: tuple[str, ...]) -> tuple[Domain, ...]:
+    """The bag's domains; ``large``: with a table of 2^16 + 1 rows (the forward's only, as ``domains_lookup`` says);
+    ``modes``: the requirements of each mode's own rule (its reduction, and in the backward its gradient);
+    ``weighted``: those of a case with per-sample weights."""
     rank, count, dtype, where = ids_domains("ids", rows_of("weight"), ("1d", "2d"), ("int64", "int32"),
                                             negative_unless=(DROP_NEGATIVE_IDS.feature,))
     weights = Domain("per_sample_weights", (
-        Boundary("absent", "no weights"), Boundary("positive", "every weight > 0"),
-        Boundary("nonpositive", "a weight 0 and a negative one"),
+        Boundary("absent", "no weights"), Boundary("positive", "every weight > 0", requirements=weighted),
+        Boundary("nonpositive", "a weight 0 and a negative one", requirements=weighted),
         Boundary("wrong_shape", "not the shape of the ids", "shape_mismatch")), _weights, _put_weights)
     return (
         following(table_extent("weight", 0, large=large, large_width=1), within("ids", rows_of("weight"))),
@@ -126,7 +132,7 @@ def _bags(large: bool) -> tuple[Domain, ...]:
         Domain("offsets", tuple(Boundary(b, n, OFFSET_ERRORS.get(b)) for b, n in OFFSETS.items()), _offsets, _put_offsets),
         choice("mode", {**{m: m for m in MODES}, "unknown": "median"},
                {**{m: f"mode {m}" for m in MODES}, "unknown": "a mode not in the spec"}, {"unknown": "invalid_config"},
-               other="unknown"),
+               other="unknown", requirements=modes),
         padding("padding_idx", rows_of("weight")),
         weights,
         convention("bags"),
@@ -186,8 +192,9 @@ def _bag_finish(inputs: Inputs, rng: np.random.Generator) -> None:
 
 
 DOMAINS: dict[str, dict[str, tuple[Domain, ...]]] = {"bags": {
-    "embedding_bag_forward": _bags(True),
-    "embedding_bag_backward": _bags(False) + (shape_of("grad_output", _bag_grad_shape),),
+    "embedding_bag_forward": _bags(True, FORWARD_MODES, ("EMB-BAG-9",)),
+    "embedding_bag_backward": _bags(False, BACKWARD_MODES, ("EMB-BAG-9", "EMB-BAG-12"))
+    + (shape_of("grad_output", _bag_grad_shape),),
     "sharded_table_bytes": _sharding(),
 }}
 BASES: dict[str, Base] = {

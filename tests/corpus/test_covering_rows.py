@@ -15,6 +15,7 @@ from itertools import product
 
 import pytest
 
+from embconf.model.bag import MODES
 from embconf.model.family import family_of
 from embconf.reference.cases.covering import ROWS_PATH, TRIPLES
 from embconf.reference.cases.domains import allowed_pairs, calls_at, domain_named
@@ -94,3 +95,16 @@ def test_a_pair_no_golden_covers_gets_a_new_row_numbered_after_the_others(cover_
     assert made[0]["id"] == f"bags.pairs.embedding_bag_forward.{first:03d}"
     rebuilt = [cover_pairs.row_spec(r) for r in made]
     assert cover_pairs.missing([s for s in specs if s.id != dropped["id"]] + rebuilt) == ({}, {})
+
+
+def test_a_row_in_a_bag_mode_cites_that_modes_requirements_and_no_other_modes():
+    in_mode = [row for row in ROWS if row["at"].get("mode") in MODES]
+    assert in_mode
+    for row in in_mode:
+        named = {b.name: set(b.requirements) for b in domain_named(row["operation"], "mode").boundaries}
+        own = named[row["at"]["mode"]]
+        others = set().union(*named.values()) - own
+        assert own and own <= set(row["requirements"]), row["id"]
+        assert not others & set(row["requirements"]), row["id"]
+    max_rows = [r for r in in_mode if r["operation"] == "embedding_bag_forward" and r["at"]["mode"] == "max"]
+    assert max_rows and all("EMB-BAG-2" not in r["requirements"] for r in max_rows)

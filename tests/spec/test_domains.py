@@ -184,3 +184,22 @@ def test_every_declared_error_and_constraint_names_what_the_spec_has():
         for rule in EXCLUDED[area]:
             assert {rule.first, rule.second} <= points, rule
             assert rule.error is None or rule.error in kinds, rule
+
+
+def test_a_case_under_a_declared_convention_covers_only_the_pairs_holding_its_boundary():
+    at = {"x.dtype": "float16", "position_ids.span": "past_original", "scaling": "dynamic"}
+    canonical = case_at("rope_forward", at, "rope.domains.canonical", "", ())
+    declared = case_at("rope_forward", {**at, "convention": "float32_tables"}, "rope.domains.declared", "", ())
+    pair = (("position_ids.span", "past_original"), ("scaling", "dynamic"))
+    assert pair in covered_pairs([canonical])["rope_forward"]
+    found = covered_pairs([declared])["rope_forward"]
+    assert pair not in found
+    assert (("convention", "float32_tables"), ("scaling", "dynamic")) in found
+    assert all(("convention", "float32_tables") in p for p in found)
+
+
+def test_every_requirement_a_boundary_names_is_defined_in_the_spec():
+    from embconf.corpus.validate import defined_requirements
+
+    named = {r for t in DOMAINS.values() for ds in t.values() for d in ds for b in d.boundaries for r in b.requirements}
+    assert named and named <= set(defined_requirements())
