@@ -98,6 +98,12 @@ def check_rank(x: Any) -> None:
             raise EmbeddingError("shape_mismatch", f"x of rank {np.ndim(x)} has no sequence axis")
 
 
+def batches(x: Any) -> int:
+    """How many (T, d) matrices x holds: the product of its leading axes, spelled out for a reshape, where a -1
+    is ambiguous as soon as T or d is 0 (an empty sequence)."""
+    return int(np.prod(np.shape(x)[:-2], dtype=np.int64))
+
+
 def check_offset_length(x: np.ndarray, position_ids: np.ndarray) -> None:
     """shape_mismatch (decided by glue) when ``position_ids`` does not have one id per row of x: a framework
     that takes a start offset never sees their length."""

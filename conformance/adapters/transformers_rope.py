@@ -54,7 +54,7 @@ import numpy as np
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.instances import Instances
-from embconf.adapters.rope import check_pairing, check_rank, rope_type
+from embconf.adapters.rope import batches, check_pairing, check_rank, rope_type
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import STATEFUL, Capabilities, DocumentedChoice
@@ -176,7 +176,8 @@ class HfRope(TorchRope):
         width = x.shape[-1]
         if not self.model.partial and rotary != width:
             raise Decline(f"{self.model.prefix} rotates the whole head: rotary width {rotary} != d {width}")
-        heads = x.reshape(*((x.shape[0], -1) if batch else (-1, 1)), *x.shape[-2:])  # (batch, heads, T, d)
+        lead = (x.shape[0], int(np.prod(x.shape[1:-2]))) if batch else (batches(x), 1)  # no -1: T may be 0
+        heads = x.reshape(*lead, *x.shape[-2:])  # (batch, heads, T, d)
         if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
             rot, rest = heads[..., :rotary], heads[..., rotary:]
             out = self.torch.cat((self.module.apply_rotary_pos_emb(rot, rot, cos, sin)[0], rest), dim=-1)

@@ -5,11 +5,13 @@ the reason when transformers or torch is absent."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from helpers import problems, run_undiagnosed
 from test_frameworks import needs
 
 from embconf.adapters import create_adapter
+from embconf.adapters.rope import batches
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.outcomes import PASS
 
@@ -64,3 +66,27 @@ def test_partial_tables_go_where_the_model_splits_x(chosen):
         finally:
             adapter.close()
         assert result.outcome == outcome, (impl, result.message[:300])
+
+
+EMPTY_SEQUENCES = ("rope.pairs.rope_forward.012", "rope.pairs.rope_forward.022", "rope.pairs.rope_forward.037")
+
+
+@pytest.mark.parametrize("impl", ["transformers:phi", "transformers:gpt_neox", "megatron", "ggml", "onnxruntime_rope"])
+def test_an_empty_sequence_is_rotated_by_adapters_that_view_x_as_heads(impl):
+    """No position ids, x of shape (0, d): each adapter's (batch, heads, T, d) view names its leading sizes, as a
+    -1 beside a 0 is ambiguous to a reshape."""
+    needs(impl)
+    empty = [case for case in load_corpus().cases if case.id in EMPTY_SEQUENCES]
+    adapter = create_adapter(impl)
+    try:
+        run = run_undiagnosed(adapter, empty)
+    finally:
+        adapter.close()
+    assert problems(run.results) == []
+    assert any(r.outcome == PASS for r in run.results)
+
+
+def test_batches_counts_the_matrices_of_an_empty_sequence():
+    x = np.zeros((3, 0, 8))
+    assert batches(x) == 3 and x.reshape(batches(x), 1, 0, 8).shape == (3, 1, 0, 8)
+    assert batches(np.zeros((0, 8))) == 1
