@@ -24,6 +24,7 @@ from embconf.adapters.frameworks import glue_checks
 from embconf.model.dtypes import numpy_dtype
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.rope import TABLE_DTYPES
 
 PAIRINGS = ("half_split", "interleaved")
 SCALINGS = ("linear", "dynamic", "yarn", "llama3")  # the rope_types with a feature of their own; "default" needs none
@@ -102,6 +103,14 @@ def batches(x: Any) -> int:
     """How many (T, d) matrices x holds: the product of its leading axes, spelled out for a reshape, where a -1
     is ambiguous as soon as T or d is 0 (an empty sequence)."""
     return int(np.prod(np.shape(x)[:-2], dtype=np.int64))
+
+
+def check_table_dtype(dtype: str) -> None:
+    """invalid_config (decided by glue) for a table dtype the spec does not name: the adapter turns the name into
+    its framework's dtype, so the framework never sees a name it could refuse."""
+    if dtype not in TABLE_DTYPES:
+        with glue_checks():
+            raise EmbeddingError("invalid_config", f"unknown dtype {dtype!r} (known: {', '.join(TABLE_DTYPES)})")
 
 
 def check_offset_length(x: np.ndarray, position_ids: np.ndarray) -> None:

@@ -54,7 +54,7 @@ import numpy as np
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.instances import Instances
-from embconf.adapters.rope import batches, check_pairing, check_rank, rope_type
+from embconf.adapters.rope import batches, check_pairing, check_rank, check_table_dtype, rope_type
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import STATEFUL, Capabilities, DocumentedChoice
@@ -125,6 +125,7 @@ class HfRope(TorchRope):
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
     ) -> tuple[Any, Any]:
         """The rotary module's own tables, for an empty tensor of the case's dtype."""
+        check_table_dtype(dtype)
         half = rotary_dim // 2
         with self.torch.no_grad():
             rotary = self._rotary(rotary_dim, rotary_dim, base, scaling)

@@ -1,7 +1,8 @@
 """transformers' rotary models on the cases of spec 2.0.0 they can run: longrope through their rotary module,
 per-batch ``(B, T)`` position ids as the model's forward passes them, and ``rope_apply`` through the model's own
 ``apply_rotary_pos_emb`` with the case's tables (whose two halves differ), its backward by autograd. Skips with
-the reason when transformers or torch is absent."""
+the reason when transformers or torch is absent. And what every rotary adapter's glue owes the pairwise goldens:
+an empty sequence viewed as heads, a table dtype the spec does not name refused."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from helpers import problems, run_undiagnosed
 from test_frameworks import needs
 
 from embconf.adapters import create_adapter
-from embconf.adapters.rope import batches
+from embconf.adapters.rope import batches, check_table_dtype
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.outcomes import PASS
+from embconf.reference.errors import EmbeddingError
 
 FAMILIES = (
     "rope.forward.half_split.longrope_short",
@@ -90,3 +92,23 @@ def test_batches_counts_the_matrices_of_an_empty_sequence():
     x = np.zeros((3, 0, 8))
     assert batches(x) == 3 and x.reshape(batches(x), 1, 0, 8).shape == (3, 1, 0, 8)
     assert batches(np.zeros((0, 8))) == 1
+
+
+@pytest.mark.parametrize("impl", ["transformers:llama", "megatron"])
+def test_a_table_dtype_the_spec_does_not_name_is_refused_by_the_glue(impl):
+    """The adapter turns the dtype's name into its framework's dtype: a name it cannot turn is invalid_config."""
+    needs(impl)
+    float8 = [case for case in load_corpus().cases if case.id == "rope.pairs.rope_tables.045"]
+    adapter = create_adapter(impl)
+    try:
+        (result,) = run_undiagnosed(adapter, float8).results
+    finally:
+        adapter.close()
+    assert result.outcome == PASS and result.decided_by == "glue", result.message[:300]
+
+
+def test_check_table_dtype_names_the_unknown_dtype():
+    with pytest.raises(EmbeddingError, match="float8") as raised:
+        check_table_dtype("float8")
+    assert raised.value.kind == "invalid_config"
+    check_table_dtype("bfloat16")  # a dtype the spec names passes
