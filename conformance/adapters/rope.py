@@ -105,6 +105,13 @@ def batches(x: Any) -> int:
     return int(np.prod(np.shape(x)[:-2], dtype=np.int64))
 
 
+def rotary_fraction(rotary_dim: int, width: int) -> float:
+    """The share of a head of ``width`` features that is rotated, as a framework's config takes it; a head of no
+    features (the tables' probe for rotary_dim 0) is rotated whole, so the framework, not a division in the glue,
+    answers a rotary width of 0."""
+    return rotary_dim / width if width else 1.0
+
+
 def check_table_dtype(dtype: str) -> None:
     """invalid_config (decided by glue) for a table dtype the spec does not name: the adapter turns the name into
     its framework's dtype, so the framework never sees a name it could refuse."""

@@ -54,7 +54,7 @@ import numpy as np
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.instances import Instances
-from embconf.adapters.rope import batches, check_pairing, check_rank, check_table_dtype, rope_type
+from embconf.adapters.rope import batches, check_pairing, check_rank, check_table_dtype, rope_type, rotary_fraction
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import STATEFUL, Capabilities, DocumentedChoice
@@ -194,7 +194,7 @@ class HfRope(TorchRope):
     def _new_rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
-            parameters["partial_rotary_factor"] = rotary_dim / head_dim
+            parameters["partial_rotary_factor"] = rotary_fraction(rotary_dim, head_dim)
         if self.model.sections and SECTION not in parameters:
             parameters[SECTION] = text_sections(rotary_dim // 2)
         config_class = getattr(self.module, self.model.config or f"{self.model.prefix}Config")

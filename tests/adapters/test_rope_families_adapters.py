@@ -12,7 +12,7 @@ from helpers import problems, run_undiagnosed
 from test_frameworks import needs
 
 from embconf.adapters import create_adapter
-from embconf.adapters.rope import batches, check_table_dtype
+from embconf.adapters.rope import batches, check_table_dtype, rotary_fraction
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.outcomes import PASS
 from embconf.reference.errors import EmbeddingError
@@ -112,3 +112,18 @@ def test_check_table_dtype_names_the_unknown_dtype():
         check_table_dtype("float8")
     assert raised.value.kind == "invalid_config"
     check_table_dtype("bfloat16")  # a dtype the spec names passes
+
+
+@pytest.mark.parametrize("impl", ["transformers:phi", "megatron"])
+def test_a_rotary_width_of_zero_reaches_the_framework_not_a_division_in_the_glue(impl):
+    """The tables' probe is rotary_dim wide: for rotary_dim 0 the glue's share of the head is 1, not 0 / 0, and what
+    the run shows is the framework's answer (these two return empty tables: no check of the width, a failure)."""
+    needs(impl)
+    zero = [case for case in load_corpus().cases if case.id == "rope.pairs.rope_tables.042"]
+    adapter = create_adapter(impl)
+    try:
+        (result,) = run_undiagnosed(adapter, zero).results
+    finally:
+        adapter.close()
+    assert result.outcome == "fail" and "ZeroDivisionError" not in result.message, result.message[:300]
+    assert rotary_fraction(0, 0) == 1.0 and rotary_fraction(2, 8) == 0.25
