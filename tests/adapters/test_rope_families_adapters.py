@@ -73,19 +73,23 @@ def test_partial_tables_go_where_the_model_splits_x(chosen):
 EMPTY_SEQUENCES = ("rope.pairs.rope_forward.012", "rope.pairs.rope_forward.022", "rope.pairs.rope_forward.037")
 
 
+def results_on(impl: str, *ids: str) -> list:
+    """The results of ``impl`` (skipped when its framework is absent) on the golden cases ``ids``."""
+    needs(impl)
+    adapter = create_adapter(impl)
+    try:
+        return run_undiagnosed(adapter, [case for case in load_corpus().cases if case.id in ids]).results
+    finally:
+        adapter.close()
+
+
 @pytest.mark.parametrize("impl", ["transformers:phi", "transformers:gpt_neox", "megatron", "ggml", "onnxruntime_rope"])
 def test_an_empty_sequence_is_rotated_by_adapters_that_view_x_as_heads(impl):
     """No position ids, x of shape (0, d): each adapter's (batch, heads, T, d) view names its leading sizes, as a
     -1 beside a 0 is ambiguous to a reshape."""
-    needs(impl)
-    empty = [case for case in load_corpus().cases if case.id in EMPTY_SEQUENCES]
-    adapter = create_adapter(impl)
-    try:
-        run = run_undiagnosed(adapter, empty)
-    finally:
-        adapter.close()
-    assert problems(run.results) == []
-    assert any(r.outcome == PASS for r in run.results)
+    results = results_on(impl, *EMPTY_SEQUENCES)
+    assert problems(results) == []
+    assert any(r.outcome == PASS for r in results)
 
 
 def test_batches_counts_the_matrices_of_an_empty_sequence():
@@ -97,13 +101,7 @@ def test_batches_counts_the_matrices_of_an_empty_sequence():
 @pytest.mark.parametrize("impl", ["transformers:llama", "megatron"])
 def test_a_table_dtype_the_spec_does_not_name_is_refused_by_the_glue(impl):
     """The adapter turns the dtype's name into its framework's dtype: a name it cannot turn is invalid_config."""
-    needs(impl)
-    float8 = [case for case in load_corpus().cases if case.id == "rope.pairs.rope_tables.045"]
-    adapter = create_adapter(impl)
-    try:
-        (result,) = run_undiagnosed(adapter, float8).results
-    finally:
-        adapter.close()
+    (result,) = results_on(impl, "rope.pairs.rope_tables.045")  # dtype float8
     assert result.outcome == PASS and result.decided_by == "glue", result.message[:300]
 
 
@@ -118,12 +116,6 @@ def test_check_table_dtype_names_the_unknown_dtype():
 def test_a_rotary_width_of_zero_reaches_the_framework_not_a_division_in_the_glue(impl):
     """The tables' probe is rotary_dim wide: for rotary_dim 0 the glue's share of the head is 1, not 0 / 0, and what
     the run shows is the framework's answer (these two return empty tables: no check of the width, a failure)."""
-    needs(impl)
-    zero = [case for case in load_corpus().cases if case.id == "rope.pairs.rope_tables.042"]
-    adapter = create_adapter(impl)
-    try:
-        (result,) = run_undiagnosed(adapter, zero).results
-    finally:
-        adapter.close()
+    (result,) = results_on(impl, "rope.pairs.rope_tables.042")  # rotary_dim 0
     assert result.outcome == "fail" and "ZeroDivisionError" not in result.message, result.message[:300]
     assert rotary_fraction(0, 0) == 1.0 and rotary_fraction(2, 8) == 0.25
