@@ -44,7 +44,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework, package_version
-from embconf.adapters.rope import check_rank, rope_type
+from embconf.adapters.rope import batches, check_rank, rope_type
 from embconf.adapters.rope_operations import RopeCall, RopeOperations
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
@@ -138,7 +138,7 @@ class GgmlRope(RopeOperations):
     def _rope(self, x: np.ndarray, rotation: RopeCall, backward: bool) -> Any:
         check_rank(x)
         x = np.asarray(x)
-        heads = np.ascontiguousarray(x.reshape(-1, x.shape[-2], 1, x.shape[-1]))  # ne = [d, 1, T, B]
+        heads = np.ascontiguousarray(x.reshape(batches(x), x.shape[-2], 1, x.shape[-1]))  # ne = [d, 1, T, B]
         scaling = {key: value for key, value in rotation.scaling.items() if key != SECTION}
         yarn = yarn_parameters(rotation.base, scaling)
         positions = row_ids(rotation.position_ids)

@@ -32,7 +32,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
-from embconf.adapters.rope import check_offset_length, check_rank, require_contiguous, rope_type
+from embconf.adapters.rope import (
+    batches,
+    check_offset_length,
+    check_rank,
+    require_contiguous,
+    rope_type,
+    rotary_fraction,
+)
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
@@ -81,7 +88,7 @@ class MegatronRope(TorchRope):
         width, length = x.shape[-1], x.shape[-2]
         rotary = self.rotary.RotaryEmbedding(
             kv_channels=width,
-            rotary_percent=rotation.rotary_dim / width,
+            rotary_percent=rotary_fraction(rotation.rotary_dim, width),
             rotary_interleaved=interleaved,
             rotary_base=rotation.base,
             use_cpu_initialization=True,
@@ -92,7 +99,7 @@ class MegatronRope(TorchRope):
             emb = self.torch.stack((freqs.view(-1, 1), freqs.view(-1, 1)), dim=-1).view(freqs.shape[0], -1)
         else:
             emb = self.torch.cat((freqs, freqs), dim=-1)
-        sbhd = x.reshape(-1, length, 1, width).transpose(0, 1)  # [s, b, h, d]
+        sbhd = x.reshape(batches(x), length, 1, width).transpose(0, 1)  # [s, b, h, d]
         out = self.utils._apply_rotary_pos_emb_bshd(sbhd, emb[:, None, None, :], rotary_interleaved=interleaved)
         return out.transpose(0, 1).reshape(x.shape)
 

@@ -37,7 +37,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, glue_checks, import_framework
-from embconf.adapters.rope import check_pairing, check_rank, rope_features, rope_type
+from embconf.adapters.rope import batches, check_pairing, check_rank, rope_features, rope_type
 from embconf.model.contract import Capabilities
 from embconf.model.errors import Decline
 from embconf.model.rope import BATCH_POSITIONS_FEATURE
@@ -123,7 +123,7 @@ class OnnxRopeAdapter(FrameworkAdapter):
             with glue_checks():
                 check_batch(x, positions.shape[0])
             positions = np.repeat(positions, int(np.prod(x.shape[1:-2], dtype=np.int64)), axis=0)
-        batch = np.ascontiguousarray(x.reshape(-1, *x.shape[-2:]))
+        batch = np.ascontiguousarray(x.reshape(batches(x), *x.shape[-2:]))
         feeds = {
             "x": batch,
             "position_ids": np.ascontiguousarray(np.broadcast_to(positions, (batch.shape[0], positions.shape[-1]))),

@@ -24,6 +24,7 @@ from embconf.adapters.frameworks import glue_checks
 from embconf.model.dtypes import numpy_dtype
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.rope import TABLE_DTYPES
 
 PAIRINGS = ("half_split", "interleaved")
 SCALINGS = ("linear", "dynamic", "yarn", "llama3")  # the rope_types with a feature of their own; "default" needs none
@@ -96,6 +97,27 @@ def check_rank(x: Any) -> None:
     if np.ndim(x) < 2:
         with glue_checks():
             raise EmbeddingError("shape_mismatch", f"x of rank {np.ndim(x)} has no sequence axis")
+
+
+def batches(x: Any) -> int:
+    """How many (T, d) matrices x holds: the product of its leading axes, spelled out for a reshape, where a -1
+    is ambiguous as soon as T or d is 0 (an empty sequence)."""
+    return int(np.prod(np.shape(x)[:-2], dtype=np.int64))
+
+
+def rotary_fraction(rotary_dim: int, width: int) -> float:
+    """The share of a head of ``width`` features that is rotated, as a framework's config takes it; a head of no
+    features (the tables' probe for rotary_dim 0) is rotated whole, so the framework, not a division in the glue,
+    answers a rotary width of 0."""
+    return rotary_dim / width if width else 1.0
+
+
+def check_table_dtype(dtype: str) -> None:
+    """invalid_config (decided by glue) for a table dtype the spec does not name: the adapter turns the name into
+    its framework's dtype, so the framework never sees a name it could refuse."""
+    if dtype not in TABLE_DTYPES:
+        with glue_checks():
+            raise EmbeddingError("invalid_config", f"unknown dtype {dtype!r} (known: {', '.join(TABLE_DTYPES)})")
 
 
 def check_offset_length(x: np.ndarray, position_ids: np.ndarray) -> None:

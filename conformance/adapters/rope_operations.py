@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from embconf.adapters.rope import check_pairing, probe, rope_features, rope_type, tables_of
+from embconf.adapters.rope import check_pairing, check_table_dtype, probe, rope_features, rope_type, tables_of
 from embconf.model.arrays import Array, Scaling
 from embconf.model.rope import SECTION, TABLE_OPERATIONS
 
@@ -59,6 +59,7 @@ class RopeOperations:
     def rope_tables(
         self, position_ids: Array, rotary_dim: int, base: float, scaling: Scaling, dtype: str
     ) -> tuple[Any, Any]:
+        check_table_dtype(dtype)
         pairing = self.pairings[0]
         shape = np.shape(position_ids)  # (T,), or (B, T) per batch row: one probe row per position
         shape = shape[1:] if SECTION in scaling else shape  # M-RoPE: (3, T) or (3, B, T), one row per token

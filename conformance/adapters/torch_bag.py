@@ -42,7 +42,11 @@ FEATURES = frozenset(
     | {"float64", "float16", "bfloat16", "int32_ids"}
 )
 RANGE = ("which is not in the valid range", "Expected idx >= 0 && idx < num_embeddings", "is out of bounds: ")
-OFFSETS = ("offsets[0] has to be 0", "offsets[-1] can not be greater than input's length")
+OFFSETS = (
+    "offsets[0] has to be 0",
+    "offsets[-1] can not be greater than input's length",
+    "the last offset value should be the size of the indices tensor",  # include_last_offset's own check
+)
 CONFIG = ("mode has to be one of", "padding_idx must be within", "only supported for mode='sum' (got mode='max')")
 NOT_A_FLAG = "argument 'include_last_offset' (position 8) must be bool"
 SHAPES = ("must have the same shape as the input", "then offsets has to be None", "offsets has to be a 1D Tensor")

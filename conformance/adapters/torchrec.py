@@ -45,6 +45,7 @@ from embconf.adapters.torch_bag import Pool, PooledBags, TorchBags, bag_errors
 from embconf.model.contract import Capabilities, DocumentedChoice
 from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
+from embconf.reference.memory import element_size
 from embconf.reference.options import check_flag  # the spec's rule for a flag (EMB-BAG-13)
 
 EXTRA = "torchrec"
@@ -143,11 +144,12 @@ class TorchRecAdapter(PooledBags, FrameworkAdapter):
         from torchrec.distributed.sharding_plan import calculate_shard_sizes_and_offsets
 
         torch = self.bags.torch
+        with glue_checks():  # the glue turns the dtype's name into a torch dtype: TorchRec never sees the name
+            element_size(dtype)
         table = torch.empty((vocab_size, embed_dim), dtype=getattr(torch, dtype), device="meta")
+        block = -(-embed_dim // shards) if shards > 0 else None  # no block for no shards: TorchRec's to judge
         with refusals(ValueError, ("Unrecognized or unsupported sharding type", "invalid_config")):
-            sizes, _ = calculate_shard_sizes_and_offsets(
-                table, shards, shards, sharding, col_wise_shard_dim=-(-embed_dim // shards)
-            )
+            sizes, _ = calculate_shard_sizes_and_offsets(table, shards, shards, sharding, col_wise_shard_dim=block)
         return np.array([rows * columns * table.element_size() for rows, columns in sizes], dtype=np.int64)
 
     def backward(self, call: BagCall, grad_output: np.ndarray) -> tuple[Any, Any]:

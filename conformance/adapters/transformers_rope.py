@@ -54,7 +54,7 @@ import numpy as np
 from embconf.adapters.convert import to_numpy
 from embconf.adapters.frameworks import glue_checks
 from embconf.adapters.instances import Instances
-from embconf.adapters.rope import check_pairing, check_rank, rope_type
+from embconf.adapters.rope import batches, check_pairing, check_rank, check_table_dtype, rope_type, rotary_fraction
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope, torch_shape_errors
 from embconf.model.contract import STATEFUL, Capabilities, DocumentedChoice
@@ -125,6 +125,7 @@ class HfRope(TorchRope):
         self, position_ids: np.ndarray, rotary_dim: int, base: float, scaling: Mapping[str, Any], dtype: str
     ) -> tuple[Any, Any]:
         """The rotary module's own tables, for an empty tensor of the case's dtype."""
+        check_table_dtype(dtype)
         half = rotary_dim // 2
         with self.torch.no_grad():
             rotary = self._rotary(rotary_dim, rotary_dim, base, scaling)
@@ -176,7 +177,8 @@ class HfRope(TorchRope):
         width = x.shape[-1]
         if not self.model.partial and rotary != width:
             raise Decline(f"{self.model.prefix} rotates the whole head: rotary width {rotary} != d {width}")
-        heads = x.reshape(*((x.shape[0], -1) if batch else (-1, 1)), *x.shape[-2:])  # (batch, heads, T, d)
+        lead = (x.shape[0], int(np.prod(x.shape[1:-2]))) if batch else (batches(x), 1)  # no -1: T may be 0
+        heads = x.reshape(*lead, *x.shape[-2:])  # (batch, heads, T, d)
         if self.model.partial == "attention":  # PhiAttention.forward: rotate the first rotary_ndims, keep the rest
             rot, rest = heads[..., :rotary], heads[..., rotary:]
             out = self.torch.cat((self.module.apply_rotary_pos_emb(rot, rot, cos, sin)[0], rest), dim=-1)
@@ -192,7 +194,7 @@ class HfRope(TorchRope):
     def _new_rotary(self, head_dim: int, rotary_dim: int, base: float, scaling: Mapping[str, Any]) -> Any:
         parameters = {**dict(scaling), "rope_theta": base}
         if self.model.partial:
-            parameters["partial_rotary_factor"] = rotary_dim / head_dim
+            parameters["partial_rotary_factor"] = rotary_fraction(rotary_dim, head_dim)
         if self.model.sections and SECTION not in parameters:
             parameters[SECTION] = text_sections(rotary_dim // 2)
         config_class = getattr(self.module, self.model.config or f"{self.model.prefix}Config")

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from embconf.adapters.frameworks import FrameworkAdapter, import_framework, package_version
-from embconf.adapters.rope import check_rank
+from embconf.adapters.rope import batches, check_rank
 from embconf.adapters.rope_operations import RopeCall
 from embconf.adapters.torch_rope import TorchRope
 from embconf.model.contract import Capabilities
@@ -78,4 +78,4 @@ class XTransformersRope(TorchRope):
             return self.module.apply_rotary_pos_emb(x.reshape(x.shape[0], -1, *x.shape[-2:]), freqs, scale).reshape(
                 x.shape
             )
-        return self.module.apply_rotary_pos_emb(x.reshape(-1, *x.shape[-2:]), freqs, scale).reshape(x.shape)
+        return self.module.apply_rotary_pos_emb(x.reshape(batches(x), *x.shape[-2:]), freqs, scale).reshape(x.shape)

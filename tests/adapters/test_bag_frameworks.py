@@ -7,6 +7,7 @@ A column whose framework is not installed is skipped with the reason."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 
@@ -240,3 +241,14 @@ def test_a_segfault_inside_pytorch_costs_its_one_case_and_the_worker_goes_on(cas
     assert_outcome(results[crash.id], "crash", "killed by SIGSEGV")
     assert "the worker process was killed by SIGSEGV" in results[crash.id].message.splitlines()[0]  # its one line
     assert [results[case.id].outcome for case in around if case is not crash] == ["pass"] * 3
+
+
+def test_torchrec_glue_refuses_an_unknown_dtype_and_leaves_zero_shards_to_torchrec(tmp_path):
+    """The dtype's name is the glue's to read (invalid_config); no shards at all reaches TorchRec's planner, whose
+    own refusal (or none) is what the run shows, not a division in the glue."""
+    needs("torchrec")
+    cases = ("bags.pairs.sharded_table_bytes.010", "bags.pairs.sharded_table_bytes.011")  # float8; 0 row-wise shards
+    report = run_reported(tmp_path, "torchrec", select=cases, timeout=600)[1]
+    found = {c["id"]: c for c in report["cases"]}
+    assert found[cases[0]]["outcome"] == "pass" and found[cases[0]]["decided_by"] == "glue"
+    assert "sharding_plan.py" in json.dumps(found[cases[1]]), found[cases[1]]  # raised inside TorchRec
