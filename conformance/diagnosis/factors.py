@@ -135,6 +135,8 @@ def factors_of(
     if not nonzero.any() or np.any(g[~nonzero] != 0):
         return []
     w, g = w[nonzero], g[nonzero]
+    if np.unique(np.abs(w)).size < 2:  # one expected magnitude: any value is some multiple of it, nothing measured
+        return []
     near = float(np.median(g / w))
     below, above = rounding_window(g, dtype)
     low, high = _interval(w, g, below, above)  # k * want rounds to got, element by element

@@ -39,6 +39,7 @@ from embconf.diagnosis.symptoms.rope_words import (
     FIX_PRECISION,
     RESIDUAL,
     amplitude,
+    amplitude_departs,
     departure,
     frequencies,
     passthrough,
@@ -282,7 +283,7 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
     key = SymptomKey.of(ROPE, kind.value, op)
     if kind is Kind.MODEL:
         said = [departure(case, inputs, d) for d in p["departures"]]
-        return said + ([amplitude(case, inputs, p)] if "factor" in p else [])
+        return said + ([amplitude(case, inputs, p)] if "factor" in p and amplitude_departs(case, p) else [])
     if kind is Kind.FREQUENCIES and p.get("negative"):  # two mistakes: the sense, and the frequencies
         return [departure(case, inputs, NEGATED), frequencies(case, inputs, {**p, "negative": False})]
     if kind is Kind.ANGLE_PRECISION:
@@ -319,7 +320,7 @@ def _stated(case: Case, inputs: Mapping[str, Any], reading: Reading) -> list[Sym
             )
         ]
     if kind is Kind.AMPLITUDE:
-        return [amplitude(case, inputs, p)]
+        return [amplitude(case, inputs, p)] if amplitude_departs(case, p) else []
     return [frequencies(case, inputs, p)]
 
 

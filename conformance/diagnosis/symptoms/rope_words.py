@@ -196,6 +196,15 @@ def attention_factor(inputs: Mapping[str, Any]) -> Optional[float]:
         return None
 
 
+def amplitude_departs(case: Case, p: Mapping[str, Any]) -> bool:
+    """Whether the measured amplitude (``low`` to ``high``, widened by the output dtype's roundings) excludes 1:
+    only then are cos and sin some other number of times the expected (a bfloat16 table's 1.001 is its rounding)."""
+    factor = float(p["factor"])
+    low, high = float(p.get("low", factor)), float(p.get("high", factor))
+    noise = AMPLITUDE_ULPS * epsilon(_output_dtype(case))
+    return not low * (1 - noise) <= 1.0 <= high * (1 + noise)
+
+
 def amplitude(case: Case, inputs: Mapping[str, Any], p: Mapping[str, Any]) -> Symptom:
     """cos and sin ``p["factor"]`` times the expected (measured between ``low`` and ``high`` on the pairs): yarn's
     attention factor applied twice or not applied when that factor (or its inverse) lies within what was measured
