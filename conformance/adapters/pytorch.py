@@ -68,6 +68,7 @@ INSTALL_HINT = (
     "torch is not installed; pip install torch --index-url https://download.pytorch.org/whl/cpu (its CPU build)"
 )
 NO_SINUSOID = "PyTorch provides no sinusoidal table"
+NOT_A_FLAG = "argument 'scale_grad_by_freq' (position 4) must be bool"  # F.embedding's TypeError: invalid_config
 OPERATIONS = (
     "embedding_forward",
     "embedding_backward",
@@ -165,7 +166,7 @@ class TorchAdapter(InProcessAdapter):
 
     def _lookup(self, weight: np.ndarray, ids: np.ndarray, sparse: bool = False, **options: Any) -> tuple[Any, Any]:
         embedding = self._embedding(weight, sparse, **options)
-        with pytorch_errors():
+        with pytorch_errors(), refusals(TypeError, (NOT_A_FLAG, "invalid_config")):  # a scale_grad_by_freq of 1
             return embedding, embedding(self._tensor(ids))
 
     def _backward(self, output: Any, grad_output: np.ndarray) -> None:

@@ -89,6 +89,7 @@ function encodeRows({ dtype, shape, values }, rows) {
 
 function encodeOutput(value, rows) {
   if (value === null) return null;
+  if (typeof value === 'bigint') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : (Number.isNaN(value) ? 'nan' : (value > 0 ? 'inf' : '-inf'));
   return rows && value.shape.length > 0 ? encodeRows(value, rows) : encodeArray(value);
 }
@@ -280,28 +281,35 @@ function elementSize(dtype) {
   return BYTES_PER_ELEMENT[dtype];
 }
 
+// Counts are exact integers of any width (spec section 6): BigInt, sent as a plain number when it is a safe one.
+const count = (...factors) => {
+  const product = factors.reduce((a, b) => a * BigInt(b), 1n);
+  return Number.isSafeInteger(Number(product)) ? Number(product) : product;
+};
+
 function parameter_count({ config }) {
   const cfg = resolveConfig(config);
-  const token = cfg.vocab_size * cfg.embed_dim;
-  const positions = cfg.max_seq_len * cfg.embed_dim;
-  if (cfg.pos_encoding === 'learned') return { trainable: token + positions, non_trainable: 0 };
-  if (cfg.pos_encoding === 'sinusoidal') return { trainable: token, non_trainable: positions };
-  return { trainable: token, non_trainable: 0 };
+  const token = BigInt(count(cfg.vocab_size, cfg.embed_dim));
+  const positions = BigInt(count(cfg.max_seq_len, cfg.embed_dim));
+  if (cfg.pos_encoding === 'learned') return { trainable: count(token + positions), non_trainable: 0 };
+  if (cfg.pos_encoding === 'sinusoidal') return { trainable: count(token), non_trainable: count(positions) };
+  return { trainable: count(token), non_trainable: 0 };
 }
 
 function table_bytes({ num_rows, embed_dim, dtype }) {
-  const size = num_rows * embed_dim * elementSize(dtype);
-  return { bytes: size, megabytes: size / 1e6, mebibytes: size / 2 ** 20 };
+  const size = count(num_rows, embed_dim, elementSize(dtype));
+  return { bytes: size, megabytes: Number(size) / 1e6, mebibytes: Number(size) / 2 ** 20 };
 }
 
 function gradient_bytes({ vocab_size, embed_dim, dtype, ids }) {
   const size = elementSize(dtype);
   const unique = new Set(ids.values).size;
-  return { dense: vocab_size * embed_dim * size, row_sparse: unique * (embed_dim * size + INDEX_BYTES) };
+  const row = BigInt(count(embed_dim, size)) + BigInt(INDEX_BYTES);
+  return { dense: count(vocab_size, embed_dim, size), row_sparse: count(unique, row) };
 }
 
 function adam_state_bytes({ num_params, dtype }) {
-  return { bytes: 2 * num_params * elementSize(dtype) };
+  return { bytes: count(2, num_params, elementSize(dtype)) };
 }
 
 // ---------------------------------------------------------------- the protocol
@@ -345,13 +353,20 @@ function run({ seq, operation, inputs, rows = {} }) {
   return { seq, outputs };
 }
 
+// An integer a double cannot hold (a count past 2^53) read exactly: a named number becomes a marked string, then a BigInt.
+const WIDE = 'embconf-wide-integer:';
+function quoteWideIntegers(line) {
+  return line.replace(/(:\s*)(-?\d{16,})(?=\s*[,}])/g, (whole, before, digits) => (Number.isSafeInteger(Number(digits)) ? whole : `${before}"${WIDE}${digits}"`));
+}
+
 function main() {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   lines.on('line', (line) => {
-    const message = JSON.parse(line);
+    const message = JSON.parse(quoteWideIntegers(line), (key, value) => (typeof value === 'string' && value.startsWith(WIDE) ? BigInt(value.slice(WIDE.length)) : value));
     if (message.cmd === 'stop') process.exit(0);
     const reply = message.cmd === 'start' ? hello() : run(message);
-    process.stdout.write(JSON.stringify(reply) + '\n');
+    const text = JSON.stringify(reply, (key, value) => (typeof value === 'bigint' ? WIDE + value : value));
+    process.stdout.write(text.replace(new RegExp(`"${WIDE}(-?\\d+)"`, 'g'), '$1') + '\n');
   });
   lines.on('close', () => process.exit(0));
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -175,7 +176,7 @@ def test_rope_rotations_are_the_60_digit_value_rounded_once(corpus, operation):
         r, base, positions = int(inputs["rotary_dim"]), float(inputs["base"]), decode_array(inputs["position_ids"])
         h, split = r // 2, inputs["pairing"] == "half_split"
         pairs = [(k, k + h) if split else (2 * k, 2 * k + 1) for k in range(h)]
-        flat = x.reshape(-1, x.shape[-2], x.shape[-1]).astype(np.float64)
+        flat = x.reshape(math.prod(x.shape[:-2]), *x.shape[-2:]).astype(np.float64)  # T = 0 too: no -1 to infer
         want = flat.copy()
         for t, p in enumerate(positions.tolist()):
             for k, (i, j) in enumerate(pairs):

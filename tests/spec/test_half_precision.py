@@ -15,6 +15,7 @@ from embconf.corpus.fixtures import load_corpus
 from embconf.model.dtypes import have_bfloat16, numpy_dtype, round_once, shortest_decimal
 from embconf.model.encoding import decode_array, encode_array
 from embconf.model.outcomes import FAIL, PASS
+from embconf.model.rope import LAYER_FEATURE
 from embconf.mutants import get
 from embconf.mutants.adapter import ImplementationAdapter
 from embconf.mutants.compose import Implementation
@@ -31,12 +32,16 @@ MANY = {f"half.{d}.backward.many_repeats" for d in DTYPES}
 
 @pytest.fixture(scope="module")
 def half_cases():
-    from embconf.model.convention import under_a_convention  # a case under a convention: not the canonical answer
+    """The canonical half cases: not under a convention (not the canonical answer), nor of a rope layer (an
+    extension the reference does not claim, EMB-LAY-10: its half goldens are tests/spec/test_rope_layer.py's)."""
+    from embconf.model.convention import under_a_convention
 
     return [
         c
         for c in load_corpus().cases
-        if {"float16", "bfloat16"} & set(c.features) and not under_a_convention(c.features)
+        if {"float16", "bfloat16"} & set(c.features)
+        and not under_a_convention(c.features)
+        and LAYER_FEATURE not in c.features
     ]
 
 
