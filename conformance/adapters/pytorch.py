@@ -329,14 +329,10 @@ def add_positions(x: Any, table: Any, start_pos: Any) -> Any:
 
 @contextmanager
 def pytorch_errors() -> Iterator[None]:
-    """PyTorch's own checks as the spec's kinds: ids out of range, an upstream gradient of the wrong shape, a flag
-    that is not a bool (F.embedding's argument parser: nn.Embedding stores any value it is given)."""
+    """PyTorch's own checks as the spec's kinds: ids out of range, an upstream gradient of the wrong shape (a flag
+    that is not a bool is read where the lookup runs: ``NOT_A_FLAG``)."""
     try:
         yield
-    except TypeError as exc:
-        if "argument 'scale_grad_by_freq'" in str(exc) and "must be bool" in str(exc):
-            raise EmbeddingError("invalid_config", f"TypeError: {exc}") from exc
-        raise
     except IndexError as exc:
         if "out of range" in str(exc):
             raise EmbeddingError("index_out_of_range", f"IndexError: {exc}") from exc
