@@ -135,7 +135,7 @@ def factors_of(
     if not nonzero.any() or np.any(g[~nonzero] != 0):
         return []
     w, g = w[nonzero], g[nonzero]
-    if np.unique(np.abs(w)).size < 2:  # one expected magnitude: any value is some multiple of it, nothing measured
+    if want.dtype.kind == "f" and np.unique(np.abs(w)).size < 2:  # one magnitude: any value is a multiple of it
         return []
     near = float(np.median(g / w))
     below, above = rounding_window(g, dtype)
