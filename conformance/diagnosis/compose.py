@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.factors import epsilon
 from embconf.judging.compare import out_of_tolerance
 from embconf.judging.kept import RowSample
 from embconf.model.contract import Reply, Status
@@ -149,6 +150,16 @@ def _as_array(value: Any) -> Any:
 SUM_ULPS = 8.0  # roundings allowed when two mistakes' departures are added
 
 
+def _rounding_bound(dtype: np.dtype, values: np.ndarray) -> dict[str, Any]:
+    """SUM_ULPS roundings of the golden's dtype (float32's at least) at the size of ``values``: each of the golden
+    and the two mistakes' outputs was rounded to that dtype (a float16 layer's one ulp of 2 is 0.001)."""
+    eps = float(np.finfo(np.float32).eps)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        eps = max(eps, epsilon(dtype))
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    return {"kind": "close", "atol": SUM_ULPS * eps * scale, "rtol": SUM_ULPS * eps}
+
+
 def additive(case: Case, first: Reply, second: Reply, result: CaseResult) -> bool:
     """Whether two mistakes together give the implementation's outputs: each departs from the golden outputs in
     its own term (output = golden + first's departure + second's), as a wrong scale and a wrong position slice do."""
@@ -182,9 +193,7 @@ def overlaid(case: Case, first: Reply, second: Reply, result: CaseResult) -> boo
         if len({a.shape for a in arrays}) != 1:
             return False
         _, one, two, got = (a.astype(np.float64) for a in arrays)
-        scale = float(np.max(np.abs(got))) if got.size else 0.0
-        eps = float(np.finfo(np.float32).eps)
-        bound = {"kind": "close", "atol": SUM_ULPS * eps * scale, "rtol": SUM_ULPS * eps}
+        bound = _rounding_bound(arrays[0].dtype, got)
         is_one, is_two = ~out_of_tolerance(one, got, bound), ~out_of_tolerance(two, got, bound)
         if not (is_one | is_two).all():
             return False
@@ -222,9 +231,7 @@ def _together(
             return False
         want_a, one, two, got = (a.astype(np.float64) for a in arrays)
         combined = combine(want_a, one, two)
-        scale = float(np.max(np.abs(combined))) if combined.size else 0.0
-        eps = float(np.finfo(np.float32).eps)
-        bound = {"kind": "close", "atol": SUM_ULPS * eps * scale, "rtol": SUM_ULPS * eps}
+        bound = _rounding_bound(arrays[0].dtype, combined)
         if out_of_tolerance(combined, got, bound).any():
             return False
         compared = True
