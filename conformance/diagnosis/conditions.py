@@ -5,7 +5,8 @@ them, when one of a few plain properties does exactly (every case it happens on 
 operation does): a parameter that gets a gradient only for some option value, an exception raised exactly when
 ``embed_dim`` is odd or the ids are 0-d. Nothing is added when no property separates them. A window one past
 the end that is accepted is called an off-by-one length check only when the run shows a check that counts
-start_pos: a longer window with start_pos > 0 refused as it must be.
+start_pos: a longer window with start_pos > 0 refused as it must be. A coarse refusal of the last window that
+fits is called an off-by-one length check only when the same check refuses no valid window with room to spare.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from embconf.corpus.fixtures import Case
 from embconf.diagnosis.symptoms.errors import window_of
+from embconf.model.contract import UNSPECIFIED
 from embconf.model.outcomes import ERROR, FAIL, PASS
 from embconf.model.record import RunRecord
 from embconf.model.symptom import CONSTRUCTOR, NO_GRADIENT, SEPARATOR, UNTYPED
@@ -213,6 +215,7 @@ def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
     """``start_pos + T = max_seq_len + 1`` accepted: an off-by-one check when a window two or more past the end
     is refused that the same check on T alone would accept; a check that leaves start_pos out when every refused
     window is longer than the table by itself and every window that fits by itself is accepted."""
+    _boundary_refusals_measured(run, by_id)
     key = "boundary:accepts_s+T=L+1"
     refused: dict[tuple[str, Any], list[tuple[int, int, int]]] = {}  # each window past the end refused, by check
     accepted: dict[tuple[str, Any], list[tuple[int, int, int]]] = {}  # ... and answered
@@ -239,6 +242,27 @@ def off_by_one(run: RunRecord, by_id: dict[str, Case]) -> None:
                 replace(c, title=c.title + said, summary=c.summary + said) if c.key == key and not c.is_mutant else c
                 for c in result.causes
             ]
+
+
+REJECTS_LAST = "boundary:rejects_s+T=L"
+
+
+def _boundary_refusals_measured(run: RunRecord, by_id: dict[str, Case]) -> None:
+    """``start_pos + T = max_seq_len`` refused with no error kind (a coarse exception) says nothing of the length
+    check when the same check refuses a valid window with room to spare (``start_pos + T < max_seq_len``, an
+    empty one too): what raised is not the boundary. Dropped there."""
+    roomy = set()
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is None or case.expected_error is not None or result.outcome not in (FAIL, ERROR):
+            continue
+        window = _integer_window(case.inputs())
+        if window is not None and result.error_kind is not None and window[0] + window[1] < window[2]:
+            roomy.add(_check_of(case))
+    for result in run.results:
+        case = by_id.get(result.id)
+        if case is not None and result.error_kind == UNSPECIFIED and _check_of(case) in roomy:
+            result.causes = [c for c in result.causes if c.is_mutant or c.key != REJECTS_LAST]
 
 
 def _check_of(case: Case) -> tuple[str, Any]:

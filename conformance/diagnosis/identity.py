@@ -10,6 +10,10 @@ One missing check is one mistake too (``one_missing_check``): an untyped excepti
 the spec refuses with different error kinds (PyTorch's internal check for an id out of range, decreasing offsets
 and a gradient of the wrong shape), and a forward and its backward that both return a result where the spec
 raises one error kind.
+
+One reading is one mistake (``one_identity_per_reading``): a plain reading located differently on different cases
+(the rows of the ids that occur once on one, the row of id 0 on another) takes the identity it has where it is not
+located, else the first location's: where its differences sit is what a case measured, not a second defect.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from embconf.corpus.fixtures import Case
+from embconf.diagnosis.localise import LOCATED
 from embconf.judging.compare import compare_outputs
 from embconf.model.contract import Status
 from embconf.model.outcomes import FAIL, CaseResult
@@ -120,3 +125,25 @@ def _check_nodes(cause: Cause) -> list[str]:
         pair = stem if last in ("forward", "backward") and stem else key.part(0)
         return [cause.key, f"pair {pair} {key.part(-1)}"]
     return []
+
+
+def one_identity_per_reading(run: RunRecord) -> None:
+    """Every located occurrence of a reading given one identity: the one the reading has on a case where it is
+    not located (first seen), else its first location's."""
+    settled: dict[str, str] = {}  # reading key -> its identity in the run
+    for located in (False, True):
+        for result in run.results:
+            for cause in result.causes:
+                if not cause.is_mutant and cause.symptom is not None and _located(cause) == located:
+                    settled.setdefault(cause.key, cause.identity)
+    for result in run.results:
+        result.causes = [
+            replace(c, mistake="" if settled[c.key] == c.id else settled[c.key])
+            if not c.is_mutant and _located(c) and c.key in settled
+            else c
+            for c in result.causes
+        ]
+
+
+def _located(cause: Cause) -> bool:
+    return cause.mistake.startswith(f"{LOCATED}:")

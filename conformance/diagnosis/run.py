@@ -12,7 +12,7 @@ from embconf.corpus.fixtures import Case
 from embconf.diagnosis.claims import disciplined
 from embconf.diagnosis.compose import composes
 from embconf.diagnosis.conditions import conditional_gradients, crash_conditions, off_by_one
-from embconf.diagnosis.identity import merge_shown
+from embconf.diagnosis.identity import merge_shown, one_identity_per_reading
 from embconf.diagnosis.localise import said_by_mistakes
 from embconf.diagnosis.localise_cases import located_cases
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
@@ -84,6 +84,7 @@ def diagnose_run(
         log.warning("no state analysis: %s: %s", type(exc).__name__, exc)
     try:
         located_cases(run, by_id)
+        one_identity_per_reading(run)
     except Exception as exc:  # as above: never into the run
         log.warning("no case localisation: %s: %s", type(exc).__name__, exc)
     try:
