@@ -24,6 +24,8 @@ MISTAKES = [
     {
         "phrase": ["sqrt(sum w)", "root of their sum", "squares", "sqrt of the weight sum"],
         "mutants": [],
+        # bags.pairs.embedding_bag_forward.029: one weight w = 1.2583537, w / sqrt(w) = sqrt(1.2583537) = 1.12176365
+        "claims": ["symptom:factor:embedding_bag_forward:output:1.12176365"],
     },  # weighted sqrtn divides by sqrt(sum of weights): right without weights, wrong with them
 ]
 
