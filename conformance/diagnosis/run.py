@@ -15,6 +15,7 @@ from embconf.diagnosis.conditions import conditional_gradients, crash_conditions
 from embconf.diagnosis.identity import merge_shown, one_identity_per_reading
 from embconf.diagnosis.localise import said_by_mistakes
 from embconf.diagnosis.localise_cases import located_cases
+from embconf.diagnosis.one_departure import frequency_departure, unknown_pos_encoding
 from embconf.diagnosis.replay import Replay, diagnose, fails_passed_case, mutant_reply, replay
 from embconf.diagnosis.state import carried, dynamic_state, one_state, state_carried
 from embconf.diagnosis.suggested import suggest_conventions
@@ -85,6 +86,8 @@ def diagnose_run(
     try:
         located_cases(run, by_id)
         one_identity_per_reading(run)
+        frequency_departure(run, by_id)
+        unknown_pos_encoding(run, by_id)
     except Exception as exc:  # as above: never into the run
         log.warning("no case localisation: %s: %s", type(exc).__name__, exc)
     try:
