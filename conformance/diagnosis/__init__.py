@@ -25,7 +25,9 @@ undiagnosed).
 The package, one job a module: :mod:`.run` (``diagnose_run``, ``diagnose_case``: the parts together, ranked),
 ``replay``, ``compose``, ``identity``, ``conditions``, ``claims`` (each cause states only what the run measured),
 ``symptoms``, ``state`` (a case that passed when run alone: state carried; dynamic NTK state kept),
-``suggested`` (an undeclared convention that answers the failures, with its declaration), ``difference`` (a
+``suggested`` (an undeclared convention that answers the failures, with its declaration), ``localise`` with
+``localise_units`` and ``localise_cases`` (where the differences sit, by the inputs' own structure),
+``one_departure`` (a generic reading joined to the one fitted mistake that gives it, where measured), ``difference`` (a
 difference said in plain words), ``factors`` (a factor reading as a predicate on
 the elements it cites, and k printed with the digits that make it true), ``tinytorch_words`` (a TinyTorch run's
 causes said in TinyTorch's terms), ``verdict`` with ``titles``, and the fits of

@@ -28,7 +28,7 @@ from embconf.judging.compare import compare_outputs
 from embconf.model.contract import Status
 from embconf.model.outcomes import FAIL, CaseResult
 from embconf.model.record import Cause, RunRecord
-from embconf.model.symptom import ACCEPTS, PLAIN, UNTYPED
+from embconf.model.symptom import ACCEPTS, PLAIN, UNTYPED, SymptomKey
 
 MAX_MUTANTS = 3  # the best-ranked mutants of a case whose symptoms are compared
 
@@ -146,4 +146,4 @@ def one_identity_per_reading(run: RunRecord) -> None:
 
 
 def _located(cause: Cause) -> bool:
-    return cause.mistake.startswith(f"{LOCATED}:")
+    return SymptomKey.parse(cause.mistake).family == LOCATED

@@ -26,7 +26,7 @@ from embconf.diagnosis.localise import LOCATED
 from embconf.diagnosis.titles import merged_hint, merged_title
 from embconf.model.outcomes import CaseResult
 from embconf.model.record import Cause, RunRecord, Verdict, is_symptom_id
-from embconf.model.symptom import DTYPE, PLAIN, SHAPE
+from embconf.model.symptom import DTYPE, PLAIN, SHAPE, SymptomKey
 
 MAX_MISTAKES = 5
 
@@ -107,7 +107,9 @@ def _wordings(failing: list[CaseResult]) -> dict[str, str]:
 def _plain(cause: Cause) -> bool:
     """A plain reading (what was measured, located or not): no mistake's words, so it cites only the cases the
     entries chosen before it leave unexplained (one defect, one entry)."""
-    return (cause.symptom is not None and cause.symptom.family in PLAIN) or cause.mistake.startswith(LOCATED)
+    return (cause.symptom is not None and cause.symptom.family in PLAIN) or SymptomKey.parse(
+        cause.mistake
+    ).family == LOCATED
 
 
 def _own_fact(reading: Cause) -> bool:

@@ -28,7 +28,7 @@ from embconf.session import plan, run_case
 
 
 @dataclass
-class Tally:
+class SearchTally:
     """What a search did: cases run, draws outside the spec, cases the implementation does not take, and the
     simplest failing case found (with the draw it came from)."""
 
@@ -42,7 +42,7 @@ class Tally:
     drawn: Optional[Drawn] = None
 
 
-Progress = Callable[[Tally], None]
+Progress = Callable[[SearchTally], None]
 
 
 def areas() -> list[str]:
@@ -60,11 +60,11 @@ def applicable(case: Case, caps: Capabilities) -> Optional[Case]:
     )
 
 
-def search(adapter: Adapter, area: str, budget: Budget, seed: int, progress: Optional[Progress] = None) -> Tally:
+def search(adapter: Adapter, area: str, budget: Budget, seed: int, progress: Optional[Progress] = None) -> SearchTally:
     """``area`` searched on ``adapter``: the tally, with the simplest failing case found (or none)."""
     caps = adapter.capabilities()
     operations = [op for op in DOMAINS[area] if op in caps.operations]
-    tally = Tally(area)
+    tally = SearchTally(area)
     if not operations:
         return tally
     started = time.perf_counter()
@@ -87,7 +87,9 @@ def search(adapter: Adapter, area: str, budget: Budget, seed: int, progress: Opt
     return tally
 
 
-def _shrink(adapter: Adapter, caps: Capabilities, tally: Tally, deadline: float, progress: Optional[Progress]) -> None:
+def _shrink(
+    adapter: Adapter, caps: Capabilities, tally: SearchTally, deadline: float, progress: Optional[Progress]
+) -> None:
     """The failure of ``tally`` shrunk by Hypothesis to the fewest of its boundaries that still fail (until
     ``deadline``: past it, a smaller draw is taken not to fail, and the smallest failing one so far stands)."""
     assert tally.drawn is not None
@@ -125,7 +127,7 @@ def _case_of(drawn: Drawn, caps: Capabilities) -> Optional[Case]:
     return None if built is None else applicable(built, caps)
 
 
-def _run(adapter: Adapter, caps: Capabilities, drawn: Drawn, tally: Tally) -> tuple[bool, Optional[Case]]:
+def _run(adapter: Adapter, caps: Capabilities, drawn: Drawn, tally: SearchTally) -> tuple[bool, Optional[Case]]:
     """Whether the case of ``drawn`` fails on the adapter (run and judged as ``embconf run`` does)."""
     built = build(drawn)
     if built is None:

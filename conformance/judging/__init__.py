@@ -2,6 +2,7 @@
 one outcome.
 
 Rooms:
+- ``alone``: failing cases run again alone on a fresh instance (state carried across calls, measured).
 - ``cases``: :func:`run_case` and :func:`judge` (a reply becomes a case result).
 - ``sequence``: a case of calls on one instance (spec section 9.7): each call judged, the first that does not pass
   deciding, a repeated call held to the first one's bits.
