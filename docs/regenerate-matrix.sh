@@ -33,6 +33,7 @@ main=(
   --impl onnxruntime --impl onnxruntime_rope --impl onnxruntime_rope:contrib
   --impl torch_bag --impl torch_bag:functional --impl tensorflow_bag --impl tensorflow_bag:safe
   --impl torchrec --impl torchrec:fused --impl keras_rs
+  --impl ggml_quant --impl ggml_quant:cpy --impl gguf --impl mlx_quant --impl fbgemm --impl onnxruntime_quant --impl torchao
   --impl 'subprocess:node examples/tfjs/embconf_tfjs.js' --impl 'subprocess:node examples/tfjs/embconf_tfjs.js layer'
   --case-timeout 120
 )

@@ -17,7 +17,8 @@ then one file per kind: ``reference``, ``functions``, ``tinytorch`` (+ ``tinytor
 ``rotary_torch``, ``mlx`` (+ ``mlx_rope``), ``paddle``, ``mindspore``, ``onnxruntime`` (+ ``onnx_rope``), and the
 rotary-only ``torchtune``, ``x_transformers``, ``megatron`` and ``ggml`` (C, through ggml- python); the bag kinds
 ``torch_bag``, ``tensorflow_bag``, ``torchrec`` and ``keras_rs`` over ``bags`` (the bag operations written once, the
-offsets read into bags for a framework that takes none); ``quantized_ops``, the quantized operations written once over
+offsets read into bags for a framework that takes none); the quantized kinds ``ggml_quant``, ``gguf``, ``mlx_quant``,
+``fbgemm``, ``onnxruntime_quant`` (``onnx_quant``) and ``torchao`` (``torchao_quant``) over ``quantized_ops``, the quantized operations written once over
 a framework's hooks (spec 2.3.0).
 
 Adding a framework adapter is one short file and its line in :data:`BUILTIN`: a
@@ -65,6 +66,12 @@ BUILTIN: dict[str, tuple[str, str, bool]] = {
     "tensorflow_bag": ("embconf.adapters.tensorflow_bag", "TensorFlowBagAdapter", False),
     "torchrec": ("embconf.adapters.torchrec", "TorchRecAdapter", False),
     "keras_rs": ("embconf.adapters.keras_rs", "KerasRsAdapter", False),
+    "ggml_quant": ("embconf.adapters.ggml_quant", "GgmlQuantAdapter", False),
+    "gguf": ("embconf.adapters.gguf", "GgufAdapter", False),
+    "mlx_quant": ("embconf.adapters.mlx_quant", "MlxQuantAdapter", False),
+    "fbgemm": ("embconf.adapters.fbgemm", "FbgemmAdapter", False),
+    "onnxruntime_quant": ("embconf.adapters.onnx_quant", "OnnxQuantAdapter", False),
+    "torchao": ("embconf.adapters.torchao_quant", "TorchaoAdapter", False),
     "subprocess": ("embconf.protocol.adapter", "SubprocessAdapter", True),
     "mutant": ("embconf.mutants.adapter", "MutantAdapter", True),
 }
