@@ -24,7 +24,7 @@ def test_every_quantized_mistake_cites_its_source_and_says_the_fix():
 
 
 def test_every_quantized_mistake_is_killed_and_named_first():
-    result = run_cli("mutants", "--diagnosis", "--area", "quantized", timeout=600)
+    result = run_cli("mutants", "--diagnosis", "--area", "quantized", "--correct", "reference", timeout=600)
     assert_exit(result, 0)
     count = len(_quantized())
     assert f"kill rate 100.0% of {count} mutants" in result.stdout
