@@ -9,7 +9,9 @@ from typing import Any, Iterable, Mapping, Optional
 import numpy as np
 
 from embconf.model import bag, rope
+from embconf.model.family import operations_of
 from embconf.model.vocabulary import optional_inputs
+from embconf.reference.cases.quantized import implied_features as quantized_features
 
 HALF_AND_WIDE = ("float64", "float16", "bfloat16")  # float32 is required of every implementation (EMB-FWD-3)
 IDS = ("ids", "tokens")
@@ -32,6 +34,8 @@ def needed_features(
     more |= {"max_norm"} if operation == "embedding_forward_max_norm" else set()
     more |= rope.implied_features(operation, inputs, error) | _positions(operation, inputs, error)
     more |= bag.implied_features(operation, inputs, error, conventions & set(_bag_conventions()))
+    if operation in operations_of("quantized"):  # its format's, a half output's, weights', canonical markers
+        more |= set(quantized_features(operation, dict(inputs), tuple(found)))
     return tuple(found + sorted(more - set(found)))
 
 

@@ -24,6 +24,7 @@ from embconf.reference.cases import CaseSpec
 from embconf.reference.cases.domain_kinds import ABSENT, array, value_of
 from embconf.reference.cases.domains import case_at
 from embconf.reference.cases.domains_lookup import LARGE_ROWS
+from embconf.reference.cases.quantized import implied_features as quantized_features
 from embconf.reference.cases.rope import features_of
 from embconf.reference.cases.sinusoidal import FULL_ROWS_LIMIT, sampled_rows
 
@@ -99,13 +100,16 @@ def _layer_features(spec: CaseSpec) -> list[str]:
 
 def derived_features(spec: CaseSpec) -> tuple[str, ...]:
     """The features a case at these inputs needs: its conventions' (from its boundaries), its dtype's, its ids',
-    and its family's own (a bag's mode and options, a rotation's pairing and scaling, a lookup's options)."""
+    and its family's own (a bag's mode and options, a rotation's pairing and scaling, a lookup's options, a
+    quantized table's format and canonical markers)."""
     area, found = family_of(spec.operation).area, list(spec.features)
     if area == "bags":
         conventions = [f for f in spec.features if f.startswith("bag-")]
         found += sorted(implied_features(spec.operation, spec.inputs, spec.error, conventions))
     elif area == "rope":
         found += list(features_of(spec.operation, dict(spec.inputs), spec.error))
+    elif area == "quantized":
+        found += list(quantized_features(spec.operation, dict(spec.inputs), spec.features))
     else:
         found += _lookup_features(spec) + _layer_features(spec)
     if area != "memory" and spec.operation != "sharded_table_bytes":

@@ -58,10 +58,15 @@ def markers(operation: str, inputs: dict[str, Any], features: tuple[str, ...]) -
                  and not np.array_equal(quantize_table(inputs["weight"], fmt.name, (c.value,)), canonical))
 
 
+def implied_features(operation: str, inputs: dict[str, Any], features: tuple[str, ...]) -> tuple[str, ...]:
+    """The features a quantized case's inputs imply (its format's, a half output's, weights') and its canonical
+    markers: what every builder of quantized cases gives a case (named, pairwise, covering rows, explore's draws)."""
+    return (*case_features(inputs), *markers(operation, inputs, features))
+
+
 def described(spec: CaseSpec) -> CaseSpec:
     """``spec`` with its requirements and the features its inputs imply (and its canonical markers)."""
-    features = tuple(dict.fromkeys((*spec.features, *case_features(spec.inputs),
-                                    *markers(spec.operation, spec.inputs, spec.features))))
+    features = tuple(dict.fromkeys((*spec.features, *implied_features(spec.operation, spec.inputs, spec.features))))
     return replace(spec, requirements=_requirements(replace(spec, features=features)), features=features)
 
 

@@ -11,6 +11,7 @@ import pytest
 from embconf.adapters.reference import ReferenceAdapter
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.bag_conventions import BagConvention
+from embconf.model.quantize_conventions import QuantizeConvention
 from embconf.model.rope import LAYER_FEATURE
 from embconf.model.rope_conventions import RopeConvention
 from embconf.model.sinusoid import named_profiles
@@ -25,7 +26,7 @@ from embconf.explore.features import needed_features  # noqa: E402
 CLAIMED = ReferenceAdapter().capabilities().all_features
 # the features a case's boundaries carry (a convention's, a rope layer's, a sinusoid profile's or storage's)
 CARRIED = {
-    *(c.feature for c in (*RopeConvention, *BagConvention)),
+    *(c.feature for c in (*RopeConvention, *BagConvention, *QuantizeConvention)),
     *(f"sinusoid-{name}" for name in named_profiles()),
     LAYER_FEATURE,
     "sinusoid_computed",
