@@ -103,7 +103,15 @@ def case_feature_problems(operation: str, inputs: Mapping[str, Any], features: A
     from embconf.model.bag_conventions import KIND
 
     conventions = {f for f in features if f in KIND.features}
-    needed = implied_features(operation, inputs, error, conventions)
-    claimed = {f for f in features if f.startswith("bag-")} - conventions
+    undecided = _read_off_undecodable_values(inputs)
+    needed = implied_features(operation, inputs, error, conventions) - undecided
+    claimed = {f for f in features if f.startswith("bag-")} - conventions - undecided
     problems = [f"a bag case of these inputs needs feature {f!r}" for f in sorted(needed - claimed)]
     return problems + [f"feature {f!r} does not match the case's inputs" for f in sorted(claimed - needed)]
+
+
+def _read_off_undecodable_values(inputs: Mapping[str, Any]) -> set[str]:
+    """The features read off input values not decodable here (bfloat16 weights without ml_dtypes): judged where
+    they can be, neither needed nor wrong here."""
+    weights = inputs.get("per_sample_weights")
+    return {NONPOSITIVE_WEIGHTS_KEPT} if weights is not None and _values(weights) is None else set()
