@@ -58,19 +58,48 @@ def checked_table(qweight: Any, fmt: QuantFormat, embed_dim: Any) -> np.ndarray:
 
 
 def exact_values(q: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> list[Fraction | float]:
-    """Each element's ``q * scale + bias`` exactly (a Fraction), or the float64 value it gives where that is not finite
-    or zero (IEEE's sign of zero: ggml's ``d * 0`` with a negative ``d`` and the bias ``-0.0`` is ``-0.0``)."""
-    found: list[Fraction | float] = []
-    for qi, si, bi in zip(q.ravel().tolist(), scale.ravel().tolist(), bias.ravel().tolist()):
-        exact = qi * Fraction(si) + Fraction(bi) if np.isfinite(si) and np.isfinite(bi) else None
-        found.append(exact if exact else qi * si + bi)
+    """Each element's ``q * scale + bias`` exactly: a float64 where that holds it (``q * scale`` is exact in float64,
+    and the sum is where its rounding error is zero), else a Fraction; or the float64 value it gives where that is
+    not finite or zero (IEEE's sign of zero: ggml's ``d * 0`` with a negative ``d`` and the bias ``-0.0`` is
+    ``-0.0``)."""
+    product = q.astype(np.float64) * scale.astype(np.float64)
+    b = bias.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = product + b
+        part = total - product
+        error = (product - (total - part)) + (b - part)  # Knuth's TwoSum: the exact sum is total + error
+    found: list[Fraction | float] = total.ravel().tolist()
+    inexact = np.isfinite(total) & (error != 0)
+    qs, ss, bs = q.ravel(), scale.ravel(), bias.ravel()
+    for i in np.flatnonzero(inexact.ravel()).tolist():
+        found[i] = int(qs[i]) * Fraction(float(ss[i])) + Fraction(float(bs[i]))
     return found
 
 
 def rounded(values: list[Fraction | float], shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """``values`` rounded once each to ``dtype``, in ``shape``."""
-    out = [round_fraction(v, dtype) if isinstance(v, Fraction) else v for v in values]
-    return np.array(out, dtype=np.float64).astype(dtype).reshape(shape)
+    """``values`` rounded once each to ``dtype``, in ``shape``.
+
+    Each exact value goes to its nearest float64 first (``float`` of a Fraction rounds once), then to ``dtype``:
+    two roundings that give the once-rounded answer except where the first lands exactly halfway between two
+    neighbours of ``dtype`` (or past its largest finite value), and only those few are rounded from the Fraction
+    itself (:func:`round_fraction`)."""
+    near = np.array([float(v) for v in values], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        out = near.astype(dtype)
+    for i in np.flatnonzero(_double_rounding_unsafe(near, out)).tolist():
+        value = values[i]
+        if isinstance(value, Fraction):
+            out[i] = round_fraction(value, dtype)
+    return out.reshape(shape)
+
+
+def _double_rounding_unsafe(near: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Where ``out`` (``near`` rounded to a narrower dtype) may differ from the exact value rounded once: ``near``
+    exactly halfway between ``out`` and a neighbour of it, or a finite ``near`` that gave infinity."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        other = np.nextafter(out, np.where(near > out.astype(np.float64), np.inf, -np.inf).astype(out.dtype))
+        halfway = out.astype(np.float64) + other.astype(np.float64) == 2 * near
+    return (halfway & (out.astype(np.float64) != near)) | (np.isfinite(near) & ~np.isfinite(out))
 
 
 def dequantized(table: np.ndarray, fmt: QuantFormat, embed_dim: int) -> tuple[np.ndarray, ...]:

@@ -5,6 +5,8 @@ every pair of the family's input domains covered."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from helpers import IMPLS, assert_exit, outcomes, problems, run_cli, run_named
@@ -14,7 +16,8 @@ from embconf.model.outcomes import NOT_APPLICABLE, PASS
 from embconf.model.quantize_conventions import QuantizeConvention
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.quantize import quantize_table
-from embconf.reference.quantized import quantized_lookup, quantized_table_bytes
+from embconf.reference.quantized import quantized_lookup, quantized_table_bytes, rounded
+from embconf.reference.quantized_codec import round_fraction
 
 PLAIN = f"functions:{IMPLS / 'quantized_plain.py'}"
 
@@ -122,3 +125,25 @@ def test_every_pair_of_the_familys_domains_is_covered():
     result = run_cli("coverage", "--area", "quantized", "--fail-under", "100", timeout=300)
     assert_exit(result, 0)
     assert "quantized" in result.stdout and "(100%)" in result.stdout
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_exact_values_are_rounded_once_also_just_off_a_halfway_point(dtype):
+    """The reference rounds an exact value through float64 and falls back to the exact rounding where float64
+    lands halfway between two neighbours: values a hair off such halfway points (which float64 rounds onto them),
+    on them, and past the largest finite value give the once-rounded answer; naive double rounding would miss
+    about half of the first kind."""
+    rng = np.random.default_rng(7)
+    kind = np.dtype(dtype).type
+    low = rng.uniform(-1000, 1000, 400).astype(dtype)
+    high = np.nextafter(low, kind(np.inf))
+    halfway = [(Fraction(float(a)) + Fraction(float(b))) / 2 for a, b in zip(low, high)]
+    nudges = [Fraction(int(s), 2 ** int(k)) for s, k in zip(rng.choice([-1, 1], 400), rng.integers(60, 120, 400))]
+    largest = np.finfo(dtype).max
+    past = Fraction(float(largest)) + Fraction(float(largest - np.nextafter(largest, kind(0)))) / 2
+    values = [h + n for h, n in zip(halfway, nudges)] + halfway + [past - Fraction(1, 2**300), past, -past]
+    got = rounded(values, (len(values),), dtype)
+    want = np.array([round_fraction(v, dtype) for v in values], dtype=dtype)
+    assert got.tobytes() == want.tobytes()
+    naive = np.array([float(v) for v in values]).astype(dtype)
+    assert naive.tobytes() != want.tobytes()
