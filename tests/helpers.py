@@ -31,9 +31,9 @@ PYTHON = shlex.quote(sys.executable)
 SPEC_1_1_FEATURES = frozenset(
     {"padding_idx", "max_norm", "scale_grad_by_freq", "float16", "bfloat16", "sinusoid_computed"}
 )
-# spec 1.3's operations (the rope family's, as the vocabulary places them) and 2.0's (the layer's own parameters,
-# EMB-LAY-12): not provided by the implementations written before them
-LATER_OPERATIONS = frozenset(operations_of("rope")) | {"embedding_layer_own_backward"}
+# spec 1.3's operations (the rope family's, as the vocabulary places them), 2.0's (the layer's own parameters,
+# EMB-LAY-12) and 2.3's (the quantized family's): not provided by the implementations written before them
+LATER_OPERATIONS = frozenset(operations_of("rope") + operations_of("quantized")) | {"embedding_layer_own_backward"}
 
 
 def declined_for_a_later_addition(case: dict) -> bool:
@@ -41,7 +41,7 @@ def declined_for_a_later_addition(case: dict) -> bool:
     implementations do not claim: a spec 1.1 feature, a non-canonical sinusoid profile, a spec 1.3 operation
     or rope layer (feature ``rope-layer``, with its pairing), spec 2.0's layer of its own (EMB-LAY-12), or spec 2.0's
     fused rope operations (EMB-ROPE-16, 17) and calls on one instance (feature ``stateful``, which a protocol peer
-    before minor 5 does not have), spec 2.1's bags or 2.3's quantized tables (a ``bag-`` or ``quant`` feature)."""
+    before minor 5 does not have), spec 2.1's bags (a ``bag-`` feature) or 2.3's quantized operations."""
     features = case["features"]
     return case["operation"] in LATER_OPERATIONS or any(
         f.startswith(("sinusoid-", "rope-", "bag-", "quant")) or f in (*SPEC_1_1_FEATURES, "stateful") for f in features

@@ -24,7 +24,9 @@ What is PyTorch's and what is glue:
   layer and parameter-count cases configured ``pos_encoding='sinusoidal'`` are
   skipped (not applicable), never failed.
 - Parameter counts build the layer on ``torch.device('meta')``, so model-size
-  tables (``large_tables``) are counted without allocating them.
+  tables (``large_tables``) are counted without allocating them. A table PyTorch
+  cannot describe even there (a size, or its size in bytes, past int64) is declined
+  with PyTorch's own refusal: the count is not PyTorch's to give.
 - Byte arithmetic (table_bytes, gradient_bytes, adam_state_bytes) is no PyTorch API.
 - Spec 1.1 options go to ``nn.Embedding``'s own arguments: ``padding_idx`` (PyTorch's
   ``AssertionError`` for one outside [-V, V) is mapped to ``invalid_config``),
@@ -41,6 +43,7 @@ What is PyTorch's and what is glue:
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -58,6 +61,7 @@ from embconf.adapters.loading import describe_exception
 from embconf.model.arrays import Array, Config, Table
 from embconf.model.contract import Capabilities, Reply
 from embconf.model.dtypes import HALF_DTYPES
+from embconf.model.errors import Decline
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.options import check_renorm_args  # EMB-NRM-4: PyTorch takes any max_norm
 from embconf.reference.positions import (
@@ -96,6 +100,7 @@ FEATURES = frozenset(
 )
 MODES = ("", "float32-master")  # native half precision, or float32 master copies rounded once (see above)
 POS_ENCODINGS = ("learned", "sinusoidal", None)
+INT64_MAX = 2**63 - 1  # a tensor's sizes and its storage size in bytes are int64 in PyTorch, on every device
 
 
 def import_torch() -> ModuleType:
@@ -246,8 +251,19 @@ class TorchAdapter(InProcessAdapter):
         return build_layer(self.torch, **layer_kwargs(config), **tables)
 
     def parameter_count(self, config: Mapping[str, Any]) -> dict[str, int]:
-        """numel of the layer's parameters, built on the meta device (nothing is allocated)."""
-        layer = build_layer(self.torch, **layer_kwargs(config), device=self.torch.device("meta"))
+        """numel of the layer's parameters, built on the meta device (nothing is allocated); a table PyTorch
+        refuses to describe there because it is past int64 (:func:`past_int64`) is declined with its refusal."""
+        kwargs = layer_kwargs(config)
+        try:
+            layer = build_layer(self.torch, **kwargs, device=self.torch.device("meta"))
+        except (TypeError, RuntimeError) as exc:
+            table = past_int64(kwargs, self.torch.get_default_dtype().itemsize)
+            if table is None:
+                raise
+            raise Decline(
+                f"torch cannot hold a {table[0]} x {table[1]} table, not even on the meta device: a tensor's "
+                f"sizes and its size in bytes are int64 (it raised {type(exc).__name__})"
+            ) from exc
         return {"trainable": sum(int(p.numel()) for p in layer.parameters()), "non_trainable": 0}
 
 
@@ -314,6 +330,17 @@ def build_layer(
         else None
     )
     return GlueLayer(tokens, positions, math.sqrt(embed_dim) if scale_embeddings else 1.0, max_seq_len)
+
+
+def past_int64(kwargs: Mapping[str, Any], itemsize: int) -> Optional[tuple[int, int]]:
+    """The first table (rows, width) of the layer these constructor keywords build (its defaults applied) whose
+    sizes or size in bytes at ``itemsize`` bytes an element are past int64; None when every table fits."""
+    given = inspect.signature(build_layer).bind(None, **kwargs)
+    given.apply_defaults()
+    layer = given.arguments
+    tables = [(layer["vocab_size"], layer["embed_dim"])]
+    tables += [(layer["max_seq_len"], layer["embed_dim"])] if layer["pos_encoding"] == "learned" else []
+    return next((t for t in tables if max(t) > INT64_MAX or t[0] * t[1] * itemsize > INT64_MAX), None)
 
 
 def add_positions(x: Any, table: Any, start_pos: Any) -> Any:

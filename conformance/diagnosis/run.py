@@ -162,9 +162,21 @@ def _rank(run: RunRecord, found: dict[str, tuple[Replay, list[Cause]]], by_id: d
         if result.id not in found:
             continue
         replayed, symptoms = found[result.id]
+        ruled_out = contradicted | _narrower_than_measured(replayed, contradicted)
         result.causes = _identified(
-            by_id[result.id], result, replayed.causes(contradicted, _ranking(support, replayed)) + symptoms
+            by_id[result.id], result, replayed.causes(ruled_out, _ranking(support, replayed)) + symptoms
         )
+
+
+def _narrower_than_measured(replayed: Replay, ruled_out: set[str]) -> set[str]:
+    """The mutants evading by design that match a case a broader mistake the run leaves standing explains too. An
+    evading mutant's sentence narrows its mistake to a combination of boundaries (bag.max_empty_unpadded's 'unless
+    padding_idx is given'): the run has measured that narrowing only when a case it passed rules out each broader
+    mistake (bag.empty_max_minus_inf, by a padded empty bag that passed); until then the broader one is said."""
+    matched = replayed.matches + replayed.partial
+    if not any(m.evades for m in matched) or all(m.evades or m.id in ruled_out for m in replayed.matches):
+        return set()
+    return {m.id for m in matched if m.evades}
 
 
 def _identified(case: Case, result: CaseResult, causes: list[Cause]) -> list[Cause]:

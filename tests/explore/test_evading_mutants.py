@@ -1,14 +1,16 @@
 """The catalogue's mutants evading by design: each misbehaves only at the combinations of boundaries it names,
 none of which a golden of today is at; a case at each of them kills it, the goldens at none of them do not (after
-the goldens covering those combinations land, those are what kill it), and the catalogue counts it apart."""
+the goldens covering those combinations land, those are what kill it), and the catalogue counts it apart; the
+diagnosis names one only where the run has measured the combination it narrows its mistake to."""
 
 from __future__ import annotations
 
 import pytest
-from helpers import assert_exit, run_cli
+from helpers import assert_exit, cause_ids, first_cause, problems, run_cli, run_diagnosed
 
 from embconf.corpus.fixtures import Case, case_of, load_corpus
 from embconf.mutants import catalogue
+from embconf.mutants.adapter import MutantAdapter
 from embconf.mutants.base import Mutant
 from embconf.mutation.kills import evading, kill_matrix, killing, run_mutant
 from embconf.reference.cases.domains import allowed_pairs, calls_at, case_at
@@ -68,3 +70,21 @@ def test_the_catalogue_counts_an_unkilled_evading_mutant_apart(goldens: list[Cas
     unkilled = [m.id for m in EVADING if m.area == "bags" and not any(_at_one_of(c, m) for c in goldens)]
     assert evaders == unkilled
     assert "SURVIVED" not in done.stdout
+
+
+def _first_causes(mutant: str, cases: list[Case]) -> set[str]:
+    run = run_diagnosed(MutantAdapter(mutant), cases)
+    return {first_cause(result) for result in run.results if result.id in problems(run.results)}
+
+
+def test_an_evading_mistake_is_named_only_where_a_passed_case_rules_out_the_broader_one(goldens: list[Case]) -> None:
+    """bag.max_empty_unpadded's '-inf unless padding_idx is given' is said where an empty max bag with padding_idx
+    passed (ruling out bag.empty_max_minus_inf, -inf with padding too); on its unpadded case alone, or of code that
+    fails the padded bag too, the broader mistake is said, the narrower one nowhere."""
+    bags = [case for case in goldens if case.operation == "embedding_bag_forward"]
+    unpadded = [case for case in bags if case.id == "bags.pairs.embedding_bag_forward.021"]
+    assert _first_causes("bag.max_empty_unpadded", bags) == {"bag.max_empty_unpadded"}
+    assert _first_causes("bag.max_empty_unpadded", unpadded) == {"bag.empty_max_minus_inf"}
+    broader = run_diagnosed(MutantAdapter("bag.empty_max_minus_inf"), bags)
+    assert problems(broader.results)
+    assert [r.id for r in broader.results if "bag.max_empty_unpadded" in cause_ids(r)] == []
