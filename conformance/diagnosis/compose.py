@@ -71,12 +71,15 @@ def _outputs(
         if isinstance(triple, Relation):
             return triple
         want_a, mutant_a, actual_a = triple
-        tol = tolerance.get(name, {"kind": "exact"})
-        moved = out_of_tolerance(want_a, mutant_a, tol, rows)
-        off = out_of_tolerance(want_a, actual_a, tol, rows)
-        same = ~out_of_tolerance(mutant_a, actual_a, tol, rows)
+        if want_a.dtype == object:  # integers past int64 (byte counts of unbounded width): compared exactly
+            moved, off, same = want_a != mutant_a, want_a != actual_a, mutant_a == actual_a
+        else:
+            tol = tolerance.get(name, {"kind": "exact"})
+            moved = out_of_tolerance(want_a, mutant_a, tol, rows)
+            off = out_of_tolerance(want_a, actual_a, tol, rows)
+            same = ~out_of_tolerance(mutant_a, actual_a, tol, rows)
         compared = True
-        if want_a.dtype.kind in "iu" and moved.any() and (off & ~moved).any():
+        if want_a.dtype.kind in "iuO" and moved.any() and (off & ~moved).any():
             return Relation.AGAINST  # counts: see the module docstring
         footprint += int(moved.sum())
         agreed += int((moved & same).sum())
@@ -132,9 +135,11 @@ def _arrays(want: Any, mutant: Any, actual: Any, rows: Any) -> Any:
         actual_a = actual_a[np.asarray(rows, dtype=np.int64)]
     if actual_a.shape != want_a.shape:
         return None  # another shape: another mistake
+    if object in (want_a.dtype, mutant_a.dtype, actual_a.dtype) and want_a.dtype.kind in "iuO":
+        return want_a.astype(object), mutant_a.astype(object), actual_a.astype(object)
     try:
         return want_a, mutant_a.astype(want_a.dtype), actual_a.astype(want_a.dtype)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -142,6 +147,8 @@ def _as_array(value: Any) -> Any:
     """A numeric array for an array or a number; None for anything else."""
     if isinstance(value, np.ndarray):
         return value if value.dtype.kind in "biufV" else None
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return np.asarray(value, dtype=object)  # an exact integer past int64
     if isinstance(value, (bool, int, float, np.generic)):
         return np.asarray(value)
     return None
