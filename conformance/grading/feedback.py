@@ -79,23 +79,27 @@ def requirements_named(requirements: Sequence[str]) -> str:
 
 
 def unmet_requirements(item_score: ItemScore) -> list[str]:
-    """The requirements an item's failures leave unmet: of those its failed cases pin, each but the ones whose
-    failures all fall on the cases of another requirement that fails a larger share of its cases, or as large a
-    share and is the one the likely mistake's hint names (a mean bag that is empty fails EMB-BAG-6, empty bags;
-    the mean's other cases meet EMB-BAG-3, the mode)."""
+    """The requirements an item's failures leave unmet: a failed case's likely mistake leaves unmet what its hint
+    names (of the item's requirements), whatever else the case pins (a pairwise case cites every requirement its
+    boundaries exercise: a mean bag of only padding, NaN where it is a zero row, breaks EMB-BAG-6, not the rounding
+    rule it also pins). Of those the other failed cases pin, each but the ones whose failures all fall on the cases of
+    another requirement that fails a larger share of its cases (the mean's other cases meet EMB-BAG-3, the mode)."""
+    unmet: set[str] = set()
     failing: dict[str, set[str]] = {}
     for case in item_score.failed:
-        for req in case["requirements"]:
+        hint = str((case.get("cause") or {}).get("hint", ""))
+        named = [req for req in CITED.findall(hint) if req in item_score.graded]
+        unmet.update(named)
+        for req in [] if named else case["requirements"]:
             if req in item_score.graded:
                 failing.setdefault(req, set()).add(case["id"])
     share = {req: len(cases) / max(item_score.pinned.get(req, 0), len(cases)) for req, cases in failing.items()}
-    cited = {req for case in item_score.failed for req in CITED.findall(str((case.get("cause") or {}).get("hint", "")))}
 
     def covers(wider: str, req: str) -> bool:
-        ahead = share[wider] > share[req] or (share[wider] == share[req] and wider in cited and req not in cited)
-        return wider != req and failing[req] <= failing[wider] and ahead
+        return wider != req and failing[req] <= failing[wider] and share[wider] > share[req]
 
-    return sorted(req for req in failing if not any(covers(wider, req) for wider in failing))
+    unmet.update(req for req in failing if not any(covers(wider, req) for wider in failing))
+    return sorted(unmet)
 
 
 def lines_hold(record: Mapping[str, Any]) -> bool:

@@ -31,7 +31,7 @@ MISTAKES: dict[str, tuple[str, str]] = {
         'return float(self.w[positions].sum()) if self.mode == "mean" else 1.0',
         'return float(self.w[self.bounds[b][0]:self.bounds[b][1]].sum()) if self.mode == "mean" else 1.0',
     ),
-    "bag_empty_mean_nan": (  # an empty (or weightless) bag's mean is 0 / 0 (EMB-BAG-6): 2 cases
+    "bag_empty_mean_nan": (  # an empty (or weightless) bag's mean is 0 / 0 (EMB-BAG-6)
         "if not positions.size or self.divisors[b] == 0:\n            return np.zeros",
         'if self.mode != "mean" and (not positions.size or self.divisors[b] == 0):\n            return np.zeros',
     ),

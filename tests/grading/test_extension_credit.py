@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from embconf.grading.feedback import feedback  # noqa: E402
 from embconf.grading.outputs import gradescope_results  # noqa: E402
 from embconf.grading.rubric import RubricError, load  # noqa: E402
 from embconf.grading.score import score  # noqa: E402
+from embconf.model.family import operations_of  # noqa: E402
 from embconf.model.vocabulary import requirement_subjects  # noqa: E402
 
 
@@ -86,7 +88,7 @@ def test_extra_credit_must_be_a_boolean(tmp_path, corpus):
 
 def test_the_default_rubric_grades_no_bag_case(corpus):
     rubric = load(None, corpus.cases)
-    bags = [case for case in corpus.cases if case.id.startswith("bag.")]
+    bags = [case for case in corpus.cases if case.operation in operations_of("bags")]  # hand-written and pairwise
     assert len(bags) >= 40 and rubric.max_points == 100
     assert not [
         case.id for case in bags if any(i.selects(case.id, case.requirements, case.operation) for i in rubric.items)
@@ -164,11 +166,16 @@ def test_the_extension_earns_extra_points_and_a_wrong_one_fewer(graded):
     assert results["score"] == 110 and results["tests"][-1]["name"].endswith("(extra credit)")
 
 
-def test_a_bag_mistake_in_two_cases_leaves_only_its_requirement_unmet(graded):
+def test_a_bag_mistake_leaves_only_its_requirement_unmet(graded):
+    """An unguarded mean divisor fails every mean bag with nothing counted (empty, only padding, weights summing to
+    zero), pairwise cases among them that pin other requirements too: one mistake, only EMB-BAG-6 unmet."""
     _, out = graded
     text = (out / "feedback" / "empty_mean.md").read_text(encoding="utf-8")
     extra = text.split("## Extra credit")[1]
-    assert "2 of " in extra and f"Not met yet: {named('EMB-BAG-6')}." in extra, extra[:600]
+    failed = int(re.search(r"(\d+) of \d+ cases failed", extra)[1])
+    assert failed >= 2 and f"Likely mistake ({failed} cases)" in extra, extra[:600]
+    assert "`bag.forward.mean.padding_empty`" in extra and "`bag.forward.mean.weights_sum_zero`" in extra
+    assert f"Not met yet: {named('EMB-BAG-6')}." in extra, extra[:600]
 
 
 def test_embconf_check_scores_the_extension_as_extra_credit(tmp_path):

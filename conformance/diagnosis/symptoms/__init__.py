@@ -85,6 +85,9 @@ def describe(case: Case, inputs: Mapping[str, Any], result: CaseResult) -> list[
         gradients = [name for name in actual if name.startswith("grad")]
         if gradients and all(actual[name] is None for name in gradients):  # no backward ran: nothing was accepted
             return [_no_gradient(case, name) for name in gradients]
+        untouched = [name for name in gradients if actual[name] is None and PARAMETER.get(name) == "token_table"]
+        if untouched:  # the token table's backward never ran (a layer's positions got theirs): the same mistake
+            return [_no_gradient(case, name) for name in untouched]
         return conventions + accepted(case, inputs, actual)
     if case.operation == "rope_tables":  # two outputs read together: the angles are (cos, sin)
         return _tables(case, inputs, actual)

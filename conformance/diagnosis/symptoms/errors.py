@@ -13,6 +13,7 @@ from embconf.diagnosis.factors import shortest
 from embconf.diagnosis.symptoms.base import Symptom, symptom
 from embconf.diagnosis.symptoms.raised import cast_failure, constructor_failure
 from embconf.diagnosis.symptoms.rows import row_mapping
+from embconf.diagnosis.symptoms.values import base_scale
 from embconf.model.contract import UNSPECIFIED
 from embconf.model.outcomes import CaseResult
 from embconf.model.symptom import ACCEPTS, UNTYPED, SymptomKey
@@ -107,8 +108,10 @@ def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -
             )
         ]
     weight, ids, out = inputs.get("weight"), inputs.get("ids"), actual.get("output")
+    if case.operation == "embedding_layer_forward":  # the layer's token rows: what its ids read
+        weight, ids, out = inputs.get("token_weight"), inputs.get("tokens"), _token_rows(case, inputs, out)
     if (
-        case.operation == "embedding_forward"
+        case.operation in ("embedding_forward", "embedding_layer_forward")
         and isinstance(weight, np.ndarray)
         and isinstance(ids, np.ndarray)
         and isinstance(out, np.ndarray)
@@ -120,6 +123,34 @@ def accepted(case: Case, inputs: Mapping[str, Any], actual: Mapping[str, Any]) -
         if found:
             return found
     return [_unrefused(case)]
+
+
+def _token_rows(case: Case, inputs: Mapping[str, Any], out: Any) -> Optional[np.ndarray]:
+    """A layer output's token rows, (output - positions) / c, the positions and c the spec's for the case's config
+    (None when the config itself is refused, or the positions rotate the tokens rather than add to them)."""
+    from embconf.reference.errors import EmbeddingError
+    from embconf.reference.layer import embedding_layer_forward
+
+    config, weight, tokens = inputs.get("config"), inputs.get("token_weight"), inputs.get("tokens")
+    if (
+        not isinstance(config, Mapping)
+        or config.get("pos_encoding") == "rope"
+        or not isinstance(weight, np.ndarray)
+        or not isinstance(tokens, np.ndarray)
+        or not isinstance(out, np.ndarray)
+    ):
+        return None
+    try:  # the positions alone: a table of zeros read at valid ids
+        positions = embedding_layer_forward(
+            config, np.zeros_like(weight), inputs.get("position_table"), np.zeros(tokens.shape, np.int64),
+            inputs.get("start_pos", 0),
+        )  # fmt: skip
+    except EmbeddingError:
+        return None
+    if positions.shape != out.shape:
+        return None
+    with np.errstate(all="ignore"):
+        return (out.astype(np.float64) - positions.astype(np.float64)) / base_scale(case, inputs)
 
 
 def garbage_rows(weight: np.ndarray, ids: np.ndarray, out: np.ndarray) -> list[Symptom]:
