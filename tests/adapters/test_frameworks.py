@@ -112,6 +112,12 @@ OUT_OF_BOUNDS_UNDEFINED = {
     "mlx": ("lookup.error.",),
     "mlx_quant": ("quant.error.lookup.id", "quant.lookup.pairwise.error.ids.range.", "quant.lookup.error."),
 }
+# cases whose outcome depends on memory earlier cases left: TorchRec hands an offset past the last id (7 of 6) to
+# torch.embedding_bag, which reads an id past the end of the ids before its offsets check (alone: the spec's
+# invalid_offsets, a pass; after other cases: whatever was there, index_out_of_range, a fail); compared apart
+UNDEFINED_OUTCOME = {
+    "torchrec": ("bags.pairs.embedding_bag_backward.044",),
+}
 # protocol peers of the matrix: the packages a peer's command needs installed (beside its program on PATH)
 PEER_PACKAGES = {"examples/tfjs/": ROOT / "examples" / "tfjs" / "node_modules" / "@tensorflow" / "tfjs"}
 
@@ -145,8 +151,11 @@ def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, im
     needs(impl)
     recorded = COLUMNS[impl]
     _, report = run_reported(tmp_path, impl, "--case-timeout", "120", timeout=900)
+    undefined = UNDEFINED_OUTCOME.get(impl, ())
     now = {c["id"]: deviation(impl, c) for c in report["cases"] if c["outcome"] not in ("pass", "not_applicable")}
     then = {c["id"]: deviation(impl, c) for c in recorded["failing"]}
+    counts_now, counts_then = without(report["summary"], now, undefined), without(recorded["summary"], then, undefined)
+    now, then = ({k: v for k, v in side.items() if k not in undefined} for side in (now, then))
     version = f"recorded {recorded.get('version')}, installed {report['implementation'].get('version')}"
     new = {k: v for k, v in now.items() if then.get(k) != v}
     gone = {k: v for k, v in then.items() if now.get(k) != v}
@@ -154,7 +163,16 @@ def test_each_implementation_deviates_exactly_as_the_matrix_records(tmp_path, im
         f"{impl} ({version}) no longer deviates as docs/matrix.json records: new {new}, "
         f"fixed or changed {gone}; regenerate with bash docs/regenerate-matrix.sh"
     )
-    assert summary(impl, report["summary"]) == summary(impl, recorded["summary"]), version
+    assert summary(impl, counts_now) == summary(impl, counts_then), version
+
+
+def without(counts: dict, failing: dict, cases: tuple[str, ...]) -> dict:
+    """``counts`` less the outcomes of ``cases`` (each failing as ``failing`` says, else a pass)."""
+    left = dict(counts)
+    for case in cases:
+        outcome = "fail" if failing.get(case) == "fail or crash" else failing.get(case, "pass")
+        left[outcome] = left.get(outcome, 0) - 1
+    return left
 
 
 def deviation(impl: str, case: dict) -> str:
