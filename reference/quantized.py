@@ -6,6 +6,7 @@ the bytes of a row and a table are exact integers. Quantizing a float table is :
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Optional
 
@@ -74,6 +75,12 @@ def exact_values(q: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> list[Fra
     for i in np.flatnonzero(inexact.ravel()).tolist():
         found[i] = int(qs[i]) * Fraction(float(ss[i])) + Fraction(float(bs[i]))
     return found
+
+
+def exact_terms(q: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> list[Fraction | float]:
+    """:func:`exact_values` as terms of an exact sum: every finite value a Fraction (a float only where it is not
+    finite), so that adding them never rounds."""
+    return [Fraction(v) if isinstance(v, float) and math.isfinite(v) else v for v in exact_values(q, scale, bias)]
 
 
 def rounded(values: list[Fraction | float], shape: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -149,7 +156,8 @@ def quantized_bag_forward(
     ranges = bag_ranges(ids, offsets, False)
     ids = validate_ids(ids, table.shape[0])
     width = int(embed_dim)
-    q, scale, bias = dequantized(table, fmt, width)
+    q, scale, bias = dequantized(table[ids], fmt, width)
+    terms = exact_terms(q, scale, bias)  # id i's element j at i * width + j
     out: list[Fraction | float] = []
     for start, end in ranges:
         w = [Fraction(1) if weights is None else Fraction(float(weights[i])) for i in range(start, end)]
@@ -160,7 +168,7 @@ def quantized_bag_forward(
                 continue
             total: Fraction | float = Fraction(0)
             for i, wi in zip(range(start, end), w):
-                (value,) = exact_values(q[ids[i], j : j + 1], scale[ids[i], j : j + 1], bias[ids[i], j : j + 1])
+                value = terms[i * width + j]
                 total = total + wi * value if isinstance(value, Fraction) else float(total) + float(wi) * value
             out.append(total / divisor if isinstance(total, Fraction) else total / float(divisor))
     return rounded(out, (len(ranges), width), "float32")

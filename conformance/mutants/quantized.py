@@ -63,7 +63,7 @@ class Misread(QuantizedOperations):
             total: list[Fraction | float] = [Fraction(0)] * d
             for i in range(start, end):
                 unweighted = self.reading.bag_bias_unweighted
-                terms = ref.exact_values(
+                terms = ref.exact_terms(
                     np.ones(d), w[i] * q[ids[i]] * scale[ids[i]], bias[ids[i]] * (1 if unweighted else w[i])
                 )
                 total = [a + b for a, b in zip(total, terms)]

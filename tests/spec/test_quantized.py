@@ -14,10 +14,11 @@ from helpers import IMPLS, assert_exit, outcomes, problems, run_cli, run_named
 from embconf.corpus.fixtures import load_corpus
 from embconf.model.outcomes import NOT_APPLICABLE, PASS
 from embconf.model.quantize_conventions import QuantizeConvention
+from embconf.model.quantized import parse_format
 from embconf.reference.errors import EmbeddingError
 from embconf.reference.quantize import quantize_table
-from embconf.reference.quantized import quantized_lookup, quantized_table_bytes, rounded
-from embconf.reference.quantized_codec import round_fraction
+from embconf.reference.quantized import quantized_bag_forward, quantized_lookup, quantized_table_bytes, rounded
+from embconf.reference.quantized_codec import pack_rows, round_fraction
 
 PLAIN = f"functions:{IMPLS / 'quantized_plain.py'}"
 
@@ -147,3 +148,15 @@ def test_exact_values_are_rounded_once_also_just_off_a_halfway_point(dtype):
     assert got.tobytes() == want.tobytes()
     naive = np.array([float(v) for v in values]).astype(dtype)
     assert naive.tobytes() != want.tobytes()
+
+
+def test_a_bag_sums_its_rows_exactly_before_its_one_rounding():
+    """Rows 1 + 2^-24 and 2^-60 (fused8_rowwise: q 1, scales 2^-24 and 2^-60, biases 1 and 0): the exact sum lies
+    just above the float32 halfway point between 1 and 1 + 2^-23 and rounds up; a sum kept in float64 loses the
+    2^-60, lands on the halfway point and rounds to even, 1."""
+    fmt = parse_format("fused8_rowwise")
+    scales = np.array([[2.0**-24], [2.0**-60]], dtype=np.float32)
+    table = pack_rows(np.ones((2, 1), dtype=np.uint8), scales, np.array([[1.0], [0.0]], dtype=np.float32), fmt)
+    out = quantized_bag_forward(table, np.array([0, 1]), np.array([0]), "sum", "fused8_rowwise", 1)
+    assert out.tolist() == [[1 + 2.0**-23]]
+    assert np.float32((1 + 2.0**-24) + 2.0**-60) == 1  # what a float64 sum would give
