@@ -71,7 +71,7 @@ def _outputs(
         if isinstance(triple, Relation):
             return triple
         want_a, mutant_a, actual_a = triple
-        if want_a.dtype == object:  # integers past int64 (byte counts of unbounded width): compared exactly
+        if want_a.dtype == object:  # a count (see _arrays): as Python numbers, never through float64
             moved, off, same = want_a != mutant_a, want_a != actual_a, mutant_a == actual_a
         else:
             tol = tolerance.get(name, {"kind": "exact"})
@@ -135,8 +135,8 @@ def _arrays(want: Any, mutant: Any, actual: Any, rows: Any) -> Any:
         actual_a = actual_a[np.asarray(rows, dtype=np.int64)]
     if actual_a.shape != want_a.shape:
         return None  # another shape: another mistake
-    if object in (want_a.dtype, mutant_a.dtype, actual_a.dtype) and want_a.dtype.kind in "iuO":
-        return want_a.astype(object), mutant_a.astype(object), actual_a.astype(object)
+    if want_a.ndim == 0 and want_a.dtype.kind in "iuO":  # a count of unbounded width: exactly, as the judge does
+        return tuple(np.asarray(a.item(), dtype=object) for a in (want_a, mutant_a, actual_a))
     try:
         return want_a, mutant_a.astype(want_a.dtype), actual_a.astype(want_a.dtype)
     except (TypeError, ValueError, OverflowError):
@@ -147,8 +147,6 @@ def _as_array(value: Any) -> Any:
     """A numeric array for an array or a number; None for anything else."""
     if isinstance(value, np.ndarray):
         return value if value.dtype.kind in "biufV" else None
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        return np.asarray(value, dtype=object)  # an exact integer past int64
     if isinstance(value, (bool, int, float, np.generic)):
         return np.asarray(value)
     return None
